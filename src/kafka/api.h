@@ -1,0 +1,55 @@
+/* The Kafka APIs this broker speaks: the one place where keys and version ranges are declared.
+ *
+ * X(ENUM, key, "Name", min, max, first_flexible)
+ *   min/max: the range advertised in ApiVersions. Produce advertises 0 (librdkafka <= 2.0.2
+ *   disables compression codecs otherwise) but v0-2 are answered with UNSUPPORTED_VERSION.
+ *   first_flexible: the first version using the flexible encoding (KIP-482), from Kafka's JSON
+ *   message definitions; versions at or above it use request header v2 / response header v1.
+ *
+ * Ranges follow ../shared/reference/kafka-protocol-notes.md. */
+#ifndef SP_KAFKA_API_H
+#define SP_KAFKA_API_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define KAFKA_API_TABLE(X)                                                                         \
+    X(PRODUCE, 0, "Produce", 0, 7, 9)                                                              \
+    X(FETCH, 1, "Fetch", 4, 11, 12)                                                                \
+    X(LIST_OFFSETS, 2, "ListOffsets", 1, 5, 6)                                                     \
+    X(METADATA, 3, "Metadata", 0, 8, 9)                                                            \
+    X(FIND_COORDINATOR, 10, "FindCoordinator", 0, 3, 3)                                            \
+    X(API_VERSIONS, 18, "ApiVersions", 0, 3, 3)                                                    \
+    X(CREATE_TOPICS, 19, "CreateTopics", 2, 4, 5)                                                  \
+    X(DELETE_TOPICS, 20, "DeleteTopics", 1, 4, 4)                                                  \
+    X(DELETE_RECORDS, 21, "DeleteRecords", 0, 1, 2)                                                \
+    X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 2, 4)                                            \
+    X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 1, 2)                                                  \
+    X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)
+
+enum kafka_api {
+#define X(e, key, name, min, max, flex) KAPI_##e = key,
+    KAFKA_API_TABLE(X)
+#undef X
+};
+
+#define KAFKA_API_KEY_MAX 68 /* highest key we may be asked about; lookups above return NULL */
+
+struct kafka_api_info {
+    int16_t key;
+    const char *name;
+    int16_t min_version;
+    int16_t max_version;
+    int16_t first_flexible;
+};
+
+/* NULL for keys we do not implement. */
+const struct kafka_api_info *kafka_api_find(int16_t key);
+/* All implemented APIs in key order, for ApiVersions. */
+const struct kafka_api_info *kafka_api_all(int *count);
+/* Whether (key, version) uses the flexible encoding. Unknown keys are not flexible. */
+bool kafka_api_flexible(int16_t key, int16_t version);
+/* Name for logs and metrics ("Unknown" for keys we do not implement). */
+const char *kafka_api_name(int16_t key);
+
+#endif

@@ -1,0 +1,253 @@
+#include "kafka/batch.h"
+
+#include "base/crc32c.h"
+#include "base/errors.h"
+#include "base/mem.h"
+#include "base/varint.h"
+#include "kafka/compress.h"
+
+static inline uint16_t be16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t be64(const uint8_t *p)
+{
+    return (uint64_t)be32(p) << 32 | be32(p + 4);
+}
+static inline void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+void kbatch_peek(const uint8_t *p, int64_t *base_offset, int32_t *batch_length)
+{
+    *base_offset = (int64_t)be64(p);
+    *batch_length = (int32_t)be32(p + 8);
+}
+
+void kbatch_parse_header(const uint8_t *p, struct kbatch_header *h)
+{
+    h->base_offset = (int64_t)be64(p + 0);
+    h->batch_length = (int32_t)be32(p + 8);
+    h->partition_leader_epoch = (int32_t)be32(p + 12);
+    h->magic = (int8_t)p[16];
+    h->crc = be32(p + 17);
+    h->attributes = (int16_t)be16(p + 21);
+    h->last_offset_delta = (int32_t)be32(p + 23);
+    h->base_timestamp = (int64_t)be64(p + 27);
+    h->max_timestamp = (int64_t)be64(p + 35);
+    h->producer_id = (int64_t)be64(p + 43);
+    h->producer_epoch = (int16_t)be16(p + 51);
+    h->base_sequence = (int32_t)be32(p + 53);
+    h->records_count = (int32_t)be32(p + 57);
+}
+
+bool kbatch_crc_ok(const uint8_t *p, size_t len)
+{
+    return crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES) == be32(p + 17);
+}
+
+void kbatch_update_crc(uint8_t *p, size_t len)
+{
+    put32(p + KBATCH_OFF_CRC, crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES));
+}
+
+void kbatch_set_base_offset(uint8_t *p, int64_t base_offset)
+{
+    put32(p, (uint32_t)((uint64_t)base_offset >> 32));
+    put32(p + 4, (uint32_t)base_offset);
+}
+
+void kbatch_set_leader_epoch(uint8_t *p, int32_t epoch)
+{
+    put32(p + KBATCH_OFF_LEADER_EPOCH, (uint32_t)epoch);
+}
+
+void krecord_iter_init(struct krecord_iter *it, const uint8_t *records, size_t len, int32_t count)
+{
+    kr_init(&it->r, records, len);
+    it->remaining = count;
+}
+
+int krecord_iter_next(struct krecord_iter *it, struct krecord *rec)
+{
+    struct kreader *r = &it->r;
+    if (it->remaining == 0)
+        return kr_left(r) == 0 && kr_ok(r) ? 0 : -ERR_CORRUPT;
+    int32_t len = kr_varint(r);
+    if (!kr_ok(r) || len < 0 || (size_t)len > kr_left(r))
+        return -ERR_CORRUPT;
+    struct kreader rr;
+    kr_init(&rr, r->p, (size_t)len);
+    r->p += len;
+    rec->attributes = kr_i8(&rr);
+    rec->timestamp_delta = kr_varlong(&rr);
+    rec->offset_delta = kr_varint(&rr);
+    int32_t klen = kr_varint(&rr);
+    if (klen < -1 || (klen > 0 && (size_t)klen > kr_left(&rr)))
+        return -ERR_CORRUPT;
+    rec->key = (struct kbytes){klen >= 0 ? kr_raw(&rr, (size_t)klen) : NULL, klen};
+    int32_t vlen = kr_varint(&rr);
+    if (vlen < -1 || (vlen > 0 && (size_t)vlen > kr_left(&rr)))
+        return -ERR_CORRUPT;
+    rec->value = (struct kbytes){vlen >= 0 ? kr_raw(&rr, (size_t)vlen) : NULL, vlen};
+    rec->header_count = kr_varint(&rr);
+    if (!kr_ok(&rr) || rec->header_count < 0 || (size_t)rec->header_count > kr_left(&rr))
+        return -ERR_CORRUPT;
+    rec->headers = rr.p;
+    rec->headers_end = rr.end;
+    /* walk headers to check their framing: the record must end exactly after them */
+    const uint8_t *hp = rr.p;
+    struct krecord_header h;
+    for (int32_t i = 0; i < rec->header_count; i++)
+        if (krecord_next_header(&hp, rr.end, &h) != 1)
+            return -ERR_CORRUPT;
+    if (hp != rr.end)
+        return -ERR_CORRUPT;
+    it->remaining--;
+    return 1;
+}
+
+int krecord_next_header(const uint8_t **p, const uint8_t *end, struct krecord_header *h)
+{
+    if (*p == end)
+        return 0;
+    struct kreader r;
+    kr_init(&r, *p, (size_t)(end - *p));
+    int32_t klen = kr_varint(&r);
+    if (!kr_ok(&r) || klen < 0 || (size_t)klen > kr_left(&r))
+        return -ERR_CORRUPT;
+    h->key = (struct kstr){(const char *)kr_raw(&r, (size_t)klen), klen};
+    int32_t vlen = kr_varint(&r);
+    if (!kr_ok(&r) || vlen < -1 || (vlen > 0 && (size_t)vlen > kr_left(&r)))
+        return -ERR_CORRUPT;
+    h->value = (struct kbytes){vlen >= 0 ? kr_raw(&r, (size_t)vlen) : NULL, vlen};
+    if (!kr_ok(&r))
+        return -ERR_CORRUPT;
+    *p = r.p;
+    return 1;
+}
+
+static int check_records(const uint8_t *rec, size_t len, const struct kbatch_header *h)
+{
+    struct krecord_iter it;
+    struct krecord r;
+    krecord_iter_init(&it, rec, len, h->records_count);
+    int32_t prev = -1;
+    int rc;
+    while ((rc = krecord_iter_next(&it, &r)) == 1) {
+        if (r.offset_delta <= prev || r.offset_delta > h->last_offset_delta)
+            return -ERR_INVALID;
+        prev = r.offset_delta;
+    }
+    return rc;
+}
+
+int kbatch_validate(const uint8_t *p, size_t len, bool deep, bool strict_count,
+                    size_t max_decompressed)
+{
+    if (len < KBATCH_HEADER_SIZE)
+        return -ERR_CORRUPT;
+    struct kbatch_header h;
+    kbatch_parse_header(p, &h);
+    if (h.batch_length < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
+        kbatch_size(&h) != len)
+        return -ERR_CORRUPT;
+    if (h.magic != KBATCH_MAGIC)
+        return -ERR_INVALID;
+    if (!kbatch_crc_ok(p, len))
+        return -ERR_CORRUPT;
+    if (h.records_count < 0 || h.last_offset_delta < 0)
+        return -ERR_INVALID;
+    if (h.records_count > 0 && h.records_count - 1 > h.last_offset_delta)
+        return -ERR_INVALID;
+    if (strict_count && h.records_count != h.last_offset_delta + 1)
+        return -ERR_INVALID;
+    if (!deep)
+        return 0;
+    const uint8_t *rec = p + KBATCH_HEADER_SIZE;
+    size_t rec_len = len - KBATCH_HEADER_SIZE;
+    int codec = kbatch_compression(&h);
+    if (codec == KCOMPRESSION_NONE)
+        return check_records(rec, rec_len, &h);
+    if (codec > KCOMPRESSION_ZSTD)
+        return -ERR_UNSUPPORTED;
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    int rc = kcompress_decompress(codec, rec, rec_len, max_decompressed, &out, &out_len);
+    if (rc == 0)
+        rc = check_records(out, out_len, &h);
+    mem_free(out);
+    return rc;
+}
+
+void krecord_encode(struct kwriter *w, int64_t timestamp_delta, int32_t offset_delta,
+                    struct kbytes key, struct kbytes value, const struct krecord_header *headers,
+                    int32_t n_headers)
+{
+    size_t body = 1 + varint64_size(timestamp_delta) + varint32_size(offset_delta) +
+                  varint32_size(key.len) + (key.len > 0 ? (size_t)key.len : 0) +
+                  varint32_size(value.len) + (value.len > 0 ? (size_t)value.len : 0) +
+                  varint32_size(n_headers);
+    for (int32_t i = 0; i < n_headers; i++)
+        body += varint32_size(headers[i].key.len) + (size_t)headers[i].key.len +
+                varint32_size(headers[i].value.len) +
+                (headers[i].value.len > 0 ? (size_t)headers[i].value.len : 0);
+    uint8_t tmp[VARINT64_MAX_BYTES];
+    kw_raw(w, tmp, varint32_put(tmp, (int32_t)body));
+    kw_i8(w, 0);
+    kw_raw(w, tmp, varint64_put(tmp, timestamp_delta));
+    kw_raw(w, tmp, varint32_put(tmp, offset_delta));
+    kw_raw(w, tmp, varint32_put(tmp, key.len));
+    if (key.len > 0)
+        kw_raw(w, key.p, (size_t)key.len);
+    kw_raw(w, tmp, varint32_put(tmp, value.len));
+    if (value.len > 0)
+        kw_raw(w, value.p, (size_t)value.len);
+    kw_raw(w, tmp, varint32_put(tmp, n_headers));
+    for (int32_t i = 0; i < n_headers; i++) {
+        kw_raw(w, tmp, varint32_put(tmp, headers[i].key.len));
+        kw_raw(w, headers[i].key.p, (size_t)headers[i].key.len);
+        kw_raw(w, tmp, varint32_put(tmp, headers[i].value.len));
+        if (headers[i].value.len > 0)
+            kw_raw(w, headers[i].value.p, (size_t)headers[i].value.len);
+    }
+}
+
+void kbatch_build(struct iobuf *out, int64_t base_timestamp, const struct kbytes *keys,
+                  const struct kbytes *values, int32_t count)
+{
+    struct kwriter w = {out};
+    size_t start = kw_pos(&w);
+    kw_i64(&w, 0);                           /* baseOffset */
+    kw_i32(&w, 0);                           /* batchLength, patched */
+    kw_i32(&w, -1);                          /* partitionLeaderEpoch */
+    kw_i8(&w, KBATCH_MAGIC);
+    kw_u32(&w, 0);                           /* crc, patched */
+    kw_i16(&w, 0);                           /* attributes */
+    kw_i32(&w, count > 0 ? count - 1 : 0);   /* lastOffsetDelta */
+    kw_i64(&w, base_timestamp);
+    kw_i64(&w, base_timestamp);              /* maxTimestamp: all records share it */
+    kw_i64(&w, -1);                          /* producerId */
+    kw_i16(&w, -1);                          /* producerEpoch */
+    kw_i32(&w, -1);                          /* baseSequence */
+    kw_i32(&w, count);
+    for (int32_t i = 0; i < count; i++)
+        krecord_encode(&w, 0, i, keys ? keys[i] : (struct kbytes){NULL, -1}, values[i], NULL, 0);
+    size_t len = kw_pos(&w) - start;
+    kw_patch_i32(&w, start + KBATCH_OFF_LENGTH, (int32_t)(len - KBATCH_LOG_OVERHEAD));
+    size_t flen;
+    uint8_t *flat = iobuf_flatten(out, &flen);
+    uint8_t *b = flat + (flen - len);
+    uint32_t crc = crc32c(0, b + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES);
+    mem_free(flat);
+    uint8_t c[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
+    iobuf_patch(out, start + KBATCH_OFF_CRC, c, 4);
+}

@@ -1,0 +1,554 @@
+/* Kafka request and response bodies: plain structs, and their codecs.
+ *
+ * Decoders: kmsg_decode_<api>(r, version, arena, out) fill *out from the body that follows the
+ * request header. Strings, bytes and record sets are slices into the request buffer (no copy);
+ * arrays are allocated from the arena. They return 0, or -ERR_CORRUPT when the body is truncated
+ * or has an impossible length/count (the caller answers INVALID_REQUEST or closes). Fields absent
+ * from a version are left at the defaults given beside them. Array counts are -1 for a null
+ * array (where the schema allows one) and 0 for empty.
+ *
+ * Encoders: kmsg_encode_<api>(w, version, resp) append the response body (not the response
+ * header) in the layout of that version; fields a version lacks are skipped.
+ *
+ * Field names follow Kafka's JSON message definitions (clients/src/main/resources/common/
+ * message/*.json) in snake_case. */
+#ifndef SP_KAFKA_MSG_H
+#define SP_KAFKA_MSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "kafka/wire.h"
+
+/* ---- headers ---- */
+
+struct kreq_header {
+    int16_t api_key;
+    int16_t api_version;
+    int32_t correlation_id;
+    struct kstr client_id; /* may be null */
+    bool flexible;         /* header v2 was used (tagged fields follow client_id) */
+};
+
+/* Decodes a request header. The flexible form (v2) is used when (api_key, api_version) is a
+ * flexible version we implement; ApiVersions requests above our range are read as v1 (KIP-511:
+ * the body is then ignored). Returns 0 or -ERR_CORRUPT. */
+int kmsg_decode_header(struct kreader *r, struct kreq_header *h);
+
+/* Response header v0 (correlation id) or v1 (plus empty tagged fields). ApiVersions always uses
+ * v0, whatever the request version. */
+void kmsg_encode_resp_header(struct kwriter *w, const struct kreq_header *h);
+
+/* ---- ApiVersions (18) ---- */
+
+struct api_versions_req {
+    struct kstr client_software_name;    /* v3+ */
+    struct kstr client_software_version; /* v3+ */
+};
+
+struct api_versions_key {
+    int16_t api_key;
+    int16_t min_version;
+    int16_t max_version;
+};
+
+struct api_versions_resp {
+    int16_t error_code;
+    struct api_versions_key *keys;
+    int32_t n_keys;
+    int32_t throttle_time_ms; /* v1+ */
+};
+
+int kmsg_decode_api_versions(struct kreader *r, int16_t v, struct arena *a,
+                             struct api_versions_req *out);
+void kmsg_encode_api_versions(struct kwriter *w, int16_t v, const struct api_versions_resp *resp);
+
+/* ---- Metadata (3) ---- */
+
+struct metadata_req {
+    struct kstr *topics;              /* names */
+    int32_t n_topics;                 /* -1 = all topics (v1+ null); v0: 0 means all */
+    bool allow_auto_topic_creation;   /* v4+; default true */
+    bool include_cluster_authorized_operations; /* v8+ */
+    bool include_topic_authorized_operations;   /* v8+ */
+};
+
+struct metadata_broker {
+    int32_t node_id;
+    struct kstr host;
+    int32_t port;
+    struct kstr rack; /* v1+, nullable */
+};
+
+struct metadata_partition {
+    int16_t error_code;
+    int32_t partition_index;
+    int32_t leader_id;
+    int32_t leader_epoch; /* v7+ */
+    int32_t *replica_nodes;
+    int32_t n_replica_nodes;
+    int32_t *isr_nodes;
+    int32_t n_isr_nodes;
+    int32_t *offline_replicas; /* v5+ */
+    int32_t n_offline_replicas;
+};
+
+struct metadata_topic {
+    int16_t error_code;
+    struct kstr name;
+    bool is_internal; /* v1+ */
+    struct metadata_partition *partitions;
+    int32_t n_partitions;
+    int32_t topic_authorized_operations; /* v8+; -2147483648 = not requested */
+};
+
+struct metadata_resp {
+    int32_t throttle_time_ms; /* v3+ */
+    struct metadata_broker *brokers;
+    int32_t n_brokers;
+    struct kstr cluster_id; /* v2+, nullable */
+    int32_t controller_id;  /* v1+ */
+    struct metadata_topic *topics;
+    int32_t n_topics;
+    int32_t cluster_authorized_operations; /* v8+ */
+};
+
+int kmsg_decode_metadata(struct kreader *r, int16_t v, struct arena *a, struct metadata_req *out);
+void kmsg_encode_metadata(struct kwriter *w, int16_t v, const struct metadata_resp *resp);
+
+/* ---- Produce (0) ---- */
+
+struct produce_req_partition {
+    int32_t index;
+    struct kbytes records; /* the record batch bytes as sent; len -1 = null */
+};
+
+struct produce_req_topic {
+    struct kstr name;
+    struct produce_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct produce_req {
+    struct kstr transactional_id; /* v3+, nullable */
+    int16_t acks;
+    int32_t timeout_ms;
+    struct produce_req_topic *topics;
+    int32_t n_topics;
+};
+
+struct produce_resp_partition {
+    int32_t index;
+    int16_t error_code;
+    int64_t base_offset;
+    int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
+    int64_t log_start_offset;   /* v5+ */
+};
+
+struct produce_resp_topic {
+    struct kstr name;
+    struct produce_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct produce_resp {
+    struct produce_resp_topic *topics;
+    int32_t n_topics;
+    int32_t throttle_time_ms; /* v1+ */
+};
+
+int kmsg_decode_produce(struct kreader *r, int16_t v, struct arena *a, struct produce_req *out);
+void kmsg_encode_produce(struct kwriter *w, int16_t v, const struct produce_resp *resp);
+
+/* ---- Fetch (1) ---- */
+
+struct fetch_req_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v9+; -1 */
+    int64_t fetch_offset;
+    int64_t log_start_offset; /* v5+; -1 */
+    int32_t partition_max_bytes;
+};
+
+struct fetch_req_topic {
+    struct kstr topic;
+    struct fetch_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct fetch_req_forgotten {
+    struct kstr topic;
+    int32_t *partitions;
+    int32_t n_partitions;
+};
+
+struct fetch_req {
+    int32_t replica_id;
+    int32_t max_wait_ms;
+    int32_t min_bytes;
+    int32_t max_bytes;      /* v3+; default INT32_MAX */
+    int8_t isolation_level; /* v4+; 0 read_uncommitted, 1 read_committed */
+    int32_t session_id;     /* v7+; 0 */
+    int32_t session_epoch;  /* v7+; -1 */
+    struct fetch_req_topic *topics;
+    int32_t n_topics;
+    struct fetch_req_forgotten *forgotten; /* v7+ */
+    int32_t n_forgotten;
+    struct kstr rack_id; /* v11+ */
+};
+
+struct fetch_aborted_txn {
+    int64_t producer_id;
+    int64_t first_offset;
+};
+
+/* The records of one partition are written by a callback rather than held in the struct, so
+ * they can be file ranges (sendfile) instead of bytes: the encoder writes the length prefix
+ * (records_len; -1 writes null) and then calls write_records(w, data). */
+struct fetch_resp_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    int64_t high_watermark;
+    int64_t last_stable_offset; /* v4+ */
+    int64_t log_start_offset;   /* v5+ */
+    struct fetch_aborted_txn *aborted; /* v4+; n_aborted -1 = null */
+    int32_t n_aborted;
+    int32_t preferred_read_replica; /* v11+; -1 */
+    int32_t records_len;
+    void (*write_records)(struct kwriter *w, void *data); /* appends exactly records_len bytes */
+    void *records_data;
+};
+
+struct fetch_resp_topic {
+    struct kstr topic;
+    struct fetch_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct fetch_resp {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;       /* v7+ */
+    int32_t session_id;       /* v7+ */
+    struct fetch_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_fetch(struct kreader *r, int16_t v, struct arena *a, struct fetch_req *out);
+void kmsg_encode_fetch(struct kwriter *w, int16_t v, const struct fetch_resp *resp);
+
+/* ---- ListOffsets (2) ---- */
+
+#define KAFKA_OFFSET_LATEST (-1)
+#define KAFKA_OFFSET_EARLIEST (-2)
+#define KAFKA_OFFSET_MAX_TIMESTAMP (-3)
+
+struct list_offsets_req_partition {
+    int32_t partition_index;
+    int32_t current_leader_epoch; /* v4+; -1 */
+    int64_t timestamp;            /* -1 latest, -2 earliest, else a timestamp in ms */
+};
+
+struct list_offsets_req_topic {
+    struct kstr name;
+    struct list_offsets_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct list_offsets_req {
+    int32_t replica_id;
+    int8_t isolation_level; /* v2+ */
+    struct list_offsets_req_topic *topics;
+    int32_t n_topics;
+};
+
+struct list_offsets_resp_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    int64_t timestamp; /* v1+ */
+    int64_t offset;    /* v1+ */
+    int32_t leader_epoch; /* v4+ */
+};
+
+struct list_offsets_resp_topic {
+    struct kstr name;
+    struct list_offsets_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct list_offsets_resp {
+    int32_t throttle_time_ms; /* v2+ */
+    struct list_offsets_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_list_offsets(struct kreader *r, int16_t v, struct arena *a,
+                             struct list_offsets_req *out);
+void kmsg_encode_list_offsets(struct kwriter *w, int16_t v, const struct list_offsets_resp *resp);
+
+/* ---- CreateTopics (19) ---- */
+
+struct config_entry {
+    struct kstr name;
+    struct kstr value; /* nullable */
+};
+
+struct create_topics_assignment {
+    int32_t partition_index;
+    int32_t *broker_ids;
+    int32_t n_broker_ids;
+};
+
+struct create_topics_req_topic {
+    struct kstr name;
+    int32_t num_partitions;     /* -1 = broker default */
+    int16_t replication_factor; /* -1 = broker default */
+    struct create_topics_assignment *assignments;
+    int32_t n_assignments;
+    struct config_entry *configs;
+    int32_t n_configs;
+};
+
+struct create_topics_req {
+    struct create_topics_req_topic *topics;
+    int32_t n_topics;
+    int32_t timeout_ms;
+    bool validate_only; /* v1+ */
+};
+
+struct create_topics_resp_topic {
+    struct kstr name;
+    int16_t error_code;
+    struct kstr error_message; /* v1+, nullable */
+};
+
+struct create_topics_resp {
+    int32_t throttle_time_ms; /* v2+ */
+    struct create_topics_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_create_topics(struct kreader *r, int16_t v, struct arena *a,
+                              struct create_topics_req *out);
+void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create_topics_resp *resp);
+
+/* ---- DeleteTopics (20); v4 is flexible ---- */
+
+struct delete_topics_req {
+    struct kstr *topic_names;
+    int32_t n_topic_names;
+    int32_t timeout_ms;
+};
+
+struct delete_topics_resp_topic {
+    struct kstr name;
+    int16_t error_code;
+};
+
+struct delete_topics_resp {
+    int32_t throttle_time_ms; /* v1+ */
+    struct delete_topics_resp_topic *responses;
+    int32_t n_responses;
+};
+
+int kmsg_decode_delete_topics(struct kreader *r, int16_t v, struct arena *a,
+                              struct delete_topics_req *out);
+void kmsg_encode_delete_topics(struct kwriter *w, int16_t v, const struct delete_topics_resp *resp);
+
+/* ---- CreatePartitions (37) ---- */
+
+struct create_partitions_assignment {
+    int32_t *broker_ids;
+    int32_t n_broker_ids;
+};
+
+struct create_partitions_req_topic {
+    struct kstr name;
+    int32_t count; /* new total partition count */
+    struct create_partitions_assignment *assignments; /* nullable: n_assignments -1 */
+    int32_t n_assignments;
+};
+
+struct create_partitions_req {
+    struct create_partitions_req_topic *topics;
+    int32_t n_topics;
+    int32_t timeout_ms;
+    bool validate_only;
+};
+
+struct create_partitions_resp_result {
+    struct kstr name;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+struct create_partitions_resp {
+    int32_t throttle_time_ms;
+    struct create_partitions_resp_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_create_partitions(struct kreader *r, int16_t v, struct arena *a,
+                                  struct create_partitions_req *out);
+void kmsg_encode_create_partitions(struct kwriter *w, int16_t v,
+                                   const struct create_partitions_resp *resp);
+
+/* ---- DescribeConfigs (32) ---- */
+
+#define KAFKA_RESOURCE_TOPIC 2
+#define KAFKA_RESOURCE_BROKER 4
+
+#define KAFKA_CONFIG_SOURCE_UNKNOWN 0
+#define KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC 1
+#define KAFKA_CONFIG_SOURCE_STATIC_BROKER 4
+#define KAFKA_CONFIG_SOURCE_DEFAULT 5
+
+struct describe_configs_req_resource {
+    int8_t resource_type;
+    struct kstr resource_name;
+    struct kstr *configuration_keys; /* nullable: n -1 = all */
+    int32_t n_configuration_keys;
+};
+
+struct describe_configs_req {
+    struct describe_configs_req_resource *resources;
+    int32_t n_resources;
+    bool include_synonyms; /* v1+ */
+};
+
+struct describe_configs_synonym {
+    struct kstr name;
+    struct kstr value; /* nullable */
+    int8_t source;
+};
+
+struct describe_configs_entry {
+    struct kstr name;
+    struct kstr value; /* nullable */
+    bool read_only;
+    bool is_default; /* v0 only */
+    int8_t config_source; /* v1+ */
+    bool is_sensitive;
+    struct describe_configs_synonym *synonyms; /* v1+ */
+    int32_t n_synonyms;
+};
+
+struct describe_configs_result {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    int8_t resource_type;
+    struct kstr resource_name;
+    struct describe_configs_entry *configs;
+    int32_t n_configs;
+};
+
+struct describe_configs_resp {
+    int32_t throttle_time_ms;
+    struct describe_configs_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_describe_configs(struct kreader *r, int16_t v, struct arena *a,
+                                 struct describe_configs_req *out);
+void kmsg_encode_describe_configs(struct kwriter *w, int16_t v,
+                                  const struct describe_configs_resp *resp);
+
+/* ---- AlterConfigs (33) ---- */
+
+struct alter_configs_req_resource {
+    int8_t resource_type;
+    struct kstr resource_name;
+    struct config_entry *configs;
+    int32_t n_configs;
+};
+
+struct alter_configs_req {
+    struct alter_configs_req_resource *resources;
+    int32_t n_resources;
+    bool validate_only;
+};
+
+struct alter_configs_resp_resource {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    int8_t resource_type;
+    struct kstr resource_name;
+};
+
+struct alter_configs_resp {
+    int32_t throttle_time_ms;
+    struct alter_configs_resp_resource *responses;
+    int32_t n_responses;
+};
+
+int kmsg_decode_alter_configs(struct kreader *r, int16_t v, struct arena *a,
+                              struct alter_configs_req *out);
+void kmsg_encode_alter_configs(struct kwriter *w, int16_t v, const struct alter_configs_resp *resp);
+
+/* ---- DeleteRecords (21) ---- */
+
+struct delete_records_req_partition {
+    int32_t partition_index;
+    int64_t offset; /* delete below this; -1 = up to the high watermark */
+};
+
+struct delete_records_req_topic {
+    struct kstr name;
+    struct delete_records_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct delete_records_req {
+    struct delete_records_req_topic *topics;
+    int32_t n_topics;
+    int32_t timeout_ms;
+};
+
+struct delete_records_resp_partition {
+    int32_t partition_index;
+    int64_t low_watermark;
+    int16_t error_code;
+};
+
+struct delete_records_resp_topic {
+    struct kstr name;
+    struct delete_records_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct delete_records_resp {
+    int32_t throttle_time_ms;
+    struct delete_records_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_delete_records(struct kreader *r, int16_t v, struct arena *a,
+                               struct delete_records_req *out);
+void kmsg_encode_delete_records(struct kwriter *w, int16_t v,
+                                const struct delete_records_resp *resp);
+
+/* ---- FindCoordinator (10); v3 is flexible ---- */
+
+#define KAFKA_COORDINATOR_GROUP 0
+#define KAFKA_COORDINATOR_TRANSACTION 1
+
+struct find_coordinator_req {
+    struct kstr key;
+    int8_t key_type; /* v1+; 0 group */
+};
+
+struct find_coordinator_resp {
+    int32_t throttle_time_ms; /* v1+ */
+    int16_t error_code;
+    struct kstr error_message; /* v1+, nullable */
+    int32_t node_id;
+    struct kstr host;
+    int32_t port;
+};
+
+int kmsg_decode_find_coordinator(struct kreader *r, int16_t v, struct arena *a,
+                                 struct find_coordinator_req *out);
+void kmsg_encode_find_coordinator(struct kwriter *w, int16_t v,
+                                  const struct find_coordinator_resp *resp);
+
+#endif

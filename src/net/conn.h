@@ -1,0 +1,94 @@
+/* Listening sockets and client connections speaking 4-byte-size-prefixed frames.
+ *
+ * A listener accepts non-blocking TCP connections (TCP_NODELAY) up to a cap; beyond it new
+ * connections are accepted and closed at once (logged, rate-limited). Each connection:
+ *
+ *  - reads frames: a big-endian int32 size, then that many bytes. A size < 0 or above
+ *    max_frame_bytes closes the connection *before* any allocation for it; the frame buffer
+ *    grows only as bytes actually arrive, so a client announcing 100 MiB and sending 10 bytes
+ *    costs 10 bytes. Every complete frame is handed to on_frame() in arrival order; the frame
+ *    bytes are valid only during the call (the handler copies what it keeps).
+ *  - pipelines: the handler reserves a response slot per request (conn_slot_reserve) before
+ *    returning, and completes it now or later (conn_slot_complete). Responses go out strictly
+ *    in slot order. A request that gets no response (Produce acks=0) reserves no slot.
+ *  - writes with writev for memory chunks and sendfile for file chunks of the response iobufs,
+ *    directly when the socket accepts them, else on EPOLLOUT.
+ *  - backpressure: stops reading while the bytes of queued responses exceed max_queued_bytes or
+ *    the reserved-but-unsent slots exceed max_inflight; resumes when below again.
+ *  - closes on EOF, error, an oversized frame, or conn_close(); then on_close() runs once.
+ *
+ * Lifetime: a struct conn is freed after on_close returns, never inside a callback that was
+ * given it (closing from inside on_frame is safe: the free is deferred). A slot outlives its
+ * connection: completing a slot whose connection has closed just frees it.
+ *
+ * All on the reactor thread. */
+#ifndef SP_NET_CONN_H
+#define SP_NET_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/iobuf.h"
+#include "net/reactor.h"
+
+struct conn;
+struct conn_slot;
+struct listener;
+
+struct conn_handler {
+    /* A complete frame (without its size prefix). */
+    void (*on_frame)(struct conn *c, uint8_t *frame, size_t len, void *data);
+    /* The connection is closing; slots still held elsewhere stay valid. Optional. */
+    void (*on_close)(struct conn *c, void *data);
+    /* A connection was accepted. Optional. */
+    void (*on_open)(struct conn *c, void *data);
+    void *data;
+};
+
+struct conn_limits {
+    size_t max_frame_bytes;  /* socket.request.max.bytes, 100 MiB */
+    size_t max_queued_bytes; /* response bytes queued before reading pauses, 64 MiB */
+    size_t max_inflight;     /* requests awaiting their response before reading pauses, 1000 */
+    int max_connections;     /* accepted connections at once, beyond which new ones are closed */
+};
+
+/* Binds host:port (host may be "0.0.0.0", "::", a name or an address; port 0 picks a free
+ * port), listens and starts accepting on r. Returns 0 or -errno (the caller reports e.g.
+ * EADDRINUSE). */
+int listener_open(struct reactor *r, const char *host, int port, const struct conn_limits *lim,
+                  const struct conn_handler *h, struct listener **out);
+int listener_port(const struct listener *l); /* the bound port */
+/* Stops accepting and closes every connection (on_close runs for each). */
+void listener_close(struct listener *l);
+int listener_connection_count(const struct listener *l);
+
+/* Reserves the next response slot. The returned slot must be completed exactly once. */
+struct conn_slot *conn_slot_reserve(struct conn *c);
+/* Hands the response bytes (moved out of resp, which is left empty) to the slot and sends
+ * whatever is now in order. If the connection is gone the bytes are dropped. */
+void conn_slot_complete(struct conn_slot *s, struct iobuf *resp);
+
+/* Closes the connection (deferred if called from its own callback). Pending slots are dropped
+ * when completed. */
+void conn_close(struct conn *c);
+bool conn_closing(const struct conn *c);
+
+/* Per-connection user pointer (e.g. the broker's session). */
+void conn_set_user(struct conn *c, void *user);
+void *conn_get_user(const struct conn *c);
+/* "127.0.0.1:53412" */
+const char *conn_peer(const struct conn *c);
+/* Unique id for logs. */
+uint64_t conn_id(const struct conn *c);
+
+struct conn_stats {
+    uint64_t bytes_in;
+    uint64_t bytes_out;
+    uint64_t frames_in;
+    uint64_t accepted;
+    uint64_t refused; /* closed at accept because of the connection cap */
+};
+void listener_get_stats(const struct listener *l, struct conn_stats *out);
+
+#endif

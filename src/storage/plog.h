@@ -1,0 +1,148 @@
+/* A partition's log: the segmented, CRC-checked, append-only file set of one topic partition.
+ *
+ * This is also the partition's Raft log (DESIGN.md §6): entry = record batch, index = offset,
+ * term = the batch's partitionLeaderEpoch. Hence the Raft-shaped operations: append with an
+ * epoch, truncate a suffix, a leader-epoch checkpoint, and a high watermark (HW, the commit
+ * index) kept apart from the log end offset (LEO). A single-node broker is a Raft group of one:
+ * it sets HW itself.
+ *
+ * Positions: log_start <= hw <= leo; durable <= leo is what fdatasync has covered.
+ *
+ * Threading: all functions run on the reactor thread. Durability work (fdatasync) goes to the
+ * flusher thread (storage/flusher.h); its completions come back through flusher_poll(), which
+ * calls the plog's flush callback on the reactor thread.
+ *
+ * Errors: a failed write or fsync fences the plog (plog_fenced() becomes true). A fenced plog
+ * refuses appends with -ERR_FENCED and never un-fences; reads keep working. ENOSPC on append is
+ * the exception: the partial write is cut off again and -ENOSPC returned without fencing, so
+ * produces work again once space is free (if the cut fails, the plog is fenced).
+ *
+ * Directory layout: <dir>/<base_offset %020d>.log, .index, .timeindex; leader-epoch-checkpoint;
+ * recovery-point; log-start-offset. */
+#ifndef SP_STORAGE_PLOG_H
+#define SP_STORAGE_PLOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/iobuf.h"
+
+struct flusher;
+struct plog;
+
+struct plog_config {
+    int64_t segment_bytes;        /* roll when the active segment would exceed this */
+    int64_t segment_ms;           /* roll a non-empty active segment older than this */
+    int64_t retention_ms;         /* -1: keep forever */
+    int64_t retention_bytes;      /* -1: no size limit */
+    int32_t index_interval_bytes; /* sparse index entry every this many log bytes (4096) */
+};
+
+/* What recovery found, for the startup log line and tests. */
+struct plog_recovery {
+    int segments;            /* segments loaded */
+    int segments_validated;  /* segments scanned batch by batch */
+    int64_t truncated_bytes; /* bytes cut from the tail (0 if none) */
+    int64_t truncated_at;    /* offset of the first batch cut, or -1 */
+};
+
+/* Opens (creating if needed) the log in dir. clean = the broker shut down cleanly last time:
+ * then indexes are trusted and nothing is scanned. Otherwise every segment from the one holding
+ * the recovery point on is validated batch by batch (size, CRC-32C, offsets strictly after the
+ * previous batch, epochs non-decreasing) and the log is truncated at the first invalid byte,
+ * deleting any later segments; each cut is logged (event=log_truncated with dir, offset, bytes
+ * and reason). Indexes and the leader-epoch cache are rebuilt for scanned segments.
+ * On success *out owns the log; release with plog_close(). rec may be NULL.
+ * HW starts at LEO (a single node's whole log is committed; Raft lowers it later if needed). */
+int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
+              struct plog **out, struct plog_recovery *rec);
+
+/* Flushes indexes and checkpoints (for a clean restart) and closes files. Safe while a flush
+ * is in flight: waits for the flusher to finish with this log first. */
+void plog_close(struct plog *log);
+
+/* Closes and removes the log's directory and everything in it (topic deletion). */
+int plog_destroy(struct plog *log);
+
+void plog_set_config(struct plog *log, const struct plog_config *cfg);
+const char *plog_dir(const struct plog *log);
+
+int64_t plog_start_offset(const struct plog *log);
+int64_t plog_end_offset(const struct plog *log); /* LEO: the offset the next batch gets */
+int64_t plog_high_watermark(const struct plog *log);
+int64_t plog_durable_offset(const struct plog *log); /* every offset below is fdatasync'ed */
+int64_t plog_size_bytes(const struct plog *log);     /* all segments */
+int plog_segment_count(const struct plog *log);
+bool plog_fenced(const struct plog *log);
+
+/* Sets HW (clamped to [log_start, LEO]); HW never moves below its current value except
+ * through plog_truncate_suffix(). */
+void plog_set_high_watermark(struct plog *log, int64_t hw);
+
+/* Appends one record batch. batch/len must be a batch that passed kbatch_validate(); its
+ * baseOffset is overwritten with LEO and its partitionLeaderEpoch with epoch (in place, in the
+ * caller's buffer) and the bytes are written as they are. Rolls the segment first when
+ * segment.bytes / segment.ms / the relative-offset range require it. Updates the sparse
+ * indexes and, when epoch is new, the leader-epoch checkpoint. now_ms is used for segment.ms.
+ * On success *base_offset is the batch's first offset and LEO has advanced past it.
+ * Returns 0, -ERR_FENCED, -ENOSPC (nothing written), or another -errno (the log is now fenced).
+ * Epochs must not decrease (CHECK). */
+int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int64_t now_ms,
+                int64_t *base_offset);
+
+/* Result of a read: one contiguous byte range of one segment file, holding whole batches. */
+struct plog_read_result {
+    struct fileref *file; /* a reference the caller owns (fileref_put), NULL if len == 0 */
+    off_t pos;            /* file position of the first batch */
+    size_t len;           /* bytes: whole batches only */
+    int64_t first_offset; /* base offset of the first batch returned */
+    int64_t next_offset;  /* offset after the last batch returned */
+};
+
+/* Reads batches starting with the one containing `offset`, from a single segment, stopping
+ * before any batch whose last offset is >= max_offset (pass HW for consumers) and before
+ * max_bytes would be exceeded, except that the first batch is always returned whole when it
+ * lies below max_offset, even if larger than max_bytes (KIP-74).
+ * Returns 0 (len may be 0 when offset == max_offset or nothing is below it),
+ * -ERR_OUT_OF_RANGE if offset < log start or offset > LEO, or -errno on an I/O error.
+ * When offset falls in a gap (deleted range), reading starts at the next batch. */
+int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+              struct plog_read_result *out);
+
+/* The first offset whose batch has maxTimestamp >= ts (ListOffsets by time), via the time
+ * index; *offset = -1 when no batch qualifies. *batch_ts receives that batch's maxTimestamp. */
+int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *batch_ts);
+
+/* Removes every batch with offset >= offset (Raft conflict truncation). offset must be >= HW
+ * and >= log start; truncation also trims the leader-epoch cache. Returns 0 or -errno (fenced). */
+int plog_truncate_suffix(struct plog *log, int64_t offset);
+
+/* Advances the log start offset to new_start (DeleteRecords), deleting whole segments that lie
+ * entirely below it; persisted in log-start-offset. new_start must be <= HW. */
+int plog_truncate_prefix(struct plog *log, int64_t new_start);
+
+/* Applies retention.ms (against each closed segment's largest timestamp) and retention.bytes
+ * (oldest closed segments first) by deleting whole closed segments; the active segment is never
+ * deleted. Returns the number of segments deleted. Logs event=segment_deleted per segment. */
+int plog_apply_retention(struct plog *log, int64_t now_ms);
+
+/* Rolls the active segment if it is non-empty and older than segment.ms (called from a timer). */
+int plog_maybe_roll(struct plog *log, int64_t now_ms);
+
+/* Leader-epoch cache (Raft terms): the epoch of the last batch (-1 if empty), and the end
+ * offset of an epoch: the start offset of the first larger epoch, or LEO (OffsetForLeaderEpoch
+ * semantics). */
+int32_t plog_last_epoch(const struct plog *log);
+int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch);
+
+/* Durability. plog_flush() asks the flusher to make everything appended so far durable
+ * (fdatasync of every dirty segment file, and of the directory after segment create/delete).
+ * Requests made while a sync runs are grouped into the next one (group commit). When a sync
+ * completes, durable_offset advances and cb(log, durable_offset, rc, data) runs on the reactor
+ * thread (from flusher_poll); rc != 0 means the sync failed and the log is now fenced. */
+typedef void (*plog_flush_cb)(struct plog *log, int64_t durable_offset, int rc, void *data);
+void plog_set_flush_cb(struct plog *log, plog_flush_cb cb, void *data);
+void plog_flush(struct plog *log);
+
+#endif
