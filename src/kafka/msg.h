@@ -11,7 +11,7 @@
  * header) in the layout of that version; fields a version lacks are skipped.
  *
  * Field names follow Kafka's JSON message definitions (clients/src/main/resources/common/
- * message/*.json) in snake_case. */
+ * message/) in snake_case. */
 #ifndef SP_KAFKA_MSG_H
 #define SP_KAFKA_MSG_H
 

@@ -1,9 +1,41 @@
-/* streampulse: the broker (serve) and the client sub-commands, in one binary. */
+/* streampulse: the broker (`serve`) and the client sub-commands, in one binary. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
+#include "server/server.h"
+#include "server/version.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: streampulse <command> [options]\n"
+                 "\n"
+                 "  serve      run a broker (streampulse serve --help)\n"
+                 "  topic      create, list, describe, alter, delete topics\n"
+                 "  produce    write stdin lines as records\n"
+                 "  consume    print records\n"
+                 "  bench      produce/consume throughput and latency\n"
+                 "  version    print the version\n"
+                 "\n"
+                 "Each command takes --help.\n");
+}
+
 int main(int argc, char **argv)
 {
-    fprintf(stderr, "streampulse: not yet\n");
-    return 2;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "serve"))
+        return server_main(argc - 1, argv + 1);
+    if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+        printf("streampulse %s\n", STREAMPULSE_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    return cli_run(argc - 1, argv + 1);
 }

@@ -1,0 +1,453 @@
+/* Topic administration: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
+ * AlterConfigs. Error codes and messages follow Kafka's, so admin clients show familiar text. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/errors.h"
+#include "base/log.h"
+#include "broker/internal.h"
+#include "kafka/errors.h"
+
+#define ERRMSG_MAX 300
+
+static struct kstr arena_msg(struct arena *a, const char *msg)
+{
+    size_t n = strlen(msg);
+    return (struct kstr){arena_strndup(a, msg, n), (int32_t)n};
+}
+
+static bool dup_name(const struct kstr *names, int32_t i, size_t stride)
+{
+    const struct kstr *cur = (const struct kstr *)((const char *)names + (size_t)i * stride);
+    for (int32_t j = 0; j < i; j++) {
+        const struct kstr *o = (const struct kstr *)((const char *)names + (size_t)j * stride);
+        if (o->len == cur->len && o->len >= 0 && memcmp(o->p, cur->p, (size_t)o->len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Validates configs; on success fills kvs (NUL-terminated copies in a). */
+static int16_t check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
+                             struct topic_config_kv **out, char *err, size_t errcap)
+{
+    struct topic_config_kv *kvs = arena_calloc(a, (size_t)(n > 0 ? n : 1), sizeof(*kvs));
+    for (int32_t i = 0; i < n; i++) {
+        const struct config_entry *c = &cfgs[i];
+        if (c->name.len <= 0) {
+            snprintf(err, errcap, "Config name is empty");
+            return KERR_INVALID_CONFIG;
+        }
+        if (!topic_config_validate(c->name.p, (size_t)c->name.len, c->value.p,
+                                   c->value.len >= 0 ? (size_t)c->value.len : 0, err, errcap))
+            return KERR_INVALID_CONFIG;
+        kvs[i].key = arena_strndup(a, c->name.p, (size_t)c->name.len);
+        kvs[i].value = c->value.len >= 0 ? arena_strndup(a, c->value.p, (size_t)c->value.len)
+                                         : NULL;
+    }
+    *out = kvs;
+    return KERR_NONE;
+}
+
+static int16_t create_one(struct broker *b, struct arena *a,
+                          const struct create_topics_req_topic *t, bool validate_only, char *err,
+                          size_t errcap)
+{
+    if (!topic_name_valid(t->name, err, ERRMSG_MAX))
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    if (topic_find(b, t->name)) {
+        snprintf(err, errcap, "Topic '%.*s' already exists.", t->name.len, t->name.p);
+        return KERR_TOPIC_ALREADY_EXISTS;
+    }
+    int32_t parts = t->num_partitions;
+    int32_t rf = t->replication_factor;
+    if (t->n_assignments > 0) {
+        if (parts != -1 || rf != -1) {
+            snprintf(err, errcap, "Both numPartitions or replicationFactor and "
+                                  "replicasAssignments were set. Both cannot be used at the same "
+                                  "time.");
+            return KERR_INVALID_REQUEST;
+        }
+        for (int32_t i = 0; i < t->n_assignments; i++) {
+            const struct create_topics_assignment *as = &t->assignments[i];
+            bool seen = false;
+            for (int32_t j = 0; j < t->n_assignments; j++)
+                if (t->assignments[j].partition_index == i)
+                    seen = true;
+            if (!seen || as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
+                snprintf(err, errcap, "Replica assignment must give partitions 0..%d exactly one "
+                         "replica each, on broker %d", t->n_assignments - 1, b->cfg->node_id);
+                return KERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+        }
+        parts = t->n_assignments;
+        rf = 1;
+    }
+    if (parts == -1)
+        parts = b->cfg->num_partitions;
+    if (rf == -1)
+        rf = b->cfg->default_replication_factor;
+    if (parts <= 0) {
+        snprintf(err, errcap, "Number of partitions must be larger than 0.");
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (rf <= 0) {
+        snprintf(err, errcap, "Replication factor must be larger than 0.");
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    if (rf > 1) {
+        snprintf(err, errcap, "Replication factor: %d larger than available brokers: 1.", rf);
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    if (b->total_partitions + (int64_t)parts > b->cfg->max_partitions) {
+        snprintf(err, errcap, "Creating %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)", parts, b->cfg->max_partitions);
+        return KERR_INVALID_PARTITIONS;
+    }
+    struct topic_config_kv *kvs;
+    int16_t ec = check_configs(a, t->configs, t->n_configs, &kvs, err, errcap);
+    if (ec != KERR_NONE)
+        return ec;
+    if (validate_only)
+        return KERR_NONE;
+    if (topic_create(b, t->name, parts, kvs, t->n_configs > 0 ? t->n_configs : 0, err, errcap) !=
+        0)
+        return KERR_KAFKA_STORAGE_ERROR;
+    return KERR_NONE;
+}
+
+int handle_create_topics(struct request *req)
+{
+    struct broker *b = req->b;
+    struct create_topics_req cr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_create_topics(&req->body, v, req->arena, &cr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct create_topics_resp resp = {0};
+    resp.n_topics = cr.n_topics > 0 ? cr.n_topics : 0;
+    resp.topics = arena_calloc(a, (size_t)resp.n_topics, sizeof(*resp.topics));
+    for (int32_t i = 0; i < resp.n_topics; i++) {
+        const struct create_topics_req_topic *t = &cr.topics[i];
+        struct create_topics_resp_topic *o = &resp.topics[i];
+        o->name = t->name;
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        if (dup_name(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Topic '%.*s' appears more than once in the request.",
+                     t->name.len > 0 ? t->name.len : 0, t->name.p);
+        } else {
+            o->error_code = create_one(b, a, t, cr.validate_only, err, sizeof(err));
+        }
+        if (o->error_code != KERR_NONE) {
+            o->error_message = arena_msg(a, err);
+            log_info("topic_create_refused", "topic=%.*s error=%s reason=\"%s\"",
+                     t->name.len > 0 ? (t->name.len > 249 ? 249 : t->name.len) : 0, t->name.p,
+                     kafka_error_name(o->error_code), err);
+        }
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_create_topics(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+int handle_delete_topics(struct request *req)
+{
+    struct broker *b = req->b;
+    struct delete_topics_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_delete_topics(&req->body, v, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct delete_topics_resp resp = {0};
+    resp.n_responses = dr.n_topic_names > 0 ? dr.n_topic_names : 0;
+    resp.responses = arena_calloc(a, (size_t)resp.n_responses, sizeof(*resp.responses));
+    for (int32_t i = 0; i < resp.n_responses; i++) {
+        struct delete_topics_resp_topic *o = &resp.responses[i];
+        o->name = dr.topic_names[i];
+        struct topic *t = topic_find(b, o->name);
+        if (!b->cfg->delete_topic_enable)
+            o->error_code = KERR_TOPIC_DELETION_DISABLED;
+        else if (!t)
+            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        else if (t->internal)
+            o->error_code = KERR_INVALID_REQUEST;
+        else
+            o->error_code = topic_delete(b, t) == 0 ? KERR_NONE : KERR_KAFKA_STORAGE_ERROR;
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_delete_topics(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+static int16_t grow_one(struct broker *b, const struct create_partitions_req_topic *t,
+                        bool validate_only, char *err, size_t errcap)
+{
+    struct topic *top = topic_find(b, t->name);
+    if (!top) {
+        snprintf(err, errcap, "The topic '%.*s' does not exist.",
+                 t->name.len > 0 ? (t->name.len > 249 ? 249 : t->name.len) : 0, t->name.p);
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (t->count < top->n_parts) {
+        snprintf(err, errcap, "Topic currently has %d partitions, which is higher than the "
+                 "requested %d.", top->n_parts, t->count);
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (t->count == top->n_parts) {
+        snprintf(err, errcap, "Topic already has %d partitions.", top->n_parts);
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (b->total_partitions + (int64_t)(t->count - top->n_parts) > b->cfg->max_partitions) {
+        snprintf(err, errcap, "Adding %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)", t->count - top->n_parts, b->cfg->max_partitions);
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (t->n_assignments >= 0) {
+        if (t->n_assignments != t->count - top->n_parts) {
+            snprintf(err, errcap, "Increasing the number of partitions by %d but %d assignments "
+                     "provided.", t->count - top->n_parts, t->n_assignments);
+            return KERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        for (int32_t i = 0; i < t->n_assignments; i++) {
+            const struct create_partitions_assignment *as = &t->assignments[i];
+            if (as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
+                snprintf(err, errcap, "Each new partition needs exactly one replica, on broker "
+                         "%d.", b->cfg->node_id);
+                return KERR_INVALID_REPLICA_ASSIGNMENT;
+            }
+        }
+    }
+    if (validate_only)
+        return KERR_NONE;
+    if (topic_add_partitions(b, top, t->count, err, errcap) != 0)
+        return KERR_KAFKA_STORAGE_ERROR;
+    return KERR_NONE;
+}
+
+int handle_create_partitions(struct request *req)
+{
+    struct broker *b = req->b;
+    struct create_partitions_req cr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_create_partitions(&req->body, v, req->arena, &cr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct create_partitions_resp resp = {0};
+    resp.n_results = cr.n_topics > 0 ? cr.n_topics : 0;
+    resp.results = arena_calloc(a, (size_t)resp.n_results, sizeof(*resp.results));
+    for (int32_t i = 0; i < resp.n_results; i++) {
+        const struct create_partitions_req_topic *t = &cr.topics[i];
+        struct create_partitions_resp_result *o = &resp.results[i];
+        o->name = t->name;
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        if (dup_name(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Duplicate topic in the request.");
+        } else {
+            o->error_code = grow_one(b, t, cr.validate_only, err, sizeof(err));
+        }
+        if (o->error_code != KERR_NONE)
+            o->error_message = arena_msg(a, err);
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_create_partitions(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+static const struct broker_config_entry *broker_entry(const struct broker *b, const char *name)
+{
+    for (int i = 0; name && i < b->cfg->n_entries; i++)
+        if (strcmp(b->cfg->entries[i].name, name) == 0)
+            return &b->cfg->entries[i];
+    return NULL;
+}
+
+static const char *override_of(const struct topic *t, const char *key)
+{
+    for (int i = 0; i < t->n_overrides; i++)
+        if (strcmp(t->overrides[i].key, key) == 0)
+            return t->overrides[i].value;
+    return NULL;
+}
+
+static bool key_requested(const struct describe_configs_req_resource *rr, const char *name)
+{
+    if (rr->n_configuration_keys < 0)
+        return true;
+    for (int32_t i = 0; i < rr->n_configuration_keys; i++)
+        if (kstr_eq(rr->configuration_keys[i], name))
+            return true;
+    return false;
+}
+
+static void describe_topic_configs(struct broker *b, struct arena *a, struct topic *t,
+                                   const struct describe_configs_req_resource *rr,
+                                   bool synonyms, struct describe_configs_result *res)
+{
+    int nk = topic_config_key_count();
+    res->configs = arena_calloc(a, (size_t)nk, sizeof(*res->configs));
+    for (int i = 0; i < nk; i++) {
+        const char *name = topic_config_key_name(i);
+        if (!key_requested(rr, name))
+            continue;
+        struct describe_configs_entry *e = &res->configs[res->n_configs++];
+        const char *ov = override_of(t, name);
+        const struct broker_config_entry *be = broker_entry(b, topic_config_broker_key(i));
+        char buf[64];
+        topic_config_value_text(&t->cfg, i, buf, sizeof(buf));
+        e->name = kstr_c(name);
+        e->value = arena_msg(a, ov ? ov : buf);
+        e->read_only = false;
+        e->is_sensitive = false;
+        if (ov)
+            e->config_source = KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC;
+        else if (be && !be->is_default)
+            e->config_source = KAFKA_CONFIG_SOURCE_STATIC_BROKER;
+        else
+            e->config_source = KAFKA_CONFIG_SOURCE_DEFAULT;
+        e->is_default = e->config_source == KAFKA_CONFIG_SOURCE_DEFAULT;
+        if (!synonyms)
+            continue;
+        e->synonyms = arena_calloc(a, 2, sizeof(*e->synonyms));
+        if (ov)
+            e->synonyms[e->n_synonyms++] = (struct describe_configs_synonym){
+                kstr_c(name), arena_msg(a, ov), KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC};
+        if (be)
+            e->synonyms[e->n_synonyms++] = (struct describe_configs_synonym){
+                kstr_c(be->name), kstr_c(be->value),
+                be->is_default ? KAFKA_CONFIG_SOURCE_DEFAULT : KAFKA_CONFIG_SOURCE_STATIC_BROKER};
+    }
+}
+
+static void describe_broker_configs(struct broker *b, struct arena *a,
+                                    const struct describe_configs_req_resource *rr,
+                                    struct describe_configs_result *res)
+{
+    res->configs = arena_calloc(a, (size_t)b->cfg->n_entries, sizeof(*res->configs));
+    for (int i = 0; i < b->cfg->n_entries; i++) {
+        const struct broker_config_entry *be = &b->cfg->entries[i];
+        if (!key_requested(rr, be->name))
+            continue;
+        struct describe_configs_entry *e = &res->configs[res->n_configs++];
+        e->name = kstr_c(be->name);
+        e->value = be->sensitive ? KSTR_NULL : kstr_c(be->value);
+        e->read_only = true;
+        e->is_sensitive = be->sensitive;
+        e->config_source =
+            be->is_default ? KAFKA_CONFIG_SOURCE_DEFAULT : KAFKA_CONFIG_SOURCE_STATIC_BROKER;
+        e->is_default = be->is_default;
+    }
+}
+
+static bool is_this_broker(const struct broker *b, struct kstr name)
+{
+    if (name.len == 0)
+        return true;
+    char id[16];
+    snprintf(id, sizeof(id), "%" PRId32, b->cfg->node_id);
+    return kstr_eq(name, id);
+}
+
+int handle_describe_configs(struct request *req)
+{
+    struct broker *b = req->b;
+    struct describe_configs_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_describe_configs(&req->body, v, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct describe_configs_resp resp = {0};
+    resp.n_results = dr.n_resources > 0 ? dr.n_resources : 0;
+    resp.results = arena_calloc(a, (size_t)resp.n_results, sizeof(*resp.results));
+    for (int32_t i = 0; i < resp.n_results; i++) {
+        const struct describe_configs_req_resource *rr = &dr.resources[i];
+        struct describe_configs_result *res = &resp.results[i];
+        res->resource_type = rr->resource_type;
+        res->resource_name = rr->resource_name;
+        res->error_message = KSTR_NULL;
+        if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
+            struct topic *t = topic_find(b, rr->resource_name);
+            if (!t) {
+                res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                res->error_message = kstr_c("Topic does not exist");
+                continue;
+            }
+            describe_topic_configs(b, a, t, rr, v >= 1 && dr.include_synonyms, res);
+        } else if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
+            if (!is_this_broker(b, rr->resource_name)) {
+                res->error_code = KERR_INVALID_REQUEST;
+                res->error_message = kstr_c("Unknown broker id");
+                continue;
+            }
+            describe_broker_configs(b, a, rr, res);
+        } else {
+            res->error_code = KERR_INVALID_REQUEST;
+            res->error_message = kstr_c("Unsupported resource type");
+        }
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_describe_configs(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+int handle_alter_configs(struct request *req)
+{
+    struct broker *b = req->b;
+    struct alter_configs_req ar;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_alter_configs(&req->body, v, req->arena, &ar) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct alter_configs_resp resp = {0};
+    resp.n_responses = ar.n_resources > 0 ? ar.n_resources : 0;
+    resp.responses = arena_calloc(a, (size_t)resp.n_responses, sizeof(*resp.responses));
+    for (int32_t i = 0; i < resp.n_responses; i++) {
+        const struct alter_configs_req_resource *rr = &ar.resources[i];
+        struct alter_configs_resp_resource *o = &resp.responses[i];
+        o->resource_type = rr->resource_type;
+        o->resource_name = rr->resource_name;
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Broker configuration is static: set it in the config file "
+                                       "or with --set and restart");
+        } else if (rr->resource_type != KAFKA_RESOURCE_TOPIC) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Unsupported resource type");
+        } else {
+            struct topic *t = topic_find(b, rr->resource_name);
+            struct topic_config_kv *kvs;
+            if (!t) {
+                o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                snprintf(err, sizeof(err), "Topic does not exist");
+            } else {
+                o->error_code = check_configs(a, rr->configs, rr->n_configs, &kvs, err,
+                                              sizeof(err));
+                if (o->error_code == KERR_NONE && !ar.validate_only &&
+                    topic_set_overrides(b, t, kvs, rr->n_configs > 0 ? rr->n_configs : 0, err,
+                                        sizeof(err)) != 0)
+                    o->error_code = KERR_KAFKA_STORAGE_ERROR;
+            }
+        }
+        if (o->error_code != KERR_NONE)
+            o->error_message = arena_msg(a, err);
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_alter_configs(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}

@@ -1,0 +1,351 @@
+/* Broker lifecycle and request dispatch.
+ *
+ * State: a broker is STARTING (broker_start: catalog locked, logs recovered, flusher and
+ * listener up), RUNNING (frames dispatched on the reactor thread), then STOPPED (broker_stop:
+ * listener closed, parked requests answered, logs closed cleanly, marker written).
+ *
+ * Invariants:
+ *  1. Every frame gets exactly one of: a response in request order, no response (Produce
+ *     acks=0), or the connection closed (malformed frame, unknown API, unsupported version of
+ *     an API other than ApiVersions).
+ *  2. The scratch arena is empty between requests: handlers copy what they keep.
+ *  3. Bytes from the network are never trusted: decoders bound every length before use. */
+#include "broker/broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "kafka/api.h"
+#include "kafka/errors.h"
+#include "storage/catalog.h"
+#include "storage/flusher.h"
+#include "storage/plog.h"
+
+#define MAX_QUEUED_RESPONSE_BYTES (64u << 20)
+#define MAX_INFLIGHT_REQUESTS 1000
+
+typedef int (*handler_fn)(struct request *req);
+
+static handler_fn handler_for(int16_t key)
+{
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        return handle_api_versions;
+    case KAPI_METADATA:
+        return handle_metadata;
+    case KAPI_PRODUCE:
+        return handle_produce;
+    case KAPI_FETCH:
+        return handle_fetch;
+    case KAPI_LIST_OFFSETS:
+        return handle_list_offsets;
+    case KAPI_CREATE_TOPICS:
+        return handle_create_topics;
+    case KAPI_DELETE_TOPICS:
+        return handle_delete_topics;
+    case KAPI_CREATE_PARTITIONS:
+        return handle_create_partitions;
+    case KAPI_DESCRIBE_CONFIGS:
+        return handle_describe_configs;
+    case KAPI_ALTER_CONFIGS:
+        return handle_alter_configs;
+    case KAPI_DELETE_RECORDS:
+        return handle_delete_records;
+    case KAPI_FIND_COORDINATOR:
+        return handle_find_coordinator;
+    }
+    return NULL;
+}
+
+void response_begin(struct response *resp, const struct kreq_header *h)
+{
+    iobuf_init(&resp->buf);
+    resp->w.b = &resp->buf;
+    resp->size_pos = kw_pos(&resp->w);
+    kw_i32(&resp->w, 0);
+    kmsg_encode_resp_header(&resp->w, h);
+}
+
+void response_send(struct response *resp, struct conn_slot *slot)
+{
+    size_t total = iobuf_total(&resp->buf) - resp->size_pos - 4;
+    CHECK(total <= INT32_MAX);
+    kw_patch_i32(&resp->w, resp->size_pos, (int32_t)total);
+    conn_slot_complete(slot, &resp->buf);
+    iobuf_destroy(&resp->buf);
+}
+
+int16_t kafka_error_from_rc(int rc)
+{
+    switch (-rc) {
+    case 0:
+        return KERR_NONE;
+    case ERR_OUT_OF_RANGE:
+        return KERR_OFFSET_OUT_OF_RANGE;
+    case ERR_CORRUPT:
+        return KERR_CORRUPT_MESSAGE;
+    case ERR_INVALID:
+        return KERR_INVALID_RECORD;
+    case ERR_TOO_LARGE:
+        return KERR_MESSAGE_TOO_LARGE;
+    case ERR_UNSUPPORTED:
+        return KERR_UNSUPPORTED_COMPRESSION_TYPE;
+    case ERR_NOT_FOUND:
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    default:
+        return KERR_KAFKA_STORAGE_ERROR; /* ERR_FENCED, ENOSPC, EIO, ... */
+    }
+}
+
+static void log_bad_request(struct conn *c, const char *why, int16_t key, int16_t version)
+{
+    log_warn("request_rejected", "peer=%s reason=%s api_key=%d api_version=%d action=close",
+             conn_peer(c), why, key, version);
+}
+
+static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
+{
+    struct session *s = conn_get_user(c);
+    struct broker *b = s->b;
+    struct request req = {.b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame,
+                          .frame_len = len};
+    kr_init(&req.body, frame, len);
+    if (kmsg_decode_header(&req.body, &req.hdr) != 0) {
+        log_bad_request(c, "bad_header", -1, -1);
+        conn_close(c);
+        return;
+    }
+    int16_t key = req.hdr.api_key, ver = req.hdr.api_version;
+    const struct kafka_api_info *api = kafka_api_find(key);
+    handler_fn fn = handler_for(key);
+    if (!api || !fn) {
+        log_bad_request(c, "unknown_api_key", key, ver);
+        conn_close(c);
+        return;
+    }
+    if (key >= 0 && key <= KAFKA_API_KEY_MAX)
+        b->requests[key]++;
+    if (ver < api->min_version || ver > api->max_version) {
+        if (key == KAPI_API_VERSIONS) {
+            api_versions_reply_unsupported(&req);
+        } else {
+            log_bad_request(c, "unsupported_version", key, ver);
+            conn_close(c);
+        }
+        arena_reset(&b->scratch);
+        return;
+    }
+    int rc = fn(&req);
+    if (rc != 0) {
+        log_bad_request(c, "malformed_body", key, ver);
+        conn_close(c);
+    }
+    arena_reset(&b->scratch);
+}
+
+static void on_open(struct conn *c, void *data)
+{
+    struct broker *b = data;
+    struct session *s = mem_calloc(1, sizeof(*s));
+    s->b = b;
+    s->conn = c;
+    list_init(&s->fetch_ops);
+    conn_set_user(c, s);
+    log_debug("connection_opened", "peer=%s id=%llu", conn_peer(c),
+              (unsigned long long)conn_id(c));
+}
+
+static void on_close(struct conn *c, void *data)
+{
+    struct session *s = conn_get_user(c);
+    if (!s)
+        return;
+    fetch_cancel_session(s);
+    log_debug("connection_closed", "peer=%s id=%llu", conn_peer(c),
+              (unsigned long long)conn_id(c));
+    conn_set_user(c, NULL);
+    mem_free(s);
+}
+
+static void on_flusher(struct reactor *r, int fd, uint32_t events, void *data)
+{
+    struct broker *b = data;
+    flusher_poll(b->fl);
+}
+
+static void on_retention_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker *b = data;
+    topics_apply_retention(b);
+    reactor_timer_start(r, t, b->cfg->log_retention_check_interval_ms);
+}
+
+/* meta.properties holds the cluster id (and the node id that created the directory). */
+static int load_cluster_id(struct broker *b, char *err, size_t errcap)
+{
+    char path[BROKER_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/meta.properties", catalog_dir(b->cat));
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f)) {
+            if (strncmp(line, "cluster.id=", 11) == 0) {
+                size_t n = strcspn(line + 11, "\r\n");
+                if (n > 0 && n < sizeof(b->cluster_id)) {
+                    memcpy(b->cluster_id, line + 11, n);
+                    b->cluster_id[n] = '\0';
+                }
+            }
+        }
+        fclose(f);
+        if (b->cluster_id[0])
+            return 0;
+        log_warn("meta_properties_invalid", "path=%s action=regenerate", path);
+    }
+    static const char alphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    uint8_t rnd[22];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+        for (size_t i = 0; i < sizeof(rnd); i++)
+            rnd[i] = (uint8_t)(time_mono_ns() >> (i % 8));
+    }
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        b->cluster_id[i] = alphabet[rnd[i] & 63];
+    b->cluster_id[sizeof(rnd)] = '\0';
+    char tmp[BROKER_PATH_MAX + 40];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, errcap, "cannot write %s: %s", tmp, strerror(errno));
+        return -errno;
+    }
+    fprintf(f, "version=1\ncluster.id=%s\nnode.id=%d\n", b->cluster_id, b->cfg->node_id);
+    if (fflush(f) != 0 || fdatasync(fileno(f)) != 0) {
+        int e = errno;
+        fclose(f);
+        snprintf(err, errcap, "cannot write %s: %s", tmp, strerror(e));
+        return -e;
+    }
+    fclose(f);
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errcap, "cannot rename %s: %s", tmp, strerror(errno));
+        return -errno;
+    }
+    return 0;
+}
+
+int broker_start(struct reactor *r, const struct broker_config *cfg, struct broker **out,
+                 struct broker_startup *info, char *err, size_t errcap)
+{
+    struct broker *b = mem_calloc(1, sizeof(*b));
+    b->r = r;
+    b->cfg = cfg;
+    strmap_init(&b->topics);
+    arena_init(&b->scratch, 64 * 1024);
+    memset(info, 0, sizeof(*info));
+    int rc;
+
+    bool clean = false;
+    rc = catalog_open(cfg->log_dirs, &b->cat, &clean);
+    if (rc != 0) {
+        if (rc == -EBUSY)
+            snprintf(err, errcap,
+                     "data directory %s is locked by another broker (only one broker may use a "
+                     "data directory)",
+                     cfg->log_dirs);
+        else
+            snprintf(err, errcap, "cannot open data directory %s: %s", cfg->log_dirs,
+                     err_str(rc));
+        goto out_free;
+    }
+    info->clean = clean;
+    rc = load_cluster_id(b, err, errcap);
+    if (rc != 0)
+        goto out_catalog;
+    snprintf(info->cluster_id, sizeof(info->cluster_id), "%s", b->cluster_id);
+
+    rc = flusher_start(&b->fl);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot start the flusher thread: %s", err_str(rc));
+        goto out_catalog;
+    }
+    b->flusher_fd = flusher_fd(b->fl);
+    rc = reactor_add(r, b->flusher_fd, REACTOR_READ, on_flusher, b);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot watch the flusher: %s", err_str(rc));
+        goto out_flusher;
+    }
+
+    int64_t t0 = time_mono_ms();
+    rc = topics_load(b, info);
+    info->recovery_ms = time_mono_ms() - t0;
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot load topics from %s: %s", cfg->log_dirs, err_str(rc));
+        goto out_topics;
+    }
+    info->clean = clean;
+
+    struct conn_limits lim = {
+        .max_frame_bytes = (size_t)cfg->socket_request_max_bytes,
+        .max_queued_bytes = MAX_QUEUED_RESPONSE_BYTES,
+        .max_inflight = MAX_INFLIGHT_REQUESTS,
+        .max_connections = cfg->max_connections,
+    };
+    struct conn_handler h = {.on_frame = on_frame, .on_close = on_close, .on_open = on_open,
+                             .data = b};
+    rc = listener_open(r, cfg->listener_host, cfg->listener_port, &lim, &h, &b->lis);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host,
+                 cfg->listener_port, err_str(rc));
+        goto out_topics;
+    }
+    b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
+
+    reactor_timer_init(&b->retention_timer, on_retention_timer, b);
+    reactor_timer_start(r, &b->retention_timer, cfg->log_retention_check_interval_ms);
+    *out = b;
+    return 0;
+
+out_topics:
+    topics_close_all(b);
+    reactor_del(r, b->flusher_fd);
+out_flusher:
+    flusher_stop(b->fl);
+out_catalog:
+    catalog_close(b->cat, false);
+out_free:
+    strmap_destroy(&b->topics);
+    arena_destroy(&b->scratch);
+    mem_free(b);
+    return rc < 0 ? rc : -ERR_INVALID;
+}
+
+void broker_stop(struct broker *b)
+{
+    b->stopping = true;
+    reactor_timer_stop(b->r, &b->retention_timer);
+    listener_close(b->lis); /* on_close cancels parked fetches */
+    topics_close_all(b);    /* answers parked produces, closes logs */
+    flusher_poll(b->fl);
+    reactor_del(b->r, b->flusher_fd);
+    flusher_stop(b->fl);
+    catalog_close(b->cat, true);
+    strmap_destroy(&b->topics);
+    arena_destroy(&b->scratch);
+    mem_free(b);
+}
+
+int broker_port(const struct broker *b)
+{
+    return listener_port(b->lis);
+}

@@ -1,0 +1,56 @@
+/* The broker's configuration as typed values. server/config.c fills it from defaults, the
+ * config file and --set overrides (Kafka key names); the broker only reads it. */
+#ifndef SP_BROKER_CONFIG_H
+#define SP_BROKER_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define BROKER_HOST_MAX 256
+#define BROKER_PATH_MAX 4096
+
+/* One broker config entry as DescribeConfigs reports it. */
+struct broker_config_entry {
+    const char *name;
+    char *value;     /* text form (owned by the config) */
+    bool is_default; /* not set by the file or --set */
+    bool sensitive;
+};
+
+struct broker_config {
+    int32_t node_id;                          /* node.id */
+    char listener_host[BROKER_HOST_MAX];      /* listeners=PLAINTEXT://host:port */
+    int listener_port;
+    char advertised_host[BROKER_HOST_MAX];    /* advertised.listeners (defaults to listeners) */
+    int advertised_port;
+    char log_dirs[BROKER_PATH_MAX];           /* log.dirs (one directory) */
+    int32_t num_partitions;                   /* num.partitions */
+    int32_t default_replication_factor;       /* default.replication.factor */
+    bool auto_create_topics;                  /* auto.create.topics.enable */
+    bool delete_topic_enable;                 /* delete.topic.enable */
+    int64_t log_retention_ms;                 /* log.retention.ms (-1 forever) */
+    int64_t log_retention_bytes;              /* log.retention.bytes (-1 unlimited) */
+    int64_t log_segment_bytes;                /* log.segment.bytes */
+    int64_t log_roll_ms;                      /* log.roll.ms */
+    int64_t log_retention_check_interval_ms;  /* log.retention.check.interval.ms */
+    int32_t log_index_interval_bytes;         /* log.index.interval.bytes */
+    char log_cleanup_policy[32];              /* log.cleanup.policy */
+    char log_message_timestamp_type[32];      /* log.message.timestamp.type */
+    int32_t message_max_bytes;                /* message.max.bytes */
+    int32_t socket_request_max_bytes;         /* socket.request.max.bytes */
+    int32_t max_connections;                  /* max.connections */
+    int32_t fetch_max_bytes;                  /* fetch.max.bytes: cap of one Fetch response */
+    int32_t min_insync_replicas;              /* min.insync.replicas */
+    int64_t log_cleaner_delete_retention_ms;  /* log.cleaner.delete.retention.ms */
+    int64_t log_cleaner_min_compaction_lag_ms;/* log.cleaner.min.compaction.lag.ms */
+    double log_cleaner_min_cleanable_ratio;   /* log.cleaner.min.cleanable.ratio */
+    int64_t log_flush_interval_messages;      /* log.flush.interval.messages */
+    int64_t log_flush_interval_ms;            /* log.flush.interval.ms */
+    int32_t max_partitions;                   /* max.partitions: a cap on all partitions */
+    char log_level[16];                       /* log.level: debug|info|warn|error */
+
+    struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
+    int n_entries;
+};
+
+#endif

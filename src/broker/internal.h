@@ -1,0 +1,168 @@
+/* Shared state of the broker/ files. Not a public interface: server/ uses broker.h only.
+ *
+ * Ownership: the broker owns topics (strmap by name); a topic owns its partitions; a partition
+ * owns its plog. Parked requests (acks=all produces waiting for fsync, long-polling fetches)
+ * are owned by themselves and linked into the partitions they wait on; deleting a partition
+ * completes them first, so no parked request ever points to a freed partition. */
+#ifndef SP_BROKER_INTERNAL_H
+#define SP_BROKER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "base/iobuf.h"
+#include "base/list.h"
+#include "base/strmap.h"
+#include "broker/broker.h"
+#include "broker/config.h"
+#include "broker/topic_config.h"
+#include "kafka/api.h"
+#include "kafka/msg.h"
+#include "kafka/wire.h"
+#include "net/conn.h"
+#include "net/reactor.h"
+
+struct catalog;
+struct flusher;
+struct plog;
+
+#define TOPIC_NAME_MAX 249
+
+struct partition {
+    struct topic *topic;          /* owner */
+    int32_t index;                /* partition number */
+    struct plog *log;             /* owned */
+    int32_t leader_epoch;         /* Raft term of this (single-voter) group */
+    struct list_node acks_waiters;   /* struct acks_wait, in offset order */
+    struct list_node fetch_watchers; /* struct fetch_watch */
+    uint64_t records_in;          /* records appended since start (metrics) */
+    uint64_t bytes_in;            /* batch bytes appended since start */
+};
+
+struct topic {
+    char *name;                   /* owned; also the strmap key (copied there) */
+    uint8_t id[16];               /* topic id */
+    bool internal;                /* __consumer_offsets and friends */
+    struct partition **parts;     /* owned, n_parts entries */
+    int32_t n_parts;
+    struct topic_config_kv *overrides; /* owned strings, n_overrides entries */
+    int n_overrides;
+    struct topic_config cfg;      /* effective config */
+};
+
+struct broker {
+    struct reactor *r;
+    const struct broker_config *cfg;
+    struct catalog *cat;
+    struct flusher *fl;
+    struct listener *lis;
+    struct strmap topics;         /* name -> struct topic * */
+    int32_t total_partitions;
+    char cluster_id[32];
+    int advertised_port;          /* cfg's, or the bound port when configured as 0 */
+    struct arena scratch;         /* per-request decode memory, reset after each request */
+    struct reactor_timer retention_timer;
+    int flusher_fd;
+    uint64_t requests[KAFKA_API_KEY_MAX + 1];
+    bool stopping;
+    bool startup_clean;           /* the previous run shut down cleanly */
+};
+
+/* Per-connection state. */
+struct session {
+    struct broker *b;
+    struct conn *conn;
+    struct list_node fetch_ops; /* parked fetches of this connection (struct fetch_op) */
+};
+
+/* One request being handled. */
+struct request {
+    struct broker *b;
+    struct session *s;
+    struct conn *conn;
+    struct kreq_header hdr;
+    struct kreader body;    /* positioned after the header */
+    struct arena *arena;    /* scratch: valid until the handler returns */
+    uint8_t *frame;         /* the whole frame (mutable: produce rewrites batch headers) */
+    size_t frame_len;
+};
+
+/* A response under construction: size prefix + response header + body. */
+struct response {
+    struct iobuf buf;
+    struct kwriter w;
+    size_t size_pos;
+};
+
+void response_begin(struct response *resp, const struct kreq_header *h);
+/* Patches the size and hands the bytes to the slot. */
+void response_send(struct response *resp, struct conn_slot *slot);
+
+/* Handlers: decode the body, reserve a slot (unless no response is due) and answer now or
+ * later. Return 0, or -ERR_CORRUPT for a malformed body (the caller closes the connection;
+ * no slot may have been reserved in that case). */
+int handle_api_versions(struct request *req);
+int handle_metadata(struct request *req);
+int handle_produce(struct request *req);
+int handle_fetch(struct request *req);
+int handle_list_offsets(struct request *req);
+int handle_create_topics(struct request *req);
+int handle_delete_topics(struct request *req);
+int handle_create_partitions(struct request *req);
+int handle_describe_configs(struct request *req);
+int handle_alter_configs(struct request *req);
+int handle_delete_records(struct request *req);
+int handle_find_coordinator(struct request *req);
+
+/* ApiVersions error reply for an unsupported version (KIP-511). */
+void api_versions_reply_unsupported(struct request *req);
+
+/* ---- topics.c: the topic registry ---- */
+
+/* Validates a topic name as Kafka does: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
+bool topic_name_valid(struct kstr name, char *err, size_t errcap);
+struct topic *topic_find(struct broker *b, struct kstr name);
+struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
+/* Loads every topic of the catalog and opens (recovers) its logs. */
+int topics_load(struct broker *b, struct broker_startup *info);
+/* Creates a topic (persisted in the catalog, logs created). overrides must be validated.
+ * Returns 0 or a negative code with err set. */
+int topic_create(struct broker *b, struct kstr name, int32_t partitions,
+                 const struct topic_config_kv *overrides, int n_overrides, char *err,
+                 size_t errcap);
+/* Deletes a topic: completes its parked requests, removes it from the catalog and its data. */
+int topic_delete(struct broker *b, struct topic *t);
+/* Grows a topic to `count` partitions. */
+int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char *err,
+                         size_t errcap);
+/* Replaces the topic's overrides (validated), persists and applies them. */
+int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs,
+                        int n, char *err, size_t errcap);
+/* Closes every topic's logs (clean shutdown) and frees the registry. */
+void topics_close_all(struct broker *b);
+/* Applies retention and segment.ms to every partition. */
+void topics_apply_retention(struct broker *b);
+
+/* ---- produce.c ---- */
+
+/* A partition's log reported a completed (or failed) sync. */
+void produce_flush_done(struct partition *p, int64_t durable_offset, int rc);
+/* Fails every acks=all wait on p (partition going away). */
+void produce_fail_waiters(struct partition *p, int16_t error_code);
+
+/* ---- fetch.c ---- */
+
+/* New data is visible on p (HW advanced by `bytes`): wake parked fetches. */
+void fetch_notify(struct partition *p, size_t bytes);
+/* Completes every parked fetch that watches p now (partition going away). */
+void fetch_wake_all(struct partition *p);
+/* Cancels the parked fetches of a closing connection. */
+void fetch_cancel_session(struct session *s);
+
+/* ---- errors ---- */
+
+/* Maps an internal error (storage) to the Kafka error code for a produce/fetch response. */
+int16_t kafka_error_from_rc(int rc);
+
+#endif

@@ -1,0 +1,126 @@
+/* ListOffsets (earliest, latest, by timestamp) and DeleteRecords. */
+#include <string.h>
+
+#include "base/errors.h"
+#include "base/log.h"
+#include "broker/internal.h"
+#include "kafka/errors.h"
+#include "storage/plog.h"
+
+int handle_list_offsets(struct request *req)
+{
+    struct broker *b = req->b;
+    struct list_offsets_req lr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_list_offsets(&req->body, v, req->arena, &lr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct list_offsets_resp resp = {0};
+    resp.n_topics = lr.n_topics > 0 ? lr.n_topics : 0;
+    resp.topics = arena_calloc(a, (size_t)resp.n_topics, sizeof(*resp.topics));
+    for (int32_t i = 0; i < resp.n_topics; i++) {
+        const struct list_offsets_req_topic *rt = &lr.topics[i];
+        struct list_offsets_resp_topic *ot = &resp.topics[i];
+        ot->name = rt->name;
+        ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
+        ot->partitions = arena_calloc(a, (size_t)ot->n_partitions, sizeof(*ot->partitions));
+        for (int32_t j = 0; j < ot->n_partitions; j++) {
+            const struct list_offsets_req_partition *rp = &rt->partitions[j];
+            struct list_offsets_resp_partition *op = &ot->partitions[j];
+            op->partition_index = rp->partition_index;
+            op->timestamp = -1;
+            op->offset = -1;
+            op->leader_epoch = -1;
+            struct partition *p = partition_find(b, rt->name, rp->partition_index);
+            if (!p) {
+                op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch > p->leader_epoch) {
+                op->error_code = KERR_UNKNOWN_LEADER_EPOCH;
+                continue;
+            }
+            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch < p->leader_epoch) {
+                op->error_code = KERR_FENCED_LEADER_EPOCH;
+                continue;
+            }
+            op->leader_epoch = p->leader_epoch;
+            if (rp->timestamp == KAFKA_OFFSET_EARLIEST) {
+                op->offset = plog_start_offset(p->log);
+            } else if (rp->timestamp == KAFKA_OFFSET_LATEST) {
+                op->offset = plog_high_watermark(p->log); /* == LSO: no transactions */
+            } else if (rp->timestamp < 0) {
+                op->error_code = KERR_INVALID_REQUEST;
+            } else {
+                int64_t off, ts;
+                int rc = plog_offset_for_timestamp(p->log, rp->timestamp, &off, &ts);
+                if (rc != 0) {
+                    op->error_code = kafka_error_from_rc(rc);
+                } else if (off >= 0 && off < plog_high_watermark(p->log)) {
+                    op->offset = off;
+                    op->timestamp = ts;
+                }
+            }
+        }
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_list_offsets(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+int handle_delete_records(struct request *req)
+{
+    struct broker *b = req->b;
+    struct delete_records_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_delete_records(&req->body, v, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct delete_records_resp resp = {0};
+    resp.n_topics = dr.n_topics > 0 ? dr.n_topics : 0;
+    resp.topics = arena_calloc(a, (size_t)resp.n_topics, sizeof(*resp.topics));
+    for (int32_t i = 0; i < resp.n_topics; i++) {
+        const struct delete_records_req_topic *rt = &dr.topics[i];
+        struct delete_records_resp_topic *ot = &resp.topics[i];
+        ot->name = rt->name;
+        ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
+        ot->partitions = arena_calloc(a, (size_t)ot->n_partitions, sizeof(*ot->partitions));
+        for (int32_t j = 0; j < ot->n_partitions; j++) {
+            const struct delete_records_req_partition *rp = &rt->partitions[j];
+            struct delete_records_resp_partition *op = &ot->partitions[j];
+            op->partition_index = rp->partition_index;
+            op->low_watermark = -1;
+            struct partition *p = partition_find(b, rt->name, rp->partition_index);
+            if (!p) {
+                op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            int64_t hw = plog_high_watermark(p->log);
+            int64_t target = rp->offset == -1 ? hw : rp->offset;
+            if (target < 0 || target > hw) {
+                op->error_code = KERR_OFFSET_OUT_OF_RANGE;
+                op->low_watermark = plog_start_offset(p->log);
+                continue;
+            }
+            if (target > plog_start_offset(p->log)) {
+                int rc = plog_truncate_prefix(p->log, target);
+                if (rc != 0) {
+                    op->error_code = KERR_KAFKA_STORAGE_ERROR;
+                    log_error("delete_records_failed", "topic=%s partition=%d error=\"%s\"",
+                              p->topic->name, p->index, err_str(rc));
+                    continue;
+                }
+                log_info("records_deleted", "topic=%s partition=%d log_start_offset=%lld",
+                         p->topic->name, p->index, (long long)target);
+            }
+            op->low_watermark = plog_start_offset(p->log);
+        }
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_delete_records(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}

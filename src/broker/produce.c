@@ -1,0 +1,288 @@
+/* Produce: validate each partition's record batch, append it, answer by acks.
+ *
+ * acks=0: no response (the connection is closed if a partition failed, as Kafka does, so the
+ * client notices). acks=1: answered after the local append. acks=-1 (all): answered once the
+ * batch is durable (fdatasync by the flusher; for a single-voter group that is the majority).
+ *
+ * A produce_op holds an acks=all request until every partition's wait is satisfied, failed
+ * (storage error, partition deleted) or timed out (timeout_ms → REQUEST_TIMED_OUT).
+ *
+ * Invariants:
+ *  1. A partition's acks_waiters are in increasing end_offset order (appends are sequential),
+ *     so a sync completion releases a prefix of them.
+ *  2. op->pending == number of op->waits still linked; the response goes out exactly once,
+ *     when it reaches zero, and the op is freed then.
+ *  3. Batches are written as received except baseOffset, partitionLeaderEpoch and, for
+ *     LogAppendTime topics, maxTimestamp + the timestamp-type bit (then the CRC is recomputed). */
+#include <errno.h>
+#include <string.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "kafka/batch.h"
+#include "kafka/errors.h"
+#include "storage/plog.h"
+
+/* Smallest cap on a decompressed records section while validating a compressed batch (the cap
+ * is 64 x max.message.bytes when that is larger): bounds what a decompression bomb costs. */
+#define DECOMPRESSED_MIN_CAP (64u << 20)
+
+struct produce_op;
+
+struct acks_wait {
+    struct list_node node;                 /* in partition->acks_waiters */
+    struct produce_op *op;
+    int64_t end_offset;                    /* durable offset that satisfies this wait */
+    struct produce_resp_partition *result; /* where the outcome goes */
+};
+
+struct produce_op {
+    struct broker *b;
+    struct conn_slot *slot;
+    struct kreq_header hdr;
+    struct arena arena;       /* the response and the waits live here */
+    struct produce_resp resp;
+    struct acks_wait *waits;  /* n_waits entries, linked while pending */
+    int n_waits;
+    int pending;
+    struct reactor_timer timer;
+};
+
+static void op_send_and_free(struct produce_op *op)
+{
+    struct response resp;
+    response_begin(&resp, &op->hdr);
+    kmsg_encode_produce(&resp.w, op->hdr.api_version, &op->resp);
+    response_send(&resp, op->slot);
+    reactor_timer_stop(op->b->r, &op->timer);
+    arena_destroy(&op->arena);
+    mem_free(op);
+}
+
+static void wait_done(struct acks_wait *w, int16_t error_code)
+{
+    list_remove(&w->node);
+    if (error_code != KERR_NONE && w->result->error_code == KERR_NONE) {
+        w->result->error_code = error_code;
+        w->result->base_offset = -1;
+    }
+    struct produce_op *op = w->op;
+    if (--op->pending == 0)
+        op_send_and_free(op);
+}
+
+static void op_timeout(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct produce_op *op = data;
+    int n = op->n_waits;
+    for (int i = 0; i < n; i++) {
+        struct acks_wait *w = &op->waits[i];
+        if (!list_linked(&w->node))
+            continue;
+        bool last = op->pending == 1;
+        wait_done(w, KERR_REQUEST_TIMED_OUT);
+        if (last)
+            return; /* op freed */
+    }
+}
+
+void produce_flush_done(struct partition *p, int64_t durable_offset, int rc)
+{
+    if (rc != 0)
+        log_error("partition_sync_failed", "topic=%s partition=%d error=\"%s\" action=fence",
+                  p->topic->name, p->index, err_str(rc));
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &p->acks_waiters)
+    {
+        struct acks_wait *w = LIST_ENTRY(n, struct acks_wait, node);
+        if (rc != 0)
+            wait_done(w, KERR_KAFKA_STORAGE_ERROR);
+        else if (w->end_offset <= durable_offset)
+            wait_done(w, KERR_NONE);
+        else
+            break;
+    }
+}
+
+void produce_fail_waiters(struct partition *p, int16_t error_code)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &p->acks_waiters)
+    {
+        wait_done(LIST_ENTRY(n, struct acks_wait, node), error_code);
+    }
+}
+
+/* Validates and appends one partition's batch. Returns a Kafka error code. */
+static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
+                          int16_t version, struct produce_resp_partition *out)
+{
+    struct broker *b = req->b;
+    const struct topic_config *tc = &p->topic->cfg;
+    if (records.len < KBATCH_HEADER_SIZE)
+        return KERR_CORRUPT_MESSAGE;
+    uint8_t *batch = (uint8_t *)records.p; /* the frame is ours to rewrite in place */
+    size_t len = (size_t)records.len;
+    int64_t base;
+    int32_t blen;
+    kbatch_peek(batch, &base, &blen);
+    if (blen < 0 || (size_t)blen + KBATCH_LOG_OVERHEAD > len)
+        return KERR_CORRUPT_MESSAGE;
+    if ((size_t)blen + KBATCH_LOG_OVERHEAD < len)
+        return KERR_INVALID_RECORD; /* v3+: exactly one batch per partition */
+    if (len > (size_t)tc->max_message_bytes)
+        return KERR_MESSAGE_TOO_LARGE;
+    struct kbatch_header h;
+    kbatch_parse_header(batch, &h);
+    if (h.magic != KBATCH_MAGIC)
+        return KERR_INVALID_RECORD;
+    if (h.attributes & (KBATCH_ATTR_CONTROL | KBATCH_ATTR_TRANSACTIONAL))
+        return KERR_INVALID_RECORD; /* no transactions; control batches are the broker's */
+    if (kbatch_compression(&h) == KCOMPRESSION_ZSTD && version < 7)
+        return KERR_UNSUPPORTED_COMPRESSION_TYPE;
+    size_t cap = (size_t)tc->max_message_bytes * 64;
+    if (cap < DECOMPRESSED_MIN_CAP)
+        cap = DECOMPRESSED_MIN_CAP;
+    int rc = kbatch_validate(batch, len, true, true, cap);
+    if (rc == -ERR_TOO_LARGE)
+        return KERR_INVALID_RECORD;
+    if (rc != 0)
+        return kafka_error_from_rc(rc);
+    if (plog_fenced(p->log))
+        return KERR_KAFKA_STORAGE_ERROR;
+
+    int64_t now = time_wall_ms();
+    out->log_append_time_ms = -1;
+    if (tc->log_append_time) {
+        uint8_t *ts = batch + KBATCH_OFF_MAX_TIMESTAMP;
+        for (int i = 0; i < 8; i++)
+            ts[i] = (uint8_t)((uint64_t)now >> (56 - 8 * i));
+        batch[KBATCH_OFF_ATTRIBUTES + 1] |= KBATCH_ATTR_LOG_APPEND_TIME;
+        kbatch_update_crc(batch, len);
+        out->log_append_time_ms = now;
+    }
+    int64_t first;
+    rc = plog_append(p->log, batch, len, p->leader_epoch, now, &first);
+    if (rc != 0) {
+        if (rc == -ENOSPC)
+            log_warn("produce_refused", "topic=%s partition=%d reason=\"disk full\"",
+                     p->topic->name, p->index);
+        else
+            log_error("append_failed", "topic=%s partition=%d error=\"%s\"", p->topic->name,
+                      p->index, err_str(rc));
+        return KERR_KAFKA_STORAGE_ERROR;
+    }
+    out->base_offset = first;
+    out->log_start_offset = plog_start_offset(p->log);
+    p->records_in += (uint64_t)h.records_count;
+    p->bytes_in += len;
+    /* a group of one voter: the append is committed at once */
+    plog_set_high_watermark(p->log, plog_end_offset(p->log));
+    fetch_notify(p, len);
+    (void)b;
+    return KERR_NONE;
+}
+
+int handle_produce(struct request *req)
+{
+    struct broker *b = req->b;
+    struct produce_req pr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_produce(&req->body, v, req->arena, &pr) != 0)
+        return -ERR_CORRUPT;
+
+    int16_t acks = pr.acks;
+    struct produce_op *op = NULL;
+    struct arena *ra = req->arena;
+    if (acks == -1) {
+        op = mem_calloc(1, sizeof(*op));
+        op->b = b;
+        op->hdr = req->hdr;
+        op->hdr.client_id = KSTR_NULL; /* points into the frame */
+        arena_init(&op->arena, 4096);
+        reactor_timer_init(&op->timer, op_timeout, op);
+        ra = &op->arena;
+    }
+
+    int total_parts = 0;
+    for (int32_t i = 0; i < pr.n_topics; i++)
+        total_parts += pr.topics[i].n_partitions > 0 ? pr.topics[i].n_partitions : 0;
+    struct produce_resp *resp = op ? &op->resp : arena_calloc(ra, 1, sizeof(*resp));
+    resp->n_topics = pr.n_topics > 0 ? pr.n_topics : 0;
+    resp->topics = arena_calloc(ra, (size_t)resp->n_topics, sizeof(*resp->topics));
+    if (op)
+        op->waits = arena_calloc(ra, (size_t)total_parts, sizeof(*op->waits));
+
+    bool any_error = false;
+    for (int32_t i = 0; i < resp->n_topics; i++) {
+        const struct produce_req_topic *rt = &pr.topics[i];
+        struct produce_resp_topic *ot = &resp->topics[i];
+        ot->name = rt->name;
+        if (op && rt->name.len > 0)
+            ot->name = (struct kstr){arena_strndup(ra, rt->name.p, (size_t)rt->name.len),
+                                     rt->name.len};
+        ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
+        ot->partitions = arena_calloc(ra, (size_t)ot->n_partitions, sizeof(*ot->partitions));
+        struct topic *t = topic_find(b, rt->name);
+        for (int32_t j = 0; j < ot->n_partitions; j++) {
+            const struct produce_req_partition *rp = &rt->partitions[j];
+            struct produce_resp_partition *out = &ot->partitions[j];
+            out->index = rp->index;
+            out->base_offset = -1;
+            out->log_append_time_ms = -1;
+            out->log_start_offset = -1;
+            int16_t ec;
+            struct partition *p = NULL;
+            if (v < 3)
+                ec = KERR_UNSUPPORTED_VERSION;
+            else if (pr.transactional_id.len >= 0)
+                ec = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            else if (acks != 0 && acks != 1 && acks != -1)
+                ec = KERR_INVALID_REQUIRED_ACKS;
+            else if (!t || rp->index < 0 || rp->index >= t->n_parts)
+                ec = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            else
+                ec = append_one(req, p = t->parts[rp->index], rp->records, v, out);
+            out->error_code = ec;
+            if (ec != KERR_NONE) {
+                any_error = true;
+                out->base_offset = -1;
+                continue;
+            }
+            if (op) {
+                struct acks_wait *w = &op->waits[op->n_waits++];
+                w->op = op;
+                w->end_offset = plog_end_offset(p->log);
+                w->result = out;
+                list_push_back(&p->acks_waiters, &w->node);
+                op->pending++;
+                plog_flush(p->log);
+            }
+        }
+    }
+
+    if (acks == 0) {
+        if (any_error)
+            conn_close(req->conn);
+        return 0;
+    }
+    struct conn_slot *slot = conn_slot_reserve(req->conn);
+    if (!op) {
+        struct response r;
+        response_begin(&r, &req->hdr);
+        kmsg_encode_produce(&r.w, v, resp);
+        response_send(&r, slot);
+        return 0;
+    }
+    op->slot = slot;
+    if (op->pending == 0) {
+        op_send_and_free(op);
+        return 0;
+    }
+    reactor_timer_start(b->r, &op->timer, pr.timeout_ms > 0 ? pr.timeout_ms : 0);
+    return 0;
+}

@@ -1,0 +1,369 @@
+/* The topic registry: topics by name, their partitions and logs, persisted in the catalog.
+ *
+ * Lifecycle of a topic: created (catalog file written, then logs created) -> live -> deleted
+ * (parked requests on its partitions answered, catalog file removed, logs destroyed).
+ *
+ * Invariants:
+ *  1. A topic is in b->topics iff its catalog file exists (modulo a crash between the two
+ *     steps, which the next start resolves: logs are created on load if missing).
+ *  2. b->total_partitions is the sum of n_parts over all topics and never exceeds
+ *     max.partitions.
+ *  3. A partition's leader_epoch is >= the epoch of every batch in its log. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "kafka/errors.h"
+#include "storage/catalog.h"
+#include "storage/plog.h"
+
+static void flush_cb(struct plog *log, int64_t durable_offset, int rc, void *data)
+{
+    produce_flush_done(data, durable_offset, rc);
+}
+
+bool topic_name_valid(struct kstr name, char *err, size_t errcap)
+{
+    if (name.len <= 0) {
+        snprintf(err, errcap, "Topic name is empty");
+        return false;
+    }
+    if (name.len > TOPIC_NAME_MAX) {
+        snprintf(err, errcap, "Topic name is longer than %d characters", TOPIC_NAME_MAX);
+        return false;
+    }
+    if ((name.len == 1 && name.p[0] == '.') || (name.len == 2 && !memcmp(name.p, "..", 2))) {
+        snprintf(err, errcap, "Topic name cannot be \".\" or \"..\"");
+        return false;
+    }
+    for (int32_t i = 0; i < name.len; i++) {
+        char c = name.p[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (!ok) {
+            snprintf(err, errcap,
+                     "Topic name is illegal: it contains a character other than ASCII "
+                     "alphanumerics, '.', '_' and '-'");
+            return false;
+        }
+    }
+    return true;
+}
+
+struct topic *topic_find(struct broker *b, struct kstr name)
+{
+    if (name.len <= 0)
+        return NULL;
+    return strmap_get(&b->topics, name.p, (size_t)name.len);
+}
+
+struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index)
+{
+    struct topic *t = topic_find(b, topic);
+    if (!t || index < 0 || index >= t->n_parts)
+        return NULL;
+    return t->parts[index];
+}
+
+static int partition_open(struct broker *b, struct topic *t, int32_t index,
+                          struct plog_recovery *rec, struct partition **out)
+{
+    char dir[BROKER_PATH_MAX + TOPIC_NAME_MAX + 32];
+    catalog_partition_dir(b->cat, t->name, index, dir, sizeof(dir));
+    struct plog_config pc;
+    topic_config_to_plog(&t->cfg, &pc);
+    struct plog *log;
+    int rc = plog_open(dir, &pc, b->fl, b->startup_clean, &log, rec);
+    if (rc != 0) {
+        log_error("partition_open_failed", "topic=%s partition=%d dir=%s error=\"%s\"", t->name,
+                  index, dir, err_str(rc));
+        return rc;
+    }
+    struct partition *p = mem_calloc(1, sizeof(*p));
+    p->topic = t;
+    p->index = index;
+    p->log = log;
+    int32_t e = plog_last_epoch(log);
+    p->leader_epoch = e < 0 ? 0 : e;
+    list_init(&p->acks_waiters);
+    list_init(&p->fetch_watchers);
+    plog_set_flush_cb(log, flush_cb, p);
+    *out = p;
+    return 0;
+}
+
+static void partition_close(struct broker *b, struct partition *p, bool destroy)
+{
+    produce_fail_waiters(p, destroy ? KERR_UNKNOWN_TOPIC_OR_PARTITION : KERR_REQUEST_TIMED_OUT);
+    fetch_wake_all(p);
+    if (destroy) {
+        int rc = plog_destroy(p->log);
+        if (rc != 0)
+            log_warn("partition_remove_failed", "topic=%s partition=%d error=\"%s\"",
+                     p->topic->name, p->index, err_str(rc));
+    } else {
+        plog_close(p->log);
+    }
+    mem_free(p);
+}
+
+static void overrides_free(struct topic_config_kv *kvs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        mem_free((char *)kvs[i].key);
+        mem_free((char *)kvs[i].value);
+    }
+    mem_free(kvs);
+}
+
+static struct topic_config_kv *overrides_dup(const struct topic_config_kv *kvs, int n, int *out_n)
+{
+    struct topic_config_kv *d = mem_calloc((size_t)(n ? n : 1), sizeof(*d));
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!kvs[i].value)
+            continue; /* null value: back to the default, i.e. no override */
+        d[k].key = mem_strdup(kvs[i].key);
+        d[k].value = mem_strdup(kvs[i].value);
+        k++;
+    }
+    *out_n = k;
+    return d;
+}
+
+static void topic_free(struct topic *t)
+{
+    overrides_free(t->overrides, t->n_overrides);
+    mem_free(t->parts);
+    mem_free(t->name);
+    mem_free(t);
+}
+
+static bool is_internal(const char *name)
+{
+    return strcmp(name, "__consumer_offsets") == 0 || strcmp(name, "__transaction_state") == 0 ||
+           strcmp(name, "__cluster_metadata") == 0;
+}
+
+static struct topic *topic_new(struct broker *b, const char *name, int32_t n_parts,
+                               const struct topic_config_kv *overrides, int n_overrides)
+{
+    struct topic *t = mem_calloc(1, sizeof(*t));
+    t->name = mem_strdup(name);
+    t->internal = is_internal(name);
+    t->parts = mem_calloc((size_t)n_parts, sizeof(*t->parts));
+    t->overrides = overrides_dup(overrides, n_overrides, &t->n_overrides);
+    topic_config_resolve(&t->cfg, b->cfg, t->overrides, t->n_overrides);
+    return t;
+}
+
+static void to_catalog(const struct topic *t, int32_t n_parts, struct catalog_topic *ct)
+{
+    ct->name = t->name;
+    ct->partitions = n_parts;
+    memcpy(ct->id, t->id, sizeof(ct->id));
+    ct->configs = mem_calloc((size_t)(t->n_overrides ? t->n_overrides : 1), sizeof(*ct->configs));
+    ct->n_configs = t->n_overrides;
+    for (int i = 0; i < t->n_overrides; i++) {
+        ct->configs[i].key = (char *)t->overrides[i].key;
+        ct->configs[i].value = (char *)t->overrides[i].value;
+    }
+}
+
+static int save_topic(struct broker *b, const struct topic *t, int32_t n_parts)
+{
+    struct catalog_topic ct;
+    to_catalog(t, n_parts, &ct);
+    int rc = catalog_save_topic(b->cat, &ct);
+    mem_free(ct.configs);
+    return rc;
+}
+
+int topics_load(struct broker *b, struct broker_startup *info)
+{
+    struct catalog_topic *cts;
+    int32_t n;
+    int rc = catalog_load(b->cat, &cts, &n);
+    if (rc != 0)
+        return rc;
+    b->startup_clean = info->clean;
+    for (int32_t i = 0; i < n && rc == 0; i++) {
+        struct catalog_topic *ct = &cts[i];
+        struct topic_config_kv *kvs = mem_calloc((size_t)(ct->n_configs ? ct->n_configs : 1),
+                                                 sizeof(*kvs));
+        for (int j = 0; j < ct->n_configs; j++)
+            kvs[j] = (struct topic_config_kv){ct->configs[j].key, ct->configs[j].value};
+        struct topic *t = topic_new(b, ct->name, ct->partitions, kvs, ct->n_configs);
+        mem_free(kvs);
+        memcpy(t->id, ct->id, sizeof(t->id));
+        for (int32_t p = 0; p < ct->partitions; p++) {
+            struct plog_recovery rec = {0};
+            rc = partition_open(b, t, p, &rec, &t->parts[p]);
+            if (rc != 0)
+                break;
+            t->n_parts++;
+            info->segments_validated += rec.segments_validated;
+            info->truncated_bytes += rec.truncated_bytes;
+        }
+        strmap_put(&b->topics, t->name, strlen(t->name), t);
+        b->total_partitions += t->n_parts;
+        info->topics++;
+        info->partitions += t->n_parts;
+    }
+    catalog_topics_free(cts, n);
+    return rc;
+}
+
+int topic_create(struct broker *b, struct kstr name, int32_t partitions,
+                 const struct topic_config_kv *overrides, int n_overrides, char *err,
+                 size_t errcap)
+{
+    CHECK(partitions > 0);
+    if (b->total_partitions + (int64_t)partitions > b->cfg->max_partitions) {
+        snprintf(err, errcap,
+                 "Creating %d partitions would exceed the broker's limit of %d partitions "
+                 "(max.partitions)",
+                 partitions, b->cfg->max_partitions);
+        return -ERR_LIMIT;
+    }
+    char *cname = mem_strndup(name.p, (size_t)name.len);
+    struct topic *t = topic_new(b, cname, partitions, overrides, n_overrides);
+    mem_free(cname);
+    if (getrandom(t->id, sizeof(t->id), 0) != (ssize_t)sizeof(t->id)) {
+        int64_t now = time_mono_ns();
+        memcpy(t->id, &now, sizeof(now));
+    }
+    int rc = save_topic(b, t, partitions);
+    if (rc != 0) {
+        snprintf(err, errcap, "Cannot persist topic: %s", err_str(rc));
+        topic_free(t);
+        return rc;
+    }
+    for (int32_t p = 0; p < partitions; p++) {
+        rc = partition_open(b, t, p, NULL, &t->parts[p]);
+        if (rc != 0) {
+            snprintf(err, errcap, "Cannot create partition %d: %s", p, err_str(rc));
+            for (int32_t q = 0; q < t->n_parts; q++)
+                partition_close(b, t->parts[q], true);
+            (void)catalog_delete_topic(b->cat, t->name, partitions);
+            topic_free(t);
+            return rc;
+        }
+        t->n_parts++;
+    }
+    strmap_put(&b->topics, t->name, strlen(t->name), t);
+    b->total_partitions += t->n_parts;
+    log_info("topic_created", "topic=%s partitions=%d overrides=%d", t->name, t->n_parts,
+             t->n_overrides);
+    return 0;
+}
+
+int topic_delete(struct broker *b, struct topic *t)
+{
+    strmap_del(&b->topics, t->name, strlen(t->name));
+    b->total_partitions -= t->n_parts;
+    for (int32_t i = 0; i < t->n_parts; i++)
+        partition_close(b, t->parts[i], true);
+    int rc = catalog_delete_topic(b->cat, t->name, t->n_parts);
+    if (rc != 0)
+        log_warn("topic_delete_incomplete", "topic=%s error=\"%s\"", t->name, err_str(rc));
+    log_info("topic_deleted", "topic=%s", t->name);
+    topic_free(t);
+    return 0;
+}
+
+int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char *err,
+                         size_t errcap)
+{
+    CHECK(count > t->n_parts);
+    int32_t add = count - t->n_parts;
+    if (b->total_partitions + (int64_t)add > b->cfg->max_partitions) {
+        snprintf(err, errcap, "Adding %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)", add, b->cfg->max_partitions);
+        return -ERR_LIMIT;
+    }
+    int rc = save_topic(b, t, count);
+    if (rc != 0) {
+        snprintf(err, errcap, "Cannot persist topic: %s", err_str(rc));
+        return rc;
+    }
+    t->parts = mem_realloc(t->parts, (size_t)count * sizeof(*t->parts));
+    int32_t old = t->n_parts;
+    for (int32_t p = old; p < count; p++) {
+        rc = partition_open(b, t, p, NULL, &t->parts[p]);
+        if (rc != 0) {
+            snprintf(err, errcap, "Cannot create partition %d: %s", p, err_str(rc));
+            break;
+        }
+        t->n_parts++;
+        b->total_partitions++;
+    }
+    if (rc != 0)
+        (void)save_topic(b, t, t->n_parts); /* persist what exists */
+    else
+        log_info("partitions_created", "topic=%s partitions=%d previous=%d", t->name, count, old);
+    return rc;
+}
+
+int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs,
+                        int n, char *err, size_t errcap)
+{
+    int old_n = t->n_overrides;
+    struct topic_config_kv *old = t->overrides;
+    t->overrides = overrides_dup(kvs, n, &t->n_overrides);
+    int rc = save_topic(b, t, t->n_parts);
+    if (rc != 0) {
+        snprintf(err, errcap, "Cannot persist topic config: %s", err_str(rc));
+        overrides_free(t->overrides, t->n_overrides);
+        t->overrides = old;
+        t->n_overrides = old_n;
+        return rc;
+    }
+    overrides_free(old, old_n);
+    topic_config_resolve(&t->cfg, b->cfg, t->overrides, t->n_overrides);
+    struct plog_config pc;
+    topic_config_to_plog(&t->cfg, &pc);
+    for (int32_t i = 0; i < t->n_parts; i++)
+        plog_set_config(t->parts[i]->log, &pc);
+    log_info("topic_config_altered", "topic=%s overrides=%d", t->name, t->n_overrides);
+    return 0;
+}
+
+void topics_close_all(struct broker *b)
+{
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *t = v;
+        for (int32_t i = 0; i < t->n_parts; i++)
+            partition_close(b, t->parts[i], false);
+        topic_free(t);
+    }
+    strmap_destroy(&b->topics);
+    strmap_init(&b->topics);
+    b->total_partitions = 0;
+}
+
+void topics_apply_retention(struct broker *b)
+{
+    int64_t now = time_wall_ms();
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *t = v;
+        for (int32_t i = 0; i < t->n_parts; i++) {
+            struct plog *log = t->parts[i]->log;
+            (void)plog_maybe_roll(log, now);
+            (void)plog_apply_retention(log, now);
+        }
+    }
+}

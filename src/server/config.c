@@ -1,0 +1,475 @@
+#include "server/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/check.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "broker/topic_config.h"
+
+enum ctype {
+    C_INT,      /* int32 field */
+    C_LONG,     /* int64 field */
+    C_BOOL,     /* bool field */
+    C_DOUBLE,   /* double field */
+    C_STR,      /* char[] field */
+    C_LISTENER, /* host + port fields */
+    C_PATH,     /* char[] field, one directory */
+    C_POLICY,   /* cleanup policy text */
+    C_TSTYPE,   /* CreateTime | LogAppendTime */
+    C_LEVEL,    /* log level */
+};
+
+struct key {
+    const char *name;
+    enum ctype type;
+    size_t off;       /* field offset in struct broker_config */
+    size_t size;      /* field size (strings) */
+    const char *dflt; /* default, as text */
+    int64_t min, max; /* integer bounds */
+    int64_t scale;    /* alias unit: the value is multiplied by this (hours -> ms) */
+    int priority;     /* among keys writing the same field, the higher wins */
+    const char *doc;
+};
+
+#define F(field) offsetof(struct broker_config, field), sizeof(((struct broker_config *)0)->field)
+#define LMAX INT64_MAX
+#define IMAX INT32_MAX
+
+static const struct key keys[] = {
+    {"node.id", C_INT, F(node_id), "1", 0, IMAX, 1, 0, "this broker's id"},
+    {"listeners", C_LISTENER, F(listener_host), "PLAINTEXT://127.0.0.1:9092", 0, 0, 1, 0,
+     "where clients connect"},
+    {"advertised.listeners", C_LISTENER, F(advertised_host), "", 0, 0, 1, 0,
+     "address given to clients in Metadata (default: listeners)"},
+    {"log.dirs", C_PATH, F(log_dirs), "./data", 0, 0, 1, 0, "data directory (one)"},
+    {"log.dir", C_PATH, F(log_dirs), "./data", 0, 0, 1, -1, "alias of log.dirs"},
+    {"num.partitions", C_INT, F(num_partitions), "1", 1, 100000, 1, 0,
+     "partitions of auto-created topics and CreateTopics with -1"},
+    {"default.replication.factor", C_INT, F(default_replication_factor), "1", 1, 32767, 1, 0,
+     "replication factor when a client asks for -1"},
+    {"auto.create.topics.enable", C_BOOL, F(auto_create_topics), "true", 0, 0, 1, 0,
+     "create unknown topics asked for in Metadata"},
+    {"delete.topic.enable", C_BOOL, F(delete_topic_enable), "true", 0, 0, 1, 0,
+     "allow DeleteTopics"},
+    {"log.retention.ms", C_LONG, F(log_retention_ms), "604800000", -1, LMAX, 1, 2,
+     "delete closed segments older than this (-1: never)"},
+    {"log.retention.minutes", C_LONG, F(log_retention_ms), "10080", -1, LMAX / 60000, 60000, 1,
+     "retention in minutes (log.retention.ms wins)"},
+    {"log.retention.hours", C_LONG, F(log_retention_ms), "168", -1, LMAX / 3600000, 3600000, 0,
+     "retention in hours (log.retention.ms/minutes win)"},
+    {"log.retention.bytes", C_LONG, F(log_retention_bytes), "-1", -1, LMAX, 1, 0,
+     "per-partition size above which closed segments are deleted (-1: no limit)"},
+    {"log.segment.bytes", C_LONG, F(log_segment_bytes), "1073741824", 14, IMAX, 1, 0,
+     "roll to a new segment at this size"},
+    {"log.roll.ms", C_LONG, F(log_roll_ms), "604800000", 1, LMAX, 1, 1,
+     "roll a non-empty segment older than this"},
+    {"log.roll.hours", C_LONG, F(log_roll_ms), "168", 1, LMAX / 3600000, 3600000, 0,
+     "segment age limit in hours (log.roll.ms wins)"},
+    {"log.retention.check.interval.ms", C_LONG, F(log_retention_check_interval_ms), "300000", 1,
+     LMAX, 1, 0, "how often retention and segment.ms are applied"},
+    {"log.index.interval.bytes", C_INT, F(log_index_interval_bytes), "4096", 0, IMAX, 1, 0,
+     "bytes of log between offset index entries"},
+    {"log.cleanup.policy", C_POLICY, F(log_cleanup_policy), "delete", 0, 0, 1, 0,
+     "delete, compact or compact,delete"},
+    {"log.message.timestamp.type", C_TSTYPE, F(log_message_timestamp_type), "CreateTime", 0, 0, 1,
+     0, "CreateTime or LogAppendTime"},
+    {"message.max.bytes", C_INT, F(message_max_bytes), "1048588", 0, IMAX, 1, 0,
+     "largest record batch accepted"},
+    {"socket.request.max.bytes", C_INT, F(socket_request_max_bytes), "104857600", 64, IMAX, 1, 0,
+     "largest request frame; larger frames close the connection"},
+    {"max.connections", C_INT, F(max_connections), "10000", 1, 1000000, 1, 0,
+     "client connections at once"},
+    {"fetch.max.bytes", C_INT, F(fetch_max_bytes), "57671680", 1024, IMAX, 1, 0,
+     "cap on one Fetch response"},
+    {"min.insync.replicas", C_INT, F(min_insync_replicas), "1", 1, IMAX, 1, 0,
+     "default of the topic setting"},
+    {"log.cleaner.delete.retention.ms", C_LONG, F(log_cleaner_delete_retention_ms), "86400000", 0,
+     LMAX, 1, 0, "how long tombstones of compacted topics are kept"},
+    {"log.cleaner.min.compaction.lag.ms", C_LONG, F(log_cleaner_min_compaction_lag_ms), "0", 0,
+     LMAX, 1, 0, "minimum age before a record may be compacted"},
+    {"log.cleaner.min.cleanable.ratio", C_DOUBLE, F(log_cleaner_min_cleanable_ratio), "0.5", 0, 1,
+     1, 0, "dirty ratio that triggers cleaning"},
+    {"log.flush.interval.messages", C_LONG, F(log_flush_interval_messages),
+     "9223372036854775807", 1, LMAX, 1, 0, "fsync after this many acks=0/1 messages"},
+    {"log.flush.interval.ms", C_LONG, F(log_flush_interval_ms), "9223372036854775807", 0, LMAX, 1,
+     0, "fsync acks=0/1 data at least this often"},
+    {"max.partitions", C_INT, F(max_partitions), "10000", 1, 1000000, 1, 0,
+     "cap on partitions across all topics"},
+    {"log.level", C_LEVEL, F(log_level), "info", 0, 0, 1, 0, "debug, info, warn or error"},
+};
+
+#define NKEYS ((int)ARRAY_LEN(keys))
+
+static const struct key *find_key(const char *name)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (strcmp(keys[i].name, name) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+int config_parse_listener(const char *s, char *host, size_t hostcap, int *port, char *err,
+                          size_t errcap)
+{
+    const char *p = s;
+    const char *sep = strstr(p, "://");
+    if (sep) {
+        size_t plen = (size_t)(sep - p);
+        /* the listener name may be anything Kafka allows (PLAINTEXT, INTERNAL...), but the
+         * security protocol is plaintext only for now */
+        if (plen == 0) {
+            snprintf(err, errcap, "missing listener name before ://");
+            return -1;
+        }
+        if ((plen == 3 && !strncmp(p, "SSL", 3)) || !strncmp(p, "SASL_", 5)) {
+            snprintf(err, errcap, "%.*s listeners are not supported yet (PLAINTEXT only)",
+                     (int)plen, p);
+            return -1;
+        }
+        p = sep + 3;
+    }
+    if (strchr(p, ',')) {
+        snprintf(err, errcap, "only one listener is supported");
+        return -1;
+    }
+    const char *colon;
+    const char *h = p;
+    size_t hlen;
+    if (*p == '[') {
+        const char *close = strchr(p, ']');
+        if (!close || close[1] != ':') {
+            snprintf(err, errcap, "bad IPv6 address in '%s' (expected [addr]:port)", s);
+            return -1;
+        }
+        h = p + 1;
+        hlen = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(p, ':');
+        if (!colon) {
+            snprintf(err, errcap, "missing :port in '%s'", s);
+            return -1;
+        }
+        hlen = (size_t)(colon - p);
+    }
+    if (hlen >= hostcap) {
+        snprintf(err, errcap, "host name too long in '%s'", s);
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long v = strtol(colon + 1, &end, 10);
+    if (errno || *end || colon[1] == '\0' || v < 0 || v > 65535) {
+        snprintf(err, errcap, "bad port in '%s' (0-65535)", s);
+        return -1;
+    }
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    *port = (int)v;
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+struct state {
+    struct broker_config *cfg;
+    bool set[64];     /* key explicitly given */
+};
+
+/* Applies name=value. Returns 0 or -1 with err. */
+static int apply(struct state *st, const char *name, const char *value, char *err, size_t errcap)
+{
+    const struct key *k = find_key(name);
+    if (!k) {
+        snprintf(err, errcap, "unknown config key '%s'", name);
+        return -1;
+    }
+    char *field = (char *)st->cfg + k->off;
+    int64_t iv = 0;
+    char *end;
+    switch (k->type) {
+    case C_INT:
+    case C_LONG:
+        errno = 0;
+        iv = strtoll(value, &end, 10);
+        if (errno || *end || !*value || iv < k->min || iv > k->max) {
+            snprintf(err, errcap, "bad value '%s' for %s: expected an integer from %" PRId64
+                     " to %" PRId64, value, name, k->min, k->max);
+            return -1;
+        }
+        if (k->scale > 1 && iv > 0)
+            iv *= k->scale;
+        /* aliases (hours/minutes/ms) write the same field: the most precise key wins */
+        for (int i = 0; i < NKEYS; i++) {
+            if (keys[i].off == k->off && st->set[i] && keys[i].priority > k->priority)
+                return 0;
+        }
+        if (k->type == C_INT)
+            *(int32_t *)field = (int32_t)iv;
+        else
+            *(int64_t *)field = iv;
+        return 0;
+    case C_BOOL:
+        if (strcmp(value, "true") == 0)
+            *(bool *)field = true;
+        else if (strcmp(value, "false") == 0)
+            *(bool *)field = false;
+        else {
+            snprintf(err, errcap, "bad value '%s' for %s: expected true or false", value, name);
+            return -1;
+        }
+        return 0;
+    case C_DOUBLE: {
+        errno = 0;
+        double d = strtod(value, &end);
+        if (errno || *end || !*value || !(d >= (double)k->min && d <= (double)k->max)) {
+            snprintf(err, errcap, "bad value '%s' for %s: expected a number from %" PRId64
+                     " to %" PRId64, value, name, k->min, k->max);
+            return -1;
+        }
+        *(double *)field = d;
+        return 0;
+    }
+    case C_STR:
+    case C_PATH:
+        if (strlen(value) >= k->size) {
+            snprintf(err, errcap, "value of %s is too long", name);
+            return -1;
+        }
+        if (k->type == C_PATH && (!*value || strchr(value, ','))) {
+            snprintf(err, errcap, "bad value '%s' for %s: expected one directory", value, name);
+            return -1;
+        }
+        for (int i = 0; i < NKEYS; i++) {
+            if (keys[i].off == k->off && st->set[i] && keys[i].priority > k->priority)
+                return 0;
+        }
+        strcpy(field, value);
+        return 0;
+    case C_POLICY:
+    case C_TSTYPE: {
+        const char *tkey = k->type == C_POLICY ? "cleanup.policy" : "message.timestamp.type";
+        char terr[256];
+        if (!topic_config_validate(tkey, strlen(tkey), value, strlen(value), terr, sizeof(terr))) {
+            snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, terr);
+            return -1;
+        }
+        if (strlen(value) >= k->size) {
+            snprintf(err, errcap, "value of %s is too long", name);
+            return -1;
+        }
+        strcpy(field, value);
+        return 0;
+    }
+    case C_LEVEL:
+        if (log_level_parse(value) < 0) {
+            snprintf(err, errcap, "bad value '%s' for %s: expected debug, info, warn or error",
+                     value, name);
+            return -1;
+        }
+        strcpy(field, value);
+        return 0;
+    case C_LISTENER: {
+        char host[BROKER_HOST_MAX];
+        int port;
+        char lerr[200];
+        if (!*value) { /* advertised.listeners empty: derived later */
+            st->cfg->advertised_host[0] = '\0';
+            st->cfg->advertised_port = -1;
+            return 0;
+        }
+        if (config_parse_listener(value, host, sizeof(host), &port, lerr, sizeof(lerr)) != 0) {
+            snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, lerr);
+            return -1;
+        }
+        if (k->off == offsetof(struct broker_config, listener_host)) {
+            strcpy(st->cfg->listener_host, host);
+            st->cfg->listener_port = port;
+        } else {
+            if (port == 0) {
+                snprintf(err, errcap, "bad value '%s' for %s: advertised port cannot be 0", value,
+                         name);
+                return -1;
+            }
+            strcpy(st->cfg->advertised_host, host);
+            st->cfg->advertised_port = port;
+        }
+        return 0;
+    }
+    }
+    return -1;
+}
+
+static int apply_line(struct state *st, char *line, const char *where, char *err, size_t errcap)
+{
+    char *s = trim(line);
+    if (!*s || *s == '#' || *s == '!')
+        return 0;
+    size_t klen = strcspn(s, "=: \t");
+    char *v = s + klen;
+    if (*v == '\0') {
+        snprintf(err, errcap, "%s: expected key=value, got '%s'", where, s);
+        return -1;
+    }
+    *v++ = '\0';
+    v = trim(v);
+    if (*v == '=' || *v == ':')
+        v = trim(v + 1);
+    char kerr[512];
+    if (apply(st, s, v, kerr, sizeof(kerr)) != 0) {
+        snprintf(err, errcap, "%s: %s", where, kerr);
+        return -1;
+    }
+    const struct key *k = find_key(s);
+    st->set[k - keys] = true;
+    return 0;
+}
+
+static void describe(struct broker_config *cfg, const struct state *st)
+{
+    cfg->entries = mem_calloc((size_t)NKEYS, sizeof(*cfg->entries));
+    cfg->n_entries = 0;
+    for (int i = 0; i < NKEYS; i++) {
+        const struct key *k = &keys[i];
+        if (k->scale > 1 || k->priority < 0)
+            continue; /* aliases are reported through the key they set */
+        const char *field = (const char *)cfg + k->off;
+        char buf[BROKER_PATH_MAX + 64];
+        switch (k->type) {
+        case C_INT:
+            snprintf(buf, sizeof(buf), "%" PRId32, *(const int32_t *)field);
+            break;
+        case C_LONG:
+            snprintf(buf, sizeof(buf), "%" PRId64, *(const int64_t *)field);
+            break;
+        case C_BOOL:
+            snprintf(buf, sizeof(buf), "%s", *(const bool *)field ? "true" : "false");
+            break;
+        case C_DOUBLE:
+            snprintf(buf, sizeof(buf), "%g", *(const double *)field);
+            break;
+        case C_LISTENER:
+            if (k->off == offsetof(struct broker_config, listener_host))
+                snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->listener_host,
+                         cfg->listener_port);
+            else
+                snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->advertised_host,
+                         cfg->advertised_port);
+            break;
+        default:
+            snprintf(buf, sizeof(buf), "%s", field);
+            break;
+        }
+        bool set = st->set[i];
+        for (int j = 0; j < NKEYS; j++)
+            if (keys[j].off == k->off && st->set[j])
+                set = true;
+        struct broker_config_entry *e = &cfg->entries[cfg->n_entries++];
+        e->name = k->name;
+        e->value = mem_strdup(buf);
+        e->is_default = !set;
+        e->sensitive = false;
+    }
+}
+
+int config_load(struct broker_config *cfg, const char *file, char *const *sets, int nsets,
+                char *err, size_t errcap)
+{
+    static_assert(ARRAY_LEN(keys) <= 64, "state arrays hold 64 keys");
+    memset(cfg, 0, sizeof(*cfg));
+    struct state st = {.cfg = cfg};
+    for (int i = 0; i < NKEYS; i++) {
+        if (keys[i].scale > 1 || keys[i].priority < 0)
+            continue; /* defaults come from the primary key */
+        char kerr[512];
+        CHECK(apply(&st, keys[i].name, keys[i].dflt, kerr, sizeof(kerr)) == 0);
+    }
+    cfg->advertised_port = -1;
+
+    if (file) {
+        FILE *f = fopen(file, "r");
+        if (!f) {
+            snprintf(err, errcap, "cannot read config file %s: %s", file, strerror(errno));
+            return -1;
+        }
+        char line[8192];
+        int lineno = 0;
+        while (fgets(line, sizeof(line), f)) {
+            lineno++;
+            char where[BROKER_PATH_MAX + 32];
+            snprintf(where, sizeof(where), "%s:%d", file, lineno);
+            if (strlen(line) == sizeof(line) - 1 && line[sizeof(line) - 2] != '\n') {
+                snprintf(err, errcap, "%s: line too long", where);
+                fclose(f);
+                return -1;
+            }
+            if (apply_line(&st, line, where, err, errcap) != 0) {
+                fclose(f);
+                return -1;
+            }
+        }
+        fclose(f);
+    }
+    for (int i = 0; i < nsets; i++) {
+        char *dup = mem_strdup(sets[i]);
+        char where[64];
+        snprintf(where, sizeof(where), "--set #%d", i + 1);
+        if (!strchr(dup, '=')) {
+            snprintf(err, errcap, "%s: expected key=value, got '%s'", where, sets[i]);
+            mem_free(dup);
+            return -1;
+        }
+        int rc = apply_line(&st, dup, where, err, errcap);
+        mem_free(dup);
+        if (rc != 0)
+            return -1;
+    }
+    if (cfg->advertised_port < 0) {
+        /* advertise what clients can reach: a wildcard bind advertises loopback */
+        const char *h = cfg->listener_host;
+        if (!*h || !strcmp(h, "0.0.0.0") || !strcmp(h, "::"))
+            h = "127.0.0.1";
+        snprintf(cfg->advertised_host, sizeof(cfg->advertised_host), "%s", h);
+        cfg->advertised_port = cfg->listener_port; /* 0: filled in once bound */
+    }
+    if (cfg->default_replication_factor > 1)
+        log_warn("config_replication_factor", "default.replication.factor=%d but this is a "
+                 "single-node broker: topics created with -1 will fail",
+                 cfg->default_replication_factor);
+    describe(cfg, &st);
+    return 0;
+}
+
+void config_free(struct broker_config *cfg)
+{
+    for (int i = 0; i < cfg->n_entries; i++)
+        mem_free(cfg->entries[i].value);
+    mem_free(cfg->entries);
+    cfg->entries = NULL;
+    cfg->n_entries = 0;
+}
+
+void config_print_keys(void)
+{
+    for (int i = 0; i < NKEYS; i++)
+        printf("  %-36s %-28s %s\n", keys[i].name, keys[i].dflt[0] ? keys[i].dflt : "(listeners)",
+               keys[i].doc);
+}

@@ -1,0 +1,27 @@
+/* Broker configuration from defaults, a Java-properties file and --set overrides.
+ *
+ * Keys are Kafka's names (DESIGN.md §11). Every key has a default, so no file is needed. An
+ * unknown key or a bad value is an error that names the key (and the file and line), and the
+ * broker refuses to start. Precedence: defaults < file < --set (later --set wins). */
+#ifndef SP_SERVER_CONFIG_H
+#define SP_SERVER_CONFIG_H
+
+#include <stddef.h>
+
+#include "broker/config.h"
+
+/* Fills *cfg. file may be NULL; sets are "key=value" strings. Returns 0, or -1 with a message
+ * in err. On success, release with config_free(). */
+int config_load(struct broker_config *cfg, const char *file, char *const *sets, int nsets,
+                char *err, size_t errcap);
+void config_free(struct broker_config *cfg);
+
+/* Prints every key with its default and meaning (for `serve --help` and the README). */
+void config_print_keys(void);
+
+/* Parses "PLAINTEXT://host:port" (host may be empty, a name, an IPv4 or [IPv6]). Returns 0 or
+ * -1 with err. */
+int config_parse_listener(const char *s, char *host, size_t hostcap, int *port, char *err,
+                          size_t errcap);
+
+#endif

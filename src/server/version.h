@@ -1,0 +1,4 @@
+#ifndef SP_SERVER_VERSION_H
+#define SP_SERVER_VERSION_H
+#define STREAMPULSE_VERSION "0.1.0"
+#endif

@@ -1,0 +1,150 @@
+#include <stdio.h>
+
+#include "broker/topic_config.h"
+#include "server/config.h"
+#include "storage/plog.h"
+#include "test.h"
+
+TEST(config_defaults_need_no_file)
+{
+    struct broker_config c;
+    char err[512];
+    ASSERT_EQ(config_load(&c, NULL, NULL, 0, err, sizeof(err)), 0);
+    ASSERT_STREQ(c.listener_host, "127.0.0.1");
+    ASSERT_EQ(c.listener_port, 9092);
+    ASSERT_STREQ(c.advertised_host, "127.0.0.1");
+    ASSERT_EQ(c.advertised_port, 9092);
+    ASSERT_STREQ(c.log_dirs, "./data");
+    ASSERT_EQ(c.num_partitions, 1);
+    ASSERT(c.auto_create_topics);
+    ASSERT_EQ(c.log_retention_ms, 604800000LL);
+    ASSERT_EQ(c.log_segment_bytes, 1073741824LL);
+    ASSERT_EQ(c.message_max_bytes, 1048588);
+    ASSERT_EQ(c.socket_request_max_bytes, 104857600);
+    ASSERT_EQ(c.node_id, 1);
+    bool found = false;
+    for (int i = 0; i < c.n_entries; i++)
+        if (!strcmp(c.entries[i].name, "log.retention.ms")) {
+            found = true;
+            ASSERT(c.entries[i].is_default);
+            ASSERT_STREQ(c.entries[i].value, "604800000");
+        }
+    ASSERT(found);
+    config_free(&c);
+}
+
+TEST(config_file_then_set_precedence)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/sp.properties", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    fprintf(f, "# comment\n! also comment\n\nlisteners = PLAINTEXT://0.0.0.0:19092\n"
+               "num.partitions=3\nlog.retention.hours: 1\nauto.create.topics.enable false\n");
+    fclose(f);
+    char *sets[] = {"num.partitions=5", "log.dirs=/tmp/x"};
+    struct broker_config c;
+    char err[512];
+    ASSERT_EQ(config_load(&c, path, sets, 2, err, sizeof(err)), 0);
+    ASSERT_STREQ(c.listener_host, "0.0.0.0");
+    ASSERT_EQ(c.listener_port, 19092);
+    ASSERT_STREQ(c.advertised_host, "127.0.0.1"); /* wildcard bind advertises loopback */
+    ASSERT_EQ(c.num_partitions, 5);
+    ASSERT_EQ(c.log_retention_ms, 3600000LL);
+    ASSERT(!c.auto_create_topics);
+    ASSERT_STREQ(c.log_dirs, "/tmp/x");
+    config_free(&c);
+
+    /* the most precise retention key wins whatever the order */
+    char *sets2[] = {"log.retention.ms=5000", "log.retention.hours=2"};
+    ASSERT_EQ(config_load(&c, NULL, sets2, 2, err, sizeof(err)), 0);
+    ASSERT_EQ(c.log_retention_ms, 5000);
+    config_free(&c);
+}
+
+TEST(config_refuses_unknown_keys_and_bad_values_by_name)
+{
+    struct broker_config c;
+    char err[512];
+    char *bad1[] = {"no.such.key=1"};
+    ASSERT_EQ(config_load(&c, NULL, bad1, 1, err, sizeof(err)), -1);
+    ASSERT(strstr(err, "no.such.key") != NULL);
+    char *bad2[] = {"num.partitions=zero"};
+    ASSERT_EQ(config_load(&c, NULL, bad2, 1, err, sizeof(err)), -1);
+    ASSERT(strstr(err, "num.partitions") != NULL);
+    char *bad3[] = {"num.partitions=0"};
+    ASSERT_EQ(config_load(&c, NULL, bad3, 1, err, sizeof(err)), -1);
+    char *bad4[] = {"listeners=PLAINTEXT://127.0.0.1:99999"};
+    ASSERT_EQ(config_load(&c, NULL, bad4, 1, err, sizeof(err)), -1);
+    ASSERT(strstr(err, "listeners") != NULL);
+    char *bad5[] = {"auto.create.topics.enable=yes"};
+    ASSERT_EQ(config_load(&c, NULL, bad5, 1, err, sizeof(err)), -1);
+    char *bad6[] = {"log.cleanup.policy=shred"};
+    ASSERT_EQ(config_load(&c, NULL, bad6, 1, err, sizeof(err)), -1);
+    char *bad7[] = {"noequals"};
+    ASSERT_EQ(config_load(&c, NULL, bad7, 1, err, sizeof(err)), -1);
+    char *bad8[] = {"log.dirs=/a,/b"};
+    ASSERT_EQ(config_load(&c, NULL, bad8, 1, err, sizeof(err)), -1);
+    ASSERT_EQ(config_load(&c, "/nonexistent/file.properties", NULL, 0, err, sizeof(err)), -1);
+    ASSERT(strstr(err, "/nonexistent/file.properties") != NULL);
+
+    char path[300];
+    snprintf(path, sizeof(path), "%s/bad.properties", test_tmpdir());
+    FILE *f = fopen(path, "w");
+    fprintf(f, "node.id=1\nmessage.max.bytes=-5\n");
+    fclose(f);
+    ASSERT_EQ(config_load(&c, path, NULL, 0, err, sizeof(err)), -1);
+    ASSERT(strstr(err, ":2:") != NULL); /* names the line */
+    ASSERT(strstr(err, "message.max.bytes") != NULL);
+}
+
+TEST(config_listener_forms)
+{
+    char host[256], err[200];
+    int port;
+    ASSERT_EQ(config_parse_listener("PLAINTEXT://[::1]:9093", host, sizeof(host), &port, err,
+                                    sizeof(err)), 0);
+    ASSERT_STREQ(host, "::1");
+    ASSERT_EQ(port, 9093);
+    ASSERT_EQ(config_parse_listener("localhost:0", host, sizeof(host), &port, err, sizeof(err)), 0);
+    ASSERT_STREQ(host, "localhost");
+    ASSERT_EQ(port, 0);
+    ASSERT_EQ(config_parse_listener("SSL://h:1", host, sizeof(host), &port, err, sizeof(err)), -1);
+    ASSERT_EQ(config_parse_listener("PLAINTEXT://h", host, sizeof(host), &port, err, sizeof(err)),
+              -1);
+    ASSERT_EQ(config_parse_listener("PLAINTEXT://a:1,PLAINTEXT://b:2", host, sizeof(host), &port,
+                                    err, sizeof(err)), -1);
+}
+
+TEST(topic_config_validation_and_resolution)
+{
+    char err[256];
+    ASSERT(topic_config_validate("retention.ms", 12, "-1", 2, err, sizeof(err)));
+    ASSERT(!topic_config_validate("retention.ms", 12, "-2", 2, err, sizeof(err)));
+    ASSERT(strstr(err, "retention.ms") != NULL);
+    ASSERT(!topic_config_validate("segment.bytes", 13, "1x", 2, err, sizeof(err)));
+    ASSERT(!topic_config_validate("bogus.key", 9, "1", 1, err, sizeof(err)));
+    ASSERT(strstr(err, "Unknown topic config name: bogus.key") != NULL);
+    ASSERT(topic_config_validate("cleanup.policy", 14, "compact,delete", 14, err, sizeof(err)));
+    ASSERT(!topic_config_validate("cleanup.policy", 14, "shred", 5, err, sizeof(err)));
+    ASSERT(!topic_config_validate("min.cleanable.dirty.ratio", 25, "1.5", 3, err, sizeof(err)));
+    ASSERT(topic_config_validate("preallocate", 11, "true", 4, err, sizeof(err)));
+    ASSERT(!topic_config_validate("compression.type", 16, "gzip", 4, err, sizeof(err)));
+
+    struct broker_config c;
+    ASSERT_EQ(config_load(&c, NULL, NULL, 0, err, sizeof(err)), 0);
+    struct topic_config_kv kvs[] = {{"retention.ms", "1000"},
+                                    {"cleanup.policy", "compact"},
+                                    {"segment.bytes", "2048"}};
+    struct topic_config tc;
+    topic_config_resolve(&tc, &c, kvs, 3);
+    ASSERT_EQ(tc.retention_ms, 1000);
+    ASSERT_EQ(tc.segment_bytes, 2048);
+    ASSERT(tc.cleanup_compact);
+    ASSERT(!tc.cleanup_delete);
+    ASSERT_EQ(tc.max_message_bytes, 1048588); /* broker default */
+    struct plog_config pc;
+    topic_config_to_plog(&tc, &pc);
+    ASSERT_EQ(pc.retention_ms, -1); /* compact-only topics are not deleted by time */
+    ASSERT_EQ(pc.segment_bytes, 2048);
+    config_free(&c);
+}
