@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Restart with SIGTERM: all data readable afterwards, offsets continue where they stopped, and
+# the clean shutdown is recognised (no recovery scan).
+# timeout: 120
+source "$(dirname "$0")/lib.sh"
+start_broker
+seq 1 5000 | sed 's/^/first-/' | kcat -P -b "$BROKER" -t keep -X linger.ms=5
+stop_broker
+grep -q 'event=broker_stopped clean=true' "$BROKER_LOG" || fail "no clean stop logged"
+
+start_broker
+grep 'event=broker_started' "$BROKER_LOG" | tail -1 | grep -q 'topics=1 partitions=1 clean_shutdown=true' || fail "restart not seen as clean: $(tail -3 "$BROKER_LOG")"
+seq 1 5000 | sed 's/^/second-/' | kcat -P -b "$BROKER" -t keep -X linger.ms=5
+kcat -C -b "$BROKER" -t keep -e -q -f '%o %s\n' >"$TMP/out.txt"
+n=$(wc -l <"$TMP/out.txt")
+[ "$n" -eq 10000 ] || fail "expected 10000 records after restart, got $n"
+# offsets 0..9999 with no gap or reuse; the first 5000 are the first run's
+awk '{ if ($1 != NR-1) { print "offset " $1 " at line " NR; exit 1 } }' "$TMP/out.txt" || fail "offsets do not continue"
+head -1 "$TMP/out.txt" | grep -q '^0 first-1$' || fail "first record wrong: $(head -1 "$TMP/out.txt")"
+sed -n 5001p "$TMP/out.txt" | grep -q '^5000 second-1$' || fail "offsets did not continue: $(sed -n 5001p "$TMP/out.txt")"
+stop_broker
