@@ -91,7 +91,8 @@ def request(api_key, version, body, corr=1, client_id="kwire", flexible=False):
 
 
 def produce_v3(topic, partition, records, acks=-1, timeout=5000, version=3):
-    body = string(None) + struct.pack(">hi", acks, timeout)
+    body = string(None) if version >= 3 else b""   # transactional_id exists from v3
+    body += struct.pack(">hi", acks, timeout)
     body += struct.pack(">i", 1) + string(topic) + struct.pack(">i", 1)
     body += struct.pack(">ii", partition, len(records)) + records
     return body
