@@ -103,6 +103,36 @@ static void flush(struct conn *c);
 static void deliver_rbuf(struct conn *c);
 static void rbuf_trim(struct conn *c);
 
+#if DCHECK_ENABLED
+/* The invariants of the design comment, walked in full (sanitizer and debug builds). */
+static bool conn_valid(const struct conn *c)
+{
+    if (c->refs < 1 || (c->fd >= 0) != (c->state == CONN_OPEN))
+        return false;
+    size_t n = 0, queued = iobuf_pending(&c->out);
+    const struct conn_slot *last = NULL;
+    for (const struct conn_slot *s = c->slots_head; s; s = s->next) {
+        if (s->c != c || s->refs != (s->completed ? 1 : 2))
+            return false;
+        queued += s->completed ? iobuf_pending(&s->resp) : 0;
+        last = s;
+        n++;
+    }
+    if (n != c->nslots || last != c->slots_tail)
+        return false;
+    if (c->rstart > c->rend || c->rend > c->rcap || (c->rbuf == NULL && c->rcap != 0))
+        return false;
+    if (c->state != CONN_OPEN)
+        return c->watching == 0 && c->queued_bytes == 0;
+    const struct conn_limits *lim = &c->l->lim;
+    bool over = c->queued_bytes > lim->max_queued_bytes || c->nslots > lim->max_inflight;
+    return queued == c->queued_bytes && over == c->paused;
+}
+#define CONN_DCHECK(c) DCHECK((c)->state == CONN_DONE || conn_valid(c))
+#else
+#define CONN_DCHECK(c) ((void)0)
+#endif
+
 /* ---- lifetime ---- */
 
 static void conn_unref(struct conn *c)
@@ -143,6 +173,7 @@ static void set_watch(struct conn *c, uint32_t events)
 
 void conn_close(struct conn *c)
 {
+    CONN_DCHECK(c);
     if (c->state != CONN_OPEN)
         return;
     reactor_del(c->r, c->fd);
@@ -156,6 +187,7 @@ void conn_close(struct conn *c)
     c->queued_bytes = 0;
     reactor_timer_start(c->r, &c->kick, 0);
     log_debug("conn_closed", "conn=%llu peer=%s", (unsigned long long)c->id, c->peer);
+    CONN_DCHECK(c);
 }
 
 static void conn_fail(struct conn *c, const char *event, int rc)
@@ -202,6 +234,7 @@ static void kick_cb(struct reactor *r, struct reactor_timer *t, void *data)
 {
     struct conn *c = data;
     c->refs++;
+    CONN_DCHECK(c);
     if (c->state == CONN_CLOSING) {
         conn_finalize(c);
     } else if (c->state == CONN_OPEN) {
@@ -210,6 +243,7 @@ static void kick_cb(struct reactor *r, struct reactor_timer *t, void *data)
             flush(c);
         rbuf_trim(c);
     }
+    CONN_DCHECK(c);
     conn_unref(c);
 }
 
@@ -277,6 +311,7 @@ static void flush(struct conn *c)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             set_watch(c, c->watching | REACTOR_WRITE);
+            update_flow(c);
             return;
         }
         if (n < 0) {
@@ -324,6 +359,7 @@ static void advance_slots(struct conn *c)
 
 struct conn_slot *conn_slot_reserve(struct conn *c)
 {
+    CONN_DCHECK(c);
     struct conn_slot *s = mem_alloc(sizeof(*s));
     iobuf_init(&s->resp);
     s->next = NULL;
@@ -342,14 +378,17 @@ struct conn_slot *conn_slot_reserve(struct conn *c)
     c->slots_tail = s;
     c->nslots++;
     update_flow(c);
+    CONN_DCHECK(c);
     return s;
 }
 
 void conn_slot_complete(struct conn_slot *s, struct iobuf *resp)
 {
     CHECK(!s->completed);
-    s->completed = true;
     struct conn *c = s->c;
+    if (c)
+        CONN_DCHECK(c);
+    s->completed = true;
     if (!c || c->state != CONN_OPEN) {
         iobuf_destroy(resp);
         slot_unref(s);
@@ -359,15 +398,13 @@ void conn_slot_complete(struct conn_slot *s, struct iobuf *resp)
     iobuf_move(&s->resp, resp);
     bool head = s == c->slots_head;
     slot_unref(s); /* the connection's reference remains until the slot is sent */
-    if (!head) {
-        update_flow(c);
-        return;
-    }
-    advance_slots(c);
-    if (!c->corked && !(c->watching & REACTOR_WRITE))
+    if (head)
+        advance_slots(c);
+    if (head && !c->corked && !(c->watching & REACTOR_WRITE))
         flush(c);
     else
         update_flow(c);
+    CONN_DCHECK(c);
 }
 
 /* ---- input ---- */
@@ -536,6 +573,7 @@ static void io_cb(struct reactor *r, int fd, uint32_t events, void *data)
 {
     struct conn *c = data;
     c->refs++;
+    CONN_DCHECK(c);
     if (events & REACTOR_ERROR) {
         int err = 0;
         socklen_t len = sizeof(err);
@@ -547,6 +585,7 @@ static void io_cb(struct reactor *r, int fd, uint32_t events, void *data)
         flush(c);
     if ((events & REACTOR_READ) && c->state == CONN_OPEN)
         on_readable(c);
+    CONN_DCHECK(c);
     conn_unref(c);
 }
 

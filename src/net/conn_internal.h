@@ -23,7 +23,8 @@ struct listener {
     bool closed; /* listener_close ran */
     bool accept_paused;                /* out of descriptors: accept_timer re-arms accepting */
     struct reactor_timer accept_timer; /* resumes accepting after EMFILE/ENFILE */
-    int64_t warn_ms;                   /* when the last rate-limited warning was logged */
+    int64_t refuse_warn_ms;            /* when connection_refused was last logged */
+    int64_t pause_warn_ms;             /* when accept_paused was last logged */
     uint64_t refused_unlogged;         /* refusals since the last log line */
     struct conn *conns;                /* connections whose on_close has not run yet */
     int nopen;                         /* connections whose socket is open (the cap counts these) */

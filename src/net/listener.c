@@ -57,13 +57,13 @@ void listener_unref(struct listener *l)
     mem_free(l);
 }
 
-/* True at most once per WARN_INTERVAL_MS, so floods cannot flood the log. */
-static bool warn_allowed(struct listener *l)
+/* True at most once per WARN_INTERVAL_MS for each *last_ms, so floods cannot flood the log. */
+static bool warn_allowed(struct listener *l, int64_t *last_ms)
 {
     int64_t now = reactor_now_ms(l->r);
-    if (l->warn_ms != 0 && now - l->warn_ms < WARN_INTERVAL_MS)
+    if (*last_ms != 0 && now - *last_ms < WARN_INTERVAL_MS)
         return false;
-    l->warn_ms = now;
+    *last_ms = now;
     return true;
 }
 
@@ -85,7 +85,7 @@ static void resume_cb(struct reactor *r, struct reactor_timer *t, void *data)
  * would report the pending connection forever. Stop watching for a while. */
 static void pause_accepting(struct listener *l, int err)
 {
-    if (warn_allowed(l))
+    if (warn_allowed(l, &l->pause_warn_ms))
         log_warn("accept_paused", "port=%d err=\"%s\" pause_ms=%d open=%d", l->port,
                  err_str(-err), ACCEPT_PAUSE_MS, l->nopen);
     reactor_del(l->r, l->fd);
@@ -98,7 +98,7 @@ static void refuse(struct listener *l, int fd)
     close(fd);
     l->stats.refused++;
     l->refused_unlogged++;
-    if (warn_allowed(l)) {
+    if (warn_allowed(l, &l->refuse_warn_ms)) {
         log_warn("connection_refused", "port=%d reason=max_connections max_connections=%d "
                  "refused=%llu",
                  l->port, l->lim.max_connections, (unsigned long long)l->refused_unlogged);
