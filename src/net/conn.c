@@ -7,9 +7,12 @@
  * no partial frame; complete frames are handed to on_frame straight from there, and only the
  * unparsed tail is copied into the connection's own buffer (rbuf), sized to that tail. Further
  * reads go into rbuf, which grows as bytes arrive: to 64 KiB, then by doubling, never past the
- * frame being read unless that frame is smaller than 64 KiB. After each readable event rbuf is
- * compacted and trimmed to what it holds, and freed when empty: an idle connection owns no
- * input buffer, a stalled one owns what it sent.
+ * frame being read unless that frame is smaller than 64 KiB. After each readable event a small
+ * rbuf (<= 64 KiB) is trimmed to what it holds and freed when empty, so an idle connection
+ * owns no input buffer and a stalled one owns what it sent. A large rbuf (big frames, e.g.
+ * produce batches) is kept for the next frames while the connection is busy, and trimmed the
+ * same way once no bytes arrived for RBUF_KEEP_MS (idle timer): regrowing and faulting in a
+ * fresh multi-MiB buffer per frame would cost more than the frame's own copy.
  *
  * Output. A slot completed out of turn keeps its response; when the head slot completes, every
  * completed slot at the head moves (iobuf_move, no copy) into `out`, which is written with
@@ -62,6 +65,8 @@
 #define SENDFILE_MAX ((size_t)1 << 30)
 /* An empty `out` whose chunk array grew past this many entries gives it back. */
 #define OUT_CHUNKS_KEEP 64
+/* A large input buffer is given back after this long without input. */
+#define RBUF_KEEP_MS 1000
 
 enum conn_state { CONN_OPEN, CONN_CLOSING, CONN_DONE };
 
@@ -87,6 +92,8 @@ struct conn {
     bool paused;               /* invariant 5 */
     bool corked;               /* delivering frames: completions wait for the batch's end */
     struct reactor_timer kick; /* deferred work: finalize, or deliver frames after a resume */
+    struct reactor_timer idle; /* gives back a large rbuf once input stops */
+    int64_t last_input_ms;     /* reactor time of the last readable event */
     uint8_t *rbuf;             /* invariant 6 */
     size_t rcap;
     size_t rstart;
@@ -207,6 +214,7 @@ void conn_finalize(struct conn *c)
         return;
     conn_close(c);
     reactor_timer_stop(c->r, &c->kick);
+    reactor_timer_stop(c->r, &c->idle);
     c->state = CONN_DONE;
     while (c->slots_head) {
         struct conn_slot *s = c->slots_head;
@@ -460,7 +468,7 @@ static size_t deliver(struct conn *c, uint8_t *p, size_t len)
 static void rbuf_settle(struct conn *c)
 {
     size_t pending = c->rend - c->rstart;
-    if (pending == 0 || c->state != CONN_OPEN) {
+    if (c->state != CONN_OPEN) {
         mem_free(c->rbuf);
         c->rbuf = NULL;
         c->rcap = c->rstart = c->rend = 0;
@@ -473,13 +481,44 @@ static void rbuf_settle(struct conn *c)
     c->rend = pending;
 }
 
-/* Between events: keep only the bytes held, so a stalled connection costs what it sent. */
+/* Keeps only the bytes held (none: no buffer). Not while paused frames wait at rstart > 0. */
+static void rbuf_shrink(struct conn *c)
+{
+    if (!c->rbuf || c->rstart != 0 || c->rcap == c->rend)
+        return;
+    if (c->rend == 0) {
+        mem_free(c->rbuf);
+        c->rbuf = NULL;
+        c->rcap = 0;
+        return;
+    }
+    c->rbuf = mem_realloc(c->rbuf, c->rend);
+    c->rcap = c->rend;
+}
+
+/* Between events: small buffers shrink at once; a large one waits for the idle timer. */
 static void rbuf_trim(struct conn *c)
 {
-    if (c->rbuf && c->rstart == 0 && c->rcap > c->rend) {
-        c->rbuf = mem_realloc(c->rbuf, c->rend);
-        c->rcap = c->rend;
+    if (c->rcap <= CONN_READ_CHUNK) {
+        rbuf_shrink(c);
+        return;
     }
+    c->last_input_ms = reactor_now_ms(c->r);
+    if (!reactor_timer_active(&c->idle))
+        reactor_timer_start(c->r, &c->idle, RBUF_KEEP_MS);
+}
+
+static void idle_cb(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct conn *c = data;
+    if (c->state != CONN_OPEN)
+        return;
+    int64_t quiet_ms = reactor_now_ms(r) - c->last_input_ms;
+    if (quiet_ms < RBUF_KEEP_MS) {
+        reactor_timer_start(r, t, RBUF_KEEP_MS - quiet_ms);
+        return;
+    }
+    rbuf_shrink(c);
 }
 
 static void deliver_rbuf(struct conn *c)
@@ -615,6 +654,7 @@ void conn_start(struct listener *l, int fd, const struct sockaddr *peer, socklen
     c->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
     c->refs = 1;
     reactor_timer_init(&c->kick, kick_cb, c);
+    reactor_timer_init(&c->idle, idle_cb, c);
     format_peer(c->peer, sizeof(c->peer), peer, peer_len);
     int rc = reactor_add(l->r, fd, REACTOR_READ, io_cb, c);
     if (rc != 0) {
