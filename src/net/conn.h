@@ -67,7 +67,8 @@ int listener_open(struct reactor *r, const char *host, int port, const struct co
                   const struct conn_handler *h, struct listener **out);
 int listener_port(const struct listener *l); /* the bound port */
 /* Stops accepting and closes every connection (on_close runs for each, from inside this call).
- * l must not be used afterwards; its memory goes once no callback holds it. Call once. */
+ * l must not be used afterwards; its memory goes once no callback holds it. Call once, and
+ * before reactor_free(). */
 void listener_close(struct listener *l);
 /* Connections with an open socket (those counted against max_connections). */
 int listener_connection_count(const struct listener *l);
@@ -90,8 +91,9 @@ void *conn_get_user(const struct conn *c);
 const char *conn_peer(const struct conn *c);
 /* Unique id for logs. */
 uint64_t conn_id(const struct conn *c);
-/* Bytes allocated for c's input buffer (0 when it holds no partial frame): for metrics and the
- * tests that check a large announced frame is not allocated up front. */
+/* Bytes allocated for c's input buffer: what an unfinished frame has sent so far (0 when none),
+ * except that a buffer above 64 KiB is kept for reuse until input stops for 1 s. For metrics
+ * and the tests that check an announced frame size is not allocated up front. */
 size_t conn_rbuf_capacity(const struct conn *c);
 
 struct conn_stats {
