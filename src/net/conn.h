@@ -5,9 +5,10 @@
  *
  *  - reads frames: a big-endian int32 size, then that many bytes. A size < 0 or above
  *    max_frame_bytes closes the connection *before* any allocation for it; the frame buffer
- *    grows only as bytes actually arrive, so a client announcing 100 MiB and sending 10 bytes
- *    costs 10 bytes. Every complete frame is handed to on_frame() in arrival order; the frame
- *    bytes are valid only during the call (the handler copies what it keeps).
+ *    grows only as bytes actually arrive (64 KiB, then doubling, per readable event), so a
+ *    client announcing 100 MiB and sending 10 bytes costs 10 bytes once the event is handled.
+ *    Every complete frame is handed to on_frame() in arrival order; the frame bytes are valid
+ *    only during the call (the handler copies what it keeps).
  *  - pipelines: the handler reserves a response slot per request (conn_slot_reserve) before
  *    returning, and completes it now or later (conn_slot_complete). Responses go out strictly
  *    in slot order. A request that gets no response (Produce acks=0) reserves no slot.
@@ -17,9 +18,14 @@
  *    the reserved-but-unsent slots exceed max_inflight; resumes when below again.
  *  - closes on EOF, error, an oversized frame, or conn_close(); then on_close() runs once.
  *
- * Lifetime: a struct conn is freed after on_close returns, never inside a callback that was
- * given it (closing from inside on_frame is safe: the free is deferred). A slot outlives its
- * connection: completing a slot whose connection has closed just frees it.
+ * Lifetime: conn_close() (or EOF, error) closes the socket at once; on_close() then runs from
+ * the reactor loop later in the same iteration or the next one, never from inside conn_close()
+ * or another conn_* call (listener_close() excepted). The struct conn is freed after on_close
+ * returns, never inside a callback that was given it (closing from inside on_frame is safe).
+ * A slot outlives its connection: completing a slot whose connection has closed just frees it.
+ *
+ * SIGPIPE: listener_open() sets SIGPIPE to SIG_IGN if it is at its default (sendfile(2) cannot
+ * suppress it per call); writes to a vanished peer then fail with EPIPE and close the conn.
  *
  * All on the reactor thread. */
 #ifndef SP_NET_CONN_H
@@ -46,6 +52,7 @@ struct conn_handler {
     void *data;
 };
 
+/* A field left at 0 takes the default named in its comment; max_connections <= 0: no cap. */
 struct conn_limits {
     size_t max_frame_bytes;  /* socket.request.max.bytes, 100 MiB */
     size_t max_queued_bytes; /* response bytes queued before reading pauses, 64 MiB */
@@ -59,8 +66,11 @@ struct conn_limits {
 int listener_open(struct reactor *r, const char *host, int port, const struct conn_limits *lim,
                   const struct conn_handler *h, struct listener **out);
 int listener_port(const struct listener *l); /* the bound port */
-/* Stops accepting and closes every connection (on_close runs for each). */
+/* Stops accepting and closes every connection (on_close runs for each, from inside this call).
+ * l must not be used afterwards; its memory goes once no callback holds it. Call once, and
+ * before reactor_free(). */
 void listener_close(struct listener *l);
+/* Connections with an open socket (those counted against max_connections). */
 int listener_connection_count(const struct listener *l);
 
 /* Reserves the next response slot. The returned slot must be completed exactly once. */
@@ -81,6 +91,10 @@ void *conn_get_user(const struct conn *c);
 const char *conn_peer(const struct conn *c);
 /* Unique id for logs. */
 uint64_t conn_id(const struct conn *c);
+/* Bytes allocated for c's input buffer: what an unfinished frame has sent so far (0 when none),
+ * except that a buffer above 64 KiB is kept for reuse until input stops for 1 s. For metrics
+ * and the tests that check an announced frame size is not allocated up front. */
+size_t conn_rbuf_capacity(const struct conn *c);
 
 struct conn_stats {
     uint64_t bytes_in;

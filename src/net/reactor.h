@@ -30,6 +30,7 @@ typedef void (*reactor_timer_cb)(struct reactor *r, struct reactor_timer *t, voi
 struct reactor_timer {
     int64_t deadline_ms;  /* monotonic */
     size_t heap_index;    /* position in the heap, or SIZE_MAX when not armed */
+    uint64_t seq;         /* arming order: timers with equal deadlines fire in this order */
     reactor_timer_cb cb;
     void *data;
 };
@@ -48,7 +49,9 @@ int reactor_mod(struct reactor *r, int fd, uint32_t events);
 void reactor_del(struct reactor *r, int fd);
 
 void reactor_timer_init(struct reactor_timer *t, reactor_timer_cb cb, void *data);
-/* (Re)arms t to fire once, delay_ms from now. */
+/* (Re)arms t to fire once, delay_ms (clamped to >= 0) after reactor_now_ms(). Timers fire in
+ * deadline order, equal deadlines in arming order. A timer armed while timers are firing fires
+ * no earlier than the next iteration, so a callback re-arming itself with 0 cannot spin. */
 void reactor_timer_start(struct reactor *r, struct reactor_timer *t, int64_t delay_ms);
 void reactor_timer_stop(struct reactor *r, struct reactor_timer *t);
 static inline bool reactor_timer_active(const struct reactor_timer *t)
@@ -59,7 +62,8 @@ static inline bool reactor_timer_active(const struct reactor_timer *t)
 /* Runs until reactor_stop(). Returns 0, or -errno if epoll_wait fails other than EINTR. */
 int reactor_run(struct reactor *r);
 void reactor_stop(struct reactor *r);
-/* Runs one iteration, waiting at most timeout_ms for events (tests). */
+/* Runs one iteration, waiting at most timeout_ms for events (-1: until an event or the next
+ * timer), then delivering fd events and expired timers (tests). Returns 0 or -errno. */
 int reactor_run_once(struct reactor *r, int timeout_ms);
 
 /* Monotonic milliseconds, refreshed at each loop iteration. */
