@@ -19,7 +19,12 @@ _Noreturn void check_fail(const char *file, int line, const char *expr);
             check_fail(__FILE__, __LINE__, #x);                                                    \
     } while (0)
 
-#if defined(SP_DEBUG_CHECKS) || defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SP_ASAN_BUILD 1
+#endif
+#endif
+#if defined(SP_DEBUG_CHECKS) || defined(__SANITIZE_ADDRESS__) || defined(SP_ASAN_BUILD)
 #define DCHECK(x) CHECK(x)
 #define DCHECK_ENABLED 1
 #else

@@ -6,7 +6,7 @@
 #include "base/check.h"
 #include "base/mem.h"
 
-#define IOBUF_MIN_CHUNK 4096
+#define IOBUF_MIN_CHUNK 1024
 
 struct fileref *fileref_new(int fd)
 {

@@ -244,7 +244,7 @@ int listener_open(struct reactor *r, const char *host, int port, const struct co
         goto out_free;
     l->scratch = mem_alloc(CONN_READ_CHUNK);
     char q[256];
-    log_info("listener_open", "host=%s port=%d max_connections=%d",
+    log_debug("listener_open", "host=%s port=%d max_connections=%d",
              log_quote(q, sizeof(q), host ? host : "", host ? strlen(host) : 0), l->port,
              l->lim.max_connections);
     *out = l;
