@@ -112,7 +112,7 @@ static int64_t leo(const struct plog *log)
     return active(log)->end;
 }
 
-static void plog_check(const struct plog *log)
+__attribute__((unused)) static void plog_check(const struct plog *log)
 {
     CHECK(log->n_segs >= 1);
     int64_t size = 0;
@@ -291,6 +291,24 @@ static int load_index(struct plog *log, struct segment *seg)
     return 0;
 }
 
+/* An index entry or hint did not point at the batch it named: rebuild from the log (and
+ * rewrite the files of a sealed segment). */
+static int repair_index(struct plog *log, struct segment *seg, int64_t offset)
+{
+    log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir,
+             seg->base, offset);
+    hints_clear(log);
+    int64_t end = seg->end;
+    int rc = segment_rebuild_index(seg, log->cfg.index_interval_bytes);
+    if (rc != 0)
+        return rc;
+    if (seg->sealed) {
+        seg->end = MAX(seg->end, end);
+        seal_segment(log, seg);
+    }
+    return 0;
+}
+
 /* ---- syncing ---- */
 
 /* Collects references to everything not yet handed to a sync. */
@@ -304,6 +322,8 @@ static void collect_dirty(struct plog *log, struct fileref ***files, size_t *n, 
         (*files)[(*n)++] = fileref_get(s->file);
         s->dirty = false;
     }
+    if (log->n_extra == 0)
+        return;
     MEM_GROW(*files, *cap, *n + log->n_extra);
     memcpy(*files + *n, log->extra, log->n_extra * sizeof(**files));
     *n += log->n_extra;
@@ -436,7 +456,8 @@ static int list_dir(struct plog *log, int64_t **bases, size_t *n)
         }
     }
     closedir(d);
-    qsort(*bases, *n, sizeof(**bases), cmp_i64);
+    if (*n > 1)
+        qsort(*bases, *n, sizeof(**bases), cmp_i64);
     for (size_t i = 0; i < n_orphans; i++) {
         bool keep = false;
         if (!io_has_suffix(orphans[i], ".tmp")) {
@@ -444,7 +465,7 @@ static int list_dir(struct plog *log, int64_t **bases, size_t *n)
             size_t stem = strcspn(orphans[i], ".");
             snprintf(logname, sizeof(logname), "%.*s.log", (int)stem, orphans[i]);
             int64_t base;
-            keep = parse_segment_name(logname, &base) &&
+            keep = parse_segment_name(logname, &base) && *n > 0 &&
                    bsearch(&base, *bases, *n, sizeof(**bases), cmp_i64) != NULL;
         }
         if (!keep) {
@@ -550,8 +571,8 @@ static int restart_at(struct plog *log, int64_t start)
 
 static int open_segments(struct plog *log, int64_t ls_file)
 {
-    int64_t *bases;
-    size_t n;
+    int64_t *bases = NULL;
+    size_t n = 0;
     int rc = list_dir(log, &bases, &n);
     if (rc != 0)
         return rc;
@@ -583,7 +604,10 @@ static int load_trusted(struct plog *log, size_t upto)
 {
     for (size_t i = 0; i < upto; i++) {
         int rc = segment_load_meta(log->segs[i], dirfd_of(log), log->cfg.index_interval_bytes);
-        if (rc != 0)
+        if (rc == 1)
+            log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir,
+                     log->segs[i]->base);
+        if (rc < 0)
             return rc;
     }
     evict_indexes(log);
@@ -987,16 +1011,10 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
     int rc = segment_find(seg, from_pos, from_off, offset, b);
     if (rc != -ERR_CORRUPT || from_pos == 0)
         return rc;
-    log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir,
-             seg->base, offset);
-    hints_clear(log);
     *hint_slot = -1;
-    if (seg->sealed) {
-        segment_unload_index(seg);
-        rc = segment_rebuild_index(seg, log->cfg.index_interval_bytes);
-        if (rc != 0)
-            return rc;
-    }
+    rc = repair_index(log, seg, offset);
+    if (rc != 0)
+        return rc;
     return segment_find(seg, 0, -1, offset, b);
 }
 
@@ -1039,9 +1057,7 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
         int64_t next;
         rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next);
         if (rc == -ERR_CORRUPT && seg->index_loaded) {
-            log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir,
-                     seg->base, b.base);
-            rc = segment_rebuild_index(seg, log->cfg.index_interval_bytes);
+            rc = repair_index(log, seg, b.base);
             if (rc == 0)
                 rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next);
         }
@@ -1082,8 +1098,9 @@ int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int
         struct batch_info b;
         rc = segment_find_timestamp(seg, from_pos, ts, log->log_start, &b);
         if (rc == -ERR_CORRUPT && from_pos > 0) {
-            log_warn("index_corrupt", "dir=%s base_offset=%" PRId64, log->dir, seg->base);
-            rc = segment_find_timestamp(seg, 0, ts, log->log_start, &b);
+            rc = repair_index(log, seg, seg->base);
+            if (rc == 0)
+                rc = segment_find_timestamp(seg, 0, ts, log->log_start, &b);
         }
         if (rc < 0)
             return rc;

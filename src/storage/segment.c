@@ -520,8 +520,7 @@ int segment_load_meta(struct segment *seg, int dirfd, int32_t interval)
     }
     if (ok)
         return 0;
-    int rc = segment_load_index(seg, dirfd, interval);
-    return rc < 0 ? rc : 0;
+    return segment_load_index(seg, dirfd, interval);
 }
 
 /* ---- recovery ---- */

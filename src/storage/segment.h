@@ -122,7 +122,7 @@ int segment_rebuild_index(struct segment *seg, int32_t interval);
 int segment_load_tail(struct segment *seg, int dirfd, int32_t interval);
 
 /* Trusted sealed segment with known end: reads max_ts from the last time-index entry, falling
- * back to segment_load_index() when the file is missing or implausible. */
+ * back to segment_load_index() when the file is missing or implausible (returns as it does). */
 int segment_load_meta(struct segment *seg, int dirfd, int32_t interval);
 
 /* What recovery found in one segment. */
