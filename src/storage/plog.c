@@ -62,9 +62,10 @@
 #define LOG_START_FILE "log-start-offset"
 
 struct read_hint {
-    int64_t offset;   /* a batch's base offset, -1 if the slot is empty */
-    int64_t pos;      /* its file position */
-    int64_t seg_base; /* in this segment */
+    int64_t offset;       /* a batch's base offset, -1 if the slot is empty */
+    int64_t pos;          /* its file position */
+    int64_t seg_base;     /* in this segment */
+    struct batch_info b;  /* the whole header when known (b.size > 0): no read needed */
 };
 
 struct plog {
@@ -947,7 +948,7 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     if (a->first_append_ms < 0)
         a->first_append_ms = now_ms;
     log->size_bytes += (int64_t)len;
-    log->append_hint = (struct read_hint){base, b.pos, a->base};
+    log->append_hint = (struct read_hint){base, b.pos, a->base, b};
     *base_offset = base;
     DCHECK((plog_check(log), true));
     return 0;
@@ -978,6 +979,7 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
                   int *hint_slot)
 {
     int64_t from_pos = 0, from_off = -1;
+    const struct read_hint *best = NULL;
     *hint_slot = -1;
     for (int i = 0; i < PLOG_READ_HINTS; i++) {
         const struct read_hint *h = &log->hints[i];
@@ -985,6 +987,7 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
             h->offset > from_off) {
             from_pos = h->pos;
             from_off = h->offset;
+            best = h;
             *hint_slot = i;
         }
     }
@@ -993,7 +996,12 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
         ah->offset > from_off) {
         from_pos = ah->pos;
         from_off = ah->offset;
+        best = ah;
         *hint_slot = -1;
+    }
+    if (best && best->b.size > 0 && best->b.last >= offset) {
+        *b = best->b; /* the sequential case: no I/O at all */
+        return 1;
     }
     if (from_off != offset) {
         int rc = load_index(log, seg);
@@ -1019,12 +1027,14 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
 }
 
 static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos,
-                          int64_t seg_base)
+                          int64_t seg_base, const struct batch_info *b)
 {
-    if (slot < 0) {
+    if (slot < 0)
         slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
-    }
-    log->hints[slot] = (struct read_hint){offset, pos, seg_base};
+    struct read_hint *h = &log->hints[slot];
+    *h = (struct read_hint){offset, pos, seg_base, {0}};
+    if (b && b->size > 0 && b->pos == pos && b->base == offset)
+        h->b = *b;
 }
 
 int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
@@ -1055,11 +1065,12 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
         }
         size_t len;
         int64_t next;
-        rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next);
+        struct batch_info stop;
+        rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next, &stop);
         if (rc == -ERR_CORRUPT && seg->index_loaded) {
             rc = repair_index(log, seg, b.base);
             if (rc == 0)
-                rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next);
+                rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next, &stop);
         }
         if (rc != 0)
             return rc;
@@ -1069,9 +1080,9 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
         out->first_offset = b.base;
         out->next_offset = next;
         if (b.pos + (int64_t)len < seg->size)
-            remember_read(log, slot, next, b.pos + (int64_t)len, seg->base);
+            remember_read(log, slot, next, b.pos + (int64_t)len, seg->base, &stop);
         else if (i + 1 < log->n_segs)
-            remember_read(log, slot, log->segs[i + 1]->base, 0, log->segs[i + 1]->base);
+            remember_read(log, slot, log->segs[i + 1]->base, 0, log->segs[i + 1]->base, NULL);
         return 0;
     }
     return 0;

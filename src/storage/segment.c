@@ -601,7 +601,8 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
     scanner_init(&s, seg->file->fd, from_pos, seg->size, buf, sizeof(buf));
-    s.fill_end = from_pos + FIND_FILL_BYTES;
+    /* starting at the wanted batch needs its header only */
+    s.fill_end = from_pos + (from_offset == offset ? KBATCH_HEADER_SIZE : FIND_FILL_BYTES);
     int64_t prev_last = from_offset >= 0 ? from_offset - 1 : seg->base - 1;
     bool first = true;
     for (;;) {
@@ -621,8 +622,9 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
 }
 
 int segment_extend(const struct segment *seg, const struct batch_info *first, int64_t max_offset,
-                   size_t max_bytes, size_t *len, int64_t *next_offset)
+                   size_t max_bytes, size_t *len, int64_t *next_offset, struct batch_info *stop)
 {
+    stop->size = 0;
     int64_t start = first->pos;
     int64_t cur_end = first->pos + first->size;
     int64_t cur_next = first->last + 1;
@@ -669,8 +671,10 @@ int segment_extend(const struct segment *seg, const struct batch_info *first, in
         expect_base = -1;
         if (b.base < cur_next)
             return -ERR_CORRUPT;
-        if (b.pos + b.size > budget_end || b.last >= max_offset)
+        if (b.pos + b.size > budget_end || b.last >= max_offset) {
+            *stop = b;
             break;
+        }
         cur_end = b.pos + b.size;
         cur_next = b.last + 1;
     }

@@ -149,9 +149,11 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
 /* Extends a read that starts with batch first: adds following whole batches while their last
  * offset is below max_offset and the total stays within max_bytes (the first batch always
  * counts). Uses the offset index (when loaded) to skip over batches. *len and *next_offset
- * receive the range. Returns 0, -ERR_CORRUPT (index or headers inconsistent) or -errno. */
+ * receive the range; *stop the header of the batch right after it when that was read
+ * (stop->size == 0 otherwise). Returns 0, -ERR_CORRUPT (index or headers inconsistent) or
+ * -errno. */
 int segment_extend(const struct segment *seg, const struct batch_info *first, int64_t max_offset,
-                   size_t max_bytes, size_t *len, int64_t *next_offset);
+                   size_t max_bytes, size_t *len, int64_t *next_offset, struct batch_info *stop);
 
 /* Cuts the file at batch b (which must be a batch of the segment, from segment_find), keeping
  * batches before it; end becomes new_end. Needs the index loaded. Returns 0 or -errno (the
