@@ -164,6 +164,9 @@ int segment_create(int dirfd, int64_t base, struct segment **out)
         return fd;
     struct segment *seg = segment_new(base, fd, 0);
     seg->index_loaded = true;
+    /* new segments are dirty from birth: everything after a dirty segment must be too
+     * (plog invariant 4), and a roll's flush must reach the sealed segment before it */
+    seg->dirty = true;
     *out = seg;
     return 0;
 }
