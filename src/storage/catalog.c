@@ -384,9 +384,9 @@ int catalog_delete_topic(struct catalog *cat, const char *name, int32_t partitio
         return rc;
     /* rename first: a crash mid-removal leaves only *.deleted debris, which open removes */
     for (int32_t i = 0; i < partitions; i++) {
-        char from[CATALOG_NAME_MAX + 16], to[CATALOG_NAME_MAX + 32];
+        char from[CATALOG_NAME_MAX + 16], to[IO_NAME_MAX + 1];
         snprintf(from, sizeof(from), "%s-%" PRId32, name, i);
-        snprintf(to, sizeof(to), "%s.deleted", from);
+        io_suffixed_name(to, sizeof(to), from, ".deleted");
         io_remove_tree(cat->dirfd, to);
         int r = io_rename(cat->dirfd, from, to);
         if (r != 0 && r != -ENOENT && rc == 0)
@@ -396,8 +396,9 @@ int catalog_delete_topic(struct catalog *cat, const char *name, int32_t partitio
     if (rc == 0)
         rc = r;
     for (int32_t i = 0; i < partitions; i++) {
-        char to[CATALOG_NAME_MAX + 32];
-        snprintf(to, sizeof(to), "%s-%" PRId32 ".deleted", name, i);
+        char from[CATALOG_NAME_MAX + 16], to[IO_NAME_MAX + 1];
+        snprintf(from, sizeof(from), "%s-%" PRId32, name, i);
+        io_suffixed_name(to, sizeof(to), from, ".deleted");
         r = io_remove_tree(cat->dirfd, to);
         if (r != 0 && rc == 0)
             rc = r;

@@ -101,11 +101,26 @@ int io_unlink(int dirfd, const char *name)
     return -errno;
 }
 
+void io_suffixed_name(char *out, size_t cap, const char *name, const char *suffix)
+{
+    size_t n = strlen(name), s = strlen(suffix);
+    if (n + s <= IO_NAME_MAX) {
+        snprintf(out, cap, "%s%s", name, suffix);
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ULL;
+    int keep = (int)(IO_NAME_MAX - s - 17);
+    snprintf(out, cap, "%.*s~%016llx%s", keep, name, (unsigned long long)h, suffix);
+}
+
 int io_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, bool sync)
 {
-    char tmp[512];
-    if (snprintf(tmp, sizeof(tmp), "%s.tmp", name) >= (int)sizeof(tmp))
+    char tmp[IO_NAME_MAX + 1];
+    if (strlen(name) > IO_NAME_MAX)
         return -ENAMETOOLONG;
+    io_suffixed_name(tmp, sizeof(tmp), name, ".tmp");
     int fd = io_create(dirfd, tmp, O_WRONLY | O_TRUNC, 0644);
     if (fd < 0)
         return fd;

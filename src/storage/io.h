@@ -62,6 +62,12 @@ ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off);
  * entry is not an error. Returns 0 or the first -errno. */
 int io_remove_tree(int dirfd, const char *name);
 
+/* name + suffix into out (cap >= IO_NAME_MAX + 1), shortened when it would exceed the file
+ * system's IO_NAME_MAX bytes: a prefix of name, '~', a 64-bit hash of name, then the suffix
+ * (so it still ends in suffix and stays unique). Used for temp and *.deleted names. */
+#define IO_NAME_MAX 255
+void io_suffixed_name(char *out, size_t cap, const char *name, const char *suffix);
+
 /* Whether name ends with suffix. */
 bool io_has_suffix(const char *name, const char *suffix);
 
