@@ -709,8 +709,9 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         if (rc != 0)
             goto out_close;
     }
-    if (epoch_cache_truncate_end(&log->epochs, leo(log)) |
-        epoch_cache_truncate_start(&log->epochs, log->log_start))
+    if (epoch_cache_truncate_end(&log->epochs, leo(log)))
+        log->epochs_dirty = true;
+    if (epoch_cache_truncate_start(&log->epochs, log->log_start))
         log->epochs_dirty = true;
     if (log->epochs_dirty || ec_rc == -ENOENT) {
         rc = epoch_cache_store(&log->epochs, dfd);
