@@ -320,3 +320,30 @@ TEST(storage_flusher_roll_flushes_and_syncs_directory)
     plog_close(log);
     flusher_stop(fl);
 }
+
+TEST(storage_flusher_sync_overtaken_by_truncation_does_not_count)
+{
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct cb_state st = {0};
+    struct plog *log = open_with(fl, "p", &st);
+    for (int i = 0; i < 5; i++)
+        su_append(log, 10, 100, 1000, 1);
+    struct storage_io io = storage_io_default;
+    io.fdatasync = slow_fdatasync;
+    storage_io_set(&io);
+    plog_flush(log); /* target 50 */
+    usleep(50 * 1000);
+    ASSERT_EQ(plog_truncate_suffix(log, 20), 0);
+    for (int i = 0; i < 3; i++)
+        su_append(log, 10, 100, 1000, 2); /* 20..49 again, not yet synced */
+    wait_calls(fl, &st, 1);
+    ASSERT_EQ(st.last_rc, 0);
+    ASSERT_EQ(plog_durable_offset(log), 0); /* the old sync covered other bytes */
+    storage_io_set(NULL);
+    plog_flush(log);
+    wait_calls(fl, &st, 2);
+    ASSERT_EQ(plog_durable_offset(log), 50);
+    plog_close(log);
+    flusher_stop(fl);
+}
