@@ -10,13 +10,17 @@
 #ifndef SP_STORAGE_FLUSHER_H
 #define SP_STORAGE_FLUSHER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct flusher;
+struct fileref;
 
 /* Starts the thread. Returns 0 and *out, or -errno. */
 int flusher_start(struct flusher **out);
-/* Drains queued work, joins the thread, frees. Completions still pending are delivered first. */
+/* Drains queued work, joins the thread, frees. Completions still pending are delivered first.
+ * Plogs still open afterwards fall back to syncing inline in plog_flush(). */
 void flusher_stop(struct flusher *fl);
 /* Readable when completions are waiting. */
 int flusher_fd(const struct flusher *fl);
@@ -31,5 +35,40 @@ struct flusher_stats {
     uint64_t sync_ns_max;
 };
 void flusher_get_stats(const struct flusher *fl, struct flusher_stats *out);
+
+/* ---- Storage-internal: how a plog talks to the flusher (not for the broker) ----
+ *
+ * Each plog embeds one flush_req. Files handed to it accumulate (deduplicated) until the thread
+ * takes the request; a request is queued at most once, so every submission made while a sync
+ * runs is grouped into the next one. Completions come back through req->done on the reactor
+ * thread. All fields below `done` are protected by the flusher's mutex while attached. */
+struct flush_req {
+    /* called on the reactor thread for each completed sync; notify is false when the owner is
+     * detaching (then only the state is updated, no callback runs) */
+    void (*done)(struct flush_req *req, int64_t target, uint64_t gen, int rc, bool notify);
+    struct flusher *fl;        /* NULL when not attached (or the flusher stopped) */
+    struct fileref **files;    /* to fdatasync at the next sync; refs owned */
+    size_t n_files;            /* entries in files */
+    size_t cap_files;          /* entries allocated */
+    struct fileref *dir;       /* directory to fsync at the next sync (ref owned), or NULL */
+    int64_t target;            /* durable offset the next sync establishes */
+    uint64_t gen;              /* owner's generation for target */
+    bool queued;               /* in the flusher's queue */
+    bool running;              /* the thread is syncing it */
+    struct flush_req *next;    /* queue link */
+    struct flush_req *reg_prev; /* attached list */
+    struct flush_req *reg_next;
+};
+
+/* Registers req (its `done` set, other fields zero). Reactor thread. */
+void flusher_attach(struct flusher *fl, struct flush_req *req);
+/* Adds files (taking over the n references in files[]), the directory (a reference, or NULL)
+ * and the target, and queues req if it is not queued. */
+void flusher_submit(struct flusher *fl, struct flush_req *req, struct fileref **files, size_t n,
+                    struct fileref *dir, int64_t target, uint64_t gen);
+/* Unqueues req, waits for its running sync, applies its undelivered completions with
+ * notify=false and unregisters it. Files not yet synced stay in req->files/req->dir for the
+ * owner. Afterwards req->fl is NULL. */
+void flusher_detach(struct flusher *fl, struct flush_req *req);
 
 #endif

@@ -18,7 +18,11 @@
  * produces work again once space is free (if the cut fails, the plog is fenced).
  *
  * Directory layout: <dir>/<base_offset %020d>.log, .index, .timeindex; leader-epoch-checkpoint;
- * recovery-point; log-start-offset. */
+ * recovery-point (offset below which everything was fdatasync'ed: where unclean recovery starts
+ * validating); log-start-offset (written by plog_truncate_prefix). All of them are checked when
+ * read back; a damaged index or checkpoint is rebuilt from the batches, never trusted.
+ *
+ * Syscalls that can fail on a sick disk go through storage/io.h, where tests inject faults. */
 #ifndef SP_STORAGE_PLOG_H
 #define SP_STORAGE_PLOG_H
 
@@ -54,12 +58,19 @@ struct plog_recovery {
  * deleting any later segments; each cut is logged (event=log_truncated with dir, offset, bytes
  * and reason). Indexes and the leader-epoch cache are rebuilt for scanned segments.
  * On success *out owns the log; release with plog_close(). rec may be NULL.
- * HW starts at LEO (a single node's whole log is committed; Raft lowers it later if needed). */
+ * HW starts at LEO (a single node's whole log is committed; Raft lowers it later if needed).
+ * Whatever recovery kept is fdatasync'ed before returning, so durable_offset starts at LEO too.
+ * A clean open also requires the recovery point to equal the LEO found (plog_close writes it
+ * only after a successful sync), else it falls back to validation (event=clean_open_fallback).
+ * fl may be NULL: plog_flush() then syncs inline (tests, tools). */
 int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
               struct plog **out, struct plog_recovery *rec);
 
 /* Flushes indexes and checkpoints (for a clean restart) and closes files. Safe while a flush
- * is in flight: waits for the flusher to finish with this log first. */
+ * is in flight: waits for the flusher to finish with this log first. The results of syncs that
+ * finished meanwhile are applied silently: no flush callback runs once plog_close has begun.
+ * All segment files are fdatasync'ed; a fenced log (or one whose final sync fails) is not
+ * marked recoverable, so its next open validates it. */
 void plog_close(struct plog *log);
 
 /* Closes and removes the log's directory and everything in it (topic deletion). */
@@ -111,20 +122,29 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
               struct plog_read_result *out);
 
 /* The first offset whose batch has maxTimestamp >= ts (ListOffsets by time), via the time
- * index; *offset = -1 when no batch qualifies. *batch_ts receives that batch's maxTimestamp. */
+ * index; *offset = -1 when no batch qualifies. *batch_ts receives that batch's maxTimestamp.
+ * Offsets below log start are skipped (the result is at least log start); HW is not applied
+ * (the broker filters). The special timestamps -1/-2 are the broker's (LEO / log start). */
 int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *batch_ts);
 
 /* Removes every batch with offset >= offset (Raft conflict truncation). offset must be >= HW
- * and >= log start; truncation also trims the leader-epoch cache. Returns 0 or -errno (fenced). */
+ * and >= log start (CHECK); truncation also trims the leader-epoch cache. A batch that contains
+ * offset is removed whole, so LEO becomes that batch's base offset (<= offset). Durable offset
+ * and recovery point are lowered to the new LEO (a sync still in flight no longer counts).
+ * offset >= LEO is a no-op. Returns 0, -ERR_FENCED, or -errno (the log is now fenced). */
 int plog_truncate_suffix(struct plog *log, int64_t offset);
 
 /* Advances the log start offset to new_start (DeleteRecords), deleting whole segments that lie
- * entirely below it; persisted in log-start-offset. new_start must be <= HW. */
+ * entirely below it; persisted in log-start-offset (fsynced before anything is deleted).
+ * new_start must be <= HW (CHECK); a new_start <= log start is a no-op. Returns 0 or -errno
+ * (the old log start stays; the log is not fenced). */
 int plog_truncate_prefix(struct plog *log, int64_t new_start);
 
-/* Applies retention.ms (against each closed segment's largest timestamp) and retention.bytes
- * (oldest closed segments first) by deleting whole closed segments; the active segment is never
- * deleted. Returns the number of segments deleted. Logs event=segment_deleted per segment. */
+/* Applies retention.ms (against each closed segment's largest timestamp, or its file mtime when
+ * its batches carry none) and retention.bytes (oldest closed segments first) by deleting whole
+ * closed segments; the active segment is never deleted, nor a segment holding offsets at or
+ * above HW. Log start moves to the first remaining segment. Returns the number of segments
+ * deleted. Logs event=segment_deleted per segment; fsyncs the directory after deleting. */
 int plog_apply_retention(struct plog *log, int64_t now_ms);
 
 /* Rolls the active segment if it is non-empty and older than segment.ms (called from a timer). */
@@ -132,7 +152,9 @@ int plog_maybe_roll(struct plog *log, int64_t now_ms);
 
 /* Leader-epoch cache (Raft terms): the epoch of the last batch (-1 if empty), and the end
  * offset of an epoch: the start offset of the first larger epoch, or LEO (OffsetForLeaderEpoch
- * semantics). */
+ * semantics). Literally so at the edges: an epoch below every cached one gets the first cached
+ * start offset, one above the last epoch gets LEO (Kafka answers UNDEFINED for both; the
+ * caller compares with plog_last_epoch() if it needs to tell). */
 int32_t plog_last_epoch(const struct plog *log);
 int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch);
 
@@ -140,7 +162,12 @@ int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch);
  * (fdatasync of every dirty segment file, and of the directory after segment create/delete).
  * Requests made while a sync runs are grouped into the next one (group commit). When a sync
  * completes, durable_offset advances and cb(log, durable_offset, rc, data) runs on the reactor
- * thread (from flusher_poll); rc != 0 means the sync failed and the log is now fenced. */
+ * thread (from flusher_poll); rc != 0 means the sync failed and the log is now fenced.
+ * Every plog_flush() is answered by a callback (several may share one), even when there was
+ * nothing new to sync. The log also requests a flush by itself when it rolls a segment, so the
+ * recovery point advances under acks=1 loads; the callback runs for those too. Without a
+ * flusher (fl NULL at open, or after flusher_stop) the sync runs inline and the callback is
+ * called before plog_flush returns. On a fenced log plog_flush does nothing. */
 typedef void (*plog_flush_cb)(struct plog *log, int64_t durable_offset, int rc, void *data);
 void plog_set_flush_cb(struct plog *log, plog_flush_cb cb, void *data);
 void plog_flush(struct plog *log);

@@ -1,0 +1,217 @@
+#include "storage/io.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/errors.h"
+
+static int real_openat(int dirfd, const char *name, int flags, mode_t mode)
+{
+    return openat(dirfd, name, flags, mode);
+}
+
+const struct storage_io storage_io_default = {
+    .pwrite = pwrite,
+    .fdatasync = fdatasync,
+    .fsync = fsync,
+    .ftruncate = ftruncate,
+    .openat = real_openat,
+    .renameat = renameat,
+    .unlinkat = unlinkat,
+};
+
+static const struct storage_io *current_io = &storage_io_default;
+
+void storage_io_set(const struct storage_io *io)
+{
+    __atomic_store_n(&current_io, io ? io : &storage_io_default, __ATOMIC_RELEASE);
+}
+
+const struct storage_io *storage_io_get(void)
+{
+    return __atomic_load_n(&current_io, __ATOMIC_ACQUIRE);
+}
+
+int io_pwrite_all(int fd, const void *buf, size_t n, off_t off, size_t *written)
+{
+    const struct storage_io *io = storage_io_get();
+    const uint8_t *p = buf;
+    size_t done = 0;
+    int rc = 0;
+    while (done < n) {
+        ssize_t w = io->pwrite(fd, p + done, n - done, off + (off_t)done);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        if (w == 0) { /* no progress and no error: treat as a full disk rather than spin */
+            rc = -ENOSPC;
+            break;
+        }
+        done += (size_t)w;
+    }
+    if (written)
+        *written = done;
+    return rc;
+}
+
+int io_fdatasync(int fd)
+{
+    return storage_io_get()->fdatasync(fd) == 0 ? 0 : -errno;
+}
+
+int io_fsync_dir(int dirfd)
+{
+    return storage_io_get()->fsync(dirfd) == 0 ? 0 : -errno;
+}
+
+int io_ftruncate(int fd, off_t len)
+{
+    const struct storage_io *io = storage_io_get();
+    for (;;) {
+        if (io->ftruncate(fd, len) == 0)
+            return 0;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+int io_create(int dirfd, const char *name, int flags, mode_t mode)
+{
+    int fd = storage_io_get()->openat(dirfd, name, flags | O_CREAT | O_CLOEXEC, mode);
+    return fd >= 0 ? fd : -errno;
+}
+
+int io_rename(int dirfd, const char *from, const char *to)
+{
+    return storage_io_get()->renameat(dirfd, from, dirfd, to) == 0 ? 0 : -errno;
+}
+
+int io_unlink(int dirfd, const char *name)
+{
+    if (storage_io_get()->unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    return -errno;
+}
+
+void io_suffixed_name(char *out, size_t cap, const char *name, const char *suffix)
+{
+    size_t n = strlen(name), s = strlen(suffix);
+    if (n + s <= IO_NAME_MAX) {
+        snprintf(out, cap, "%s%s", name, suffix);
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ULL;
+    int keep = (int)(IO_NAME_MAX - s - 17);
+    snprintf(out, cap, "%.*s~%016llx%s", keep, name, (unsigned long long)h, suffix);
+}
+
+int io_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, bool sync)
+{
+    char tmp[IO_NAME_MAX + 1];
+    if (strlen(name) > IO_NAME_MAX)
+        return -ENAMETOOLONG;
+    io_suffixed_name(tmp, sizeof(tmp), name, ".tmp");
+    int fd = io_create(dirfd, tmp, O_WRONLY | O_TRUNC, 0644);
+    if (fd < 0)
+        return fd;
+    int rc = io_pwrite_all(fd, data, len, 0, NULL);
+    if (rc == 0 && sync)
+        rc = io_fdatasync(fd);
+    close(fd);
+    if (rc == 0)
+        rc = io_rename(dirfd, tmp, name);
+    if (rc != 0) {
+        io_unlink(dirfd, tmp);
+        return rc;
+    }
+    if (sync)
+        rc = io_fsync_dir(dirfd);
+    return rc;
+}
+
+ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t r = pread(fd, (uint8_t *)buf + done, n - done, off + (off_t)done);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            break;
+        done += (size_t)r;
+    }
+    return (ssize_t)done;
+}
+
+ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = io_pread_full(fd, buf, cap, 0);
+    if (n == (ssize_t)cap) {
+        char extra;
+        ssize_t more = pread(fd, &extra, 1, (off_t)cap);
+        if (more > 0)
+            n = -ERR_TOO_LARGE;
+    }
+    close(fd);
+    return n;
+}
+
+static int remove_tree_at(int dirfd, const char *name, int depth)
+{
+    const struct storage_io *io = storage_io_get();
+    if (io->unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+        return 0;
+    if (errno != EISDIR && errno != EPERM)
+        return -errno;
+    if (depth <= 0)
+        return -ELOOP;
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    int rc = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        int r = remove_tree_at(fd, de->d_name, depth - 1);
+        if (r != 0 && rc == 0)
+            rc = r;
+    }
+    closedir(d);
+    if (io->unlinkat(dirfd, name, AT_REMOVEDIR) != 0 && errno != ENOENT && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+int io_remove_tree(int dirfd, const char *name)
+{
+    return remove_tree_at(dirfd, name, 8);
+}
+
+bool io_has_suffix(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), s = strlen(suffix);
+    return n >= s && memcmp(name + n - s, suffix, s) == 0;
+}

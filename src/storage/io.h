@@ -1,0 +1,74 @@
+/* The storage layer's I/O seam: the syscalls that can fail on a sick or full disk go through a
+ * small table of function pointers, so tests can inject EIO/ENOSPC and a crash simulator can
+ * record writes since the last sync. Reads (pread, fstat, readdir) call the OS directly.
+ *
+ * Table functions behave like the syscalls they stand for (return -1 and set errno). The io_*
+ * helpers below wrap them with the project's conventions (0 or -errno, EINTR and short writes
+ * retried) and are what storage code calls.
+ *
+ * The table is global and read with an atomic load, so the flusher thread sees the same one;
+ * set it before starting work you want it to apply to. */
+#ifndef SP_STORAGE_IO_H
+#define SP_STORAGE_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct storage_io {
+    ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
+    int (*fdatasync)(int fd);
+    int (*fsync)(int fd); /* directories */
+    int (*ftruncate)(int fd, off_t len);
+    int (*openat)(int dirfd, const char *name, int flags, mode_t mode); /* only with O_CREAT */
+    int (*renameat)(int olddirfd, const char *oldname, int newdirfd, const char *newname);
+    int (*unlinkat)(int dirfd, const char *name, int flags);
+};
+
+/* The real syscalls. */
+extern const struct storage_io storage_io_default;
+
+/* Installs io (NULL restores the default). The table must outlive its use. */
+void storage_io_set(const struct storage_io *io);
+const struct storage_io *storage_io_get(void);
+
+/* Writes all n bytes at off, retrying EINTR and short writes. Returns 0 or -errno; *written (may
+ * be NULL) receives the bytes that did reach the file, also on failure. */
+int io_pwrite_all(int fd, const void *buf, size_t n, off_t off, size_t *written);
+int io_fdatasync(int fd);
+int io_fsync_dir(int dirfd);
+int io_ftruncate(int fd, off_t len);
+/* Creates (O_CREAT) name in dirfd: returns the fd or -errno. */
+int io_create(int dirfd, const char *name, int flags, mode_t mode);
+int io_rename(int dirfd, const char *from, const char *to);
+/* Removes a file; a missing one is not an error. */
+int io_unlink(int dirfd, const char *name);
+
+/* Atomically replaces dirfd/name with len bytes: writes name.tmp, fdatasyncs it (if sync),
+ * renames it over name and fsyncs the directory (if sync). On failure the old file is intact
+ * and the temp file removed. Returns 0 or -errno. */
+int io_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, bool sync);
+
+/* Reads a whole small file into buf (cap bytes). Returns the length, -ENOENT, -ERR_TOO_LARGE if
+ * it holds more than cap bytes, or another -errno. */
+ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap);
+
+/* pread that retries EINTR and short reads; returns bytes read (less than n only at EOF) or
+ * -errno. */
+ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off);
+
+/* Removes dirfd/name and, if it is a directory, everything below it (depth-limited). A missing
+ * entry is not an error. Returns 0 or the first -errno. */
+int io_remove_tree(int dirfd, const char *name);
+
+/* name + suffix into out (cap >= IO_NAME_MAX + 1), shortened when it would exceed the file
+ * system's IO_NAME_MAX bytes: a prefix of name, '~', a 64-bit hash of name, then the suffix
+ * (so it still ends in suffix and stays unique). Used for temp and *.deleted names. */
+#define IO_NAME_MAX 255
+void io_suffixed_name(char *out, size_t cap, const char *name, const char *suffix);
+
+/* Whether name ends with suffix. */
+bool io_has_suffix(const char *name, const char *suffix);
+
+#endif

@@ -1,0 +1,1268 @@
+/* The partition log: an ordered set of segments plus the positions and checkpoints that make
+ * it a Raft log (storage/plog.h).
+ *
+ * Owns: the segment array (oldest first, the last one active), the partition directory fd,
+ * the leader-epoch cache, the read-position hints, and one flush_req for the flusher.
+ *
+ * Invariants (plog_check):
+ *   1. At least one segment; bases strictly increase; every segment but the last is sealed.
+ *   2. segs[0]->base <= log_start <= hw <= leo = last segment's end; durable <= leo.
+ *   3. size_bytes is the sum of segment sizes.
+ *   4. Dirty segments (written since last handed to a sync) form a suffix of the array.
+ *   5. Every read hint names a live segment and a batch start in it (hints are dropped whenever
+ *      segments are truncated or deleted).
+ *   6. Once fenced, never unfenced; no write reaches a segment file after fencing.
+ *   7. The recovery point on disk never exceeds what fdatasync has covered (it is lowered and
+ *      synced before any truncated range can be rewritten).
+ *
+ * Recovery point: `recovery-point` holds an offset below which every segment, its index files
+ * and the directory entries were fdatasync'ed. It is rewritten (temp + rename, no fsync: a stale
+ * value only costs scanning) after a successful flush at most every PLOG_RP_INTERVAL_MS, and
+ * with fsync at close and after recovery. An unclean open validates from the segment holding it.
+ * A clean open additionally requires it to equal the LEO found by the tail check, so a log whose
+ * close could not sync (or that was fenced) is validated even when the broker says "clean".
+ *
+ * Read hints: reads by sequential consumers start where the previous read ended; the end of
+ * each read (offset -> position) is remembered in a few slots, plus the start of the last
+ * append, so a sequential read starts with no search and, when it takes the rest of the
+ * segment, without reading a single header. Otherwise the sparse index narrows the search
+ * to about one index interval, read with one pread.
+ *
+ * Index memory: the active segment's indexes live in memory; sealed segments load theirs on
+ * demand and at most PLOG_LOADED_INDEXES of them stay loaded (least recently used goes). */
+#include "storage/plog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "kafka/batch.h"
+#include "storage/epoch_cache.h"
+#include "storage/flusher.h"
+#include "storage/io.h"
+#include "storage/segment.h"
+
+#define PLOG_READ_HINTS 8
+#define PLOG_LOADED_INDEXES 4
+#define PLOG_RP_INTERVAL_MS 5000
+#define PLOG_DEFAULT_SEGMENT_BYTES (1LL << 30)
+#define PLOG_DEFAULT_INDEX_INTERVAL 4096
+#define RECOVERY_POINT_FILE "recovery-point"
+#define LOG_START_FILE "log-start-offset"
+
+struct read_hint {
+    int64_t offset;       /* a batch's base offset, -1 if the slot is empty */
+    int64_t pos;          /* its file position */
+    int64_t seg_base;     /* in this segment */
+    struct batch_info b;  /* the whole header when known (b.size > 0): no read needed */
+};
+
+struct plog {
+    char *dir;
+    struct fileref *dirref;     /* the partition directory (fd for *at() calls and fsync) */
+    struct plog_config cfg;
+    struct segment **segs;      /* oldest first; the last is active */
+    size_t n_segs;
+    size_t cap_segs;
+    int64_t log_start;
+    int64_t hw;
+    int64_t durable;
+    int64_t size_bytes;
+    struct epoch_cache epochs;
+    bool epochs_dirty;          /* memory differs from the checkpoint (stored at close) */
+    bool fenced;
+    bool dir_dirty;             /* a file was created/deleted since the last handover */
+    struct fileref **extra;     /* sealed index files awaiting their first sync */
+    size_t n_extra;
+    size_t cap_extra;
+    uint64_t gen;               /* bumped by suffix truncation: older sync targets are stale */
+    struct read_hint hints[PLOG_READ_HINTS];
+    unsigned hint_next;         /* round-robin victim */
+    struct read_hint append_hint; /* start of the last appended batch */
+    uint64_t tick;              /* LRU clock for loaded sealed indexes */
+    int64_t rp;                 /* recovery point last written */
+    int64_t rp_written_ms;      /* monotonic time of that write */
+    plog_flush_cb cb;
+    void *cb_data;
+    struct flush_req req;
+};
+
+static int dirfd_of(const struct plog *log)
+{
+    return log->dirref->fd;
+}
+
+static struct segment *active(const struct plog *log)
+{
+    return log->segs[log->n_segs - 1];
+}
+
+static int64_t leo(const struct plog *log)
+{
+    return active(log)->end;
+}
+
+__attribute__((unused)) static void plog_check(const struct plog *log)
+{
+    CHECK(log->n_segs >= 1);
+    int64_t size = 0;
+    bool clean_seen = false;
+    for (size_t i = log->n_segs; i-- > 0;) {
+        const struct segment *s = log->segs[i];
+        CHECK(s->end >= s->base);
+        if (i + 1 < log->n_segs)
+            CHECK(s->base < log->segs[i + 1]->base && s->sealed);
+        if (!s->dirty)
+            clean_seen = true;
+        else
+            CHECK(!clean_seen);
+        size += s->size;
+    }
+    CHECK(size == log->size_bytes);
+    CHECK(log->segs[0]->base <= log->log_start);
+    CHECK(log->log_start <= log->hw && log->hw <= leo(log));
+    CHECK(log->durable <= leo(log));
+}
+
+static void sanitize_config(struct plog_config *c)
+{
+    if (c->segment_bytes <= 0)
+        c->segment_bytes = PLOG_DEFAULT_SEGMENT_BYTES;
+    c->segment_bytes = MIN(c->segment_bytes, (int64_t)INT32_MAX);
+    if (c->index_interval_bytes <= 0)
+        c->index_interval_bytes = PLOG_DEFAULT_INDEX_INTERVAL;
+}
+
+static void fence(struct plog *log, const char *op, int rc)
+{
+    if (log->fenced)
+        return;
+    log->fenced = true;
+    log_error("partition_fenced", "dir=%s op=%s error=\"%s\"", log->dir, op, err_str(rc));
+}
+
+static void hints_clear(struct plog *log)
+{
+    for (size_t i = 0; i < PLOG_READ_HINTS; i++)
+        log->hints[i].offset = -1;
+    log->append_hint.offset = -1;
+}
+
+/* ---- small offset files ---- */
+
+static int read_offset_file(int dirfd, const char *name, int64_t *out)
+{
+    char buf[32];
+    ssize_t n = io_read_small_file(dirfd, name, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return n == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)n;
+    buf[n] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (errno || end == buf || v < 0 || (*end != '\n' && *end != 0) || (*end && end[1] != 0))
+        return -ERR_CORRUPT;
+    *out = v;
+    return 0;
+}
+
+static int write_offset_file(int dirfd, const char *name, int64_t v, bool sync)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof(buf), "%" PRId64 "\n", v);
+    return io_write_file_atomic(dirfd, name, buf, (size_t)n, sync);
+}
+
+static void write_recovery_point(struct plog *log, int64_t rp, bool sync)
+{
+    int rc = write_offset_file(dirfd_of(log), RECOVERY_POINT_FILE, rp, sync);
+    if (rc != 0) {
+        log_warn("recovery_point_write_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
+        return;
+    }
+    log->rp = rp;
+    log->rp_written_ms = time_mono_ms();
+}
+
+/* ---- segment array ---- */
+
+static void push_segment(struct plog *log, struct segment *seg)
+{
+    MEM_GROW(log->segs, log->cap_segs, log->n_segs + 1);
+    log->segs[log->n_segs++] = seg;
+    log->size_bytes += seg->size;
+}
+
+/* Removes segs[i] from the array and deletes its files. */
+static void drop_segment(struct plog *log, size_t i, const char *reason)
+{
+    struct segment *seg = log->segs[i];
+    log_info("segment_deleted", "dir=%s base_offset=%" PRId64 " bytes=%" PRId64 " reason=%s",
+             log->dir, seg->base, seg->size, reason);
+    int rc = segment_remove_files(dirfd_of(log), seg->base);
+    if (rc != 0)
+        log_warn("segment_unlink_failed", "dir=%s base_offset=%" PRId64 " error=\"%s\"", log->dir,
+                 seg->base, err_str(rc));
+    log->size_bytes -= seg->size;
+    segment_free(seg);
+    memmove(log->segs + i, log->segs + i + 1, (log->n_segs - i - 1) * sizeof(*log->segs));
+    log->n_segs--;
+    log->dir_dirty = true;
+    hints_clear(log);
+}
+
+/* Index of the segment that holds offset: the last with base <= offset (0 if none). */
+static size_t find_segment(const struct plog *log, int64_t offset)
+{
+    if (offset >= active(log)->base)
+        return log->n_segs - 1;
+    size_t lo = 0, hi = log->n_segs;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (log->segs[mid]->base <= offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void add_extra(struct plog *log, struct fileref **files, int n)
+{
+    MEM_GROW(log->extra, log->cap_extra, log->n_extra + (size_t)n);
+    for (int i = 0; i < n; i++)
+        log->extra[log->n_extra++] = files[i];
+}
+
+static void seal_segment(struct plog *log, struct segment *seg)
+{
+    struct fileref *files[2];
+    int n = 0;
+    int rc = segment_seal(seg, dirfd_of(log), files, &n);
+    if (rc != 0)
+        log_warn("index_write_failed", "dir=%s base_offset=%" PRId64 " error=\"%s\"", log->dir,
+                 seg->base, err_str(rc));
+    add_extra(log, files, n);
+    if (n > 0)
+        log->dir_dirty = true;
+}
+
+/* Keeps at most PLOG_LOADED_INDEXES sealed segments' indexes in memory. */
+static void evict_indexes(struct plog *log)
+{
+    for (;;) {
+        size_t loaded = 0;
+        struct segment *lru = NULL;
+        for (size_t i = 0; i + 1 < log->n_segs; i++) {
+            struct segment *s = log->segs[i];
+            if (!s->index_loaded)
+                continue;
+            loaded++;
+            if (!lru || s->index_tick < lru->index_tick)
+                lru = s;
+        }
+        if (loaded <= PLOG_LOADED_INDEXES)
+            return;
+        segment_unload_index(lru);
+    }
+}
+
+static int load_index(struct plog *log, struct segment *seg)
+{
+    seg->index_tick = ++log->tick;
+    if (seg->index_loaded)
+        return 0;
+    int rc = segment_load_index(seg, dirfd_of(log), log->cfg.index_interval_bytes);
+    if (rc == 1)
+        log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir, seg->base);
+    if (rc < 0)
+        return rc;
+    evict_indexes(log);
+    return 0;
+}
+
+/* An index entry or hint did not point at the batch it named: rebuild from the log (and
+ * rewrite the files of a sealed segment). */
+static int repair_index(struct plog *log, struct segment *seg, int64_t offset)
+{
+    log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir,
+             seg->base, offset);
+    hints_clear(log);
+    int64_t end = seg->end;
+    int rc = segment_rebuild_index(seg, log->cfg.index_interval_bytes);
+    if (rc != 0)
+        return rc;
+    if (seg->sealed) {
+        seg->end = MAX(seg->end, end);
+        seal_segment(log, seg);
+    }
+    return 0;
+}
+
+/* ---- syncing ---- */
+
+/* Collects references to everything not yet handed to a sync. */
+static void collect_dirty(struct plog *log, struct fileref ***files, size_t *n, size_t *cap)
+{
+    for (size_t i = log->n_segs; i-- > 0;) {
+        struct segment *s = log->segs[i];
+        if (!s->dirty)
+            break;
+        MEM_GROW(*files, *cap, *n + 1);
+        (*files)[(*n)++] = fileref_get(s->file);
+        s->dirty = false;
+    }
+    if (log->n_extra == 0)
+        return;
+    MEM_GROW(*files, *cap, *n + log->n_extra);
+    memcpy(*files + *n, log->extra, log->n_extra * sizeof(**files));
+    *n += log->n_extra;
+    log->n_extra = 0;
+}
+
+/* Syncs files (dropping the references) and the directory inline. */
+static int sync_inline(struct plog *log, struct fileref **files, size_t n, bool dir)
+{
+    int rc = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0)
+            rc = io_fdatasync(files[i]->fd);
+        fileref_put(files[i]);
+    }
+    if (rc == 0 && dir)
+        rc = io_fsync_dir(dirfd_of(log));
+    return rc;
+}
+
+/* Syncs everything outstanding, including what a detached flush request still held. */
+static int sync_all_inline(struct plog *log)
+{
+    struct fileref **files = log->req.files;
+    size_t n = log->req.n_files, cap = log->req.cap_files;
+    log->req.files = NULL;
+    log->req.n_files = log->req.cap_files = 0;
+    bool dir = log->dir_dirty || log->req.dir;
+    fileref_put(log->req.dir);
+    log->req.dir = NULL;
+    collect_dirty(log, &files, &n, &cap);
+    log->dir_dirty = false;
+    int rc = sync_inline(log, files, n, dir);
+    mem_free(files);
+    return rc;
+}
+
+static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, int rc, bool notify)
+{
+    struct plog *log = (struct plog *)((char *)req - offsetof(struct plog, req));
+    if (rc != 0) {
+        fence(log, "fdatasync", rc);
+    } else if (!log->fenced && gen == log->gen) {
+        int64_t d = MIN(target, leo(log));
+        if (d > log->durable)
+            log->durable = d;
+        if (log->durable > log->rp &&
+            time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS)
+            write_recovery_point(log, log->durable, false);
+    }
+    if (notify && log->cb)
+        log->cb(log, log->durable, rc, log->cb_data);
+}
+
+void plog_set_flush_cb(struct plog *log, plog_flush_cb cb, void *data)
+{
+    log->cb = cb;
+    log->cb_data = data;
+}
+
+void plog_flush(struct plog *log)
+{
+    if (log->fenced)
+        return;
+    struct fileref **files = NULL;
+    size_t n = 0, cap = 0;
+    collect_dirty(log, &files, &n, &cap);
+    bool dir = log->dir_dirty;
+    log->dir_dirty = false;
+    if (log->req.fl) {
+        flusher_submit(log->req.fl, &log->req, files, n, dir ? fileref_get(log->dirref) : NULL,
+                       leo(log), log->gen);
+        mem_free(files);
+        return;
+    }
+    int rc = sync_inline(log, files, n, dir);
+    mem_free(files);
+    flush_done(&log->req, leo(log), log->gen, rc, true);
+}
+
+/* ---- open / recovery ---- */
+
+static bool parse_segment_name(const char *name, int64_t *base)
+{
+    if (strlen(name) != 24 || strcmp(name + 20, ".log") != 0)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (name[i] - '0');
+    }
+    *base = v;
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Lists segment bases (sorted) and removes temp files and indexes without a log. */
+static int list_dir(struct plog *log, int64_t **bases, size_t *n)
+{
+    int fd = openat(dirfd_of(log), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    size_t cap = 0;
+    *bases = NULL;
+    *n = 0;
+    char **orphans = NULL;
+    size_t n_orphans = 0, cap_orphans = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int64_t base;
+        if (parse_segment_name(de->d_name, &base)) {
+            MEM_GROW(*bases, cap, *n + 1);
+            (*bases)[(*n)++] = base;
+        } else if (io_has_suffix(de->d_name, ".tmp") || io_has_suffix(de->d_name, ".index") ||
+                   io_has_suffix(de->d_name, ".timeindex")) {
+            MEM_GROW(orphans, cap_orphans, n_orphans + 1);
+            orphans[n_orphans++] = mem_strdup(de->d_name);
+        }
+    }
+    closedir(d);
+    if (*n > 1)
+        qsort(*bases, *n, sizeof(**bases), cmp_i64);
+    for (size_t i = 0; i < n_orphans; i++) {
+        bool keep = false;
+        if (!io_has_suffix(orphans[i], ".tmp")) {
+            char logname[SEGMENT_NAME_MAX];
+            size_t stem = strcspn(orphans[i], ".");
+            snprintf(logname, sizeof(logname), "%.*s.log", (int)stem, orphans[i]);
+            int64_t base;
+            keep = parse_segment_name(logname, &base) && *n > 0 &&
+                   bsearch(&base, *bases, *n, sizeof(**bases), cmp_i64) != NULL;
+        }
+        if (!keep) {
+            io_unlink(dirfd_of(log), orphans[i]);
+            log->dir_dirty = true;
+        }
+        mem_free(orphans[i]);
+    }
+    mem_free(orphans);
+    return 0;
+}
+
+/* Rebuilds the epoch cache from batch headers of segs[0..upto). */
+static int rebuild_epochs(struct plog *log, size_t upto)
+{
+    epoch_cache_free(&log->epochs);
+    for (size_t i = 0; i < upto; i++) {
+        struct segment *seg = log->segs[i];
+        uint8_t buf[SEGMENT_SCAN_BUF];
+        struct batch_scanner s;
+        scanner_init(&s, seg->file->fd, 0, seg->size, buf, sizeof(buf));
+        for (;;) {
+            struct batch_info b;
+            const char *why;
+            int rc = scanner_next(&s, &b, &why);
+            if (rc == -ERR_SHORT || rc == -ERR_CORRUPT)
+                break; /* a damaged tail is validation's business */
+            if (rc < 0)
+                return rc;
+            if (rc == 0)
+                break;
+            epoch_cache_assign(&log->epochs, b.epoch, b.base);
+        }
+    }
+    log->epochs_dirty = true;
+    return 0;
+}
+
+/* Deletes every segment after i (recovery found the log ends in segment i). */
+static void drop_after(struct plog *log, size_t i, struct plog_recovery *rec, const char *reason)
+{
+    while (log->n_segs > i + 1) {
+        struct segment *seg = log->segs[log->n_segs - 1];
+        rec->truncated_bytes += seg->size;
+        drop_segment(log, log->n_segs - 1, reason);
+    }
+}
+
+/* Validates segments from index `from` on, truncating at the first invalid byte. */
+static int validate_from(struct plog *log, size_t from, struct plog_recovery *rec)
+{
+    epoch_cache_truncate_end(&log->epochs, log->segs[from]->base);
+    int32_t epoch = epoch_cache_last_epoch(&log->epochs);
+    for (size_t i = from; i < log->n_segs; i++) {
+        struct segment *seg = log->segs[i];
+        if (i > from && seg->base != log->segs[i - 1]->end) {
+            log_warn("log_truncated",
+                     "dir=%s offset=%" PRId64 " bytes=0 reason=segment_gap next_base=%" PRId64,
+                     log->dir, log->segs[i - 1]->end, seg->base);
+            if (rec->truncated_at < 0)
+                rec->truncated_at = log->segs[i - 1]->end;
+            drop_after(log, i - 1, rec, "recovery");
+            break;
+        }
+        int64_t before = seg->size;
+        struct segment_recovery sr;
+        int rc = segment_recover(seg, log->cfg.index_interval_bytes, &epoch, &log->epochs, &sr);
+        if (rc != 0)
+            return rc;
+        log->size_bytes -= before - seg->size;
+        rec->segments_validated++;
+        seg->dirty = true; /* its bytes may still be only in the page cache */
+        if (sr.cut_offset >= 0) {
+            log_warn("log_truncated", "dir=%s offset=%" PRId64 " bytes=%" PRId64 " reason=%s",
+                     log->dir, sr.cut_offset, sr.cut_bytes, sr.reason);
+            rec->truncated_bytes += sr.cut_bytes;
+            rec->truncated_at = sr.cut_offset;
+            drop_after(log, i, rec, "recovery");
+        }
+        if (i + 1 < log->n_segs)
+            seal_segment(log, seg);
+        else
+            seg->sealed = false;
+    }
+    return 0;
+}
+
+/* Replaces every segment with an empty one starting at start (the whole log lies below it). */
+static int restart_at(struct plog *log, int64_t start)
+{
+    struct segment *seg;
+    int rc = segment_create(dirfd_of(log), start, &seg);
+    if (rc != 0)
+        return rc;
+    while (log->n_segs > 0)
+        drop_segment(log, log->n_segs - 1, "log_start_offset");
+    push_segment(log, seg);
+    log->dir_dirty = true;
+    epoch_cache_truncate_end(&log->epochs, start);
+    log->epochs_dirty = true;
+    return 0;
+}
+
+static int open_segments(struct plog *log, int64_t ls_file)
+{
+    int64_t *bases = NULL;
+    size_t n = 0;
+    int rc = list_dir(log, &bases, &n);
+    if (rc != 0)
+        return rc;
+    size_t first = 0;
+    /* segments wholly below a persisted log start are garbage from before a crash */
+    while (ls_file >= 0 && first + 1 < n && bases[first + 1] <= ls_file) {
+        segment_remove_files(dirfd_of(log), bases[first]);
+        log->dir_dirty = true;
+        first++;
+    }
+    for (size_t i = first; i < n && rc == 0; i++) {
+        struct segment *seg;
+        rc = segment_open(dirfd_of(log), bases[i], &seg);
+        if (rc == 0)
+            push_segment(log, seg);
+    }
+    mem_free(bases);
+    if (rc != 0)
+        return rc;
+    for (size_t i = 0; i + 1 < log->n_segs; i++) {
+        log->segs[i]->end = log->segs[i + 1]->base;
+        log->segs[i]->sealed = true;
+    }
+    return 0;
+}
+
+/* Trusted sealed segments segs[0..upto): only their largest timestamp is needed now. */
+static int load_trusted(struct plog *log, size_t upto)
+{
+    for (size_t i = 0; i < upto; i++) {
+        int rc = segment_load_meta(log->segs[i], dirfd_of(log), log->cfg.index_interval_bytes);
+        if (rc == 1)
+            log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir,
+                     log->segs[i]->base);
+        if (rc < 0)
+            return rc;
+    }
+    evict_indexes(log);
+    return 0;
+}
+
+static int recover(struct plog *log, bool clean, int64_t rp, bool fresh, struct plog_recovery *rec)
+{
+    int rc;
+    if (fresh)
+        return 0;
+    struct segment *last = active(log);
+    if (clean) {
+        rc = segment_load_tail(last, dirfd_of(log), log->cfg.index_interval_bytes);
+        if (rc == 0 && rp == last->end)
+            return load_trusted(log, log->n_segs - 1);
+        log_warn("clean_open_fallback", "dir=%s reason=%s", log->dir,
+                 rc != 0 ? "tail_check_failed" : "recovery_point_mismatch");
+        segment_unload_index(last);
+        last->end = last->base;
+    }
+    size_t from = rp >= 0 ? find_segment(log, rp) : 0;
+    rc = load_trusted(log, from);
+    if (rc == 0)
+        rc = validate_from(log, from, rec);
+    return rc;
+}
+
+int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
+              struct plog **out, struct plog_recovery *rec)
+{
+    struct plog_recovery rec_local;
+    if (!rec)
+        rec = &rec_local;
+    *rec = (struct plog_recovery){.truncated_at = -1};
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return -errno;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    struct plog *log = mem_calloc(1, sizeof(*log));
+    log->dir = mem_strdup(dir);
+    log->dirref = fileref_new(dfd);
+    log->cfg = *cfg;
+    sanitize_config(&log->cfg);
+    log->req.done = flush_done;
+    log->rp = -1;
+    hints_clear(log);
+    epoch_cache_init(&log->epochs);
+
+    int64_t ls_file = -1, rp = -1;
+    int r = read_offset_file(dfd, LOG_START_FILE, &ls_file);
+    if (r != 0 && r != -ENOENT)
+        log_warn("checkpoint_invalid", "dir=%s file=" LOG_START_FILE " error=\"%s\"", dir,
+                 err_str(r));
+    if (r != 0)
+        ls_file = -1;
+    r = read_offset_file(dfd, RECOVERY_POINT_FILE, &rp);
+    if (r != 0 && r != -ENOENT)
+        log_warn("checkpoint_invalid", "dir=%s file=" RECOVERY_POINT_FILE " error=\"%s\"", dir,
+                 err_str(r));
+    if (r != 0)
+        rp = -1;
+    int ec_rc = epoch_cache_load(&log->epochs, dfd);
+    if (ec_rc != 0 && ec_rc != -ENOENT)
+        log_warn("checkpoint_invalid", "dir=%s file=" EPOCH_CACHE_FILE " error=\"%s\"", dir,
+                 err_str(ec_rc));
+
+    int rc = open_segments(log, ls_file);
+    if (rc != 0)
+        goto out_close;
+    bool fresh = log->n_segs == 0;
+    if (fresh) {
+        struct segment *seg;
+        rc = segment_create(dfd, MAX(ls_file, 0), &seg);
+        if (rc != 0)
+            goto out_close;
+        push_segment(log, seg);
+        log->dir_dirty = true;
+    }
+    rec->segments = (int)log->n_segs;
+    if (ec_rc != 0 && !fresh) {
+        /* the checkpoint is lost: the batches themselves carry the epochs */
+        size_t upto = clean ? log->n_segs : (rp >= 0 ? find_segment(log, rp) : 0);
+        rc = rebuild_epochs(log, upto);
+        if (rc != 0)
+            goto out_close;
+    }
+    rc = recover(log, clean, rp, fresh, rec);
+    if (rc != 0)
+        goto out_close;
+
+    log->log_start = MAX(log->segs[0]->base, ls_file);
+    if (log->log_start > leo(log)) {
+        log_warn("log_truncated", "dir=%s offset=%" PRId64 " bytes=%" PRId64
+                 " reason=log_end_below_log_start", dir, leo(log), log->size_bytes);
+        rc = restart_at(log, log->log_start);
+        if (rc != 0)
+            goto out_close;
+    }
+    if (epoch_cache_truncate_end(&log->epochs, leo(log)))
+        log->epochs_dirty = true;
+    if (epoch_cache_truncate_start(&log->epochs, log->log_start))
+        log->epochs_dirty = true;
+    if (log->epochs_dirty || ec_rc == -ENOENT) {
+        rc = epoch_cache_store(&log->epochs, dfd);
+        if (rc != 0)
+            goto out_close;
+        log->epochs_dirty = false;
+    }
+    /* whatever recovery touched (or a previous run left unsynced) is made durable now, so
+     * durable == LEO is true and the recovery point can say so */
+    rc = sync_all_inline(log);
+    if (rc != 0)
+        goto out_close;
+    log->hw = leo(log);
+    log->durable = leo(log);
+    if (rp != leo(log))
+        write_recovery_point(log, leo(log), true);
+    else
+        log->rp = rp;
+    if (active(log)->size > 0)
+        active(log)->first_append_ms = time_wall_ms();
+    if (rec->segments_validated > 0 || rec->truncated_bytes > 0)
+        log_info("log_recovered",
+                 "dir=%s segments=%d validated=%d truncated_bytes=%" PRId64 " log_end=%" PRId64,
+                 dir, rec->segments, rec->segments_validated, rec->truncated_bytes, leo(log));
+    if (fl)
+        flusher_attach(fl, &log->req);
+    DCHECK((plog_check(log), true));
+    *out = log;
+    return 0;
+
+out_close:
+    log_error("partition_open_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
+    log->fenced = true; /* nothing to flush at close */
+    plog_close(log);
+    return rc;
+}
+
+/* ---- close ---- */
+
+static void free_log(struct plog *log)
+{
+    for (size_t i = 0; i < log->n_segs; i++)
+        segment_free(log->segs[i]);
+    mem_free(log->segs);
+    for (size_t i = 0; i < log->n_extra; i++)
+        fileref_put(log->extra[i]);
+    mem_free(log->extra);
+    for (size_t i = 0; i < log->req.n_files; i++)
+        fileref_put(log->req.files[i]);
+    mem_free(log->req.files);
+    fileref_put(log->req.dir);
+    epoch_cache_free(&log->epochs);
+    fileref_put(log->dirref);
+    mem_free(log->dir);
+    mem_free(log);
+}
+
+void plog_close(struct plog *log)
+{
+    if (!log)
+        return;
+    if (log->req.fl)
+        flusher_detach(log->req.fl, &log->req);
+    if (!log->fenced) {
+        seal_segment(log, active(log));
+        int rc = sync_all_inline(log);
+        if (rc == 0 && log->epochs_dirty)
+            rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+        if (rc == 0)
+            write_recovery_point(log, leo(log), true);
+        else
+            log_error("partition_close_sync_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
+    }
+    free_log(log);
+}
+
+int plog_destroy(struct plog *log)
+{
+    if (log->req.fl)
+        flusher_detach(log->req.fl, &log->req);
+    char *dir = mem_strdup(log->dir);
+    free_log(log);
+    int rc = io_remove_tree(AT_FDCWD, dir);
+    if (rc != 0)
+        log_warn("partition_remove_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
+    mem_free(dir);
+    return rc;
+}
+
+/* ---- accessors ---- */
+
+void plog_set_config(struct plog *log, const struct plog_config *cfg)
+{
+    log->cfg = *cfg;
+    sanitize_config(&log->cfg);
+}
+
+const char *plog_dir(const struct plog *log)
+{
+    return log->dir;
+}
+int64_t plog_start_offset(const struct plog *log)
+{
+    return log->log_start;
+}
+int64_t plog_end_offset(const struct plog *log)
+{
+    return leo(log);
+}
+int64_t plog_high_watermark(const struct plog *log)
+{
+    return log->hw;
+}
+int64_t plog_durable_offset(const struct plog *log)
+{
+    return log->durable;
+}
+int64_t plog_size_bytes(const struct plog *log)
+{
+    return log->size_bytes;
+}
+int plog_segment_count(const struct plog *log)
+{
+    return (int)log->n_segs;
+}
+bool plog_fenced(const struct plog *log)
+{
+    return log->fenced;
+}
+
+void plog_set_high_watermark(struct plog *log, int64_t hw)
+{
+    hw = MAX(hw, log->log_start);
+    hw = MIN(hw, leo(log));
+    if (hw > log->hw)
+        log->hw = hw;
+}
+
+int32_t plog_last_epoch(const struct plog *log)
+{
+    return epoch_cache_last_epoch(&log->epochs);
+}
+
+int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch)
+{
+    return epoch_cache_end_offset(&log->epochs, epoch, leo(log));
+}
+
+/* ---- append ---- */
+
+static uint32_t be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Seals the active segment and starts a new one at LEO. */
+static int roll(struct plog *log)
+{
+    struct segment *seg;
+    int rc = segment_create(dirfd_of(log), leo(log), &seg);
+    if (rc != 0)
+        return rc;
+    struct segment *old = active(log);
+    seal_segment(log, old);
+    push_segment(log, seg);
+    log->dir_dirty = true;
+    old->index_tick = ++log->tick;
+    evict_indexes(log);
+    log_debug("segment_rolled", "dir=%s base_offset=%" PRId64, log->dir, seg->base);
+    /* flush the sealed segment in the background (as Kafka does at roll): it lets the
+     * recovery point advance even when no producer asks for durability */
+    if (log->req.fl)
+        plog_flush(log);
+    return 0;
+}
+
+static bool should_roll(const struct plog *log, size_t len, int64_t last_offset, int64_t now_ms)
+{
+    const struct segment *a = active(log);
+    if (a->size == 0)
+        return false;
+    if (a->size + (int64_t)len > log->cfg.segment_bytes)
+        return true;
+    if (last_offset - a->base > SEGMENT_REL_MAX)
+        return true;
+    return log->cfg.segment_ms >= 0 && a->first_append_ms >= 0 &&
+           now_ms - a->first_append_ms > log->cfg.segment_ms;
+}
+
+int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int64_t now_ms,
+                int64_t *base_offset)
+{
+    DCHECK((plog_check(log), true));
+    if (log->fenced)
+        return -ERR_FENCED;
+    CHECK(len >= KBATCH_HEADER_SIZE && len <= INT32_MAX);
+    CHECK((int64_t)(int32_t)be32(batch + KBATCH_OFF_LENGTH) + KBATCH_LOG_OVERHEAD == (int64_t)len);
+    int32_t delta = (int32_t)be32(batch + 23);
+    CHECK(delta >= 0);
+    int32_t last_epoch = epoch_cache_last_epoch(&log->epochs);
+    CHECK(epoch >= last_epoch);
+    int64_t base = leo(log);
+    int rc;
+    if (should_roll(log, len, base + delta, now_ms)) {
+        rc = roll(log);
+        if (rc != 0)
+            goto out_error;
+    }
+    bool new_epoch = epoch_cache_assign(&log->epochs, epoch, base);
+    if (new_epoch) {
+        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+        if (rc != 0) {
+            epoch_cache_truncate_end(&log->epochs, base);
+            goto out_error;
+        }
+    }
+    kbatch_set_base_offset(batch, base);
+    kbatch_set_leader_epoch(batch, epoch);
+    struct segment *a = active(log);
+    struct batch_info b = {
+        .pos = a->size,
+        .base = base,
+        .last = base + delta,
+        .size = (int64_t)len,
+        .max_ts = (int64_t)((uint64_t)be32(batch + KBATCH_OFF_MAX_TIMESTAMP) << 32 |
+                            be32(batch + KBATCH_OFF_MAX_TIMESTAMP + 4)),
+        .epoch = epoch,
+    };
+    rc = segment_append(a, batch, len, &b, log->cfg.index_interval_bytes);
+    if (rc != 0) {
+        if (new_epoch)
+            epoch_cache_truncate_end(&log->epochs, base);
+        goto out_error;
+    }
+    if (a->first_append_ms < 0)
+        a->first_append_ms = now_ms;
+    log->size_bytes += (int64_t)len;
+    log->append_hint = (struct read_hint){base, b.pos, a->base, b};
+    *base_offset = base;
+    DCHECK((plog_check(log), true));
+    return 0;
+
+out_error:
+    if (rc != -ENOSPC)
+        fence(log, "append", rc);
+    return rc;
+}
+
+int plog_maybe_roll(struct plog *log, int64_t now_ms)
+{
+    if (log->fenced)
+        return -ERR_FENCED;
+    const struct segment *a = active(log);
+    if (a->size == 0 || log->cfg.segment_ms < 0 || a->first_append_ms < 0 ||
+        now_ms - a->first_append_ms <= log->cfg.segment_ms)
+        return 0;
+    return roll(log);
+}
+
+/* ---- read ---- */
+
+/* Finds the batch holding offset (or the next one) in seg, starting from the best known
+ * position: a read hint, the append hint or the sparse index. A hint or index entry that does
+ * not check out is dropped (index rebuilt) and the search repeated from the segment start. */
+static int locate(struct plog *log, struct segment *seg, int64_t offset, struct batch_info *b,
+                  int *hint_slot)
+{
+    int64_t from_pos = 0, from_off = -1;
+    const struct read_hint *best = NULL;
+    *hint_slot = -1;
+    for (int i = 0; i < PLOG_READ_HINTS; i++) {
+        const struct read_hint *h = &log->hints[i];
+        if (h->offset >= 0 && h->seg_base == seg->base && h->offset <= offset &&
+            h->offset > from_off) {
+            from_pos = h->pos;
+            from_off = h->offset;
+            best = h;
+            *hint_slot = i;
+        }
+    }
+    const struct read_hint *ah = &log->append_hint;
+    if (ah->offset >= 0 && ah->seg_base == seg->base && ah->offset <= offset &&
+        ah->offset > from_off) {
+        from_pos = ah->pos;
+        from_off = ah->offset;
+        best = ah;
+        *hint_slot = -1;
+    }
+    if (best && best->b.size > 0 && best->b.last >= offset) {
+        *b = best->b; /* the sequential case: no I/O at all */
+        return 1;
+    }
+    if (from_off != offset) {
+        int rc = load_index(log, seg);
+        if (rc != 0)
+            return rc;
+        struct oindex_entry e;
+        if (offset - seg->base <= (int64_t)UINT32_MAX &&
+            oindex_floor(&seg->oidx, (uint32_t)(offset - seg->base), &e) &&
+            seg->base + e.rel > from_off) {
+            from_pos = e.pos;
+            from_off = seg->base + e.rel;
+            *hint_slot = -1;
+        }
+    }
+    int rc = segment_find(seg, from_pos, from_off, offset, b);
+    if (rc != -ERR_CORRUPT || from_pos == 0)
+        return rc;
+    *hint_slot = -1;
+    rc = repair_index(log, seg, offset);
+    if (rc != 0)
+        return rc;
+    return segment_find(seg, 0, -1, offset, b);
+}
+
+static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos,
+                          int64_t seg_base, const struct batch_info *b)
+{
+    if (slot < 0)
+        slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
+    struct read_hint *h = &log->hints[slot];
+    *h = (struct read_hint){offset, pos, seg_base, {0}};
+    if (b && b->size > 0 && b->pos == pos && b->base == offset)
+        h->b = *b;
+}
+
+int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+              struct plog_read_result *out)
+{
+    *out = (struct plog_read_result){.first_offset = offset, .next_offset = offset};
+    if (offset < log->log_start || offset > leo(log))
+        return -ERR_OUT_OF_RANGE;
+    if (offset == leo(log) || offset >= max_offset)
+        return 0;
+    for (size_t i = find_segment(log, offset); i < log->n_segs; i++) {
+        struct segment *seg = log->segs[i];
+        if (offset >= seg->end)
+            continue;
+        struct batch_info b;
+        int slot;
+        int rc = locate(log, seg, offset, &b, &slot);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            continue;
+        if (b.last >= max_offset)
+            return 0;
+        if (!seg->index_loaded && (uint64_t)(seg->size - b.pos) > max_bytes) {
+            rc = load_index(log, seg);
+            if (rc != 0)
+                return rc;
+        }
+        size_t len;
+        int64_t next;
+        struct batch_info stop;
+        rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next, &stop);
+        if (rc == -ERR_CORRUPT && seg->index_loaded) {
+            rc = repair_index(log, seg, b.base);
+            if (rc == 0)
+                rc = segment_extend(seg, &b, max_offset, max_bytes, &len, &next, &stop);
+        }
+        if (rc != 0)
+            return rc;
+        out->file = fileref_get(seg->file);
+        out->pos = (off_t)b.pos;
+        out->len = len;
+        out->first_offset = b.base;
+        out->next_offset = next;
+        if (b.pos + (int64_t)len < seg->size)
+            remember_read(log, slot, next, b.pos + (int64_t)len, seg->base, &stop);
+        else if (i + 1 < log->n_segs)
+            remember_read(log, slot, log->segs[i + 1]->base, 0, log->segs[i + 1]->base, NULL);
+        return 0;
+    }
+    return 0;
+}
+
+/* ---- timestamps ---- */
+
+int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *batch_ts)
+{
+    *offset = -1;
+    *batch_ts = -1;
+    for (size_t i = 0; i < log->n_segs; i++) {
+        struct segment *seg = log->segs[i];
+        if (seg->max_ts < ts || seg->end <= log->log_start)
+            continue;
+        int rc = load_index(log, seg);
+        if (rc != 0)
+            return rc;
+        int64_t from_pos = 0;
+        struct tindex_entry te;
+        struct oindex_entry oe;
+        if (tindex_floor_below(&seg->tidx, ts, &te) && oindex_floor(&seg->oidx, te.rel, &oe))
+            from_pos = oe.pos;
+        struct batch_info b;
+        rc = segment_find_timestamp(seg, from_pos, ts, log->log_start, &b);
+        if (rc == -ERR_CORRUPT && from_pos > 0) {
+            rc = repair_index(log, seg, seg->base);
+            if (rc == 0)
+                rc = segment_find_timestamp(seg, 0, ts, log->log_start, &b);
+        }
+        if (rc < 0)
+            return rc;
+        if (rc == 1) {
+            *offset = MAX(b.base, log->log_start);
+            *batch_ts = b.max_ts;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+/* ---- truncation ---- */
+
+int plog_truncate_suffix(struct plog *log, int64_t offset)
+{
+    DCHECK((plog_check(log), true));
+    CHECK(offset >= log->hw && offset >= log->log_start);
+    if (offset >= leo(log))
+        return 0;
+    if (log->fenced)
+        return -ERR_FENCED;
+    size_t i = find_segment(log, offset);
+    struct segment *seg = log->segs[i];
+    struct batch_info b;
+    int slot;
+    int rc = load_index(log, seg);
+    if (rc == 0)
+        rc = locate(log, seg, offset, &b, &slot);
+    if (rc < 0) {
+        fence(log, "truncate", rc);
+        return rc;
+    }
+    hints_clear(log);
+    log->gen++;
+    if (rc == 1 && b.pos == 0 && i > 0) {
+        /* the cut falls on a segment boundary: the previous segment becomes active again */
+        drop_after(log, i - 1, &(struct plog_recovery){0}, "truncate_suffix");
+        seg = active(log);
+        rc = load_index(log, seg);
+        if (rc != 0) {
+            fence(log, "truncate", rc);
+            return rc;
+        }
+        seg->sealed = false;
+        seg->dirty = true;
+        seg->first_append_ms = seg->size > 0 ? time_wall_ms() : -1;
+    } else {
+        drop_after(log, i, &(struct plog_recovery){0}, "truncate_suffix");
+        if (rc == 1) {
+            int64_t before = seg->size;
+            rc = segment_truncate(seg, &b, MIN(b.base, offset), log->cfg.index_interval_bytes);
+            log->size_bytes -= before - seg->size;
+            if (rc != 0) {
+                fence(log, "truncate", rc);
+                return rc;
+            }
+        }
+        seg->sealed = false;
+        if (seg->size == 0)
+            seg->first_append_ms = -1;
+    }
+    log->hw = MIN(log->hw, leo(log));
+    log->durable = MIN(log->durable, leo(log));
+    if (epoch_cache_truncate_end(&log->epochs, leo(log))) {
+        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+        if (rc != 0) {
+            fence(log, "epoch_checkpoint", rc);
+            return rc;
+        }
+    }
+    if (log->rp > leo(log)) {
+        /* invariant 7: the truncated range will be rewritten before it is synced again */
+        rc = write_offset_file(dirfd_of(log), RECOVERY_POINT_FILE, leo(log), true);
+        if (rc != 0) {
+            fence(log, "recovery_point", rc);
+            return rc;
+        }
+        log->rp = leo(log);
+    }
+    log_info("log_truncated_suffix", "dir=%s offset=%" PRId64 " log_end=%" PRId64, log->dir,
+             offset, leo(log));
+    DCHECK((plog_check(log), true));
+    return 0;
+}
+
+/* Drops log-start bookkeeping after segments were deleted from the front. */
+static void after_front_delete(struct plog *log)
+{
+    log->log_start = MAX(log->log_start, log->segs[0]->base);
+    log->hw = MAX(log->hw, log->log_start);
+    if (epoch_cache_truncate_start(&log->epochs, log->log_start))
+        log->epochs_dirty = true;
+    /* deletions are rare: make them durable now rather than resurrect segments after a crash */
+    int rc = io_fsync_dir(dirfd_of(log));
+    if (rc != 0)
+        log_warn("dir_fsync_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
+}
+
+int plog_truncate_prefix(struct plog *log, int64_t new_start)
+{
+    DCHECK((plog_check(log), true));
+    CHECK(new_start <= log->hw);
+    if (new_start <= log->log_start)
+        return 0;
+    int rc = write_offset_file(dirfd_of(log), LOG_START_FILE, new_start, true);
+    if (rc != 0)
+        return rc;
+    log->log_start = new_start;
+    bool deleted = false;
+    while (log->n_segs > 1 && log->segs[1]->base <= new_start) {
+        drop_segment(log, 0, "log_start_offset");
+        deleted = true;
+    }
+    if (epoch_cache_truncate_start(&log->epochs, log->log_start))
+        log->epochs_dirty = true;
+    if (deleted)
+        after_front_delete(log);
+    DCHECK((plog_check(log), true));
+    return 0;
+}
+
+static int64_t segment_age_ts(const struct plog *log, const struct segment *seg)
+{
+    if (seg->max_ts >= 0)
+        return seg->max_ts;
+    /* no timestamps in the batches: fall back to the file's modification time */
+    struct stat st;
+    if (fstat(seg->file->fd, &st) != 0)
+        return INT64_MAX;
+    return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+}
+
+int plog_apply_retention(struct plog *log, int64_t now_ms)
+{
+    DCHECK((plog_check(log), true));
+    int deleted = 0;
+    /* only whole sealed segments, and only those below HW (Raft may still need the rest) */
+    while (log->cfg.retention_ms >= 0 && log->n_segs > 1 && log->segs[1]->base <= log->hw &&
+           segment_age_ts(log, log->segs[0]) < now_ms - log->cfg.retention_ms) {
+        drop_segment(log, 0, "retention_ms");
+        deleted++;
+    }
+    while (log->cfg.retention_bytes >= 0 && log->n_segs > 1 && log->segs[1]->base <= log->hw &&
+           log->size_bytes - log->segs[0]->size >= log->cfg.retention_bytes) {
+        drop_segment(log, 0, "retention_bytes");
+        deleted++;
+    }
+    if (deleted)
+        after_front_delete(log);
+    DCHECK((plog_check(log), true));
+    return deleted;
+}

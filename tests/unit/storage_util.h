@@ -1,0 +1,125 @@
+/* Helpers shared by the storage unit tests. */
+#ifndef SP_TEST_STORAGE_UTIL_H
+#define SP_TEST_STORAGE_UTIL_H
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/iobuf.h"
+#include "base/mem.h"
+#include "kafka/batch.h"
+#include "storage/plog.h"
+#include "test.h"
+
+/* A valid uncompressed batch of n records of value_size bytes, all with timestamp ts;
+ * mem_alloc'd, *len its size. Values encode `seed` so batches differ. */
+static inline uint8_t *su_batch(int n, int value_size, int64_t ts, int seed, size_t *len)
+{
+    struct kbytes *vals = mem_calloc((size_t)n, sizeof(*vals));
+    uint8_t *data = mem_alloc((size_t)(n * value_size) + 1);
+    for (int i = 0; i < n * value_size; i++)
+        data[i] = (uint8_t)(seed * 31 + i);
+    for (int i = 0; i < n; i++)
+        vals[i] = (struct kbytes){data + i * value_size, value_size};
+    struct iobuf b;
+    iobuf_init(&b);
+    kbatch_build(&b, ts, NULL, vals, n);
+    uint8_t *out = iobuf_flatten(&b, len);
+    iobuf_destroy(&b);
+    mem_free(vals);
+    mem_free(data);
+    return out;
+}
+
+static inline struct plog_config su_config(void)
+{
+    return (struct plog_config){.segment_bytes = 1 << 20,
+                                .segment_ms = -1,
+                                .retention_ms = -1,
+                                .retention_bytes = -1,
+                                .index_interval_bytes = 4096};
+}
+
+static inline const char *su_dir(const char *name)
+{
+    static char buf[8][512];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, 512, "%s/%s", test_tmpdir(), name);
+    return p;
+}
+
+static inline struct plog *su_open(const char *dir, const struct plog_config *cfg, bool clean,
+                                   struct plog_recovery *rec)
+{
+    struct plog *log = NULL;
+    int rc = plog_open(dir, cfg, NULL, clean, &log, rec);
+    ASSERT_EQ(rc, 0);
+    return log;
+}
+
+/* Appends a batch (n records, value_size bytes each); returns its base offset. */
+static inline int64_t su_append(struct plog *log, int n, int value_size, int64_t ts, int32_t epoch)
+{
+    size_t len;
+    uint8_t *b = su_batch(n, value_size, ts, (int)plog_end_offset(log), &len);
+    int64_t base = -1;
+    ASSERT_EQ(plog_append(log, b, len, epoch, ts, &base), 0);
+    mem_free(b);
+    return base;
+}
+
+/* Reads the bytes a read result names. */
+static inline uint8_t *su_read_bytes(const struct plog_read_result *r)
+{
+    uint8_t *buf = mem_alloc(r->len ? r->len : 1);
+    ASSERT_EQ(pread(r->file->fd, buf, r->len, r->pos), (ssize_t)r->len);
+    return buf;
+}
+
+static inline int64_t su_file_size(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return -1;
+    return (int64_t)st.st_size;
+}
+
+static inline bool su_exists(const char *dir, const char *name)
+{
+    return su_file_size(dir, name) >= 0;
+}
+
+static inline const char *su_seg(int64_t base, const char *ext)
+{
+    static char buf[8][64];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, 64, "%020lld%s", (long long)base, ext);
+    return p;
+}
+
+/* Walks batch headers in a byte range: count and the offsets they cover. */
+static inline int su_count_batches(const uint8_t *p, size_t len, int64_t *first, int64_t *next)
+{
+    int n = 0;
+    size_t pos = 0;
+    while (pos < len) {
+        struct kbatch_header h;
+        kbatch_parse_header(p + pos, &h);
+        if (n == 0 && first)
+            *first = h.base_offset;
+        if (next)
+            *next = kbatch_last_offset(&h) + 1;
+        ASSERT(kbatch_crc_ok(p + pos, kbatch_size(&h)));
+        pos += kbatch_size(&h);
+        n++;
+    }
+    ASSERT_EQ(pos, len);
+    return n;
+}
+
+#endif
