@@ -267,13 +267,15 @@ int topic_create(struct broker *b, struct kstr name, int32_t partitions,
 
 int topic_delete(struct broker *b, struct topic *t)
 {
+    /* the catalog file goes first: once it is gone the topic is deleted, whatever happens to
+     * the data directories next (a crash leaves *.deleted debris that the next start removes) */
+    int rc = catalog_delete_topic(b->cat, t->name, t->n_parts);
+    if (rc != 0)
+        log_warn("topic_delete_incomplete", "topic=%s error=\"%s\"", t->name, err_str(rc));
     strmap_del(&b->topics, t->name, strlen(t->name));
     b->total_partitions -= t->n_parts;
     for (int32_t i = 0; i < t->n_parts; i++)
         partition_close(b, t->parts[i], true);
-    int rc = catalog_delete_topic(b->cat, t->name, t->n_parts);
-    if (rc != 0)
-        log_warn("topic_delete_incomplete", "topic=%s error=\"%s\"", t->name, err_str(rc));
     log_info("topic_deleted", "topic=%s", t->name);
     topic_free(t);
     return 0;

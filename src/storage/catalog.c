@@ -136,7 +136,9 @@ int catalog_open(const char *dir, struct catalog **out, bool *was_clean)
                   rc == -EBUSY ? "another process holds the lock" : err_str(rc));
         goto out_free;
     }
-    if (mkdirat(cat->dirfd, TOPICS_DIR, 0755) != 0 && errno != EEXIST) {
+    /* a directory without topics/ is new: nothing to recover, so it counts as clean */
+    bool fresh = mkdirat(cat->dirfd, TOPICS_DIR, 0755) == 0;
+    if (!fresh && errno != EEXIST) {
         rc = -errno;
         goto out_free;
     }
@@ -146,8 +148,9 @@ int catalog_open(const char *dir, struct catalog **out, bool *was_clean)
         goto out_free;
     }
     struct stat st;
-    *was_clean = fstatat(cat->dirfd, CLEAN_FILE, &st, 0) == 0;
-    if (*was_clean) {
+    bool marker = fstatat(cat->dirfd, CLEAN_FILE, &st, 0) == 0;
+    *was_clean = marker || fresh;
+    if (marker) {
         /* from here on a crash must count as unclean */
         rc = io_unlink(cat->dirfd, CLEAN_FILE);
         if (rc == 0)
