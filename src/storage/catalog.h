@@ -34,8 +34,9 @@ struct catalog_topic {
 
 /* Opens the data directory, creating it if missing, and takes its lock.
  * Returns -EBUSY if another process holds the lock (the message names the directory),
- * -errno otherwise. *was_clean tells whether the previous run shut down cleanly (the marker
- * is removed at open, so a crash from here on counts as unclean). */
+ * -errno otherwise. *was_clean tells whether the previous run shut down cleanly, or the
+ * directory is new (the marker is removed at open, so a crash from here on counts as
+ * unclean). */
 int catalog_open(const char *dir, struct catalog **out, bool *was_clean);
 
 /* Writes the clean-shutdown marker if clean (fsynced), releases the lock, frees. */
