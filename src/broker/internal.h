@@ -151,6 +151,15 @@ void produce_flush_done(struct partition *p, int64_t durable_offset, int rc);
 /* Fails every acks=all wait on p (partition going away). */
 void produce_fail_waiters(struct partition *p, int16_t error_code);
 
+/* Appends a batch the broker built itself (e.g. group metadata, committed offsets) to p, as
+ * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0) or the
+ * write failed later (rc < 0; also when the partition goes away). Returns 0 if the append was
+ * made (cb will run), or a negative code (nothing written, cb will not run). The batch must be
+ * valid (kbatch_validate); its baseOffset and leader epoch are rewritten in place. */
+typedef void (*internal_append_cb)(void *arg, int rc, int64_t base_offset);
+int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
+                           internal_append_cb cb, void *arg);
+
 /* ---- fetch.c ---- */
 
 /* New data is visible on p (HW advanced by `bytes`): wake parked fetches. */

@@ -35,9 +35,11 @@ struct produce_op;
 
 struct acks_wait {
     struct list_node node;                 /* in partition->acks_waiters */
-    struct produce_op *op;
     int64_t end_offset;                    /* durable offset that satisfies this wait */
-    struct produce_resp_partition *result; /* where the outcome goes */
+    /* called once, after unlinking, with KERR_NONE or the failure */
+    void (*done)(struct acks_wait *w, int16_t error_code);
+    struct produce_op *op;                 /* produce waits: the request */
+    struct produce_resp_partition *result; /* produce waits: where the outcome goes */
 };
 
 struct produce_op {
@@ -66,6 +68,11 @@ static void op_send_and_free(struct produce_op *op)
 static void wait_done(struct acks_wait *w, int16_t error_code)
 {
     list_remove(&w->node);
+    w->done(w, error_code);
+}
+
+static void produce_wait_done(struct acks_wait *w, int16_t error_code)
+{
     if (error_code != KERR_NONE && w->result->error_code == KERR_NONE) {
         w->result->error_code = error_code;
         w->result->base_offset = -1;
@@ -256,6 +263,7 @@ int handle_produce(struct request *req)
             if (op) {
                 struct acks_wait *w = &op->waits[op->n_waits++];
                 w->op = op;
+                w->done = produce_wait_done;
                 w->end_offset = plog_end_offset(p->log);
                 w->result = out;
                 list_push_back(&p->acks_waiters, &w->node);
@@ -284,5 +292,45 @@ int handle_produce(struct request *req)
         return 0;
     }
     reactor_timer_start(b->r, &op->timer, pr.timeout_ms > 0 ? pr.timeout_ms : 0);
+    return 0;
+}
+
+/* ---- appends made by the broker itself (group metadata, committed offsets) ---- */
+
+struct internal_wait {
+    struct acks_wait w;
+    int64_t base_offset;
+    internal_append_cb cb;
+    void *arg;
+};
+
+static void internal_wait_done(struct acks_wait *w, int16_t error_code)
+{
+    struct internal_wait *iw = (struct internal_wait *)w;
+    iw->cb(iw->arg, error_code == KERR_NONE ? 0 : -ERR_FENCED, iw->base_offset);
+    mem_free(iw);
+}
+
+int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
+                           internal_append_cb cb, void *arg)
+{
+    int64_t first;
+    int rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
+    if (rc != 0)
+        return rc;
+    struct kbatch_header h;
+    kbatch_parse_header(batch, &h);
+    p->records_in += (uint64_t)h.records_count;
+    p->bytes_in += len;
+    plog_set_high_watermark(p->log, plog_end_offset(p->log));
+    fetch_notify(p, len);
+    struct internal_wait *iw = mem_calloc(1, sizeof(*iw));
+    iw->w.end_offset = plog_end_offset(p->log);
+    iw->w.done = internal_wait_done;
+    iw->base_offset = first;
+    iw->cb = cb;
+    iw->arg = arg;
+    list_push_back(&p->acks_waiters, &iw->w.node);
+    plog_flush(p->log);
     return 0;
 }
