@@ -11,6 +11,7 @@
 #include "kafka/api.h"
 
 bool tenc_unknown_tags;
+struct tcorrupt tenc_corrupt;
 
 /* ---- primitives (written here rather than taken from kw_str & co.) ---- */
 
@@ -30,32 +31,54 @@ static void t_tags(struct kwriter *w, bool flex)
     kw_uvarint(w, 0);
 }
 
+/* Writes a corrupted length instead of the real one if the hook says so. */
+static bool t_corrupt_len(struct kwriter *w, bool flex, bool wide)
+{
+    if (tenc_corrupt.seen++ != tenc_corrupt.at || tenc_corrupt.mode == TC_NONE)
+        return false;
+    if (tenc_corrupt.mode == TC_VARINT_OVERFLOW && flex) {
+        static const uint8_t overflow[] = {0xff, 0xff, 0xff, 0xff, 0x7f};
+        kw_raw(w, overflow, sizeof(overflow));
+    } else if (flex) {
+        kw_uvarint(w, (uint32_t)INT32_MAX + 1);
+    } else if (wide) {
+        kw_i32(w, INT32_MAX);
+    } else {
+        kw_i16(w, INT16_MAX);
+    }
+    return true;
+}
+
+/* A length or count: uvarint N+1 when flex, else int32 (wide) or int16. */
+static void t_len(struct kwriter *w, bool flex, bool wide, int32_t n)
+{
+    if (t_corrupt_len(w, flex, wide))
+        return;
+    if (flex)
+        kw_uvarint(w, (uint32_t)(n + 1));
+    else if (wide)
+        kw_i32(w, n);
+    else
+        kw_i16(w, (int16_t)n);
+}
+
 static void t_str(struct kwriter *w, bool flex, struct kstr s)
 {
-    if (flex)
-        kw_uvarint(w, (uint32_t)(s.len + 1));
-    else
-        kw_i16(w, (int16_t)s.len);
+    t_len(w, flex, false, s.len);
     if (s.len > 0)
         kw_raw(w, s.p, (size_t)s.len);
 }
 
 static void t_bytes(struct kwriter *w, bool flex, struct kbytes b)
 {
-    if (flex)
-        kw_uvarint(w, (uint32_t)(b.len + 1));
-    else
-        kw_i32(w, b.len);
+    t_len(w, flex, true, b.len);
     if (b.len > 0)
         kw_raw(w, b.p, (size_t)b.len);
 }
 
 static void t_arr(struct kwriter *w, bool flex, int32_t n)
 {
-    if (flex)
-        kw_uvarint(w, (uint32_t)(n + 1));
-    else
-        kw_i32(w, n);
+    t_len(w, flex, true, n);
 }
 
 static void t_i32s(struct kwriter *w, bool flex, const int32_t *v, int32_t n)
@@ -78,7 +101,9 @@ void tenc_header(struct kwriter *w, int16_t key, int16_t v, int32_t correlation_
     kw_i16(w, key);
     kw_i16(w, v);
     kw_i32(w, correlation_id);
-    t_str(w, false, client_id); /* int16 length even in header v2 */
+    kw_i16(w, (int16_t)client_id.len); /* int16 length even in header v2 */
+    if (client_id.len > 0)
+        kw_raw(w, client_id.p, (size_t)client_id.len);
     t_tags(w, flexible);
 }
 

@@ -55,6 +55,20 @@ void trecords_write(struct kwriter *w, void *data);
  * two unknown fields instead of none (decoders must skip them). */
 extern bool tenc_unknown_tags;
 
+/* Corruption hook: when mode is set, the at-th length or count field the test encoders write
+ * (strings, bytes and arrays, in writing order, counted in seen) is replaced:
+ *   TC_HUGE: an array count or byte length of INT32_MAX, a string length of INT16_MAX
+ *            (non-flexible) or INT32_MAX (compact): far beyond the end of any sample;
+ *   TC_VARINT_OVERFLOW: (compact forms only) an unsigned varint that does not fit 32 bits.
+ * The rest of the message is written as usual. */
+enum { TC_NONE, TC_HUGE, TC_VARINT_OVERFLOW };
+struct tcorrupt {
+    int mode;
+    int at;
+    int seen;
+};
+extern struct tcorrupt tenc_corrupt;
+
 /* Number of sample variants: 0 = every array non-empty, nullable fields set; 1 = nullable
  * fields null and arrays empty (or null where allowed). */
 #define TSAMPLE_VARIANTS 2
