@@ -308,7 +308,8 @@ static int snappy_decompress(const uint8_t *in, size_t len, size_t max_out, uint
 static int snappy_compress_xerial(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
 {
     size_t blocks = (len + XERIAL_BLOCK_SIZE - 1) / XERIAL_BLOCK_SIZE;
-    size_t cap = XERIAL_HEADER_SIZE + blocks * (4 + snappy_max_compressed_length(XERIAL_BLOCK_SIZE));
+    size_t cap =
+        XERIAL_HEADER_SIZE + blocks * (4 + snappy_max_compressed_length(XERIAL_BLOCK_SIZE));
     uint8_t *buf = mem_alloc(cap);
     memcpy(buf, xerial_magic, sizeof(xerial_magic));
     put_be32(buf + 8, 1);  /* version */
@@ -317,8 +318,7 @@ static int snappy_compress_xerial(const uint8_t *in, size_t len, uint8_t **out, 
     for (size_t off = 0; off < len; off += XERIAL_BLOCK_SIZE) {
         size_t n = MIN((size_t)XERIAL_BLOCK_SIZE, len - off);
         size_t clen = cap - pos - 4;
-        if (snappy_compress((const char *)in + off, n, (char *)buf + pos + 4, &clen) !=
-            SNAPPY_OK) {
+        if (snappy_compress((const char *)in + off, n, (char *)buf + pos + 4, &clen) != SNAPPY_OK) {
             mem_free(buf);
             return -ERR_INVALID;
         }
@@ -389,8 +389,7 @@ static int zstd_compress(const uint8_t *in, size_t len, uint8_t **out, size_t *o
     return 0;
 }
 
-static int copy_out(const uint8_t *in, size_t len, size_t max_out, uint8_t **out,
-                    size_t *out_len)
+static int copy_out(const uint8_t *in, size_t len, size_t max_out, uint8_t **out, size_t *out_len)
 {
     if (len > max_out)
         return -ERR_TOO_LARGE;

@@ -42,8 +42,7 @@ int32_t *kmsg_rd_i32s(struct kreader *r, bool flex, struct arena *a, bool nullab
     return v;
 }
 
-struct kstr *kmsg_rd_strs(struct kreader *r, bool flex, struct arena *a, bool nullable,
-                          int32_t *n)
+struct kstr *kmsg_rd_strs(struct kreader *r, bool flex, struct arena *a, bool nullable, int32_t *n)
 {
     size_t min = kmsg_min_str(flex);
     int32_t count = nullable ? kr_array(r, flex, min) : kmsg_rd_array(r, flex, min);

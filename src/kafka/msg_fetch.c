@@ -6,8 +6,7 @@
  * different number of bytes would desynchronise every later field of the response. */
 #include "kafka/msg_int.h"
 
-static void decode_partition(struct kreader *r, int16_t v, bool flex,
-                             struct fetch_req_partition *p)
+static void decode_partition(struct kreader *r, int16_t v, bool flex, struct fetch_req_partition *p)
 {
     p->partition = kr_i32(r);
     p->current_leader_epoch = v >= 9 ? kr_i32(r) : -1;

@@ -56,8 +56,7 @@ int32_t kmsg_rd_array(struct kreader *r, bool flex, size_t min_elem_bytes);
 void *kmsg_alloc(struct arena *a, int32_t n, size_t size);
 /* [] int32 and [] string arrays; *n is -1 for a null (only accepted when nullable). */
 int32_t *kmsg_rd_i32s(struct kreader *r, bool flex, struct arena *a, bool nullable, int32_t *n);
-struct kstr *kmsg_rd_strs(struct kreader *r, bool flex, struct arena *a, bool nullable,
-                          int32_t *n);
+struct kstr *kmsg_rd_strs(struct kreader *r, bool flex, struct arena *a, bool nullable, int32_t *n);
 
 static inline int kmsg_rd_done(const struct kreader *r)
 {

@@ -12,8 +12,7 @@ static void decode_partition(struct kreader *r, bool flex, struct produce_req_pa
     kr_tags(r, flex);
 }
 
-static void decode_topic(struct kreader *r, bool flex, struct arena *a,
-                         struct produce_req_topic *t)
+static void decode_topic(struct kreader *r, bool flex, struct arena *a, struct produce_req_topic *t)
 {
     t->name = kmsg_rd_str(r, flex);
     size_t part_min = 4 + kmsg_min_bytes(flex) + kmsg_min_tags(flex);

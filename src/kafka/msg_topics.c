@@ -44,8 +44,7 @@ int kmsg_decode_create_topics(struct kreader *r, int16_t v, struct arena *a,
         return -ERR_UNSUPPORTED;
     bool flex = kafka_api_flexible(KAPI_CREATE_TOPICS, v);
     *out = (struct create_topics_req){0};
-    size_t topic_min = kmsg_min_str(flex) + 4 + 2 + 2 * kmsg_min_array(flex) +
-                       kmsg_min_tags(flex);
+    size_t topic_min = kmsg_min_str(flex) + 4 + 2 + 2 * kmsg_min_array(flex) + kmsg_min_tags(flex);
     int32_t n = kmsg_rd_array(r, flex, topic_min);
     out->topics = kmsg_alloc(a, n, sizeof(*out->topics));
     out->n_topics = n;

@@ -136,8 +136,7 @@ TEST(kmsg_compress_snappy_reads_xerial_and_raw)
     ASSERT_EQ(kcompress_decompress(KCOMPRESSION_SNAPPY, x, xlen, len - 1, &d, &dlen),
               -ERR_TOO_LARGE);
     /* cut inside the last block, and inside a block length */
-    ASSERT_EQ(kcompress_decompress(KCOMPRESSION_SNAPPY, x, xlen - 1, len, &d, &dlen),
-              -ERR_CORRUPT);
+    ASSERT_EQ(kcompress_decompress(KCOMPRESSION_SNAPPY, x, xlen - 1, len, &d, &dlen), -ERR_CORRUPT);
     ASSERT_EQ(kcompress_decompress(KCOMPRESSION_SNAPPY, x, 18, len, &d, &dlen), -ERR_CORRUPT);
     /* a block length beyond the end */
     put_be32(x + 16, 0x7fffffff);
@@ -212,8 +211,8 @@ TEST(kmsg_compress_truncated_and_garbage_input_fail)
             } else if (rc != -ERR_CORRUPT &&
                        !(codec == KCOMPRESSION_SNAPPY && rc == -ERR_TOO_LARGE)) {
                 /* (a cut xerial header reads as raw snappy declaring a huge length) */
-                test_fail(__FILE__, __LINE__, "%s: prefix %zu/%zu gives %d",
-                          kcompress_name(codec), n, clen, rc);
+                test_fail(__FILE__, __LINE__, "%s: prefix %zu/%zu gives %d", kcompress_name(codec),
+                          n, clen, rc);
             }
             mem_free(cut);
         }
@@ -285,7 +284,8 @@ static void be32_set(uint8_t *p, int32_t v)
 static uint8_t *compressed_batch(int codec, int32_t count, size_t *len)
 {
     struct kbytes keys[8], values[8];
-    static const char *const vals[] = {"alpha", "", "gamma gamma gamma", "delta", "e", "f", "g", "h"};
+    static const char *const vals[] = {"alpha", "", "gamma gamma gamma", "delta", "e", "f",
+                                       "g",     "h"};
     for (int32_t i = 0; i < count; i++) {
         keys[i] = i % 2 ? (struct kbytes){NULL, -1} : (struct kbytes){(const uint8_t *)"k", 1};
         values[i] = (struct kbytes){(const uint8_t *)vals[i], (int32_t)strlen(vals[i])};
@@ -300,17 +300,16 @@ static uint8_t *compressed_batch(int codec, int32_t count, size_t *len)
 
     uint8_t *c;
     size_t clen;
-    ASSERT_EQ(kcompress_compress(codec, plain + KBATCH_HEADER_SIZE,
-                                 plain_len - KBATCH_HEADER_SIZE, &c, &clen),
+    ASSERT_EQ(kcompress_compress(codec, plain + KBATCH_HEADER_SIZE, plain_len - KBATCH_HEADER_SIZE,
+                                 &c, &clen),
               0);
     *len = KBATCH_HEADER_SIZE + clen;
     uint8_t *batch = mem_alloc(*len);
     memcpy(batch, plain, KBATCH_HEADER_SIZE);
     memcpy(batch + KBATCH_HEADER_SIZE, c, clen);
     be32_set(batch + KBATCH_OFF_LENGTH, (int32_t)(*len - KBATCH_LOG_OVERHEAD));
-    batch[KBATCH_OFF_ATTRIBUTES + 1] = (uint8_t)((batch[KBATCH_OFF_ATTRIBUTES + 1] &
-                                                  ~KBATCH_ATTR_COMPRESSION_MASK) |
-                                                 codec);
+    batch[KBATCH_OFF_ATTRIBUTES + 1] =
+        (uint8_t)((batch[KBATCH_OFF_ATTRIBUTES + 1] & ~KBATCH_ATTR_COMPRESSION_MASK) | codec);
     kbatch_update_crc(batch, *len);
     mem_free(c);
     mem_free(plain);

@@ -9,6 +9,9 @@
 #include "kafka/msg.h"
 #include "test.h"
 
+/* The byte arrays below are laid out by field, one schema field per comment. */
+/* clang-format off */
+
 #define I8(x) (uint8_t)(x)
 #define I16(x) (uint8_t)(((uint16_t)(x) >> 8) & 0xff), (uint8_t)((uint16_t)(x) & 0xff)
 #define I32(x)                                                                                     \
@@ -622,3 +625,4 @@ TEST(kmsg_golden_describe_configs_v0_and_v1_responses)
     };
     ENCODES_TO(kmsg_encode_describe_configs(w, 1, &resp), v1);
 }
+/* clang-format on */

@@ -60,8 +60,7 @@ TEST(kmsg_every_strict_prefix_of_every_request_is_corrupt)
 }
 
 /* Encodes the body of sample (key, v, variant 0) with the corruption hook set. */
-static uint8_t *corrupted_body(int16_t key, int16_t v, int mode, int at, size_t *len,
-                               int *fields)
+static uint8_t *corrupted_body(int16_t key, int16_t v, int mode, int at, size_t *len, int *fields)
 {
     struct arena a;
     arena_init(&a, 0);
@@ -153,8 +152,8 @@ TEST(kmsg_count_2_31_with_a_large_body_does_not_allocate)
     const struct kafka_api_info *apis = kafka_api_all(&n);
     for (int i = 0; i < n; i++) {
         int16_t key = apis[i].key, v = apis[i].max_version;
-        if (key == KAPI_API_VERSIONS || key == KAPI_FIND_COORDINATOR ||
-            key == KAPI_LIST_OFFSETS || key == KAPI_PRODUCE || key == KAPI_FETCH)
+        if (key == KAPI_API_VERSIONS || key == KAPI_FIND_COORDINATOR || key == KAPI_LIST_OFFSETS ||
+            key == KAPI_PRODUCE || key == KAPI_FETCH)
             continue; /* their first field is not an array */
         if (kafka_api_flexible(key, v))
             v--; /* an int32 count */
@@ -199,7 +198,7 @@ TEST(kmsg_wire_rejects_garbage_compact_lengths)
         ASSERT(!kr_ok(&r));
     }
     /* lengths beyond the end */
-    static const uint8_t str_past[] = {0x05, 'a', 'b'};       /* compact: 4 bytes, 2 left */
+    static const uint8_t str_past[] = {0x05, 'a', 'b'}; /* compact: 4 bytes, 2 left */
     kr_init(&r, str_past, sizeof(str_past));
     (void)kr_str(&r, true);
     ASSERT(!kr_ok(&r));
@@ -207,7 +206,7 @@ TEST(kmsg_wire_rejects_garbage_compact_lengths)
     kr_init(&r, bytes_past, sizeof(bytes_past));
     (void)kr_bytes(&r, false);
     ASSERT(!kr_ok(&r));
-    static const uint8_t str_neg[] = {0xff, 0xfe};            /* int16 length -2 */
+    static const uint8_t str_neg[] = {0xff, 0xfe}; /* int16 length -2 */
     kr_init(&r, str_neg, sizeof(str_neg));
     (void)kr_str(&r, false);
     ASSERT(!kr_ok(&r));
@@ -255,15 +254,15 @@ TEST(kmsg_nulls_in_non_nullable_fields_are_corrupt)
     kr_init(&r, pr, sizeof(pr));
     ASSERT_EQ(tdecode_req(&r, KAPI_PRODUCE, 3, &a, &q), -ERR_CORRUPT);
     /* ...but a null transactional id and null records are fine */
-    static const uint8_t pr_ok[] = {0xff, 0xff, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 't',
-                                    0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
+    static const uint8_t pr_ok[] = {0xff, 0xff, 0, 1, 0, 0, 0, 1, 0, 0,    0,    1,    0,   1,
+                                    't',  0,    0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
     kr_init(&r, pr_ok, sizeof(pr_ok));
     ASSERT_EQ(tdecode_req(&r, KAPI_PRODUCE, 3, &a, &q), 0);
     ASSERT_EQ(q.produce.topics[0].partitions[0].records.len, -1);
     /* Fetch v11: null rack_id */
-    static const uint8_t fe[] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0,
-                                 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0,
-                                 0xff, 0xff};
+    static const uint8_t fe[] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1, 0, 0,    0,    1,
+                                 0,    0,    0,    1,    0, 0, 0, 0, 0, 0xff, 0xff, 0xff,
+                                 0xff, 0,    0,    0,    0, 0, 0, 0, 0, 0xff, 0xff};
     kr_init(&r, fe, sizeof(fe));
     ASSERT_EQ(tdecode_req(&r, KAPI_FETCH, 11, &a, &q), -ERR_CORRUPT);
     uint8_t fe_ok[sizeof(fe)];

@@ -567,8 +567,8 @@ TEST(kmsg_decoders_refuse_versions_out_of_range)
     int n;
     const struct kafka_api_info *apis = kafka_api_all(&n);
     for (int i = 0; i < n; i++) {
-        int16_t bad[] = {(int16_t)(apis[i].min_version - 1), (int16_t)(apis[i].max_version + 1),
-                         -1, INT16_MAX};
+        int16_t bad[] = {(int16_t)(apis[i].min_version - 1), (int16_t)(apis[i].max_version + 1), -1,
+                         INT16_MAX};
         for (size_t j = 0; j < ARRAY_LEN(bad); j++) {
             if (bad[j] >= apis[i].min_version && bad[j] <= apis[i].max_version)
                 continue;

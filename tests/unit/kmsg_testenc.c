@@ -354,41 +354,76 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
 {
     bool f = kafka_api_flexible(key, v);
     switch (key) {
-    case KAPI_API_VERSIONS: enc_api_versions(w, v, f, &q->api_versions); break;
-    case KAPI_METADATA: enc_metadata(w, v, f, &q->metadata); break;
-    case KAPI_PRODUCE: enc_produce(w, v, f, &q->produce); break;
-    case KAPI_FETCH: enc_fetch(w, v, f, &q->fetch); break;
-    case KAPI_LIST_OFFSETS: enc_list_offsets(w, v, f, &q->list_offsets); break;
-    case KAPI_CREATE_TOPICS: enc_create_topics(w, v, f, &q->create_topics); break;
-    case KAPI_DELETE_TOPICS: enc_delete_topics(w, v, f, &q->delete_topics); break;
-    case KAPI_CREATE_PARTITIONS: enc_create_partitions(w, v, f, &q->create_partitions); break;
-    case KAPI_DESCRIBE_CONFIGS: enc_describe_configs(w, v, f, &q->describe_configs); break;
-    case KAPI_ALTER_CONFIGS: enc_alter_configs(w, v, f, &q->alter_configs); break;
-    case KAPI_DELETE_RECORDS: enc_delete_records(w, v, f, &q->delete_records); break;
-    case KAPI_FIND_COORDINATOR: enc_find_coordinator(w, v, f, &q->find_coordinator); break;
-    default: break;
+    case KAPI_API_VERSIONS:
+        enc_api_versions(w, v, f, &q->api_versions);
+        break;
+    case KAPI_METADATA:
+        enc_metadata(w, v, f, &q->metadata);
+        break;
+    case KAPI_PRODUCE:
+        enc_produce(w, v, f, &q->produce);
+        break;
+    case KAPI_FETCH:
+        enc_fetch(w, v, f, &q->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        enc_list_offsets(w, v, f, &q->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        enc_create_topics(w, v, f, &q->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        enc_delete_topics(w, v, f, &q->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        enc_create_partitions(w, v, f, &q->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        enc_describe_configs(w, v, f, &q->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        enc_alter_configs(w, v, f, &q->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        enc_delete_records(w, v, f, &q->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        enc_find_coordinator(w, v, f, &q->find_coordinator);
+        break;
+    default:
+        break;
     }
 }
 
 int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_req *q)
 {
     switch (key) {
-    case KAPI_API_VERSIONS: return kmsg_decode_api_versions(r, v, a, &q->api_versions);
-    case KAPI_METADATA: return kmsg_decode_metadata(r, v, a, &q->metadata);
-    case KAPI_PRODUCE: return kmsg_decode_produce(r, v, a, &q->produce);
-    case KAPI_FETCH: return kmsg_decode_fetch(r, v, a, &q->fetch);
-    case KAPI_LIST_OFFSETS: return kmsg_decode_list_offsets(r, v, a, &q->list_offsets);
-    case KAPI_CREATE_TOPICS: return kmsg_decode_create_topics(r, v, a, &q->create_topics);
-    case KAPI_DELETE_TOPICS: return kmsg_decode_delete_topics(r, v, a, &q->delete_topics);
+    case KAPI_API_VERSIONS:
+        return kmsg_decode_api_versions(r, v, a, &q->api_versions);
+    case KAPI_METADATA:
+        return kmsg_decode_metadata(r, v, a, &q->metadata);
+    case KAPI_PRODUCE:
+        return kmsg_decode_produce(r, v, a, &q->produce);
+    case KAPI_FETCH:
+        return kmsg_decode_fetch(r, v, a, &q->fetch);
+    case KAPI_LIST_OFFSETS:
+        return kmsg_decode_list_offsets(r, v, a, &q->list_offsets);
+    case KAPI_CREATE_TOPICS:
+        return kmsg_decode_create_topics(r, v, a, &q->create_topics);
+    case KAPI_DELETE_TOPICS:
+        return kmsg_decode_delete_topics(r, v, a, &q->delete_topics);
     case KAPI_CREATE_PARTITIONS:
         return kmsg_decode_create_partitions(r, v, a, &q->create_partitions);
     case KAPI_DESCRIBE_CONFIGS:
         return kmsg_decode_describe_configs(r, v, a, &q->describe_configs);
-    case KAPI_ALTER_CONFIGS: return kmsg_decode_alter_configs(r, v, a, &q->alter_configs);
-    case KAPI_DELETE_RECORDS: return kmsg_decode_delete_records(r, v, a, &q->delete_records);
+    case KAPI_ALTER_CONFIGS:
+        return kmsg_decode_alter_configs(r, v, a, &q->alter_configs);
+    case KAPI_DELETE_RECORDS:
+        return kmsg_decode_delete_records(r, v, a, &q->delete_records);
     case KAPI_FIND_COORDINATOR:
         return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
@@ -474,8 +509,12 @@ static void sample_produce(int16_t v, int var, struct arena *a, struct produce_r
 
 static void sample_fetch(int16_t v, int var, struct arena *a, struct fetch_req *q)
 {
-    *q = (struct fetch_req){.replica_id = -1, .max_wait_ms = 500, .min_bytes = 1,
-                            .max_bytes = INT32_MAX, .session_epoch = -1, .rack_id = S("")};
+    *q = (struct fetch_req){.replica_id = -1,
+                            .max_wait_ms = 500,
+                            .min_bytes = 1,
+                            .max_bytes = INT32_MAX,
+                            .session_epoch = -1,
+                            .rack_id = S("")};
     if (v >= 3)
         q->max_bytes = 52428800;
     if (v >= 4)
@@ -631,8 +670,7 @@ static void sample_alter_configs(int16_t v, int var, struct arena *a, struct alt
     res->configs[1] = (struct config_entry){S("cleanup.policy"), KSTR_NULL};
 }
 
-static void sample_delete_records(int16_t v, int var, struct arena *a,
-                                  struct delete_records_req *q)
+static void sample_delete_records(int16_t v, int var, struct arena *a, struct delete_records_req *q)
 {
     *q = (struct delete_records_req){.timeout_ms = 500};
     if (var)
@@ -657,23 +695,44 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
 {
     memset(q, 0, sizeof(*q));
     switch (key) {
-    case KAPI_API_VERSIONS: sample_api_versions(v, var, &q->api_versions); return true;
-    case KAPI_METADATA: sample_metadata(v, var, a, &q->metadata); return true;
-    case KAPI_PRODUCE: sample_produce(v, var, a, &q->produce); return true;
-    case KAPI_FETCH: sample_fetch(v, var, a, &q->fetch); return true;
-    case KAPI_LIST_OFFSETS: sample_list_offsets(v, var, a, &q->list_offsets); return true;
-    case KAPI_CREATE_TOPICS: sample_create_topics(v, var, a, &q->create_topics); return true;
-    case KAPI_DELETE_TOPICS: sample_delete_topics(v, var, a, &q->delete_topics); return true;
+    case KAPI_API_VERSIONS:
+        sample_api_versions(v, var, &q->api_versions);
+        return true;
+    case KAPI_METADATA:
+        sample_metadata(v, var, a, &q->metadata);
+        return true;
+    case KAPI_PRODUCE:
+        sample_produce(v, var, a, &q->produce);
+        return true;
+    case KAPI_FETCH:
+        sample_fetch(v, var, a, &q->fetch);
+        return true;
+    case KAPI_LIST_OFFSETS:
+        sample_list_offsets(v, var, a, &q->list_offsets);
+        return true;
+    case KAPI_CREATE_TOPICS:
+        sample_create_topics(v, var, a, &q->create_topics);
+        return true;
+    case KAPI_DELETE_TOPICS:
+        sample_delete_topics(v, var, a, &q->delete_topics);
+        return true;
     case KAPI_CREATE_PARTITIONS:
         sample_create_partitions(v, var, a, &q->create_partitions);
         return true;
     case KAPI_DESCRIBE_CONFIGS:
         sample_describe_configs(v, var, a, &q->describe_configs);
         return true;
-    case KAPI_ALTER_CONFIGS: sample_alter_configs(v, var, a, &q->alter_configs); return true;
-    case KAPI_DELETE_RECORDS: sample_delete_records(v, var, a, &q->delete_records); return true;
-    case KAPI_FIND_COORDINATOR: sample_find_coordinator(v, var, &q->find_coordinator); return true;
-    default: return false;
+    case KAPI_ALTER_CONFIGS:
+        sample_alter_configs(v, var, a, &q->alter_configs);
+        return true;
+    case KAPI_DELETE_RECORDS:
+        sample_delete_records(v, var, a, &q->delete_records);
+        return true;
+    case KAPI_FIND_COORDINATOR:
+        sample_find_coordinator(v, var, &q->find_coordinator);
+        return true;
+    default:
+        return false;
     }
 }
 
@@ -712,8 +771,8 @@ static void sresp_api_versions(int16_t v, int var, struct arena *a, struct api_v
 
 static void sresp_metadata(int16_t v, int var, struct arena *a, struct metadata_resp *p)
 {
-    *p = (struct metadata_resp){.cluster_id = KSTR_NULL, .controller_id = -1,
-                                .cluster_authorized_operations = INT32_MIN};
+    *p = (struct metadata_resp){
+        .cluster_id = KSTR_NULL, .controller_id = -1, .cluster_authorized_operations = INT32_MIN};
     if (v >= 3)
         p->throttle_time_ms = 9;
     if (var)
@@ -846,8 +905,8 @@ static void sresp_create_topics(int16_t v, int var, struct arena *a, struct crea
     p->n_topics = 2;
     p->topics = alloc(a, 2, sizeof(*p->topics));
     p->topics[0] = (struct create_topics_resp_topic){S("new"), 0, KSTR_NULL};
-    p->topics[1] = (struct create_topics_resp_topic){S("bad"), 36,
-                                                     v >= 1 ? S("exists") : KSTR_NULL};
+    p->topics[1] =
+        (struct create_topics_resp_topic){S("bad"), 36, v >= 1 ? S("exists") : KSTR_NULL};
 }
 
 static void sresp_delete_topics(int16_t v, int var, struct arena *a, struct delete_topics_resp *p)
@@ -924,8 +983,7 @@ static void sresp_alter_configs(int16_t v, int var, struct arena *a, struct alte
     p->responses[1] = (struct alter_configs_resp_resource){40, S("bad value"), 4, S("1")};
 }
 
-static void sresp_delete_records(int16_t v, int var, struct arena *a,
-                                 struct delete_records_resp *p)
+static void sresp_delete_records(int16_t v, int var, struct arena *a, struct delete_records_resp *p)
 {
     *p = (struct delete_records_resp){.throttle_time_ms = 1};
     if (var)
@@ -957,42 +1015,88 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
 {
     memset(p, 0, sizeof(*p));
     switch (key) {
-    case KAPI_API_VERSIONS: sresp_api_versions(v, var, a, &p->api_versions); return true;
-    case KAPI_METADATA: sresp_metadata(v, var, a, &p->metadata); return true;
-    case KAPI_PRODUCE: sresp_produce(v, var, a, &p->produce); return true;
-    case KAPI_FETCH: sresp_fetch(v, var, a, &p->fetch); return true;
-    case KAPI_LIST_OFFSETS: sresp_list_offsets(v, var, a, &p->list_offsets); return true;
-    case KAPI_CREATE_TOPICS: sresp_create_topics(v, var, a, &p->create_topics); return true;
-    case KAPI_DELETE_TOPICS: sresp_delete_topics(v, var, a, &p->delete_topics); return true;
+    case KAPI_API_VERSIONS:
+        sresp_api_versions(v, var, a, &p->api_versions);
+        return true;
+    case KAPI_METADATA:
+        sresp_metadata(v, var, a, &p->metadata);
+        return true;
+    case KAPI_PRODUCE:
+        sresp_produce(v, var, a, &p->produce);
+        return true;
+    case KAPI_FETCH:
+        sresp_fetch(v, var, a, &p->fetch);
+        return true;
+    case KAPI_LIST_OFFSETS:
+        sresp_list_offsets(v, var, a, &p->list_offsets);
+        return true;
+    case KAPI_CREATE_TOPICS:
+        sresp_create_topics(v, var, a, &p->create_topics);
+        return true;
+    case KAPI_DELETE_TOPICS:
+        sresp_delete_topics(v, var, a, &p->delete_topics);
+        return true;
     case KAPI_CREATE_PARTITIONS:
         sresp_create_partitions(v, var, a, &p->create_partitions);
         return true;
     case KAPI_DESCRIBE_CONFIGS:
         sresp_describe_configs(v, var, a, &p->describe_configs);
         return true;
-    case KAPI_ALTER_CONFIGS: sresp_alter_configs(v, var, a, &p->alter_configs); return true;
-    case KAPI_DELETE_RECORDS: sresp_delete_records(v, var, a, &p->delete_records); return true;
-    case KAPI_FIND_COORDINATOR: sresp_find_coordinator(v, var, &p->find_coordinator); return true;
-    default: return false;
+    case KAPI_ALTER_CONFIGS:
+        sresp_alter_configs(v, var, a, &p->alter_configs);
+        return true;
+    case KAPI_DELETE_RECORDS:
+        sresp_delete_records(v, var, a, &p->delete_records);
+        return true;
+    case KAPI_FIND_COORDINATOR:
+        sresp_find_coordinator(v, var, &p->find_coordinator);
+        return true;
+    default:
+        return false;
     }
 }
 
 void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_resp *p)
 {
     switch (key) {
-    case KAPI_API_VERSIONS: kmsg_encode_api_versions(w, v, &p->api_versions); break;
-    case KAPI_METADATA: kmsg_encode_metadata(w, v, &p->metadata); break;
-    case KAPI_PRODUCE: kmsg_encode_produce(w, v, &p->produce); break;
-    case KAPI_FETCH: kmsg_encode_fetch(w, v, &p->fetch); break;
-    case KAPI_LIST_OFFSETS: kmsg_encode_list_offsets(w, v, &p->list_offsets); break;
-    case KAPI_CREATE_TOPICS: kmsg_encode_create_topics(w, v, &p->create_topics); break;
-    case KAPI_DELETE_TOPICS: kmsg_encode_delete_topics(w, v, &p->delete_topics); break;
-    case KAPI_CREATE_PARTITIONS: kmsg_encode_create_partitions(w, v, &p->create_partitions); break;
-    case KAPI_DESCRIBE_CONFIGS: kmsg_encode_describe_configs(w, v, &p->describe_configs); break;
-    case KAPI_ALTER_CONFIGS: kmsg_encode_alter_configs(w, v, &p->alter_configs); break;
-    case KAPI_DELETE_RECORDS: kmsg_encode_delete_records(w, v, &p->delete_records); break;
-    case KAPI_FIND_COORDINATOR: kmsg_encode_find_coordinator(w, v, &p->find_coordinator); break;
-    default: break;
+    case KAPI_API_VERSIONS:
+        kmsg_encode_api_versions(w, v, &p->api_versions);
+        break;
+    case KAPI_METADATA:
+        kmsg_encode_metadata(w, v, &p->metadata);
+        break;
+    case KAPI_PRODUCE:
+        kmsg_encode_produce(w, v, &p->produce);
+        break;
+    case KAPI_FETCH:
+        kmsg_encode_fetch(w, v, &p->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        kmsg_encode_list_offsets(w, v, &p->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        kmsg_encode_create_topics(w, v, &p->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        kmsg_encode_delete_topics(w, v, &p->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        kmsg_encode_create_partitions(w, v, &p->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        kmsg_encode_describe_configs(w, v, &p->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        kmsg_encode_alter_configs(w, v, &p->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        kmsg_encode_delete_records(w, v, &p->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
+        break;
+    default:
+        break;
     }
 }
 
@@ -1328,19 +1432,44 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
     bool f = kafka_api_flexible(key, v);
     memset(p, 0, sizeof(*p));
     switch (key) {
-    case KAPI_API_VERSIONS: dec_api_versions(r, v, f, a, &p->api_versions); break;
-    case KAPI_METADATA: dec_metadata(r, v, f, a, &p->metadata); break;
-    case KAPI_PRODUCE: dec_produce(r, v, f, a, &p->produce); break;
-    case KAPI_FETCH: dec_fetch(r, v, f, a, &p->fetch); break;
-    case KAPI_LIST_OFFSETS: dec_list_offsets(r, v, f, a, &p->list_offsets); break;
-    case KAPI_CREATE_TOPICS: dec_create_topics(r, v, f, a, &p->create_topics); break;
-    case KAPI_DELETE_TOPICS: dec_delete_topics(r, v, f, a, &p->delete_topics); break;
-    case KAPI_CREATE_PARTITIONS: dec_create_partitions(r, v, f, a, &p->create_partitions); break;
-    case KAPI_DESCRIBE_CONFIGS: dec_describe_configs(r, v, f, a, &p->describe_configs); break;
-    case KAPI_ALTER_CONFIGS: dec_alter_configs(r, v, f, a, &p->alter_configs); break;
-    case KAPI_DELETE_RECORDS: dec_delete_records(r, v, f, a, &p->delete_records); break;
-    case KAPI_FIND_COORDINATOR: dec_find_coordinator(r, v, f, &p->find_coordinator); break;
-    default: return -1;
+    case KAPI_API_VERSIONS:
+        dec_api_versions(r, v, f, a, &p->api_versions);
+        break;
+    case KAPI_METADATA:
+        dec_metadata(r, v, f, a, &p->metadata);
+        break;
+    case KAPI_PRODUCE:
+        dec_produce(r, v, f, a, &p->produce);
+        break;
+    case KAPI_FETCH:
+        dec_fetch(r, v, f, a, &p->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        dec_list_offsets(r, v, f, a, &p->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        dec_create_topics(r, v, f, a, &p->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        dec_delete_topics(r, v, f, a, &p->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        dec_create_partitions(r, v, f, a, &p->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        dec_describe_configs(r, v, f, a, &p->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        dec_alter_configs(r, v, f, a, &p->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        dec_delete_records(r, v, f, a, &p->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        dec_find_coordinator(r, v, f, &p->find_coordinator);
+        break;
+    default:
+        return -1;
     }
     return kr_ok(r) ? 0 : -1;
 }

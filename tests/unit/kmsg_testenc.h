@@ -83,15 +83,12 @@ bool tsample_req(int16_t key, int16_t v, int variant, struct arena *a, union kms
 /* Encodes a request body of (key, v). */
 void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q);
 /* Decodes a request body with the code under test (kmsg_decode_*). */
-int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a,
-                union kmsg_any_req *q);
+int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_req *q);
 
 /* Sample responses, encoding with the code under test, and test-side decoding. */
-bool tsample_resp(int16_t key, int16_t v, int variant, struct arena *a,
-                  union kmsg_any_resp *p);
+bool tsample_resp(int16_t key, int16_t v, int variant, struct arena *a, union kmsg_any_resp *p);
 void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_resp *p);
-int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a,
-              union kmsg_any_resp *p);
+int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_resp *p);
 
 /* A complete request (header v1/v2 as the API requires, then body) into a flat buffer that
  * the caller frees with mem_free. */
