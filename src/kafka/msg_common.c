@@ -53,10 +53,16 @@ struct kstr *kmsg_rd_strs(struct kreader *r, bool flex, struct arena *a, bool nu
     return v;
 }
 
+void kmsg_wr_nstr(struct kwriter *w, bool flex, struct kstr s)
+{
+    DCHECK(s.len >= -1 && (flex || s.len <= INT16_MAX));
+    kw_str(w, flex, s);
+}
+
 void kmsg_wr_str(struct kwriter *w, bool flex, struct kstr s)
 {
     DCHECK(s.len >= 0);
-    kw_str(w, flex, s);
+    kmsg_wr_nstr(w, flex, s);
 }
 
 void kmsg_wr_array(struct kwriter *w, bool flex, int32_t n)

@@ -32,7 +32,7 @@ static void encode_config(struct kwriter *w, int16_t v, bool flex,
                           const struct describe_configs_entry *c)
 {
     kmsg_wr_str(w, flex, c->name);
-    kw_str(w, flex, c->value); /* nullable */
+    kmsg_wr_nstr(w, flex, c->value); /* nullable */
     kw_bool(w, c->read_only);
     if (v == 0)
         kw_bool(w, c->is_default);
@@ -44,7 +44,7 @@ static void encode_config(struct kwriter *w, int16_t v, bool flex,
         for (int32_t i = 0; i < c->n_synonyms; i++) {
             const struct describe_configs_synonym *s = &c->synonyms[i];
             kmsg_wr_str(w, flex, s->name);
-            kw_str(w, flex, s->value); /* nullable */
+            kmsg_wr_nstr(w, flex, s->value); /* nullable */
             kw_i8(w, s->source);
             kw_tags(w, flex);
         }
@@ -62,7 +62,7 @@ void kmsg_encode_describe_configs(struct kwriter *w, int16_t v,
     for (int32_t i = 0; i < resp->n_results; i++) {
         const struct describe_configs_result *res = &resp->results[i];
         kw_i16(w, res->error_code);
-        kw_str(w, flex, res->error_message); /* nullable */
+        kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_i8(w, res->resource_type);
         kmsg_wr_str(w, flex, res->resource_name);
         kmsg_wr_array(w, flex, res->n_configs);
@@ -115,7 +115,7 @@ void kmsg_encode_alter_configs(struct kwriter *w, int16_t v, const struct alter_
     for (int32_t i = 0; i < resp->n_responses; i++) {
         const struct alter_configs_resp_resource *res = &resp->responses[i];
         kw_i16(w, res->error_code);
-        kw_str(w, flex, res->error_message); /* nullable */
+        kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_i8(w, res->resource_type);
         kmsg_wr_str(w, flex, res->resource_name);
         kw_tags(w, flex);

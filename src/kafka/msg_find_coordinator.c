@@ -25,7 +25,7 @@ void kmsg_encode_find_coordinator(struct kwriter *w, int16_t v,
         kw_i32(w, resp->throttle_time_ms);
     kw_i16(w, resp->error_code);
     if (v >= 1)
-        kw_str(w, flex, resp->error_message); /* nullable */
+        kmsg_wr_nstr(w, flex, resp->error_message); /* nullable */
     kw_i32(w, resp->node_id);
     kmsg_wr_str(w, flex, resp->host);
     kw_i32(w, resp->port);

@@ -63,8 +63,11 @@ static inline int kmsg_rd_done(const struct kreader *r)
     return kr_ok(r) ? 0 : -ERR_CORRUPT;
 }
 
-/* Writers for fields that must not be null (DCHECKed) and for [] int32 arrays. */
+/* Writers for strings that must not be null, nullable strings, arrays that must not be null,
+ * and [] int32 arrays. A string longer than an int16 length allows in a non-flexible version is
+ * a broker bug (DCHECKed): kw_str would truncate its length. */
 void kmsg_wr_str(struct kwriter *w, bool flex, struct kstr s);
+void kmsg_wr_nstr(struct kwriter *w, bool flex, struct kstr s);
 void kmsg_wr_array(struct kwriter *w, bool flex, int32_t n);
 void kmsg_wr_i32s(struct kwriter *w, bool flex, const int32_t *v, int32_t n);
 

@@ -71,11 +71,11 @@ void kmsg_encode_metadata(struct kwriter *w, int16_t v, const struct metadata_re
         kmsg_wr_str(w, flex, b->host);
         kw_i32(w, b->port);
         if (v >= 1)
-            kw_str(w, flex, b->rack);
+            kmsg_wr_nstr(w, flex, b->rack);
         kw_tags(w, flex);
     }
     if (v >= 2)
-        kw_str(w, flex, resp->cluster_id);
+        kmsg_wr_nstr(w, flex, resp->cluster_id);
     if (v >= 1)
         kw_i32(w, resp->controller_id);
     kmsg_wr_array(w, flex, resp->n_topics);

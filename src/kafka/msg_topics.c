@@ -69,7 +69,7 @@ void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create
         kmsg_wr_str(w, flex, t->name);
         kw_i16(w, t->error_code);
         if (v >= 1)
-            kw_str(w, flex, t->error_message); /* nullable */
+            kmsg_wr_nstr(w, flex, t->error_message); /* nullable */
         kw_tags(w, flex);
     }
     kw_tags(w, flex);
@@ -153,7 +153,7 @@ void kmsg_encode_create_partitions(struct kwriter *w, int16_t v,
         const struct create_partitions_resp_result *res = &resp->results[i];
         kmsg_wr_str(w, flex, res->name);
         kw_i16(w, res->error_code);
-        kw_str(w, flex, res->error_message); /* nullable */
+        kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_tags(w, flex);
     }
     kw_tags(w, flex);

@@ -4,6 +4,11 @@
  *   responses: sample --(kmsg_encode_*)--> bytes --(test-side decoder)--> struct == sample.
  * Samples hold, for fields a version lacks, the defaults msg.h documents, so comparing every
  * field also checks that decoders set those defaults. */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "base/check.h"
 #include "base/errors.h"
 #include "base/iobuf.h"
@@ -578,4 +583,87 @@ TEST(kmsg_decoders_refuse_versions_out_of_range)
         }
     }
     arena_destroy(&a);
+}
+
+/* ---- encoder invariants: broker bugs abort instead of sending a corrupt response ---- */
+
+/* Runs fn in a child and reports whether it died of SIGABRT. */
+static bool aborts(void (*fn)(void))
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 2); /* the CHECK message is expected */
+        fn();
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void encode_fetch_partition(struct fetch_resp_partition *p)
+{
+    struct fetch_resp_topic t = {kstr_c("t"), p, 1};
+    struct fetch_resp resp = {.topics = &t, .n_topics = 1};
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    kmsg_encode_fetch(&w, 11, &resp);
+    iobuf_destroy(&b);
+}
+
+static void fetch_records_without_callback(void)
+{
+    struct fetch_resp_partition p = {.records_len = 10, .write_records = NULL};
+    encode_fetch_partition(&p);
+}
+
+static void write_three(struct kwriter *w, void *data)
+{
+    kw_raw(w, "abc", 3);
+}
+
+static void fetch_callback_writes_too_little(void)
+{
+    struct fetch_resp_partition p = {.records_len = 4, .write_records = write_three};
+    encode_fetch_partition(&p);
+}
+
+static void fetch_callback_writes_exactly(void)
+{
+    struct fetch_resp_partition p = {.records_len = 3, .write_records = write_three};
+    encode_fetch_partition(&p);
+}
+
+static void find_coordinator_null_host(void)
+{
+    struct find_coordinator_resp resp = {.host = KSTR_NULL};
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    kmsg_encode_find_coordinator(&w, 1, &resp);
+    iobuf_destroy(&b);
+}
+
+static void encode_out_of_range_version(void)
+{
+    struct api_versions_resp resp = {0};
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    kmsg_encode_api_versions(&w, 4, &resp);
+    iobuf_destroy(&b);
+}
+
+TEST(kmsg_encoders_check_their_invariants)
+{
+    ASSERT(aborts(fetch_records_without_callback));
+    ASSERT(aborts(fetch_callback_writes_too_little));
+    ASSERT(!aborts(fetch_callback_writes_exactly));
+    ASSERT(aborts(encode_out_of_range_version));
+    if (DCHECK_ENABLED)
+        ASSERT(aborts(find_coordinator_null_host));
 }
