@@ -168,7 +168,7 @@ int kbatch_validate(const uint8_t *p, size_t len, bool deep, bool strict_count,
         return -ERR_INVALID;
     if (h.records_count > 0 && h.records_count - 1 > h.last_offset_delta)
         return -ERR_INVALID;
-    if (strict_count && h.records_count != h.last_offset_delta + 1)
+    if (strict_count && (int64_t)h.records_count != (int64_t)h.last_offset_delta + 1)
         return -ERR_INVALID;
     if (!deep)
         return 0;

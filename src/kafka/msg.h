@@ -5,13 +5,18 @@
  * arrays are allocated from the arena. They return 0, or -ERR_CORRUPT when the body is truncated
  * or has an impossible length/count (the caller answers INVALID_REQUEST or closes). Fields absent
  * from a version are left at the defaults given beside them. Array counts are -1 for a null
- * array (where the schema allows one) and 0 for empty.
+ * array (where the schema allows one) and 0 for empty. A null string or array where the schema
+ * forbids one is -ERR_CORRUPT (as in Kafka's own parsers), so non-nullable kstr fields always
+ * have len >= 0. A version outside the range of kafka/api.h gives -ERR_UNSUPPORTED. On success
+ * the reader stands just after the body: bytes left over are the caller's to judge.
  *
  * Encoders: kmsg_encode_<api>(w, version, resp) append the response body (not the response
- * header) in the layout of that version; fields a version lacks are skipped.
+ * header) in the layout of that version; fields a version lacks are skipped. The version must be
+ * in the range of kafka/api.h (CHECKed); a null in a non-nullable string or array is a caller
+ * bug (DCHECKed).
  *
  * Field names follow Kafka's JSON message definitions (clients/src/main/resources/common/
- * message/) in snake_case. */
+ * message/<Name>.json) in snake_case. */
 #ifndef SP_KAFKA_MSG_H
 #define SP_KAFKA_MSG_H
 
@@ -33,7 +38,8 @@ struct kreq_header {
 
 /* Decodes a request header. The flexible form (v2) is used when (api_key, api_version) is a
  * flexible version we implement; ApiVersions requests above our range are read as v1 (KIP-511:
- * the body is then ignored). Returns 0 or -ERR_CORRUPT. */
+ * the body is then ignored), and so are requests for keys we do not implement. client_id keeps
+ * its int16 length in both forms. Returns 0 or -ERR_CORRUPT. */
 int kmsg_decode_header(struct kreader *r, struct kreq_header *h);
 
 /* Response header v0 (correlation id) or v1 (plus empty tagged fields). ApiVersions always uses
@@ -43,8 +49,8 @@ void kmsg_encode_resp_header(struct kwriter *w, const struct kreq_header *h);
 /* ---- ApiVersions (18) ---- */
 
 struct api_versions_req {
-    struct kstr client_software_name;    /* v3+ */
-    struct kstr client_software_version; /* v3+ */
+    struct kstr client_software_name;    /* v3+; null before */
+    struct kstr client_software_version; /* v3+; null before */
 };
 
 struct api_versions_key {
@@ -68,7 +74,7 @@ void kmsg_encode_api_versions(struct kwriter *w, int16_t v, const struct api_ver
 
 struct metadata_req {
     struct kstr *topics;              /* names */
-    int32_t n_topics;                 /* -1 = all topics (v1+ null); v0: 0 means all */
+    int32_t n_topics;                 /* -1 = all topics (v1+ null; v0 empty, reported as -1) */
     bool allow_auto_topic_creation;   /* v4+; default true */
     bool include_cluster_authorized_operations; /* v8+ */
     bool include_topic_authorized_operations;   /* v8+ */
@@ -131,7 +137,7 @@ struct produce_req_topic {
 };
 
 struct produce_req {
-    struct kstr transactional_id; /* v3+, nullable */
+    struct kstr transactional_id; /* v3+, nullable; null before */
     int16_t acks;
     int32_t timeout_ms;
     struct produce_req_topic *topics;
@@ -195,7 +201,7 @@ struct fetch_req {
     int32_t n_topics;
     struct fetch_req_forgotten *forgotten; /* v7+ */
     int32_t n_forgotten;
-    struct kstr rack_id; /* v11+ */
+    struct kstr rack_id; /* v11+; "" */
 };
 
 struct fetch_aborted_txn {

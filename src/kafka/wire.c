@@ -160,7 +160,7 @@ int32_t kr_array(struct kreader *r, bool flex, size_t min_elem_bytes)
         n = kr_i32(r);
     if (r->err)
         return -1;
-    if (n < -1) {
+    if (n < -1 || n > INT32_MAX) {
         r->err = true;
         return -1;
     }

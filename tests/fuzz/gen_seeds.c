@@ -1,0 +1,123 @@
+/* Writes seed corpora for the fuzz targets: gen_seeds DIR creates DIR/fuzz_request (one valid
+ * request per API, version and sample variant, with and without unknown tagged fields),
+ * DIR/fuzz_batch (plain and compressed batches) and DIR/fuzz_decompress (each codec's output,
+ * raw snappy included). Built and run by run-smoke; nothing here is committed output. */
+#include <errno.h>
+#include <snappy-c.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "base/iobuf.h"
+#include "base/mem.h"
+#include "kafka/api.h"
+#include "kafka/batch.h"
+#include "kafka/compress.h"
+#include "kmsg_testenc.h"
+
+static const char *root;
+static int written;
+
+static void put(const char *target, const void *prefix, size_t plen, const void *p, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", root, target);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        perror(path);
+        exit(1);
+    }
+    snprintf(path, sizeof(path), "%s/%s/seed-%04d", root, target, written++);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(prefix, 1, plen, f) != plen || fwrite(p, 1, len, f) != len || fclose(f)) {
+        perror(path);
+        exit(1);
+    }
+}
+
+static void request_seeds(void)
+{
+    int n;
+    const struct kafka_api_info *apis = kafka_api_all(&n);
+    for (int i = 0; i < n; i++)
+        for (int16_t v = apis[i].min_version; v <= apis[i].max_version; v++)
+            for (int var = 0; var < TSAMPLE_VARIANTS; var++)
+                for (int tags = 0; tags < 2; tags++) {
+                    if (tags && !kafka_api_flexible(apis[i].key, v))
+                        continue;
+                    tenc_unknown_tags = tags;
+                    size_t len;
+                    uint8_t *req = tbuild_request(apis[i].key, v, var, &len);
+                    put("fuzz_request", "", 0, req, len);
+                    mem_free(req);
+                }
+    tenc_unknown_tags = false;
+}
+
+static uint8_t *plain_batch(size_t *len)
+{
+    struct kbytes keys[3] = {{(const uint8_t *)"k1", 2}, {NULL, -1}, {(const uint8_t *)"", 0}};
+    struct kbytes vals[3] = {
+        {(const uint8_t *)"value one", 9}, {NULL, -1}, {(const uint8_t *)"3", 1}};
+    struct iobuf b;
+    iobuf_init(&b);
+    kbatch_build(&b, 1700000000000LL, keys, vals, 3);
+    uint8_t *out = iobuf_flatten(&b, len);
+    iobuf_destroy(&b);
+    return out;
+}
+
+static void batch_seeds(void)
+{
+    size_t len;
+    uint8_t *plain = plain_batch(&len);
+    for (uint8_t mode = 0; mode < 4; mode++)
+        put("fuzz_batch", &mode, 1, plain, len);
+    for (int codec = KCOMPRESSION_GZIP; codec <= KCOMPRESSION_ZSTD; codec++) {
+        uint8_t *c;
+        size_t clen;
+        if (kcompress_compress(codec, plain + KBATCH_HEADER_SIZE, len - KBATCH_HEADER_SIZE, &c,
+                               &clen) != 0)
+            exit(1);
+        size_t blen = KBATCH_HEADER_SIZE + clen;
+        uint8_t *batch = mem_alloc(blen);
+        memcpy(batch, plain, KBATCH_HEADER_SIZE);
+        memcpy(batch + KBATCH_HEADER_SIZE, c, clen);
+        batch[KBATCH_OFF_ATTRIBUTES + 1] = (uint8_t)codec;
+        uint32_t bl = (uint32_t)(blen - KBATCH_LOG_OVERHEAD);
+        uint8_t be[4] = {(uint8_t)(bl >> 24), (uint8_t)(bl >> 16), (uint8_t)(bl >> 8), (uint8_t)bl};
+        memcpy(batch + KBATCH_OFF_LENGTH, be, 4);
+        kbatch_update_crc(batch, blen);
+        uint8_t mode = 1; /* keep length and CRC right after mutation */
+        put("fuzz_batch", &mode, 1, batch, blen);
+        put("fuzz_decompress", &batch[KBATCH_OFF_ATTRIBUTES + 1], 1, c, clen);
+        mem_free(batch);
+        mem_free(c);
+    }
+    /* raw snappy */
+    size_t rlen = snappy_max_compressed_length(len);
+    char *raw = mem_alloc(rlen);
+    if (snappy_compress((const char *)plain, len, raw, &rlen) != SNAPPY_OK)
+        exit(1);
+    uint8_t codec = KCOMPRESSION_SNAPPY;
+    put("fuzz_decompress", &codec, 1, raw, rlen);
+    mem_free(raw);
+    mem_free(plain);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: gen_seeds DIR\n");
+        return 2;
+    }
+    root = argv[1];
+    if (mkdir(root, 0755) != 0 && errno != EEXIST) {
+        perror(root);
+        return 1;
+    }
+    request_seeds();
+    batch_seeds();
+    printf("%d seeds in %s\n", written, root);
+    return 0;
+}

@@ -1,0 +1,1475 @@
+/* Test-side request encoders, response decoders and samples (see kmsg_testenc.h).
+ *
+ * Written from apache/kafka clients/src/main/resources/common/message/<Name>Request.json and
+ * <Name>Response.json, field by field, without looking at kafka/msg_*.c: a misreading of the
+ * schema in one should not be copied into the other. */
+#include "kmsg_testenc.h"
+
+#include <string.h>
+
+#include "base/mem.h"
+#include "kafka/api.h"
+
+bool tenc_unknown_tags;
+struct tcorrupt tenc_corrupt;
+
+/* ---- primitives (written here rather than taken from kw_str & co.) ---- */
+
+static void t_tags(struct kwriter *w, bool flex)
+{
+    if (!flex)
+        return;
+    if (!tenc_unknown_tags) {
+        kw_uvarint(w, 0);
+        return;
+    }
+    kw_uvarint(w, 2);
+    kw_uvarint(w, 7); /* tag */
+    kw_uvarint(w, 3); /* size */
+    kw_raw(w, "abc", 3);
+    kw_uvarint(w, 300); /* a two-byte tag */
+    kw_uvarint(w, 0);
+}
+
+/* Writes a corrupted length instead of the real one if the hook says so. */
+static bool t_corrupt_len(struct kwriter *w, bool flex, bool wide)
+{
+    if (tenc_corrupt.seen++ != tenc_corrupt.at || tenc_corrupt.mode == TC_NONE)
+        return false;
+    if (tenc_corrupt.mode == TC_VARINT_OVERFLOW && flex) {
+        static const uint8_t overflow[] = {0xff, 0xff, 0xff, 0xff, 0x7f};
+        kw_raw(w, overflow, sizeof(overflow));
+    } else if (flex) {
+        kw_uvarint(w, (uint32_t)INT32_MAX + 1);
+    } else if (wide) {
+        kw_i32(w, INT32_MAX);
+    } else {
+        kw_i16(w, INT16_MAX);
+    }
+    return true;
+}
+
+/* A length or count: uvarint N+1 when flex, else int32 (wide) or int16. */
+static void t_len(struct kwriter *w, bool flex, bool wide, int32_t n)
+{
+    if (t_corrupt_len(w, flex, wide))
+        return;
+    if (flex)
+        kw_uvarint(w, (uint32_t)(n + 1));
+    else if (wide)
+        kw_i32(w, n);
+    else
+        kw_i16(w, (int16_t)n);
+}
+
+static void t_str(struct kwriter *w, bool flex, struct kstr s)
+{
+    t_len(w, flex, false, s.len);
+    if (s.len > 0)
+        kw_raw(w, s.p, (size_t)s.len);
+}
+
+static void t_bytes(struct kwriter *w, bool flex, struct kbytes b)
+{
+    t_len(w, flex, true, b.len);
+    if (b.len > 0)
+        kw_raw(w, b.p, (size_t)b.len);
+}
+
+static void t_arr(struct kwriter *w, bool flex, int32_t n)
+{
+    t_len(w, flex, true, n);
+}
+
+static void t_i32s(struct kwriter *w, bool flex, const int32_t *v, int32_t n)
+{
+    t_arr(w, flex, n);
+    for (int32_t i = 0; i < n; i++)
+        kw_i32(w, v[i]);
+}
+
+void trecords_write(struct kwriter *w, void *data)
+{
+    const struct trecords *rec = data;
+    if (rec->len > 0)
+        kw_raw(w, rec->p, (size_t)rec->len);
+}
+
+void tenc_header(struct kwriter *w, int16_t key, int16_t v, int32_t correlation_id,
+                 struct kstr client_id, bool flexible)
+{
+    kw_i16(w, key);
+    kw_i16(w, v);
+    kw_i32(w, correlation_id);
+    kw_i16(w, (int16_t)client_id.len); /* int16 length even in header v2 */
+    if (client_id.len > 0)
+        kw_raw(w, client_id.p, (size_t)client_id.len);
+    t_tags(w, flexible);
+}
+
+/* ---- request encoders ---- */
+
+static void enc_api_versions(struct kwriter *w, int16_t v, bool f, const struct api_versions_req *q)
+{
+    if (v >= 3) {
+        t_str(w, f, q->client_software_name);
+        t_str(w, f, q->client_software_version);
+    }
+    t_tags(w, f);
+}
+
+static void enc_metadata(struct kwriter *w, int16_t v, bool f, const struct metadata_req *q)
+{
+    if (v == 0 && q->n_topics < 0) {
+        t_arr(w, f, 0); /* "all topics" is an empty array in v0 */
+    } else {
+        t_arr(w, f, q->n_topics);
+        for (int32_t i = 0; i < q->n_topics; i++) {
+            t_str(w, f, q->topics[i]);
+            t_tags(w, f);
+        }
+    }
+    if (v >= 4)
+        kw_bool(w, q->allow_auto_topic_creation);
+    if (v >= 8) {
+        kw_bool(w, q->include_cluster_authorized_operations);
+        kw_bool(w, q->include_topic_authorized_operations);
+    }
+    t_tags(w, f);
+}
+
+static void enc_produce(struct kwriter *w, int16_t v, bool f, const struct produce_req *q)
+{
+    if (v >= 3)
+        t_str(w, f, q->transactional_id);
+    kw_i16(w, q->acks);
+    kw_i32(w, q->timeout_ms);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct produce_req_topic *t = &q->topics[i];
+        t_str(w, f, t->name);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            kw_i32(w, t->partitions[j].index);
+            t_bytes(w, f, t->partitions[j].records);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
+static void enc_fetch(struct kwriter *w, int16_t v, bool f, const struct fetch_req *q)
+{
+    kw_i32(w, q->replica_id);
+    kw_i32(w, q->max_wait_ms);
+    kw_i32(w, q->min_bytes);
+    if (v >= 3)
+        kw_i32(w, q->max_bytes);
+    if (v >= 4)
+        kw_i8(w, q->isolation_level);
+    if (v >= 7) {
+        kw_i32(w, q->session_id);
+        kw_i32(w, q->session_epoch);
+    }
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct fetch_req_topic *t = &q->topics[i];
+        t_str(w, f, t->topic);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            const struct fetch_req_partition *p = &t->partitions[j];
+            kw_i32(w, p->partition);
+            if (v >= 9)
+                kw_i32(w, p->current_leader_epoch);
+            kw_i64(w, p->fetch_offset);
+            if (v >= 5)
+                kw_i64(w, p->log_start_offset);
+            kw_i32(w, p->partition_max_bytes);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    if (v >= 7) {
+        t_arr(w, f, q->n_forgotten);
+        for (int32_t i = 0; i < q->n_forgotten; i++) {
+            t_str(w, f, q->forgotten[i].topic);
+            t_i32s(w, f, q->forgotten[i].partitions, q->forgotten[i].n_partitions);
+            t_tags(w, f);
+        }
+    }
+    if (v >= 11)
+        t_str(w, f, q->rack_id);
+    t_tags(w, f);
+}
+
+static void enc_list_offsets(struct kwriter *w, int16_t v, bool f, const struct list_offsets_req *q)
+{
+    kw_i32(w, q->replica_id);
+    if (v >= 2)
+        kw_i8(w, q->isolation_level);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct list_offsets_req_topic *t = &q->topics[i];
+        t_str(w, f, t->name);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            kw_i32(w, t->partitions[j].partition_index);
+            if (v >= 4)
+                kw_i32(w, t->partitions[j].current_leader_epoch);
+            kw_i64(w, t->partitions[j].timestamp);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
+static void enc_configs(struct kwriter *w, bool f, const struct config_entry *c, int32_t n)
+{
+    t_arr(w, f, n);
+    for (int32_t i = 0; i < n; i++) {
+        t_str(w, f, c[i].name);
+        t_str(w, f, c[i].value);
+        t_tags(w, f);
+    }
+}
+
+static void enc_create_topics(struct kwriter *w, int16_t v, bool f,
+                              const struct create_topics_req *q)
+{
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct create_topics_req_topic *t = &q->topics[i];
+        t_str(w, f, t->name);
+        kw_i32(w, t->num_partitions);
+        kw_i16(w, t->replication_factor);
+        t_arr(w, f, t->n_assignments);
+        for (int32_t j = 0; j < t->n_assignments; j++) {
+            kw_i32(w, t->assignments[j].partition_index);
+            t_i32s(w, f, t->assignments[j].broker_ids, t->assignments[j].n_broker_ids);
+            t_tags(w, f);
+        }
+        enc_configs(w, f, t->configs, t->n_configs);
+        t_tags(w, f);
+    }
+    kw_i32(w, q->timeout_ms);
+    if (v >= 1)
+        kw_bool(w, q->validate_only);
+    t_tags(w, f);
+}
+
+static void enc_delete_topics(struct kwriter *w, int16_t v, bool f,
+                              const struct delete_topics_req *q)
+{
+    t_arr(w, f, q->n_topic_names);
+    for (int32_t i = 0; i < q->n_topic_names; i++)
+        t_str(w, f, q->topic_names[i]);
+    kw_i32(w, q->timeout_ms);
+    t_tags(w, f);
+}
+
+static void enc_create_partitions(struct kwriter *w, int16_t v, bool f,
+                                  const struct create_partitions_req *q)
+{
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct create_partitions_req_topic *t = &q->topics[i];
+        t_str(w, f, t->name);
+        kw_i32(w, t->count);
+        t_arr(w, f, t->n_assignments);
+        for (int32_t j = 0; j < t->n_assignments; j++) {
+            t_i32s(w, f, t->assignments[j].broker_ids, t->assignments[j].n_broker_ids);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    kw_i32(w, q->timeout_ms);
+    kw_bool(w, q->validate_only);
+    t_tags(w, f);
+}
+
+static void enc_describe_configs(struct kwriter *w, int16_t v, bool f,
+                                 const struct describe_configs_req *q)
+{
+    t_arr(w, f, q->n_resources);
+    for (int32_t i = 0; i < q->n_resources; i++) {
+        const struct describe_configs_req_resource *res = &q->resources[i];
+        kw_i8(w, res->resource_type);
+        t_str(w, f, res->resource_name);
+        t_arr(w, f, res->n_configuration_keys);
+        for (int32_t j = 0; j < res->n_configuration_keys; j++)
+            t_str(w, f, res->configuration_keys[j]);
+        t_tags(w, f);
+    }
+    if (v >= 1)
+        kw_bool(w, q->include_synonyms);
+    t_tags(w, f);
+}
+
+static void enc_alter_configs(struct kwriter *w, int16_t v, bool f,
+                              const struct alter_configs_req *q)
+{
+    t_arr(w, f, q->n_resources);
+    for (int32_t i = 0; i < q->n_resources; i++) {
+        const struct alter_configs_req_resource *res = &q->resources[i];
+        kw_i8(w, res->resource_type);
+        t_str(w, f, res->resource_name);
+        enc_configs(w, f, res->configs, res->n_configs);
+        t_tags(w, f);
+    }
+    kw_bool(w, q->validate_only);
+    t_tags(w, f);
+}
+
+static void enc_delete_records(struct kwriter *w, int16_t v, bool f,
+                               const struct delete_records_req *q)
+{
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct delete_records_req_topic *t = &q->topics[i];
+        t_str(w, f, t->name);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            kw_i32(w, t->partitions[j].partition_index);
+            kw_i64(w, t->partitions[j].offset);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    kw_i32(w, q->timeout_ms);
+    t_tags(w, f);
+}
+
+static void enc_find_coordinator(struct kwriter *w, int16_t v, bool f,
+                                 const struct find_coordinator_req *q)
+{
+    t_str(w, f, q->key);
+    if (v >= 1)
+        kw_i8(w, q->key_type);
+    t_tags(w, f);
+}
+
+void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q)
+{
+    bool f = kafka_api_flexible(key, v);
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        enc_api_versions(w, v, f, &q->api_versions);
+        break;
+    case KAPI_METADATA:
+        enc_metadata(w, v, f, &q->metadata);
+        break;
+    case KAPI_PRODUCE:
+        enc_produce(w, v, f, &q->produce);
+        break;
+    case KAPI_FETCH:
+        enc_fetch(w, v, f, &q->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        enc_list_offsets(w, v, f, &q->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        enc_create_topics(w, v, f, &q->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        enc_delete_topics(w, v, f, &q->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        enc_create_partitions(w, v, f, &q->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        enc_describe_configs(w, v, f, &q->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        enc_alter_configs(w, v, f, &q->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        enc_delete_records(w, v, f, &q->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        enc_find_coordinator(w, v, f, &q->find_coordinator);
+        break;
+    default:
+        break;
+    }
+}
+
+int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_req *q)
+{
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        return kmsg_decode_api_versions(r, v, a, &q->api_versions);
+    case KAPI_METADATA:
+        return kmsg_decode_metadata(r, v, a, &q->metadata);
+    case KAPI_PRODUCE:
+        return kmsg_decode_produce(r, v, a, &q->produce);
+    case KAPI_FETCH:
+        return kmsg_decode_fetch(r, v, a, &q->fetch);
+    case KAPI_LIST_OFFSETS:
+        return kmsg_decode_list_offsets(r, v, a, &q->list_offsets);
+    case KAPI_CREATE_TOPICS:
+        return kmsg_decode_create_topics(r, v, a, &q->create_topics);
+    case KAPI_DELETE_TOPICS:
+        return kmsg_decode_delete_topics(r, v, a, &q->delete_topics);
+    case KAPI_CREATE_PARTITIONS:
+        return kmsg_decode_create_partitions(r, v, a, &q->create_partitions);
+    case KAPI_DESCRIBE_CONFIGS:
+        return kmsg_decode_describe_configs(r, v, a, &q->describe_configs);
+    case KAPI_ALTER_CONFIGS:
+        return kmsg_decode_alter_configs(r, v, a, &q->alter_configs);
+    case KAPI_DELETE_RECORDS:
+        return kmsg_decode_delete_records(r, v, a, &q->delete_records);
+    case KAPI_FIND_COORDINATOR:
+        return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
+    default:
+        return -1;
+    }
+}
+
+/* ---- sample requests ---- */
+
+#define S(s) kstr_c(s)
+
+static void *alloc(struct arena *a, int32_t n, size_t size)
+{
+    return n > 0 ? arena_calloc(a, (size_t)n, size) : NULL;
+}
+
+static int32_t *ints(struct arena *a, int32_t n, int32_t base)
+{
+    int32_t *v = alloc(a, n, sizeof(*v));
+    for (int32_t i = 0; i < n; i++)
+        v[i] = base + i * 3;
+    return v;
+}
+
+static struct kbytes bytes_c(const char *s)
+{
+    return (struct kbytes){(const uint8_t *)s, (int32_t)strlen(s)};
+}
+
+static void sample_api_versions(int16_t v, int var, struct api_versions_req *q)
+{
+    *q = (struct api_versions_req){KSTR_NULL, KSTR_NULL};
+    if (v >= 3) {
+        q->client_software_name = var ? S("") : S("librdkafka");
+        q->client_software_version = var ? S("") : S("2.0.2");
+    }
+}
+
+static void sample_metadata(int16_t v, int var, struct arena *a, struct metadata_req *q)
+{
+    *q = (struct metadata_req){.allow_auto_topic_creation = true};
+    if (var) {
+        q->n_topics = -1;
+        return;
+    }
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = S("orders");
+    q->topics[1] = S("payments");
+    if (v >= 4)
+        q->allow_auto_topic_creation = false;
+    if (v >= 8) {
+        q->include_cluster_authorized_operations = true;
+        q->include_topic_authorized_operations = true;
+    }
+}
+
+static void sample_produce(int16_t v, int var, struct arena *a, struct produce_req *q)
+{
+    *q = (struct produce_req){.transactional_id = KSTR_NULL, .acks = -1, .timeout_ms = 30000};
+    if (var) {
+        q->acks = 1;
+        q->n_topics = 1;
+        q->topics = alloc(a, 1, sizeof(*q->topics));
+        q->topics[0].name = S("t");
+        q->topics[0].n_partitions = 1;
+        q->topics[0].partitions = alloc(a, 1, sizeof(struct produce_req_partition));
+        q->topics[0].partitions[0] = (struct produce_req_partition){9, {NULL, -1}};
+        return;
+    }
+    if (v >= 3)
+        q->transactional_id = S("txn-1");
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    struct produce_req_topic *t = &q->topics[0];
+    t->name = S("orders");
+    t->n_partitions = 2;
+    t->partitions = alloc(a, 2, sizeof(*t->partitions));
+    t->partitions[0] = (struct produce_req_partition){0, bytes_c("batch-bytes-0")};
+    t->partitions[1] = (struct produce_req_partition){7, bytes_c("xyz")};
+    t = &q->topics[1];
+    t->name = S("payments");
+    t->n_partitions = 1;
+    t->partitions = alloc(a, 1, sizeof(*t->partitions));
+    t->partitions[0] = (struct produce_req_partition){3, {(const uint8_t *)"", 0}};
+}
+
+static void sample_fetch(int16_t v, int var, struct arena *a, struct fetch_req *q)
+{
+    *q = (struct fetch_req){.replica_id = -1,
+                            .max_wait_ms = 500,
+                            .min_bytes = 1,
+                            .max_bytes = INT32_MAX,
+                            .session_epoch = -1,
+                            .rack_id = S("")};
+    if (v >= 3)
+        q->max_bytes = 52428800;
+    if (v >= 4)
+        q->isolation_level = 1;
+    if (var)
+        return;
+    if (v >= 7) {
+        q->session_id = 17;
+        q->session_epoch = 3;
+    }
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    for (int i = 0; i < 2; i++) {
+        struct fetch_req_topic *t = &q->topics[i];
+        t->topic = i ? S("payments") : S("orders");
+        t->n_partitions = 2 - i;
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int j = 0; j < t->n_partitions; j++) {
+            struct fetch_req_partition *p = &t->partitions[j];
+            p->partition = j * 5 + i;
+            p->current_leader_epoch = v >= 9 ? 40 + j : -1;
+            p->fetch_offset = 1000000007LL * (j + 1) + i;
+            p->log_start_offset = v >= 5 ? 11 + j : -1;
+            p->partition_max_bytes = 1048576 + j;
+        }
+    }
+    if (v >= 7) {
+        q->n_forgotten = 1;
+        q->forgotten = alloc(a, 1, sizeof(*q->forgotten));
+        q->forgotten[0].topic = S("old");
+        q->forgotten[0].n_partitions = 3;
+        q->forgotten[0].partitions = ints(a, 3, 1);
+    }
+    if (v >= 11)
+        q->rack_id = S("rack-a");
+}
+
+static void sample_list_offsets(int16_t v, int var, struct arena *a, struct list_offsets_req *q)
+{
+    *q = (struct list_offsets_req){.replica_id = -1};
+    if (v >= 2)
+        q->isolation_level = 1;
+    if (var)
+        return;
+    q->n_topics = 1;
+    q->topics = alloc(a, 1, sizeof(*q->topics));
+    q->topics[0].name = S("orders");
+    q->topics[0].n_partitions = 3;
+    q->topics[0].partitions = alloc(a, 3, sizeof(struct list_offsets_req_partition));
+    for (int j = 0; j < 3; j++) {
+        struct list_offsets_req_partition *p = &q->topics[0].partitions[j];
+        p->partition_index = j;
+        p->current_leader_epoch = v >= 4 ? 7 + j : -1;
+        p->timestamp = j == 2 ? 1700000000000LL : -1 - j;
+    }
+}
+
+static void sample_create_topics(int16_t v, int var, struct arena *a, struct create_topics_req *q)
+{
+    *q = (struct create_topics_req){.timeout_ms = 60000};
+    if (var)
+        return;
+    q->validate_only = v >= 1;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    struct create_topics_req_topic *t = &q->topics[0];
+    t->name = S("new-topic");
+    t->num_partitions = 3;
+    t->replication_factor = 1;
+    t->n_configs = 2;
+    t->configs = alloc(a, 2, sizeof(*t->configs));
+    t->configs[0] = (struct config_entry){S("cleanup.policy"), S("compact")};
+    t->configs[1] = (struct config_entry){S("retention.ms"), KSTR_NULL};
+    t = &q->topics[1];
+    t->name = S("manual");
+    t->num_partitions = -1;
+    t->replication_factor = -1;
+    t->n_assignments = 2;
+    t->assignments = alloc(a, 2, sizeof(*t->assignments));
+    for (int j = 0; j < 2; j++) {
+        t->assignments[j].partition_index = j;
+        t->assignments[j].n_broker_ids = 2;
+        t->assignments[j].broker_ids = ints(a, 2, j + 1);
+    }
+}
+
+static void sample_delete_topics(int16_t v, int var, struct arena *a, struct delete_topics_req *q)
+{
+    *q = (struct delete_topics_req){.timeout_ms = 1000};
+    if (var)
+        return;
+    q->n_topic_names = 2;
+    q->topic_names = alloc(a, 2, sizeof(*q->topic_names));
+    q->topic_names[0] = S("a");
+    q->topic_names[1] = S("bb");
+}
+
+static void sample_create_partitions(int16_t v, int var, struct arena *a,
+                                     struct create_partitions_req *q)
+{
+    *q = (struct create_partitions_req){.timeout_ms = 100};
+    if (var)
+        return;
+    q->validate_only = true;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = (struct create_partitions_req_topic){S("orders"), 6, NULL, -1};
+    struct create_partitions_req_topic *t = &q->topics[1];
+    t->name = S("t2");
+    t->count = 3;
+    t->n_assignments = 2;
+    t->assignments = alloc(a, 2, sizeof(*t->assignments));
+    for (int j = 0; j < 2; j++) {
+        t->assignments[j].n_broker_ids = j + 1;
+        t->assignments[j].broker_ids = ints(a, j + 1, 1);
+    }
+}
+
+static void sample_describe_configs(int16_t v, int var, struct arena *a,
+                                    struct describe_configs_req *q)
+{
+    *q = (struct describe_configs_req){0};
+    q->n_resources = var ? 1 : 2;
+    q->resources = alloc(a, q->n_resources, sizeof(*q->resources));
+    q->resources[0] = (struct describe_configs_req_resource){KAFKA_RESOURCE_TOPIC, S("orders"),
+                                                             NULL, var ? 0 : -1};
+    if (var)
+        return;
+    struct describe_configs_req_resource *res = &q->resources[1];
+    res->resource_type = KAFKA_RESOURCE_BROKER;
+    res->resource_name = S("1");
+    res->n_configuration_keys = 2;
+    res->configuration_keys = alloc(a, 2, sizeof(struct kstr));
+    res->configuration_keys[0] = S("log.retention.ms");
+    res->configuration_keys[1] = S("num.partitions");
+    q->include_synonyms = v >= 1;
+}
+
+static void sample_alter_configs(int16_t v, int var, struct arena *a, struct alter_configs_req *q)
+{
+    *q = (struct alter_configs_req){0};
+    if (var)
+        return;
+    q->validate_only = true;
+    q->n_resources = 1;
+    q->resources = alloc(a, 1, sizeof(*q->resources));
+    struct alter_configs_req_resource *res = &q->resources[0];
+    res->resource_type = KAFKA_RESOURCE_TOPIC;
+    res->resource_name = S("orders");
+    res->n_configs = 2;
+    res->configs = alloc(a, 2, sizeof(*res->configs));
+    res->configs[0] = (struct config_entry){S("retention.ms"), S("1000")};
+    res->configs[1] = (struct config_entry){S("cleanup.policy"), KSTR_NULL};
+}
+
+static void sample_delete_records(int16_t v, int var, struct arena *a, struct delete_records_req *q)
+{
+    *q = (struct delete_records_req){.timeout_ms = 500};
+    if (var)
+        return;
+    q->n_topics = 1;
+    q->topics = alloc(a, 1, sizeof(*q->topics));
+    q->topics[0].name = S("orders");
+    q->topics[0].n_partitions = 2;
+    q->topics[0].partitions = alloc(a, 2, sizeof(struct delete_records_req_partition));
+    q->topics[0].partitions[0] = (struct delete_records_req_partition){0, 100};
+    q->topics[0].partitions[1] = (struct delete_records_req_partition){1, -1};
+}
+
+static void sample_find_coordinator(int16_t v, int var, struct find_coordinator_req *q)
+{
+    *q = (struct find_coordinator_req){var ? S("") : S("group-1"), 0};
+    if (v >= 1 && !var)
+        q->key_type = KAFKA_COORDINATOR_TRANSACTION;
+}
+
+bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_req *q)
+{
+    memset(q, 0, sizeof(*q));
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        sample_api_versions(v, var, &q->api_versions);
+        return true;
+    case KAPI_METADATA:
+        sample_metadata(v, var, a, &q->metadata);
+        return true;
+    case KAPI_PRODUCE:
+        sample_produce(v, var, a, &q->produce);
+        return true;
+    case KAPI_FETCH:
+        sample_fetch(v, var, a, &q->fetch);
+        return true;
+    case KAPI_LIST_OFFSETS:
+        sample_list_offsets(v, var, a, &q->list_offsets);
+        return true;
+    case KAPI_CREATE_TOPICS:
+        sample_create_topics(v, var, a, &q->create_topics);
+        return true;
+    case KAPI_DELETE_TOPICS:
+        sample_delete_topics(v, var, a, &q->delete_topics);
+        return true;
+    case KAPI_CREATE_PARTITIONS:
+        sample_create_partitions(v, var, a, &q->create_partitions);
+        return true;
+    case KAPI_DESCRIBE_CONFIGS:
+        sample_describe_configs(v, var, a, &q->describe_configs);
+        return true;
+    case KAPI_ALTER_CONFIGS:
+        sample_alter_configs(v, var, a, &q->alter_configs);
+        return true;
+    case KAPI_DELETE_RECORDS:
+        sample_delete_records(v, var, a, &q->delete_records);
+        return true;
+    case KAPI_FIND_COORDINATOR:
+        sample_find_coordinator(v, var, &q->find_coordinator);
+        return true;
+    default:
+        return false;
+    }
+}
+
+uint8_t *tbuild_request(int16_t key, int16_t v, int variant, size_t *len)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    union kmsg_any_req q;
+    tsample_req(key, v, variant, &a, &q);
+    tenc_header(&w, key, v, 1234, S("test-client"), kafka_api_flexible(key, v));
+    tenc_req(&w, key, v, &q);
+    uint8_t *out = iobuf_flatten(&b, len);
+    iobuf_destroy(&b);
+    arena_destroy(&a);
+    return out;
+}
+
+/* ---- sample responses ---- */
+
+static void sresp_api_versions(int16_t v, int var, struct arena *a, struct api_versions_resp *p)
+{
+    *p = (struct api_versions_resp){.error_code = var ? 35 : 0};
+    if (v >= 1)
+        p->throttle_time_ms = var ? 0 : 5;
+    if (var)
+        return;
+    p->n_keys = 3;
+    p->keys = alloc(a, 3, sizeof(*p->keys));
+    p->keys[0] = (struct api_versions_key){0, 0, 7};
+    p->keys[1] = (struct api_versions_key){1, 4, 11};
+    p->keys[2] = (struct api_versions_key){18, 0, 3};
+}
+
+static void sresp_metadata(int16_t v, int var, struct arena *a, struct metadata_resp *p)
+{
+    *p = (struct metadata_resp){
+        .cluster_id = KSTR_NULL, .controller_id = -1, .cluster_authorized_operations = INT32_MIN};
+    if (v >= 3)
+        p->throttle_time_ms = 9;
+    if (var)
+        return;
+    if (v >= 2)
+        p->cluster_id = S("cluster-x");
+    if (v >= 1)
+        p->controller_id = 1;
+    if (v >= 8)
+        p->cluster_authorized_operations = 0x34;
+    p->n_brokers = 2;
+    p->brokers = alloc(a, 2, sizeof(*p->brokers));
+    p->brokers[0] = (struct metadata_broker){1, S("localhost"), 9092, v >= 1 ? S("r1") : KSTR_NULL};
+    p->brokers[1] = (struct metadata_broker){2, S("h2"), 9093, KSTR_NULL};
+    p->n_topics = 2;
+    p->topics = alloc(a, 2, sizeof(*p->topics));
+    struct metadata_topic *t = &p->topics[0];
+    t->name = S("orders");
+    t->is_internal = v >= 1;
+    t->topic_authorized_operations = v >= 8 ? 0x12 : INT32_MIN;
+    t->n_partitions = 2;
+    t->partitions = alloc(a, 2, sizeof(*t->partitions));
+    for (int j = 0; j < 2; j++) {
+        struct metadata_partition *mp = &t->partitions[j];
+        mp->error_code = (int16_t)(j * 9);
+        mp->partition_index = j;
+        mp->leader_id = j + 1;
+        mp->leader_epoch = v >= 7 ? 4 + j : -1;
+        mp->n_replica_nodes = 2;
+        mp->replica_nodes = ints(a, 2, 1);
+        mp->n_isr_nodes = 1;
+        mp->isr_nodes = ints(a, 1, 1 + j);
+        if (v >= 5) {
+            mp->n_offline_replicas = j;
+            mp->offline_replicas = ints(a, j, 2);
+        }
+    }
+    t = &p->topics[1];
+    t->error_code = 3;
+    t->name = S("missing");
+    t->topic_authorized_operations = INT32_MIN;
+}
+
+static void sresp_produce(int16_t v, int var, struct arena *a, struct produce_resp *p)
+{
+    *p = (struct produce_resp){0};
+    if (v >= 1)
+        p->throttle_time_ms = 3;
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    p->topics[0].name = S("orders");
+    p->topics[0].n_partitions = 2;
+    p->topics[0].partitions = alloc(a, 2, sizeof(struct produce_resp_partition));
+    for (int j = 0; j < 2; j++) {
+        struct produce_resp_partition *pp = &p->topics[0].partitions[j];
+        pp->index = j;
+        pp->error_code = (int16_t)(j * 6);
+        pp->base_offset = j ? -1 : 100;
+        pp->log_append_time_ms = v >= 2 && j == 0 ? 1700000000123LL : -1;
+        pp->log_start_offset = v >= 5 ? 5 : -1;
+    }
+}
+
+static struct trecords *trec(struct arena *a, const char *s, int32_t len)
+{
+    struct trecords *rec = arena_calloc(a, 1, sizeof(*rec));
+    rec->p = (const uint8_t *)s;
+    rec->len = len;
+    return rec;
+}
+
+static void sresp_fetch(int16_t v, int var, struct arena *a, struct fetch_resp *p)
+{
+    *p = (struct fetch_resp){.throttle_time_ms = 1};
+    if (var)
+        return;
+    if (v >= 7)
+        p->session_id = 42;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    struct fetch_resp_topic *t = &p->topics[0];
+    t->topic = S("orders");
+    t->n_partitions = 3;
+    t->partitions = alloc(a, 3, sizeof(*t->partitions));
+    static const char recs[] = "pretend-record-batch-bytes";
+    for (int j = 0; j < 3; j++) {
+        struct fetch_resp_partition *fp = &t->partitions[j];
+        fp->partition_index = j;
+        fp->error_code = (int16_t)(j == 1 ? 1 : 0);
+        fp->high_watermark = 10 + j;
+        fp->last_stable_offset = v >= 4 ? 10 + j : -1;
+        fp->log_start_offset = v >= 5 ? j : -1;
+        fp->n_aborted = j == 0 ? 2 : (j == 1 ? -1 : 0);
+        fp->aborted = alloc(a, fp->n_aborted, sizeof(*fp->aborted));
+        for (int k = 0; k < fp->n_aborted; k++)
+            fp->aborted[k] = (struct fetch_aborted_txn){7 + k, 3 + k};
+        fp->preferred_read_replica = v >= 11 && j == 0 ? 2 : -1;
+        fp->records_len = j == 0 ? (int32_t)sizeof(recs) - 1 : (j == 1 ? -1 : 0);
+        fp->write_records = trecords_write;
+        fp->records_data = trec(a, j == 1 ? NULL : recs, fp->records_len);
+    }
+}
+
+static void sresp_list_offsets(int16_t v, int var, struct arena *a, struct list_offsets_resp *p)
+{
+    *p = (struct list_offsets_resp){0};
+    if (v >= 2)
+        p->throttle_time_ms = 2;
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    p->topics[0].name = S("orders");
+    p->topics[0].n_partitions = 2;
+    p->topics[0].partitions = alloc(a, 2, sizeof(struct list_offsets_resp_partition));
+    p->topics[0].partitions[0] =
+        (struct list_offsets_resp_partition){0, 0, 1000, 42, v >= 4 ? 3 : -1};
+    p->topics[0].partitions[1] = (struct list_offsets_resp_partition){1, 3, -1, -1, -1};
+}
+
+static void sresp_create_topics(int16_t v, int var, struct arena *a, struct create_topics_resp *p)
+{
+    *p = (struct create_topics_resp){0};
+    if (v >= 2)
+        p->throttle_time_ms = 1;
+    if (var)
+        return;
+    p->n_topics = 2;
+    p->topics = alloc(a, 2, sizeof(*p->topics));
+    p->topics[0] = (struct create_topics_resp_topic){S("new"), 0, KSTR_NULL};
+    p->topics[1] =
+        (struct create_topics_resp_topic){S("bad"), 36, v >= 1 ? S("exists") : KSTR_NULL};
+}
+
+static void sresp_delete_topics(int16_t v, int var, struct arena *a, struct delete_topics_resp *p)
+{
+    *p = (struct delete_topics_resp){0};
+    if (v >= 1)
+        p->throttle_time_ms = 1;
+    if (var)
+        return;
+    p->n_responses = 2;
+    p->responses = alloc(a, 2, sizeof(*p->responses));
+    p->responses[0] = (struct delete_topics_resp_topic){S("a"), 0};
+    p->responses[1] = (struct delete_topics_resp_topic){S("bb"), 3};
+}
+
+static void sresp_create_partitions(int16_t v, int var, struct arena *a,
+                                    struct create_partitions_resp *p)
+{
+    *p = (struct create_partitions_resp){.throttle_time_ms = 1};
+    if (var)
+        return;
+    p->n_results = 2;
+    p->results = alloc(a, 2, sizeof(*p->results));
+    p->results[0] = (struct create_partitions_resp_result){S("orders"), 0, KSTR_NULL};
+    p->results[1] = (struct create_partitions_resp_result){S("t2"), 37, S("bad count")};
+}
+
+static void sresp_describe_configs(int16_t v, int var, struct arena *a,
+                                   struct describe_configs_resp *p)
+{
+    *p = (struct describe_configs_resp){.throttle_time_ms = 1};
+    if (var)
+        return;
+    p->n_results = 2;
+    p->results = alloc(a, 2, sizeof(*p->results));
+    struct describe_configs_result *res = &p->results[0];
+    res->error_message = KSTR_NULL;
+    res->resource_type = KAFKA_RESOURCE_TOPIC;
+    res->resource_name = S("orders");
+    res->n_configs = 2;
+    res->configs = alloc(a, 2, sizeof(*res->configs));
+    struct describe_configs_entry *c = &res->configs[0];
+    c->name = S("retention.ms");
+    c->value = S("1000");
+    c->is_default = v == 0;
+    c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC : -1;
+    if (v >= 1) {
+        c->n_synonyms = 2;
+        c->synonyms = alloc(a, 2, sizeof(*c->synonyms));
+        c->synonyms[0] = (struct describe_configs_synonym){S("retention.ms"), S("1000"), 1};
+        c->synonyms[1] = (struct describe_configs_synonym){S("log.retention.ms"), KSTR_NULL, 5};
+    }
+    c = &res->configs[1];
+    c->name = S("password");
+    c->value = KSTR_NULL;
+    c->read_only = true;
+    c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_STATIC_BROKER : -1;
+    c->is_sensitive = true;
+    res = &p->results[1];
+    res->error_code = 3;
+    res->error_message = S("unknown");
+    res->resource_type = KAFKA_RESOURCE_BROKER;
+    res->resource_name = S("9");
+}
+
+static void sresp_alter_configs(int16_t v, int var, struct arena *a, struct alter_configs_resp *p)
+{
+    *p = (struct alter_configs_resp){.throttle_time_ms = 1};
+    if (var)
+        return;
+    p->n_responses = 2;
+    p->responses = alloc(a, 2, sizeof(*p->responses));
+    p->responses[0] = (struct alter_configs_resp_resource){0, KSTR_NULL, 2, S("orders")};
+    p->responses[1] = (struct alter_configs_resp_resource){40, S("bad value"), 4, S("1")};
+}
+
+static void sresp_delete_records(int16_t v, int var, struct arena *a, struct delete_records_resp *p)
+{
+    *p = (struct delete_records_resp){.throttle_time_ms = 1};
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    p->topics[0].name = S("orders");
+    p->topics[0].n_partitions = 2;
+    p->topics[0].partitions = alloc(a, 2, sizeof(struct delete_records_resp_partition));
+    p->topics[0].partitions[0] = (struct delete_records_resp_partition){0, 100, 0};
+    p->topics[0].partitions[1] = (struct delete_records_resp_partition){1, -1, 3};
+}
+
+static void sresp_find_coordinator(int16_t v, int var, struct find_coordinator_resp *p)
+{
+    *p = (struct find_coordinator_resp){0, 0, KSTR_NULL, 1, S("localhost"), 9092};
+    if (v >= 1)
+        p->throttle_time_ms = 1;
+    if (var) {
+        p->error_code = 15;
+        p->error_message = v >= 1 ? S("not available") : KSTR_NULL;
+        p->node_id = -1;
+        p->host = S("");
+        p->port = -1;
+    }
+}
+
+bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_resp *p)
+{
+    memset(p, 0, sizeof(*p));
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        sresp_api_versions(v, var, a, &p->api_versions);
+        return true;
+    case KAPI_METADATA:
+        sresp_metadata(v, var, a, &p->metadata);
+        return true;
+    case KAPI_PRODUCE:
+        sresp_produce(v, var, a, &p->produce);
+        return true;
+    case KAPI_FETCH:
+        sresp_fetch(v, var, a, &p->fetch);
+        return true;
+    case KAPI_LIST_OFFSETS:
+        sresp_list_offsets(v, var, a, &p->list_offsets);
+        return true;
+    case KAPI_CREATE_TOPICS:
+        sresp_create_topics(v, var, a, &p->create_topics);
+        return true;
+    case KAPI_DELETE_TOPICS:
+        sresp_delete_topics(v, var, a, &p->delete_topics);
+        return true;
+    case KAPI_CREATE_PARTITIONS:
+        sresp_create_partitions(v, var, a, &p->create_partitions);
+        return true;
+    case KAPI_DESCRIBE_CONFIGS:
+        sresp_describe_configs(v, var, a, &p->describe_configs);
+        return true;
+    case KAPI_ALTER_CONFIGS:
+        sresp_alter_configs(v, var, a, &p->alter_configs);
+        return true;
+    case KAPI_DELETE_RECORDS:
+        sresp_delete_records(v, var, a, &p->delete_records);
+        return true;
+    case KAPI_FIND_COORDINATOR:
+        sresp_find_coordinator(v, var, &p->find_coordinator);
+        return true;
+    default:
+        return false;
+    }
+}
+
+void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_resp *p)
+{
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        kmsg_encode_api_versions(w, v, &p->api_versions);
+        break;
+    case KAPI_METADATA:
+        kmsg_encode_metadata(w, v, &p->metadata);
+        break;
+    case KAPI_PRODUCE:
+        kmsg_encode_produce(w, v, &p->produce);
+        break;
+    case KAPI_FETCH:
+        kmsg_encode_fetch(w, v, &p->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        kmsg_encode_list_offsets(w, v, &p->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        kmsg_encode_create_topics(w, v, &p->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        kmsg_encode_delete_topics(w, v, &p->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        kmsg_encode_create_partitions(w, v, &p->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        kmsg_encode_describe_configs(w, v, &p->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        kmsg_encode_alter_configs(w, v, &p->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        kmsg_encode_delete_records(w, v, &p->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- test-side response decoders ---- */
+
+/* Reads the tagged-field section; the broker must write it empty. */
+static void d_tags(struct kreader *r, bool flex)
+{
+    if (flex && kr_uvarint(r) != 0)
+        r->err = true;
+}
+
+static int32_t d_arr(struct kreader *r, bool flex)
+{
+    int32_t n = kr_array(r, flex, 1);
+    return n;
+}
+
+static int32_t *d_i32s(struct kreader *r, bool flex, struct arena *a, int32_t *n)
+{
+    *n = d_arr(r, flex);
+    int32_t *v = alloc(a, *n, sizeof(*v));
+    for (int32_t i = 0; i < *n; i++)
+        v[i] = kr_i32(r);
+    return v;
+}
+
+static void dec_api_versions(struct kreader *r, int16_t v, bool f, struct arena *a,
+                             struct api_versions_resp *p)
+{
+    p->error_code = kr_i16(r);
+    p->n_keys = d_arr(r, f);
+    p->keys = alloc(a, p->n_keys, sizeof(*p->keys));
+    for (int32_t i = 0; i < p->n_keys; i++) {
+        p->keys[i].api_key = kr_i16(r);
+        p->keys[i].min_version = kr_i16(r);
+        p->keys[i].max_version = kr_i16(r);
+        d_tags(r, f);
+    }
+    if (v >= 1)
+        p->throttle_time_ms = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_metadata(struct kreader *r, int16_t v, bool f, struct arena *a,
+                         struct metadata_resp *p)
+{
+    p->controller_id = -1;
+    p->cluster_id = KSTR_NULL;
+    p->cluster_authorized_operations = INT32_MIN;
+    if (v >= 3)
+        p->throttle_time_ms = kr_i32(r);
+    p->n_brokers = d_arr(r, f);
+    p->brokers = alloc(a, p->n_brokers, sizeof(*p->brokers));
+    for (int32_t i = 0; i < p->n_brokers; i++) {
+        struct metadata_broker *b = &p->brokers[i];
+        b->node_id = kr_i32(r);
+        b->host = kr_str(r, f);
+        b->port = kr_i32(r);
+        b->rack = v >= 1 ? kr_str(r, f) : KSTR_NULL;
+        d_tags(r, f);
+    }
+    if (v >= 2)
+        p->cluster_id = kr_str(r, f);
+    if (v >= 1)
+        p->controller_id = kr_i32(r);
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct metadata_topic *t = &p->topics[i];
+        t->error_code = kr_i16(r);
+        t->name = kr_str(r, f);
+        if (v >= 1)
+            t->is_internal = kr_bool(r);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            struct metadata_partition *mp = &t->partitions[j];
+            mp->error_code = kr_i16(r);
+            mp->partition_index = kr_i32(r);
+            mp->leader_id = kr_i32(r);
+            mp->leader_epoch = v >= 7 ? kr_i32(r) : -1;
+            mp->replica_nodes = d_i32s(r, f, a, &mp->n_replica_nodes);
+            mp->isr_nodes = d_i32s(r, f, a, &mp->n_isr_nodes);
+            if (v >= 5)
+                mp->offline_replicas = d_i32s(r, f, a, &mp->n_offline_replicas);
+            d_tags(r, f);
+        }
+        t->topic_authorized_operations = v >= 8 ? kr_i32(r) : INT32_MIN;
+        d_tags(r, f);
+    }
+    if (v >= 8)
+        p->cluster_authorized_operations = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_produce(struct kreader *r, int16_t v, bool f, struct arena *a,
+                        struct produce_resp *p)
+{
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct produce_resp_topic *t = &p->topics[i];
+        t->name = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            struct produce_resp_partition *pp = &t->partitions[j];
+            pp->index = kr_i32(r);
+            pp->error_code = kr_i16(r);
+            pp->base_offset = kr_i64(r);
+            pp->log_append_time_ms = v >= 2 ? kr_i64(r) : -1;
+            pp->log_start_offset = v >= 5 ? kr_i64(r) : -1;
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    if (v >= 1)
+        p->throttle_time_ms = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_fetch(struct kreader *r, int16_t v, bool f, struct arena *a, struct fetch_resp *p)
+{
+    if (v >= 1)
+        p->throttle_time_ms = kr_i32(r);
+    if (v >= 7) {
+        p->error_code = kr_i16(r);
+        p->session_id = kr_i32(r);
+    }
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct fetch_resp_topic *t = &p->topics[i];
+        t->topic = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            struct fetch_resp_partition *fp = &t->partitions[j];
+            fp->partition_index = kr_i32(r);
+            fp->error_code = kr_i16(r);
+            fp->high_watermark = kr_i64(r);
+            fp->last_stable_offset = v >= 4 ? kr_i64(r) : -1;
+            fp->log_start_offset = v >= 5 ? kr_i64(r) : -1;
+            fp->n_aborted = -1;
+            if (v >= 4) {
+                fp->n_aborted = d_arr(r, f);
+                fp->aborted = alloc(a, fp->n_aborted, sizeof(*fp->aborted));
+                for (int32_t k = 0; k < fp->n_aborted; k++) {
+                    fp->aborted[k].producer_id = kr_i64(r);
+                    fp->aborted[k].first_offset = kr_i64(r);
+                    d_tags(r, f);
+                }
+            }
+            fp->preferred_read_replica = v >= 11 ? kr_i32(r) : -1;
+            struct kbytes rec = kr_bytes(r, f);
+            fp->records_len = rec.len;
+            fp->write_records = trecords_write;
+            fp->records_data = trec(a, (const char *)rec.p, rec.len);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_list_offsets(struct kreader *r, int16_t v, bool f, struct arena *a,
+                             struct list_offsets_resp *p)
+{
+    if (v >= 2)
+        p->throttle_time_ms = kr_i32(r);
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct list_offsets_resp_topic *t = &p->topics[i];
+        t->name = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            struct list_offsets_resp_partition *lp = &t->partitions[j];
+            lp->partition_index = kr_i32(r);
+            lp->error_code = kr_i16(r);
+            lp->timestamp = kr_i64(r);
+            lp->offset = kr_i64(r);
+            lp->leader_epoch = v >= 4 ? kr_i32(r) : -1;
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_create_topics(struct kreader *r, int16_t v, bool f, struct arena *a,
+                              struct create_topics_resp *p)
+{
+    if (v >= 2)
+        p->throttle_time_ms = kr_i32(r);
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        p->topics[i].name = kr_str(r, f);
+        p->topics[i].error_code = kr_i16(r);
+        p->topics[i].error_message = v >= 1 ? kr_str(r, f) : KSTR_NULL;
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_delete_topics(struct kreader *r, int16_t v, bool f, struct arena *a,
+                              struct delete_topics_resp *p)
+{
+    if (v >= 1)
+        p->throttle_time_ms = kr_i32(r);
+    p->n_responses = d_arr(r, f);
+    p->responses = alloc(a, p->n_responses, sizeof(*p->responses));
+    for (int32_t i = 0; i < p->n_responses; i++) {
+        p->responses[i].name = kr_str(r, f);
+        p->responses[i].error_code = kr_i16(r);
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_create_partitions(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                  struct create_partitions_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->n_results = d_arr(r, f);
+    p->results = alloc(a, p->n_results, sizeof(*p->results));
+    for (int32_t i = 0; i < p->n_results; i++) {
+        p->results[i].name = kr_str(r, f);
+        p->results[i].error_code = kr_i16(r);
+        p->results[i].error_message = kr_str(r, f);
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_describe_configs(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                 struct describe_configs_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->n_results = d_arr(r, f);
+    p->results = alloc(a, p->n_results, sizeof(*p->results));
+    for (int32_t i = 0; i < p->n_results; i++) {
+        struct describe_configs_result *res = &p->results[i];
+        res->error_code = kr_i16(r);
+        res->error_message = kr_str(r, f);
+        res->resource_type = kr_i8(r);
+        res->resource_name = kr_str(r, f);
+        res->n_configs = d_arr(r, f);
+        res->configs = alloc(a, res->n_configs, sizeof(*res->configs));
+        for (int32_t j = 0; j < res->n_configs; j++) {
+            struct describe_configs_entry *c = &res->configs[j];
+            c->name = kr_str(r, f);
+            c->value = kr_str(r, f);
+            c->read_only = kr_bool(r);
+            if (v == 0)
+                c->is_default = kr_bool(r);
+            c->config_source = v >= 1 ? kr_i8(r) : -1;
+            c->is_sensitive = kr_bool(r);
+            if (v >= 1) {
+                c->n_synonyms = d_arr(r, f);
+                c->synonyms = alloc(a, c->n_synonyms, sizeof(*c->synonyms));
+                for (int32_t k = 0; k < c->n_synonyms; k++) {
+                    c->synonyms[k].name = kr_str(r, f);
+                    c->synonyms[k].value = kr_str(r, f);
+                    c->synonyms[k].source = kr_i8(r);
+                    d_tags(r, f);
+                }
+            }
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_alter_configs(struct kreader *r, int16_t v, bool f, struct arena *a,
+                              struct alter_configs_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->n_responses = d_arr(r, f);
+    p->responses = alloc(a, p->n_responses, sizeof(*p->responses));
+    for (int32_t i = 0; i < p->n_responses; i++) {
+        struct alter_configs_resp_resource *res = &p->responses[i];
+        res->error_code = kr_i16(r);
+        res->error_message = kr_str(r, f);
+        res->resource_type = kr_i8(r);
+        res->resource_name = kr_str(r, f);
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_delete_records(struct kreader *r, int16_t v, bool f, struct arena *a,
+                               struct delete_records_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct delete_records_resp_topic *t = &p->topics[i];
+        t->name = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            t->partitions[j].partition_index = kr_i32(r);
+            t->partitions[j].low_watermark = kr_i64(r);
+            t->partitions[j].error_code = kr_i16(r);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_find_coordinator(struct kreader *r, int16_t v, bool f,
+                                 struct find_coordinator_resp *p)
+{
+    if (v >= 1)
+        p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->error_message = v >= 1 ? kr_str(r, f) : KSTR_NULL;
+    p->node_id = kr_i32(r);
+    p->host = kr_str(r, f);
+    p->port = kr_i32(r);
+    d_tags(r, f);
+}
+
+int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_resp *p)
+{
+    bool f = kafka_api_flexible(key, v);
+    memset(p, 0, sizeof(*p));
+    switch (key) {
+    case KAPI_API_VERSIONS:
+        dec_api_versions(r, v, f, a, &p->api_versions);
+        break;
+    case KAPI_METADATA:
+        dec_metadata(r, v, f, a, &p->metadata);
+        break;
+    case KAPI_PRODUCE:
+        dec_produce(r, v, f, a, &p->produce);
+        break;
+    case KAPI_FETCH:
+        dec_fetch(r, v, f, a, &p->fetch);
+        break;
+    case KAPI_LIST_OFFSETS:
+        dec_list_offsets(r, v, f, a, &p->list_offsets);
+        break;
+    case KAPI_CREATE_TOPICS:
+        dec_create_topics(r, v, f, a, &p->create_topics);
+        break;
+    case KAPI_DELETE_TOPICS:
+        dec_delete_topics(r, v, f, a, &p->delete_topics);
+        break;
+    case KAPI_CREATE_PARTITIONS:
+        dec_create_partitions(r, v, f, a, &p->create_partitions);
+        break;
+    case KAPI_DESCRIBE_CONFIGS:
+        dec_describe_configs(r, v, f, a, &p->describe_configs);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        dec_alter_configs(r, v, f, a, &p->alter_configs);
+        break;
+    case KAPI_DELETE_RECORDS:
+        dec_delete_records(r, v, f, a, &p->delete_records);
+        break;
+    case KAPI_FIND_COORDINATOR:
+        dec_find_coordinator(r, v, f, &p->find_coordinator);
+        break;
+    default:
+        return -1;
+    }
+    return kr_ok(r) ? 0 : -1;
+}

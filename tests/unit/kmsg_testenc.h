@@ -1,0 +1,97 @@
+/* Test-side codecs for the Kafka messages of kafka/msg.h, written from Kafka's JSON message
+ * definitions independently of kafka/msg_*.c: request encoders (what a client sends), response
+ * decoders (what a client reads), and sample messages for every API and version in range.
+ *
+ * Used by the kmsg_* unit tests and by tests/fuzz (seed corpus). Nothing here calls the test
+ * runner, so it links into other programs too. */
+#ifndef SP_TEST_KMSG_TESTENC_H
+#define SP_TEST_KMSG_TESTENC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/arena.h"
+#include "kafka/msg.h"
+#include "kafka/wire.h"
+
+union kmsg_any_req {
+    struct api_versions_req api_versions;
+    struct metadata_req metadata;
+    struct produce_req produce;
+    struct fetch_req fetch;
+    struct list_offsets_req list_offsets;
+    struct create_topics_req create_topics;
+    struct delete_topics_req delete_topics;
+    struct create_partitions_req create_partitions;
+    struct describe_configs_req describe_configs;
+    struct alter_configs_req alter_configs;
+    struct delete_records_req delete_records;
+    struct find_coordinator_req find_coordinator;
+};
+
+union kmsg_any_resp {
+    struct api_versions_resp api_versions;
+    struct metadata_resp metadata;
+    struct produce_resp produce;
+    struct fetch_resp fetch;
+    struct list_offsets_resp list_offsets;
+    struct create_topics_resp create_topics;
+    struct delete_topics_resp delete_topics;
+    struct create_partitions_resp create_partitions;
+    struct describe_configs_resp describe_configs;
+    struct alter_configs_resp alter_configs;
+    struct delete_records_resp delete_records;
+    struct find_coordinator_resp find_coordinator;
+};
+
+/* Fetch response records in samples and in tdec_resp output: write_records appends them. */
+struct trecords {
+    const uint8_t *p;
+    int32_t len;
+};
+void trecords_write(struct kwriter *w, void *data);
+
+/* When set, every tagged-field section the test encoders write in flexible versions carries
+ * two unknown fields instead of none (decoders must skip them). */
+extern bool tenc_unknown_tags;
+
+/* Corruption hook: when mode is set, the at-th length or count field the test encoders write
+ * (strings, bytes and arrays, in writing order, counted in seen) is replaced:
+ *   TC_HUGE: an array count or byte length of INT32_MAX, a string length of INT16_MAX
+ *            (non-flexible) or INT32_MAX (compact): far beyond the end of any sample;
+ *   TC_VARINT_OVERFLOW: (compact forms only) an unsigned varint that does not fit 32 bits.
+ * The rest of the message is written as usual. */
+enum { TC_NONE, TC_HUGE, TC_VARINT_OVERFLOW };
+struct tcorrupt {
+    int mode;
+    int at;
+    int seen;
+};
+extern struct tcorrupt tenc_corrupt;
+
+/* Number of sample variants: 0 = every array non-empty, nullable fields set; 1 = nullable
+ * fields null and arrays empty (or null where allowed). */
+#define TSAMPLE_VARIANTS 2
+
+/* Request header v1 (flexible = false) or v2. */
+void tenc_header(struct kwriter *w, int16_t key, int16_t v, int32_t correlation_id,
+                 struct kstr client_id, bool flexible);
+
+/* Fills q with a sample request of (key, v); absent fields hold the decoder's defaults.
+ * Returns false for keys not in kafka/api.h. */
+bool tsample_req(int16_t key, int16_t v, int variant, struct arena *a, union kmsg_any_req *q);
+/* Encodes a request body of (key, v). */
+void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q);
+/* Decodes a request body with the code under test (kmsg_decode_*). */
+int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_req *q);
+
+/* Sample responses, encoding with the code under test, and test-side decoding. */
+bool tsample_resp(int16_t key, int16_t v, int variant, struct arena *a, union kmsg_any_resp *p);
+void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_resp *p);
+int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_resp *p);
+
+/* A complete request (header v1/v2 as the API requires, then body) into a flat buffer that
+ * the caller frees with mem_free. */
+uint8_t *tbuild_request(int16_t key, int16_t v, int variant, size_t *len);
+
+#endif
