@@ -63,6 +63,26 @@ static handler_fn handler_for(int16_t key)
         return handle_delete_records;
     case KAPI_FIND_COORDINATOR:
         return handle_find_coordinator;
+    case KAPI_JOIN_GROUP:
+        return handle_join_group;
+    case KAPI_SYNC_GROUP:
+        return handle_sync_group;
+    case KAPI_HEARTBEAT:
+        return handle_heartbeat;
+    case KAPI_LEAVE_GROUP:
+        return handle_leave_group;
+    case KAPI_OFFSET_COMMIT:
+        return handle_offset_commit;
+    case KAPI_OFFSET_FETCH:
+        return handle_offset_fetch;
+    case KAPI_DESCRIBE_GROUPS:
+        return handle_describe_groups;
+    case KAPI_LIST_GROUPS:
+        return handle_list_groups;
+    case KAPI_DELETE_GROUPS:
+        return handle_delete_groups;
+    case KAPI_OFFSET_DELETE:
+        return handle_offset_delete;
     }
     return NULL;
 }
@@ -294,6 +314,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         goto out_topics;
     }
     info->clean = clean;
+    rc = groups_start(b, err, errcap);
+    if (rc != 0)
+        goto out_topics;
 
     struct conn_limits lim = {
         .max_frame_bytes = (size_t)cfg->socket_request_max_bytes,
@@ -307,7 +330,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     if (rc != 0) {
         snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host,
                  cfg->listener_port, err_str(rc));
-        goto out_topics;
+        goto out_groups;
     }
     b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
 
@@ -316,6 +339,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     *out = b;
     return 0;
 
+out_groups:
+    topics_close_all(b);
+    groups_stop(b);
 out_topics:
     topics_close_all(b);
     reactor_del(r, b->flusher_fd);
@@ -336,6 +362,7 @@ void broker_stop(struct broker *b)
     reactor_timer_stop(b->r, &b->retention_timer);
     listener_close(b->lis); /* on_close cancels parked fetches */
     topics_close_all(b);    /* answers parked produces, closes logs */
+    groups_stop(b);         /* after the logs: group appends in flight have been answered */
     flusher_poll(b->fl);
     reactor_del(b->r, b->flusher_fd);
     flusher_stop(b->fl);

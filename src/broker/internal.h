@@ -24,6 +24,7 @@
 #include "net/reactor.h"
 
 struct catalog;
+struct coordinator;
 struct flusher;
 struct plog;
 
@@ -67,6 +68,7 @@ struct broker {
     uint64_t requests[KAFKA_API_KEY_MAX + 1];
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
+    struct coordinator *groups;   /* consumer groups (groups.c) */
 };
 
 /* Per-connection state. */
@@ -114,6 +116,27 @@ int handle_describe_configs(struct request *req);
 int handle_alter_configs(struct request *req);
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
+/* groups.c */
+int handle_join_group(struct request *req);
+int handle_sync_group(struct request *req);
+int handle_heartbeat(struct request *req);
+int handle_leave_group(struct request *req);
+int handle_offset_commit(struct request *req);
+int handle_offset_fetch(struct request *req);
+int handle_describe_groups(struct request *req);
+int handle_list_groups(struct request *req);
+int handle_delete_groups(struct request *req);
+int handle_offset_delete(struct request *req);
+
+/* ---- groups.c: the group coordinator's storage ---- */
+
+#define OFFSETS_TOPIC "__consumer_offsets"
+
+/* Creates the coordinator and replays __consumer_offsets into it (when the topic exists).
+ * Returns 0 or a negative code with err set. */
+int groups_start(struct broker *b, char *err, size_t errcap);
+/* Frees the coordinator; call after the logs are closed (appends in flight have completed). */
+void groups_stop(struct broker *b);
 
 /* ApiVersions error reply for an unsupported version (KIP-511). */
 void api_versions_reply_unsupported(struct request *req);

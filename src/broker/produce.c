@@ -252,6 +252,8 @@ int handle_produce(struct request *req)
                 ec = KERR_INVALID_REQUIRED_ACKS;
             else if (!t || rp->index < 0 || rp->index >= t->n_parts)
                 ec = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            else if (t->internal)
+                ec = KERR_INVALID_TOPIC_EXCEPTION; /* only the broker writes __consumer_offsets */
             else
                 ec = append_one(req, p = t->parts[rp->index], rp->records, v, out);
             out->error_code = ec;

@@ -44,7 +44,8 @@ start_broker() {
     BROKER=127.0.0.1:$PORT
     local before
     before=$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)
-    "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" "$@" >>"$BROKER_LOG" 2>&1 &
+    "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" \
+        --set group.initial.rebalance.delay.ms=0 "$@" >>"$BROKER_LOG" 2>&1 &
     BROKER_PID=$!
     for _ in $(seq 1 200); do
         if [ "$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)" -gt "${before:-0}" ]; then
