@@ -76,6 +76,12 @@ static bool str_is(const char *s, struct kstr k)
     return s && k.len >= 0 && strlen(s) == (size_t)k.len && memcmp(s, k.p, (size_t)k.len) == 0;
 }
 
+/* Ids are kept as C strings: one with a NUL byte inside could not be told apart. */
+static bool has_nul(struct kstr k)
+{
+    return k.len > 0 && memchr(k.p, '\0', (size_t)k.len) != NULL;
+}
+
 static char *dup_kstr(struct kstr k)
 {
     return k.len < 0 ? NULL : mem_strndup(k.p ? k.p : "", (size_t)k.len);
@@ -774,7 +780,8 @@ void group_join(struct group *g, const struct group_join_req *req, int64_t now, 
     else if (req->session_timeout_ms < g->cfg->min_session_timeout_ms ||
              req->session_timeout_ms > g->cfg->max_session_timeout_ms)
         join_error(g, waiter, KERR_INVALID_SESSION_TIMEOUT, req->member_id);
-    else if (metadata_bytes(req->protocols, req->n_protocols) > g->cfg->max_metadata_bytes)
+    else if (metadata_bytes(req->protocols, req->n_protocols) > g->cfg->max_metadata_bytes ||
+             has_nul(req->instance_id))
         join_error(g, waiter, KERR_INVALID_REQUEST, req->member_id);
     else if (!protocols_acceptable(g, req))
         join_error(g, waiter, KERR_INCONSISTENT_GROUP_PROTOCOL, req->member_id);
@@ -1103,7 +1110,8 @@ void group_restore(struct group *g, const struct group_restore *r, int64_t now)
     bool usable = r->protocol_name.len > 0 && r->n_members > 0 && g->protocol_type;
     for (int32_t i = 0; usable && i < r->n_members && g->n_members < g->cfg->max_size; i++) {
         const struct group_restore_member *rm = &r->members[i];
-        if (rm->member_id.len <= 0 || find_member(g, rm->member_id) ||
+        if (rm->member_id.len <= 0 || has_nul(rm->member_id) || has_nul(rm->instance_id) ||
+            find_member(g, rm->member_id) ||
             (rm->instance_id.len >= 0 && find_instance(g, rm->instance_id)))
             continue; /* a damaged record: skip the duplicate */
         struct group_member *m = mem_calloc(1, sizeof(*m));
