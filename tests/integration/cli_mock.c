@@ -1,14 +1,17 @@
 /* cli_mock: librdkafka's built-in mock cluster behind real TCP listeners, for trying the CLI
  * (and any other librdkafka client) without a broker.
  *
- *   build/itest/cli_mock [-b BROKERS] [-t TOPIC:PARTITIONS]...
+ *   build/itest/cli_mock [-b BROKER_COUNT] [-t TOPIC:PARTITIONS]... [-s]
  *
- * Prints "BROKERS=host:port,..." on stdout, then serves until stdin reaches EOF or SIGINT/SIGTERM.
+ * Prints "BROKERS=host:port,..." on stdout, then serves until stdin reaches EOF or SIGINT/SIGTERM
+ * (with -s: until SIGINT/SIGTERM only, for running in the background with stdin closed).
  * The mock auto-creates unknown topics on request. It is librdkafka's test double, not a
  * Kafka broker: it lacks most admin APIs (CreateTopics, DeleteTopics, DescribeConfigs, ...).
  * Example:
- *   coproc { build/itest/cli_mock -t demo:3; }; read -r line <&"${COPROC[0]}"; B=${line#BROKERS=}
+ *   build/itest/cli_mock -s -t demo:3 >mock.out & MOCK=$!; sleep 0.5
+ *   B=$(sed -n 's/^BROKERS=//p' mock.out)
  *   printf 'a\nb\n' | build/streampulse produce -b "$B" -t demo
+ *   build/streampulse consume -b "$B" -t demo -e; kill $MOCK
  */
 #include <errno.h>
 #include <poll.h>
@@ -31,15 +34,18 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: cli_mock [-b BROKER_COUNT] [-t TOPIC:PARTITIONS]...\n");
+    fprintf(stderr, "usage: cli_mock [-b BROKER_COUNT] [-t TOPIC:PARTITIONS]... [-s]\n");
 }
 
 int main(int argc, char **argv)
 {
     int brokers = 1;
+    int watch_stdin = 1;
     int opt;
-    while ((opt = getopt(argc, argv, "b:t:h")) != -1) {
-        if (opt == 'b') {
+    while ((opt = getopt(argc, argv, "b:t:sh")) != -1) {
+        if (opt == 's') {
+            watch_stdin = 0;
+        } else if (opt == 'b') {
             brokers = atoi(optarg);
             if (brokers < 1 || brokers > 16) {
                 usage();
@@ -68,7 +74,7 @@ int main(int argc, char **argv)
 
     int rc = 0;
     optind = 1;
-    while ((opt = getopt(argc, argv, "b:t:h")) != -1) {
+    while ((opt = getopt(argc, argv, "b:t:sh")) != -1) {
         if (opt != 't')
             continue;
         char *colon = strrchr(optarg, ':');
@@ -94,6 +100,10 @@ int main(int argc, char **argv)
 
     char buf[256];
     while (!stop) {
+        if (!watch_stdin) {
+            poll(NULL, 0, 200); /* until a signal sets stop */
+            continue;
+        }
         struct pollfd pfd = {.fd = STDIN_FILENO, .events = POLLIN};
         int n = poll(&pfd, 1, 200);
         if (n < 0 && errno != EINTR)
