@@ -1,6 +1,7 @@
 /* cli_run(): dispatch of the client sub-commands. */
 #include "cli/cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,20 @@ static void usage(FILE *out)
             rd_kafka_version_str());
 }
 
+/* The command cleaned up after SIGINT/SIGTERM; now end the way an uncaught signal would, so
+ * that a calling shell sees "killed by SIGINT" and stops its script too (it ignores a SIGINT
+ * that the child handled and turned into a plain exit status). */
+static void die_by_signal(int sig)
+{
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+}
+
 int cli_run(int argc, char **argv)
 {
     if (argc < 1 || !argv[0]) {
@@ -57,7 +72,10 @@ int cli_run(int argc, char **argv)
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (strcmp(name, commands[i].name) == 0) {
             cli_signals_install();
-            return commands[i].run(argc, argv);
+            int rc = commands[i].run(argc, argv);
+            if (rc == CLI_EXIT_INTERRUPTED && cli_signal)
+                die_by_signal(cli_signal);
+            return rc;
         }
     }
     fprintf(stderr, "streampulse: unknown command '%s'\n\n", name);

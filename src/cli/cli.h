@@ -4,8 +4,11 @@
  * user output to stdout and errors, in plain words, to stderr.
  *
  * Exit codes: 0 success, 1 the operation failed (broker unreachable, unknown topic, a record not
- * delivered, ...), 2 bad usage (unknown sub-command or option, bad value), 130 interrupted by
- * SIGINT before the work was done.
+ * delivered, ...), 2 bad usage (unknown sub-command or option, bad value). On SIGINT or SIGTERM a
+ * command stops, cleans up (produce delivers what it already queued; consume with --group
+ * commits and leaves the group) and then the process re-raises the signal, so the shell sees
+ * status 130 or 143 and a script running it stops as well. cli_run() returns 130 only if the
+ * re-raised signal is somehow survived.
  */
 #ifndef SP_CLI_CLI_H
 #define SP_CLI_CLI_H

@@ -20,14 +20,17 @@
 #include "base/time.h"
 
 volatile sig_atomic_t cli_interrupted;
+volatile sig_atomic_t cli_signal; /* the first SIGINT/SIGTERM received, 0 if none */
 
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char log_last[512]; /* latest warning/error line from librdkafka, under log_lock */
 static bool log_verbose;   /* print every librdkafka log line (-v) */
+static bool log_hide_role; /* drop "X is a producer property and will be ignored" warnings */
 
 static void on_signal(int sig)
 {
-    (void)sig;
+    if (!cli_signal)
+        cli_signal = sig;
     cli_interrupted = 1;
 }
 
@@ -147,7 +150,10 @@ int cli_common_opt(struct cli_common *c, int opt, const char *arg)
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     (void)rk;
-    if (log_verbose || strcmp(fac, "CONFWARN") == 0)
+    bool confwarn = strcmp(fac, "CONFWARN") == 0;
+    if (confwarn && log_hide_role && strstr(buf, " property and will be ignored by this "))
+        return;
+    if (log_verbose || confwarn)
         fprintf(stderr, "rdkafka %s: %s\n", fac, buf);
     if (level <= 4) { /* LOG_WARNING and worse */
         /* "[thrd:main]: text" -> "text" */
@@ -158,6 +164,11 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
         snprintf(log_last, sizeof(log_last), "%s", text);
         pthread_mutex_unlock(&log_lock);
     }
+}
+
+void cli_log_hide_role_warnings(bool hide)
+{
+    log_hide_role = hide;
 }
 
 void cli_last_log_error(char *buf, size_t cap)

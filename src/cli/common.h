@@ -60,8 +60,11 @@ enum {
     "  -v, --verbose          show librdkafka's log lines on stderr\n"                             \
     "  -h, --help             this help\n"
 
-/* Set by SIGINT/SIGTERM once cli_signals_install() ran; loops poll it. */
+/* Set by SIGINT/SIGTERM once cli_signals_install() ran; loops poll it (and may clear it to
+ * notice a second signal). */
 extern volatile sig_atomic_t cli_interrupted;
+/* The first of those signals received, never cleared; 0 if none. */
+extern volatile sig_atomic_t cli_signal;
 
 /* SIGINT and SIGTERM set cli_interrupted (without SA_RESTART, so a blocking read returns EINTR). */
 void cli_signals_install(void);
@@ -103,6 +106,10 @@ int cli_conf_apply_user(const struct cli_common *c, rd_kafka_conf_t *conf);
 /* Creates the client. Always consumes conf. Returns NULL (reason printed) on failure. */
 rd_kafka_t *cli_client_new(const struct cli_common *c, rd_kafka_type_t type,
                            rd_kafka_conf_t *conf);
+
+/* Hides librdkafka's warnings that a -X property belongs to the other client role (for
+ * commands that apply -X to both a producer and a consumer). */
+void cli_log_hide_role_warnings(bool hide);
 
 /* The most recent warning or error librdkafka logged (e.g. "Connect to ipv4#127.0.0.1:9092
  * failed: Connection refused"), or "" if none. */

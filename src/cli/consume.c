@@ -55,6 +55,8 @@ struct consume_state {
     int eof_seen;            /* of those, partitions that did */
     bool *at_eof;            /* per partition id: reached its end (only with --exit), owned */
     int32_t at_eof_len;      /* entries in at_eof */
+    rd_kafka_resp_err_t last_err; /* latest error reported, to not repeat it */
+    int32_t last_err_partition;   /* its partition */
     bool failed;             /* a permanent error was reported */
     bool done;               /* an end condition was met */
 };
@@ -242,6 +244,8 @@ static bool err_is_permanent(rd_kafka_resp_err_t err)
     case RD_KAFKA_RESP_ERR__INVALID_ARG:
     case RD_KAFKA_RESP_ERR__UNKNOWN_GROUP:
     case RD_KAFKA_RESP_ERR_INVALID_GROUP_ID:
+    case RD_KAFKA_RESP_ERR__UNSUPPORTED_FEATURE: /* e.g. a broker without group support */
+    case RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION:
         return true;
     default:
         return false;
@@ -269,12 +273,17 @@ static void handle(struct cli_common *c, const struct consume_opts *o, struct co
         return;
     }
     if (m->err) {
-        const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : o->topic;
-        if (m->partition >= 0)
-            cli_error(c, "topic '%s' partition %d: %s", topic, (int)m->partition,
-                      rd_kafka_message_errstr(m));
-        else
-            cli_error(c, "%s", rd_kafka_message_errstr(m));
+        /* librdkafka repeats a transient error on every retry: say it once per change. */
+        bool repeat = m->err == s->last_err && m->partition == s->last_err_partition;
+        s->last_err = m->err;
+        s->last_err_partition = m->partition;
+        if (!repeat || err_is_permanent(m->err)) {
+            if (m->rkt)
+                cli_error(c, "topic '%s' partition %d: %s", rd_kafka_topic_name(m->rkt),
+                          (int)m->partition, rd_kafka_message_errstr(m));
+            else
+                cli_error(c, "%s", rd_kafka_message_errstr(m));
+        }
         if (err_is_permanent(m->err)) {
             s->failed = true;
             s->done = true;
