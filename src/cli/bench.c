@@ -8,8 +8,8 @@
  * delivery report, served by rd_kafka_poll() after every enqueue; the phase lasts from the first
  * enqueue to the last delivery report.
  *
- * Consume phase: a consumer without a group starts every partition at the beginning on one
- * queue and counts records until it has N; it fails if no record arrives for --timeout. Its
+ * Consume phase: a consumer without a group (queued.min.messages=1000000, so that prefetching
+ * does not stall) starts every partition at the beginning on one queue and counts records until it has N; it fails if no record arrives for --timeout. Its
  * throughput is timed from the first record to the last; first_ms is the time from starting
  * the partitions to the first record (connection, offset lookup, first fetch).
  *
@@ -408,7 +408,9 @@ static int consume_phase(struct cli_common *c, const struct bench_opts *o, int p
     cli_log_hide_role_warnings(true);
     rd_kafka_conf_t *conf = cli_conf_new(c);
     if (cli_conf_set(c, conf, "enable.partition.eof", "false") ||
-        cli_conf_set(c, conf, "enable.auto.offset.store", "false") || cli_conf_apply_user(c, conf)) {
+        cli_conf_set(c, conf, "enable.auto.offset.store", "false") ||
+        cli_conf_set(c, conf, "queued.min.messages", "1000000") || /* see consume.c */
+        cli_conf_apply_user(c, conf)) {
         rd_kafka_conf_destroy(conf);
         return -1;
     }

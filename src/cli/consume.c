@@ -322,6 +322,10 @@ static rd_kafka_conf_t *consumer_conf(struct cli_common *c, const struct consume
     if (cli_conf_set(c, conf, "enable.partition.eof", o->exit_at_end ? "true" : "false") ||
         cli_conf_set(c, conf, "auto.offset.reset", reset) ||
         cli_conf_set(c, conf, "allow.auto.create.topics", "false") ||
+        /* All partitions share one queue, whose length librdkafka 2.0.2 checks against each
+         * partition's queued.min.messages: with the default (100000) fetching stalls for up to
+         * a second whenever the shared queue is long. */
+        cli_conf_set(c, conf, "queued.min.messages", "1000000") ||
         (o->group && cli_conf_set(c, conf, "group.id", o->group)) ||
         (!o->group && cli_conf_set(c, conf, "enable.auto.offset.store", "false")) ||
         cli_conf_apply_user(c, conf)) {
