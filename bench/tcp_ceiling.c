@@ -21,12 +21,12 @@
 #include <unistd.h>
 
 struct run {
-    int fd;                /* this thread's end of the connection */
-    size_t write_bytes;    /* sender: bytes per write() */
-    int64_t deadline_ns;   /* sender: stop writing at this monotonic time */
-    uint64_t bytes;        /* receiver: bytes read */
-    int64_t last_read_ns;  /* receiver: time of the last read that returned data */
-    int err;               /* errno of a failure, 0 if none */
+    int fd;               /* this thread's end of the connection */
+    size_t write_bytes;   /* sender: bytes per write() */
+    int64_t deadline_ns;  /* sender: stop writing at this monotonic time */
+    uint64_t bytes;       /* receiver: bytes read */
+    int64_t last_read_ns; /* receiver: time of the last read that returned data */
+    int err;              /* errno of a failure, 0 if none */
 };
 
 static int64_t now_ns(void)
@@ -139,8 +139,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int64_t start = now_ns();
-    struct run tx = {.fd = a, .write_bytes = (size_t)write_bytes,
-                     .deadline_ns = start + (int64_t)(secs * 1e9)};
+    struct run tx = {
+        .fd = a, .write_bytes = (size_t)write_bytes, .deadline_ns = start + (int64_t)(secs * 1e9)};
     struct run rx = {.fd = b, .last_read_ns = start};
     pthread_t t_tx, t_rx;
     pthread_create(&t_rx, NULL, receiver, &rx);

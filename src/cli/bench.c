@@ -2,16 +2,17 @@
  *
  * Produce phase: one producer tuned for throughput (linger.ms=5, batch.num.messages=10000, a
  * client queue of at most 1M records and 32 MiB, like the Java producer's buffer.memory: a
- * bigger queue only adds queueing to the latency, and measured slower too), payloads taken at varying offsets of a 1 MiB pool of random
- * alphanumerics (so compression sees realistic, not constant, data; the pool is not copied:
- * records point into it). Each record's latency runs from its enqueue (rd_kafka_produce) to its
- * delivery report, served by rd_kafka_poll() after every enqueue; the phase lasts from the first
- * enqueue to the last delivery report.
+ * bigger queue only adds queueing to the latency, and measured slower too), payloads taken at
+ * varying offsets of a 1 MiB pool of random alphanumerics (so compression sees realistic, not
+ * constant, data; the pool is not copied: records point into it). Each record's latency runs from
+ * its enqueue (rd_kafka_produce) to its delivery report, served by rd_kafka_poll() after every
+ * enqueue; the phase lasts from the first enqueue to the last delivery report.
  *
  * Consume phase: a consumer without a group (queued.min.messages=1000000, so that prefetching
- * does not stall) starts every partition at the beginning on one queue and counts records until it has N; it fails if no record arrives for --timeout. Its
- * throughput is timed from the first record to the last; first_ms is the time from starting
- * the partitions to the first record (connection, offset lookup, first fetch).
+ * does not stall) starts every partition at the beginning on one queue and counts records until it
+ * has N; it fails if no record arrives for --timeout. Its throughput is timed from the first record
+ * to the last; first_ms is the time from starting the partitions to the first record (connection,
+ * offset lookup, first fetch).
  *
  * Output: one line per phase on stdout, key=value, stable for scripts:
  *   bench phase=produce topic=T partitions=P acks=A compression=C size=S records=N errors=E
@@ -51,11 +52,11 @@ struct bench_opts {
 /* Produce-phase bookkeeping, touched only from this thread (delivery reports come through
  * rd_kafka_poll). */
 struct produce_run {
-    int64_t *enqueued_ns;    /* per record index: enqueue time, owned */
-    int64_t *latency_ns;     /* latencies of delivered records, in arrival order, owned */
-    int64_t delivered;       /* entries used in latency_ns */
-    int64_t failed;          /* delivery reports with an error */
-    int64_t last_report_ns;  /* time of the latest delivery report */
+    int64_t *enqueued_ns;          /* per record index: enqueue time, owned */
+    int64_t *latency_ns;           /* latencies of delivered records, in arrival order, owned */
+    int64_t delivered;             /* entries used in latency_ns */
+    int64_t failed;                /* delivery reports with an error */
+    int64_t last_report_ns;        /* time of the latest delivery report */
     rd_kafka_resp_err_t first_err; /* first delivery error, for the message */
 };
 
@@ -380,12 +381,13 @@ out_flush:
     }
     rd_kafka_topic_destroy(rkt);
     if (r->failed > 0)
-        cli_error(c, "%" PRId64 " of %" PRId64 " records failed, the first with: %s", r->failed,
-                  i, rd_kafka_err2str(r->first_err));
+        cli_error(c, "%" PRId64 " of %" PRId64 " records failed, the first with: %s", r->failed, i,
+                  rd_kafka_err2str(r->first_err));
     if (cli_interrupted || i < o->records)
         return -1;
 
-    double secs = cli_secs((r->last_report_ns > start ? r->last_report_ns : time_mono_ns()) - start);
+    double secs =
+        cli_secs((r->last_report_ns > start ? r->last_report_ns : time_mono_ns()) - start);
     qsort(r->latency_ns, (size_t)r->delivered, sizeof(int64_t), cmp_i64);
     printf("bench phase=produce topic=%s partitions=%d acks=%s compression=%s size=%zu "
            "records=%" PRId64 " errors=%" PRId64 " secs=%.3f records_per_s=%.0f mb_per_s=%.2f "
@@ -393,8 +395,7 @@ out_flush:
            o->topic, partitions, o->acks, o->compression, o->size, r->delivered, r->failed, secs,
            (double)r->delivered / secs, (double)r->delivered * (double)o->size / 1048576.0 / secs,
            pct_ms(r->latency_ns, r->delivered, 50), pct_ms(r->latency_ns, r->delivered, 99),
-           pct_ms(r->latency_ns, r->delivered, 99.9),
-           pct_ms(r->latency_ns, r->delivered, 100));
+           pct_ms(r->latency_ns, r->delivered, 99.9), pct_ms(r->latency_ns, r->delivered, 100));
     fflush(stdout);
     return r->failed > 0 ? -1 : 0;
 }
@@ -457,8 +458,10 @@ static int consume_phase(struct cli_common *c, const struct bench_opts *o, int p
         if (n > 0)
             last_progress = now;
         else if (now - last_progress > (int64_t)c->timeout_ms * 1000000) {
-            cli_error(c, "consumed only %" PRId64 " of %" PRId64 " records: nothing arrived for "
-                         "%.1f s", got, expect, c->timeout_ms / 1000.0);
+            cli_error(c,
+                      "consumed only %" PRId64 " of %" PRId64 " records: nothing arrived for "
+                      "%.1f s",
+                      got, expect, c->timeout_ms / 1000.0);
             goto out_stop;
         }
         rd_kafka_poll(rk, 0);
@@ -475,8 +478,7 @@ static int consume_phase(struct cli_common *c, const struct bench_opts *o, int p
            "records=%" PRId64 " errors=%" PRId64 " secs=%.3f records_per_s=%.0f mb_per_s=%.2f "
            "first_ms=%.3f\n",
            o->topic, partitions, o->acks, o->compression, o->size, got, errors, secs,
-           (double)got / secs, (double)bytes / 1048576.0 / secs,
-           (double)(first_ns - start) / 1e6);
+           (double)got / secs, (double)bytes / 1048576.0 / secs, (double)(first_ns - start) / 1e6);
     fflush(stdout);
     if (bytes != expect * (int64_t)o->size)
         cli_error(c, "consumed %" PRId64 " value bytes, expected %" PRId64, bytes,

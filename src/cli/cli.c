@@ -30,10 +30,11 @@ static void usage(FILE *out)
                  "  serve      run a broker (see: streampulse serve --help)\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\n"
-                 "Run 'streampulse COMMAND --help' for a command's options.\n"
-                 "Client commands use librdkafka %s; exit codes: 0 ok, 1 failed, 2 bad usage,\n"
-                 "130 interrupted.\n",
+    fprintf(out,
+            "\n"
+            "Run 'streampulse COMMAND --help' for a command's options.\n"
+            "Client commands use librdkafka %s; exit codes: 0 ok, 1 failed, 2 bad usage,\n"
+            "130 interrupted.\n",
             rd_kafka_version_str());
 }
 

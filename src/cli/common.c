@@ -220,8 +220,7 @@ int cli_conf_apply_user(const struct cli_common *c, rd_kafka_conf_t *conf)
     return 0;
 }
 
-rd_kafka_t *cli_client_new(const struct cli_common *c, rd_kafka_type_t type,
-                           rd_kafka_conf_t *conf)
+rd_kafka_t *cli_client_new(const struct cli_common *c, rd_kafka_type_t type, rd_kafka_conf_t *conf)
 {
     char err[512];
     rd_kafka_t *rk = rd_kafka_new(type, conf, err, sizeof(err));
@@ -272,8 +271,8 @@ int cli_topic_partition_count(const struct cli_common *c, rd_kafka_t *rk, const 
             cli_report_cluster_error(c, "metadata request", err);
             break;
         }
-        rd_kafka_resp_err_t terr = md->topic_cnt == 1 ? md->topics[0].err
-                                                      : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+        rd_kafka_resp_err_t terr =
+            md->topic_cnt == 1 ? md->topics[0].err : RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
         int cnt = md->topic_cnt == 1 ? md->topics[0].partition_cnt : 0;
         rd_kafka_metadata_destroy(md);
         if (!terr && cnt > 0) {

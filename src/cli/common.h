@@ -27,14 +27,14 @@ enum cli_exit {
 
 /* The options every client command takes. */
 struct cli_common {
-    const char *cmd;       /* "topic create", "produce", ...: prefixes error messages */
-    const char *brokers;   /* -b/--bootstrap-server, else $STREAMPULSE_BROKERS, else default */
-    const char **props;    /* -X key=value arguments, in the order given (not owned) */
-    size_t props_len;      /* entries used in props */
-    size_t props_cap;      /* entries allocated in props */
-    int timeout_ms;        /* --timeout: how long to wait for the cluster */
-    bool verbose;          /* -v: pass librdkafka's log lines through to stderr */
-    bool help;             /* -h/--help was given */
+    const char *cmd;     /* "topic create", "produce", ...: prefixes error messages */
+    const char *brokers; /* -b/--bootstrap-server, else $STREAMPULSE_BROKERS, else default */
+    const char **props;  /* -X key=value arguments, in the order given (not owned) */
+    size_t props_len;    /* entries used in props */
+    size_t props_cap;    /* entries allocated in props */
+    int timeout_ms;      /* --timeout: how long to wait for the cluster */
+    bool verbose;        /* -v: pass librdkafka's log lines through to stderr */
+    bool help;           /* -h/--help was given */
 };
 
 /* Long-option ids past the char range; each command numbers its own from CLI_OPT_CMD. */
@@ -44,10 +44,13 @@ enum {
 };
 
 #define CLI_COMMON_SHORTOPTS "b:X:vh"
+/* clang-format off */
 #define CLI_COMMON_LONGOPTS                                                                        \
-    {"bootstrap-server", required_argument, NULL, 'b'},                                           \
-        {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                     \
-        {"verbose", no_argument, NULL, 'v'}, {"help", no_argument, NULL, 'h'}
+    {"bootstrap-server", required_argument, NULL, 'b'},                                            \
+    {"timeout", required_argument, NULL, CLI_OPT_TIMEOUT},                                         \
+    {"verbose", no_argument, NULL, 'v'},                                                           \
+    {"help", no_argument, NULL, 'h'}
+/* clang-format on */
 
 #define CLI_COMMON_HELP                                                                            \
     "Common options:\n"                                                                            \
@@ -81,7 +84,8 @@ int cli_common_opt(struct cli_common *c, int opt, const char *arg);
 void cli_getopt_reset(void);
 
 /* Prints "streampulse CMD: MESSAGE" to stderr. */
-void cli_error(const struct cli_common *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_error(const struct cli_common *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Parses a whole decimal integer in [min, max] into *out. On error prints
  * "streampulse CMD: OPTION: ..." and returns -1. */
@@ -104,8 +108,7 @@ int cli_conf_set(const struct cli_common *c, rd_kafka_conf_t *conf, const char *
 int cli_conf_apply_user(const struct cli_common *c, rd_kafka_conf_t *conf);
 
 /* Creates the client. Always consumes conf. Returns NULL (reason printed) on failure. */
-rd_kafka_t *cli_client_new(const struct cli_common *c, rd_kafka_type_t type,
-                           rd_kafka_conf_t *conf);
+rd_kafka_t *cli_client_new(const struct cli_common *c, rd_kafka_type_t type, rd_kafka_conf_t *conf);
 
 /* Hides librdkafka's warnings that a -X property belongs to the other client role (for
  * commands that apply -X to both a producer and a consumer). */

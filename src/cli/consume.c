@@ -37,28 +37,28 @@ enum from_kind {
 };
 
 struct consume_opts {
-    const char *topic;     /* -t */
-    enum from_kind from;   /* --from */
-    int64_t from_n;        /* offset for FROM_OFFSET, count for FROM_TAIL */
-    int64_t count;         /* -n, 0 for no limit */
-    int32_t partition;     /* --partition, RD_KAFKA_PARTITION_UA for all */
-    const char *group;     /* --group */
-    bool exit_at_end;      /* -e/--exit */
-    bool json;             /* --json */
-    struct fmt *fmt;       /* --format, NULL: value per line */
+    const char *topic;   /* -t */
+    enum from_kind from; /* --from */
+    int64_t from_n;      /* offset for FROM_OFFSET, count for FROM_TAIL */
+    int64_t count;       /* -n, 0 for no limit */
+    int32_t partition;   /* --partition, RD_KAFKA_PARTITION_UA for all */
+    const char *group;   /* --group */
+    bool exit_at_end;    /* -e/--exit */
+    bool json;           /* --json */
+    struct fmt *fmt;     /* --format, NULL: value per line */
 };
 
 /* Progress of one run. */
 struct consume_state {
-    int64_t printed;         /* records written to stdout */
-    int eof_needed;          /* partitions that must reach their end before --exit stops */
-    int eof_seen;            /* of those, partitions that did */
-    bool *at_eof;            /* per partition id: reached its end (only with --exit), owned */
-    int32_t at_eof_len;      /* entries in at_eof */
+    int64_t printed;              /* records written to stdout */
+    int eof_needed;               /* partitions that must reach their end before --exit stops */
+    int eof_seen;                 /* of those, partitions that did */
+    bool *at_eof;                 /* per partition id: reached its end (only with --exit), owned */
+    int32_t at_eof_len;           /* entries in at_eof */
     rd_kafka_resp_err_t last_err; /* latest error reported, to not repeat it */
     int32_t last_err_partition;   /* its partition */
-    bool failed;             /* a permanent error was reported */
-    bool done;               /* an end condition was met */
+    bool failed;                  /* a permanent error was reported */
+    bool done;                    /* an end condition was met */
 };
 
 static const char consume_help[] =
@@ -84,7 +84,8 @@ static const char consume_help[] =
     "                           %K key length, %S value length, %% percent;\n"
     "                           escapes \\n \\t \\r \\\\ \\0 \\xNN. Example: -f '%k=%v\\n'\n"
     "  -J, --json               one JSON object per record and line:\n"
-    "                           {\"topic\",\"partition\",\"offset\",\"timestamp\",\"key\",\"value\",\n"
+    "                           "
+    "{\"topic\",\"partition\",\"offset\",\"timestamp\",\"key\",\"value\",\n"
     "                            \"headers\":[{\"key\",\"value\"}]}; a null key/value is null.\n"
     "                           Valid UTF-8 is kept as is; every byte that is not part of\n"
     "                           valid UTF-8 is written as \\u00XX (read as Latin-1), so binary\n"

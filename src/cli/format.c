@@ -10,9 +10,9 @@
 
 /* One piece of a compiled format: literal bytes, or a record field. */
 struct fmt_tok {
-    char field;         /* 0 for a literal, else the conversion letter ('k', 'v', ...) */
-    char *lit;          /* literal bytes (may contain NUL), owned */
-    size_t lit_len;     /* bytes in lit */
+    char field;     /* 0 for a literal, else the conversion letter ('k', 'v', ...) */
+    char *lit;      /* literal bytes (may contain NUL), owned */
+    size_t lit_len; /* bytes in lit */
 };
 
 struct fmt {
@@ -57,11 +57,26 @@ int fmt_compile(const char *spec, struct fmt **out, char *err, size_t err_cap)
         if (c == '\\') {
             char e = spec[i + 1]; /* '\0' at the end of spec */
             switch (e) {
-            case 'n': lit[lit_len++] = '\n'; i++; continue;
-            case 't': lit[lit_len++] = '\t'; i++; continue;
-            case 'r': lit[lit_len++] = '\r'; i++; continue;
-            case '\\': lit[lit_len++] = '\\'; i++; continue;
-            case '0': lit[lit_len++] = '\0'; i++; continue;
+            case 'n':
+                lit[lit_len++] = '\n';
+                i++;
+                continue;
+            case 't':
+                lit[lit_len++] = '\t';
+                i++;
+                continue;
+            case 'r':
+                lit[lit_len++] = '\r';
+                i++;
+                continue;
+            case '\\':
+                lit[lit_len++] = '\\';
+                i++;
+                continue;
+            case '0':
+                lit[lit_len++] = '\0';
+                i++;
+                continue;
             case 'x': {
                 int hi = i + 2 < n ? hexval(spec[i + 2]) : -1;
                 int lo = i + 3 < n ? hexval(spec[i + 3]) : -1;
@@ -90,7 +105,8 @@ int fmt_compile(const char *spec, struct fmt **out, char *err, size_t err_cap)
             continue;
         }
         if (!conv || !strchr("kvspotThKS", conv)) {
-            snprintf(err, err_cap, "unknown conversion '%%%c' (use %%k %%v %%p %%o %%t %%h %%T %%K %%S %%%%)",
+            snprintf(err, err_cap,
+                     "unknown conversion '%%%c' (use %%k %%v %%p %%o %%t %%h %%T %%K %%S %%%%)",
                      conv ? conv : ' ');
             goto fail;
         }
@@ -193,8 +209,8 @@ static size_t utf8_seq_len(const unsigned char *p, size_t n)
     for (size_t i = 1; i < need; i++)
         if ((p[i] & 0xC0) != 0x80)
             return 0;
-    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) ||
-        (c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90))
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] >= 0x90))
         return 0;
     return need;
 }
@@ -217,13 +233,27 @@ void fmt_json_string(FILE *out, const void *data, size_t len)
         fwrite(p + i - run, 1, run, out);
         run = 0;
         switch (c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\b': fputs("\\b", out); break;
-        case '\f': fputs("\\f", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
+        case '"':
+            fputs("\\\"", out);
+            break;
+        case '\\':
+            fputs("\\\\", out);
+            break;
+        case '\b':
+            fputs("\\b", out);
+            break;
+        case '\f':
+            fputs("\\f", out);
+            break;
+        case '\n':
+            fputs("\\n", out);
+            break;
+        case '\r':
+            fputs("\\r", out);
+            break;
+        case '\t':
+            fputs("\\t", out);
+            break;
         default: {
             /* a control byte, or a byte outside well-formed UTF-8: its Latin-1 code point */
             char esc[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};

@@ -34,10 +34,10 @@ struct produce_opts {
 
 /* Delivery report tallies, updated from rd_kafka_poll() on this thread. */
 struct produce_stats {
-    uint64_t enqueued;        /* records handed to librdkafka */
-    uint64_t delivered;       /* acknowledged as the acks setting requires */
-    uint64_t failed;          /* failed at enqueue or in a delivery report */
-    uint64_t failed_enqueue;  /* of failed: refused by producev() (no delivery report) */
+    uint64_t enqueued;       /* records handed to librdkafka */
+    uint64_t delivered;      /* acknowledged as the acks setting requires */
+    uint64_t failed;         /* failed at enqueue or in a delivery report */
+    uint64_t failed_enqueue; /* of failed: refused by producev() (no delivery report) */
 };
 
 static const char produce_help[] =
@@ -185,7 +185,8 @@ static rd_kafka_t *producer_new(struct cli_common *c, const struct produce_opts 
     char buf[32];
     rd_kafka_conf_t *conf = cli_conf_new(c);
     snprintf(buf, sizeof(buf), "%d", c->timeout_ms);
-    if (cli_conf_set(c, conf, "acks", o->acks) || cli_conf_set(c, conf, "compression.codec", o->compression) ||
+    if (cli_conf_set(c, conf, "acks", o->acks) ||
+        cli_conf_set(c, conf, "compression.codec", o->compression) ||
         cli_conf_set(c, conf, "message.timeout.ms", buf) ||
         cli_conf_set(c, conf, "linger.ms", "5") || cli_conf_apply_user(c, conf)) {
         rd_kafka_conf_destroy(conf);
@@ -246,7 +247,8 @@ static void drain(rd_kafka_t *rk, struct produce_stats *st)
     while (st->delivered + (st->failed - st->failed_enqueue) < st->enqueued) {
         rd_kafka_flush(rk, 100);
         if (cli_interrupted && !purged) {
-            fprintf(stderr, "streampulse produce: interrupted again: dropping undelivered records\n");
+            fprintf(stderr,
+                    "streampulse produce: interrupted again: dropping undelivered records\n");
             rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
             purged = true;
         }
@@ -307,7 +309,8 @@ static int produce_stdin(struct cli_common *c, const struct produce_opts *o)
 
     uint64_t total = st.delivered + st.failed;
     if (st.failed == 0) {
-        fprintf(stderr, "produced %llu records to %s\n", (unsigned long long)st.delivered, o->topic);
+        fprintf(stderr, "produced %llu records to %s\n", (unsigned long long)st.delivered,
+                o->topic);
     } else {
         fprintf(stderr, "produced %llu records to %s; %llu of %llu failed\n",
                 (unsigned long long)st.delivered, o->topic, (unsigned long long)st.failed,

@@ -36,19 +36,19 @@ struct kv_list {
 };
 
 struct topic_opts {
-    const char *sub;         /* "create", "list", ... */
-    char **names;            /* positional topic names (argv entries) */
-    int names_len;           /* entries in names */
-    int partitions;          /* --partitions, -1: broker default */
-    int replication;         /* --replication-factor, -1: broker default */
-    struct kv_list configs;  /* --config k=v, in order */
-    struct kv_list deletes;  /* --delete-config k (value NULL) */
-    bool if_not_exists;      /* --if-not-exists */
-    bool if_exists;          /* --if-exists */
-    bool all;                /* --all: list internal topics too */
-    bool all_configs;        /* --all-configs: describe shows defaults too */
-    bool set_partitions;     /* --partitions given */
-    bool set_replication;    /* --replication-factor given */
+    const char *sub;        /* "create", "list", ... */
+    char **names;           /* positional topic names (argv entries) */
+    int names_len;          /* entries in names */
+    int partitions;         /* --partitions, -1: broker default */
+    int replication;        /* --replication-factor, -1: broker default */
+    struct kv_list configs; /* --config k=v, in order */
+    struct kv_list deletes; /* --delete-config k (value NULL) */
+    bool if_not_exists;     /* --if-not-exists */
+    bool if_exists;         /* --if-exists */
+    bool all;               /* --all: list internal topics too */
+    bool all_configs;       /* --all-configs: describe shows defaults too */
+    bool set_partitions;    /* --partitions given */
+    bool set_replication;   /* --replication-factor given */
 };
 
 static const char topic_help[] =
@@ -259,8 +259,8 @@ static int topic_create(struct cli_common *c, const struct topic_opts *o, rd_kaf
     int rc = CLI_EXIT_FAIL;
     int made = 0;
     for (; made < o->names_len; made++) {
-        nt[made] = rd_kafka_NewTopic_new(o->names[made], o->partitions, o->replication, err,
-                                         sizeof(err));
+        nt[made] =
+            rd_kafka_NewTopic_new(o->names[made], o->partitions, o->replication, err, sizeof(err));
         if (!nt[made]) {
             cli_error(c, "topic '%s': %s", o->names[made], err);
             goto out_free;
@@ -360,7 +360,8 @@ static bool entry_is_override(const rd_kafka_ConfigEntry_t *e)
 }
 
 /* Sends one DescribeConfigs request for the topics in names. On success returns the result
- * event (caller destroys it; *res and *res_cnt point into it), else NULL with the reason printed. */
+ * event (caller destroys it; *res and *res_cnt point into it), else NULL with the reason printed.
+ */
 static rd_kafka_event_t *describe_configs(struct cli_common *c, rd_kafka_t *rk, char **names,
                                           int names_len, const rd_kafka_ConfigResource_t ***res,
                                           size_t *res_cnt)
@@ -382,8 +383,8 @@ static rd_kafka_event_t *describe_configs(struct cli_common *c, rd_kafka_t *rk, 
     return ev;
 }
 
-static const rd_kafka_ConfigResource_t *
-resource_find(const rd_kafka_ConfigResource_t **res, size_t n, const char *name)
+static const rd_kafka_ConfigResource_t *resource_find(const rd_kafka_ConfigResource_t **res,
+                                                      size_t n, const char *name)
 {
     for (size_t i = 0; res && i < n; i++)
         if (strcmp(rd_kafka_ConfigResource_name(res[i]), name) == 0)
@@ -408,8 +409,8 @@ static void print_broker_ids(const int32_t *ids, int n)
 
 static void print_partitions(const rd_kafka_metadata_topic_t *t)
 {
-    rd_kafka_metadata_partition_t *parts = mem_dup(t->partitions,
-                                                   (size_t)t->partition_cnt * sizeof(*parts));
+    rd_kafka_metadata_partition_t *parts =
+        mem_dup(t->partitions, (size_t)t->partition_cnt * sizeof(*parts));
     qsort(parts, (size_t)t->partition_cnt, sizeof(*parts), part_cmp);
     for (int i = 0; i < t->partition_cnt; i++) {
         const rd_kafka_metadata_partition_t *p = &parts[i];
@@ -464,7 +465,8 @@ static int print_configs(const struct cli_common *c, const struct topic_opts *o,
         if (rd_kafka_ConfigEntry_is_sensitive(entries[i]))
             value = "(sensitive)";
         printf("\tConfig: %s=%s\tSource: %s%s\n", rd_kafka_ConfigEntry_name(entries[i]),
-               value ? value : "", rd_kafka_ConfigSource_name(rd_kafka_ConfigEntry_source(entries[i])),
+               value ? value : "",
+               rd_kafka_ConfigSource_name(rd_kafka_ConfigEntry_source(entries[i])),
                rd_kafka_ConfigEntry_is_read_only(entries[i]) ? "\tReadOnly: true" : "");
     }
     return 0;
@@ -526,8 +528,7 @@ static int topic_describe(struct cli_common *c, const struct topic_opts *o, rd_k
 /* --- alter --------------------------------------------------------------------------------- */
 
 /* Fills *current with the topic's overrides. Returns 0, or -1 with the reason printed. */
-static int read_overrides(struct cli_common *c, rd_kafka_t *rk, char *name,
-                          struct kv_list *current)
+static int read_overrides(struct cli_common *c, rd_kafka_t *rk, char *name, struct kv_list *current)
 {
     const rd_kafka_ConfigResource_t **res = NULL;
     size_t res_cnt = 0;
@@ -552,8 +553,10 @@ static int read_overrides(struct cli_common *c, rd_kafka_t *rk, char *name,
             const char *key = rd_kafka_ConfigEntry_name(entries[i]);
             if (rd_kafka_ConfigEntry_is_sensitive(entries[i])) {
                 /* Its value is hidden from us, so we cannot send it back unchanged. */
-                cli_error(c, "topic '%s' has the sensitive override %s, whose value cannot be "
-                             "read back; this alter would erase it", name, key);
+                cli_error(c,
+                          "topic '%s' has the sensitive override %s, whose value cannot be "
+                          "read back; this alter would erase it",
+                          name, key);
                 rc = -1;
                 break;
             }
