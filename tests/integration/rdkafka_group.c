@@ -6,6 +6,8 @@
  *     --session MS        session.timeout.ms (default 6000; heartbeats every 500 ms)
  *     --manual            commit each record synchronously after it is written (at-least-once)
  *     --delay-us N        sleep N us after each record (to be killed mid-stream)
+ *     --pause-after N     after N records: commit, pause every assigned partition and stay in
+ *                         the group without consuming (writes "paused" to OUT.events)
  *
  * Appends "partition offset value" per record to OUT (flushed before the commit), and one line
  * per rebalance event "assign|revoke p,p,..." to OUT.events. Runs until STOPFILE exists, then
@@ -66,7 +68,7 @@ int main(int argc, char **argv)
                *stop = argv[5];
     const char *assignor = "range", *instance = NULL, *session = "6000";
     int manual = 0;
-    long delay_us = 0;
+    long delay_us = 0, pause_after = -1, consumed = 0;
     for (int i = 6; i < argc; i++) {
         if (!strcmp(argv[i], "--assignor") && i + 1 < argc)
             assignor = argv[++i];
@@ -78,6 +80,8 @@ int main(int argc, char **argv)
             manual = 1;
         else if (!strcmp(argv[i], "--delay-us") && i + 1 < argc)
             delay_us = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--pause-after") && i + 1 < argc)
+            pause_after = atol(argv[++i]);
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -141,6 +145,15 @@ int main(int argc, char **argv)
         rd_kafka_message_destroy(m);
         if (delay_us)
             usleep((useconds_t)delay_us);
+        if (++consumed == pause_after) {
+            rd_kafka_resp_err_t ce = rd_kafka_commit(rk, NULL, 0);
+            rd_kafka_topic_partition_list_t *as = NULL;
+            rd_kafka_assignment(rk, &as);
+            rd_kafka_pause_partitions(rk, as);
+            rd_kafka_topic_partition_list_destroy(as);
+            fprintf(events, "paused %s\n", ce ? rd_kafka_err2str(ce) : "committed");
+            fflush(events);
+        }
     }
     if (!manual) {
         rd_kafka_resp_err_t ce = rd_kafka_commit(rk, NULL, 0);
