@@ -481,3 +481,61 @@ TEST(coordinator_expires_offsets_of_empty_groups_only)
     arena_destroy(&a);
     free_appends();
 }
+
+TEST(coordinator_lists_by_state_and_deletes_offsets_unless_subscribed)
+{
+    struct reactor *r;
+    struct coordinator *c = mk_coord(&r);
+    struct arena a;
+    arena_init(&a, 0);
+    /* "idle": offsets only (Empty); "busy": a member subscribed to topic t */
+    struct offset_commit_req q = commit_req(&a, "idle", 5, "");
+    struct offset_commit_resp resp = commit_resp(&a);
+    coordinator_commit(c, &q, &resp, on_commit_done, NULL);
+    complete_appends(0);
+    free_appends();
+    static const uint8_t sub[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0xff, 0xff, 0xff, 0xff};
+    struct join_group_protocol proto = {kstr_c("range"), {sub, sizeof(sub)}};
+    struct group_join_req jr = {.member_id = kstr_c(""), .instance_id = KSTR_NULL,
+                                .client_id = kstr_c("cl"), .client_host = kstr_c("/h"),
+                                .protocol_type = kstr_c("consumer"), .session_timeout_ms = 10000,
+                                .protocols = &proto, .n_protocols = 1};
+    int16_t jerr = -1;
+    coordinator_join(c, kstr_c("busy"), &jr, &jerr);
+    ASSERT_EQ(jerr, 0);
+
+    struct kstr states[1] = {kstr_c("empty")};
+    struct list_groups_req lq = {states, 1};
+    struct list_groups_resp lr;
+    coordinator_list(c, &lq, &a, &lr);
+    ASSERT_EQ(lr.n_groups, 1);
+    ASSERT(kstr_eq(lr.groups[0].group_id, "idle"));
+    lq.n_states_filter = 0;
+    coordinator_list(c, &lq, &a, &lr);
+    ASSERT_EQ(lr.n_groups, 2);
+
+    int32_t parts[2] = {1, 7};
+    struct offset_delete_req_topic dt = {kstr_c("t"), parts, 2};
+    struct offset_delete_req dq = {kstr_c("busy"), &dt, 1};
+    struct offset_delete_resp_partition rp[2] = {{1, -1}, {7, -1}};
+    struct offset_delete_resp_topic rt = {kstr_c("t"), rp, 2};
+    struct offset_delete_resp dr = {0, 0, &rt, 1};
+    bool pending;
+    ASSERT_EQ(coordinator_delete_offsets(c, &dq, &dr, NULL, NULL, &pending), KERR_NONE);
+    ASSERT_EQ(rp[0].error_code, KERR_GROUP_SUBSCRIBED_TO_TOPIC);
+    ASSERT(!pending);
+    dq.group_id = kstr_c("idle");
+    ASSERT_EQ(coordinator_delete_offsets(c, &dq, &dr, on_commit_done, NULL, &pending), KERR_NONE);
+    ASSERT_EQ(rp[0].error_code, KERR_NONE);
+    ASSERT_EQ(rp[1].error_code, KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ASSERT(pending);
+    ASSERT_EQ(fetched(c, &a, "idle", 1), -1);
+    dq.group_id = kstr_c("never");
+    ASSERT_EQ(coordinator_delete_offsets(c, &dq, &dr, NULL, NULL, &pending),
+              KERR_GROUP_ID_NOT_FOUND);
+    complete_appends(0);
+    coordinator_free(c);
+    reactor_free(r);
+    arena_destroy(&a);
+    free_appends();
+}
