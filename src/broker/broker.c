@@ -210,6 +210,39 @@ static void on_retention_timer(struct reactor *r, struct reactor_timer *t, void 
     reactor_timer_start(r, t, b->cfg->log_retention_check_interval_ms);
 }
 
+static void on_flush_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker *b = data;
+    flush_policy_tick(b);
+    if (b->flush_tick_ms > 0)
+        reactor_timer_start(r, t, b->flush_tick_ms);
+}
+
+/* flush.ms is rarely set: the timer runs only while some topic has a finite value, at a
+ * period that serves the smallest one (within [10 ms, 1 s]). */
+void flush_timer_update(struct broker *b)
+{
+    int64_t min_ms = INT64_MAX;
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        const struct topic *t = v;
+        if (t->cfg.flush_ms < min_ms)
+            min_ms = t->cfg.flush_ms;
+    }
+    int64_t tick = 0;
+    if (min_ms < INT64_MAX / 2)
+        tick = min_ms < 10 ? 10 : min_ms > 1000 ? 1000 : min_ms;
+    if (tick == b->flush_tick_ms)
+        return;
+    b->flush_tick_ms = tick;
+    if (tick > 0)
+        reactor_timer_start(b->r, &b->flush_timer, tick);
+    else
+        reactor_timer_stop(b->r, &b->flush_timer);
+}
+
 /* meta.properties holds the cluster id (and the node id that created the directory). */
 static int load_cluster_id(struct broker *b, char *err, size_t errcap)
 {
@@ -334,6 +367,8 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     }
     b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
 
+    reactor_timer_init(&b->flush_timer, on_flush_timer, b);
+    flush_timer_update(b);
     reactor_timer_init(&b->retention_timer, on_retention_timer, b);
     reactor_timer_start(r, &b->retention_timer, cfg->log_retention_check_interval_ms);
     *out = b;
@@ -360,6 +395,7 @@ void broker_stop(struct broker *b)
 {
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
+    reactor_timer_stop(b->r, &b->flush_timer);
     listener_close(b->lis); /* on_close cancels parked fetches */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */

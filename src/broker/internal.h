@@ -37,6 +37,8 @@ struct partition {
     int32_t leader_epoch;         /* Raft term of this (single-voter) group */
     struct list_node acks_waiters;   /* struct acks_wait, in offset order */
     struct list_node fetch_watchers; /* struct fetch_watch */
+    int64_t unflushed_records;    /* acks=0/1 records appended since the last flush request */
+    int64_t last_flush_ms;        /* monotonic time of the last flush request */
     uint64_t records_in;          /* records appended since start (metrics) */
     uint64_t bytes_in;            /* batch bytes appended since start */
 };
@@ -64,6 +66,8 @@ struct broker {
     int advertised_port;          /* cfg's, or the bound port when configured as 0 */
     struct arena scratch;         /* per-request decode memory, reset after each request */
     struct reactor_timer retention_timer;
+    struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
+    int64_t flush_tick_ms;        /* its period, 0 when off */
     int flusher_fd;
     uint64_t requests[KAFKA_API_KEY_MAX + 1];
     bool stopping;
@@ -166,6 +170,16 @@ int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_co
 void topics_close_all(struct broker *b);
 /* Applies retention and segment.ms to every partition. */
 void topics_apply_retention(struct broker *b);
+/* Re-arms (or stops) the flush.ms timer after topic configs changed. */
+void flush_timer_update(struct broker *b);
+
+/* ---- flush policy (produce.c) ---- */
+
+/* Records that n acks=0/1 records were appended to p, and asks for a sync when the topic's
+ * flush.messages is reached. */
+void flush_policy_appended(struct partition *p, int64_t n);
+/* Timer work: syncs partitions whose unflushed data is older than their flush.ms. */
+void flush_policy_tick(struct broker *b);
 
 /* ---- produce.c ---- */
 

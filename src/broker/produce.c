@@ -126,7 +126,7 @@ void produce_fail_waiters(struct partition *p, int16_t error_code)
 
 /* Validates and appends one partition's batch. Returns a Kafka error code. */
 static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
-                          int16_t version, struct produce_resp_partition *out)
+                          int16_t version, int16_t acks, struct produce_resp_partition *out)
 {
     struct broker *b = req->b;
     const struct topic_config *tc = &p->topic->cfg;
@@ -187,6 +187,8 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
     out->log_start_offset = plog_start_offset(p->log);
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
+    if (acks != -1)
+        flush_policy_appended(p, h.records_count);
     /* a group of one voter: the append is committed at once */
     plog_set_high_watermark(p->log, plog_end_offset(p->log));
     fetch_notify(p, len);
@@ -255,7 +257,7 @@ int handle_produce(struct request *req)
             else if (t->internal)
                 ec = KERR_INVALID_TOPIC_EXCEPTION; /* only the broker writes __consumer_offsets */
             else
-                ec = append_one(req, p = t->parts[rp->index], rp->records, v, out);
+                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out);
             out->error_code = ec;
             if (ec != KERR_NONE) {
                 any_error = true;
@@ -270,6 +272,8 @@ int handle_produce(struct request *req)
                 w->result = out;
                 list_push_back(&p->acks_waiters, &w->node);
                 op->pending++;
+                p->unflushed_records = 0; /* this sync covers acks=0/1 data too */
+                p->last_flush_ms = time_mono_ms();
                 plog_flush(p->log);
             }
         }
@@ -295,6 +299,37 @@ int handle_produce(struct request *req)
     }
     reactor_timer_start(b->r, &op->timer, pr.timeout_ms > 0 ? pr.timeout_ms : 0);
     return 0;
+}
+
+/* ---- flush policy for acks=0/1 data: flush.messages and flush.ms ---- */
+
+void flush_policy_appended(struct partition *p, int64_t n)
+{
+    p->unflushed_records += n;
+    if (p->unflushed_records >= p->topic->cfg.flush_messages) {
+        p->unflushed_records = 0;
+        p->last_flush_ms = time_mono_ms();
+        plog_flush(p->log);
+    }
+}
+
+void flush_policy_tick(struct broker *b)
+{
+    int64_t now = time_mono_ms();
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *t = v;
+        for (int32_t i = 0; i < t->n_parts; i++) {
+            struct partition *p = t->parts[i];
+            if (p->unflushed_records > 0 && now - p->last_flush_ms >= t->cfg.flush_ms) {
+                p->unflushed_records = 0;
+                p->last_flush_ms = now;
+                plog_flush(p->log);
+            }
+        }
+    }
 }
 
 /* ---- appends made by the broker itself (group metadata, committed offsets) ---- */

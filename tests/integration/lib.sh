@@ -21,6 +21,8 @@ cleanup() {
     fi
     # anything else this test started (clients in the background)
     jobs -p | xargs -r kill -9 2>/dev/null || true
+    # test-specific undo (e.g. unmounting), set by the test in EXTRA_CLEANUP
+    if [ -n "${EXTRA_CLEANUP:-}" ]; then eval "$EXTRA_CLEANUP" || true; fi
     if [ $rc -ne 0 ] && [ -f "$BROKER_LOG" ]; then
         echo "--- broker log (last 40 lines) ---"
         tail -n 40 "$BROKER_LOG"
