@@ -38,6 +38,7 @@ struct partition {
     struct list_node acks_waiters;   /* struct acks_wait, in offset order */
     struct list_node fetch_watchers; /* struct fetch_watch */
     int64_t unflushed_records;    /* acks=0/1 records appended since the last flush request */
+    size_t hidden_bytes;          /* bytes appended and not yet below HW (upper bound) */
     int64_t last_flush_ms;        /* monotonic time of the last flush request */
     uint64_t records_in;          /* records appended since start (metrics) */
     uint64_t bytes_in;            /* batch bytes appended since start */
