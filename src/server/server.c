@@ -21,6 +21,7 @@
 #include "base/time.h"
 #include "broker/broker.h"
 #include "net/reactor.h"
+#include "server/admin.h"
 #include "server/config.h"
 #include "server/version.h"
 
@@ -70,6 +71,7 @@ static void raise_fd_limit(void)
 int server_main(int argc, char **argv)
 {
     int64_t t_exec = time_mono_ms();
+    int64_t start_wall_ms = time_wall_ms();
     const char *file = NULL;
     char **sets = mem_calloc((size_t)argc + 1, sizeof(char *));
     int nsets = 0;
@@ -136,13 +138,33 @@ int server_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
+    struct admin *adm = NULL;
+    char admin_addr[BROKER_HOST_MAX + 16] = "off";
+    if (cfg.admin_port >= 0) {
+        rc = admin_start(r, cfg.admin_host, cfg.admin_port, b, start_wall_ms, &adm);
+        if (rc != 0) {
+            snprintf(err, sizeof(err),
+                     "cannot listen on admin.listener %s:%d: %s (set admin.listener= to disable)",
+                     cfg.admin_host, cfg.admin_port, err_str(rc));
+            char q[1100];
+            log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
+            fprintf(stderr, "streampulse serve: %s\n", err);
+            broker_stop(b);
+            reactor_free(r);
+            close(sfd);
+            config_free(&cfg);
+            return 1;
+        }
+        snprintf(admin_addr, sizeof(admin_addr), strchr(cfg.admin_host, ':') ? "[%s]:%d" : "%s:%d",
+                 cfg.admin_host, admin_port(adm));
+    }
     log_info("broker_started",
-             "version=%s node_id=%d listener=%s:%d advertised=%s:%d data_dir=%s cluster_id=%s "
-             "topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld segments_validated=%d "
-             "truncated_bytes=%lld startup_ms=%lld",
+             "version=%s node_id=%d listener=%s:%d advertised=%s:%d admin=%s data_dir=%s "
+             "cluster_id=%s topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld "
+             "segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
              STREAMPULSE_VERSION, cfg.node_id, cfg.listener_host, broker_port(b),
              cfg.advertised_host, cfg.advertised_port > 0 ? cfg.advertised_port : broker_port(b),
-             cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
+             admin_addr, cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
              info.clean ? "true" : "false", (long long)info.recovery_ms, info.segments_validated,
              (long long)info.truncated_bytes, (long long)(time_mono_ms() - t_exec));
 
@@ -150,6 +172,7 @@ int server_main(int argc, char **argv)
     if (rc != 0)
         log_error("reactor_failed", "error=\"%s\"", err_str(rc));
     log_info("broker_stopping", "signal=%s", sw.signo == SIGINT ? "SIGINT" : "SIGTERM");
+    admin_stop(adm);
     broker_stop(b);
     reactor_free(r);
     close(sfd);
