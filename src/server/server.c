@@ -59,6 +59,41 @@ static void on_signal(struct reactor *r, int fd, uint32_t events, void *data)
     }
 }
 
+/* Whether key was set by the file or --set (not left at its default). */
+static bool config_explicit(const struct broker_config *cfg, const char *key)
+{
+    for (int i = 0; i < cfg->n_entries; i++)
+        if (strcmp(cfg->entries[i].name, key) == 0)
+            return !cfg->entries[i].is_default;
+    return false;
+}
+
+/* Starts the admin listener. An address given explicitly must work (else startup fails, like
+ * any listener); the default one is best effort, so that several brokers started without
+ * configuration on one machine do not fail on the second one's 9644 (it then runs without).
+ * Returns 0 (*out may stay NULL) or -errno with err set. */
+static int start_admin(struct reactor *r, const struct broker_config *cfg, struct broker *b,
+                       int64_t start_wall_ms, struct admin **out, char *err, size_t errcap)
+{
+    *out = NULL;
+    if (cfg->admin_port < 0)
+        return 0;
+    int rc = admin_start(r, cfg->admin_host, cfg->admin_port, b, start_wall_ms, out);
+    if (rc == 0)
+        return 0;
+    if (!config_explicit(cfg, "admin.listener")) {
+        log_warn("admin_listener_unavailable",
+                 "admin=%s:%d err=\"%s\" action=continue_without (set admin.listener to choose "
+                 "another address)",
+                 cfg->admin_host, cfg->admin_port, err_str(rc));
+        return 0;
+    }
+    snprintf(err, errcap,
+             "cannot listen on admin.listener %s:%d: %s (set admin.listener= to disable)",
+             cfg->admin_host, cfg->admin_port, err_str(rc));
+    return rc;
+}
+
 static void raise_fd_limit(void)
 {
     struct rlimit rl;
@@ -138,26 +173,22 @@ int server_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    struct admin *adm = NULL;
+    struct admin *adm;
+    rc = start_admin(r, &cfg, b, start_wall_ms, &adm, err, sizeof(err));
+    if (rc != 0) {
+        char q[1100];
+        log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
+        fprintf(stderr, "streampulse serve: %s\n", err);
+        broker_stop(b);
+        reactor_free(r);
+        close(sfd);
+        config_free(&cfg);
+        return 1;
+    }
     char admin_addr[BROKER_HOST_MAX + 16] = "off";
-    if (cfg.admin_port >= 0) {
-        rc = admin_start(r, cfg.admin_host, cfg.admin_port, b, start_wall_ms, &adm);
-        if (rc != 0) {
-            snprintf(err, sizeof(err),
-                     "cannot listen on admin.listener %s:%d: %s (set admin.listener= to disable)",
-                     cfg.admin_host, cfg.admin_port, err_str(rc));
-            char q[1100];
-            log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
-            fprintf(stderr, "streampulse serve: %s\n", err);
-            broker_stop(b);
-            reactor_free(r);
-            close(sfd);
-            config_free(&cfg);
-            return 1;
-        }
+    if (adm)
         snprintf(admin_addr, sizeof(admin_addr), strchr(cfg.admin_host, ':') ? "[%s]:%d" : "%s:%d",
                  cfg.admin_host, admin_port(adm));
-    }
     log_info("broker_started",
              "version=%s node_id=%d listener=%s:%d advertised=%s:%d admin=%s data_dir=%s "
              "cluster_id=%s topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld "
