@@ -8,7 +8,8 @@
  *     accept until conn_free(), which undoes all three and frees it; nothing touches a
  *     connection after conn_free() (callbacks end right after calling it).
  *  2. stats.open == connections in the list <= max_connections.
- *  3. in_len <= HTTP_HEAD_MAX; out_off <= out.len.
+ *  3. in_len <= HTTP_HEAD_MAX; out_off <= head.len + body.len (the response is the head, then
+ *     the handler's body, sent with one sendmsg without copying the body).
  *
  * Connection states and transitions:
  *   READING   --head complete or refused (respond)--> WRITING
@@ -22,6 +23,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base/check.h"
@@ -45,10 +47,11 @@ struct hconn {
     struct hconn *next;
     int fd;
     enum hconn_state state;
-    char *in;      /* HTTP_HEAD_MAX bytes */
-    size_t in_len; /* invariant 3 */
-    struct strbuf out;
-    size_t out_off;
+    char *in;                   /* HTTP_HEAD_MAX bytes */
+    size_t in_len;              /* invariant 3 */
+    struct strbuf head;         /* response head */
+    struct strbuf body;         /* response body (the handler's, moved here) */
+    size_t out_off;             /* bytes of head + body sent */
     size_t drained;             /* bytes discarded while lingering */
     struct reactor_timer timer; /* the deadline of the current state */
 };
@@ -79,7 +82,8 @@ static void conn_free(struct hconn *c)
     if (c->next)
         c->next->prev = c->prev;
     h->stats.open--;
-    strbuf_destroy(&c->out);
+    strbuf_destroy(&c->head);
+    strbuf_destroy(&c->body);
     mem_free(c->in);
     mem_free(c);
 }
@@ -100,8 +104,17 @@ static void start_linger(struct hconn *c)
 /* Writes what the socket takes. Returns false if c was freed. */
 static bool write_some(struct hconn *c)
 {
-    while (c->out_off < c->out.len) {
-        ssize_t n = send(c->fd, c->out.p + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
+    size_t total = c->head.len + c->body.len;
+    while (c->out_off < total) {
+        struct iovec iov[2];
+        int n_iov = 0;
+        if (c->out_off < c->head.len)
+            iov[n_iov++] = (struct iovec){c->head.p + c->out_off, c->head.len - c->out_off};
+        size_t body_off = c->out_off > c->head.len ? c->out_off - c->head.len : 0;
+        if (c->body.len > body_off)
+            iov[n_iov++] = (struct iovec){c->body.p + body_off, c->body.len - body_off};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
+        ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -117,7 +130,8 @@ static bool write_some(struct hconn *c)
         }
         c->out_off += (size_t)n;
     }
-    strbuf_destroy(&c->out);
+    strbuf_destroy(&c->head);
+    strbuf_destroy(&c->body);
     c->out_off = 0;
     start_linger(c);
     return true;
@@ -166,10 +180,10 @@ static void respond(struct hconn *c, const struct http_request *req, int error_s
         resp.content_type = "text/plain; charset=utf-8";
     }
     const char *extra = resp.status == 405 ? "Allow: GET, HEAD\r\n" : resp.extra_headers;
-    http_write_head(&c->out, resp.status, resp.content_type, resp.body.len, extra);
-    if (!head_only)
-        strbuf_append(&c->out, resp.body.p ? resp.body.p : "", resp.body.len);
-    strbuf_destroy(&resp.body);
+    http_write_head(&c->head, resp.status, resp.content_type, resp.body.len, extra);
+    if (head_only)
+        strbuf_destroy(&resp.body);
+    c->body = resp.body; /* moved: no copy of a large /metrics body */
     if (resp.status > 0 && resp.status < HTTPD_STATUS_MAX)
         h->stats.responses[resp.status]++;
     mem_free(c->in);
@@ -282,7 +296,8 @@ static void accept_one(struct httpd *h, int fd)
     c->fd = fd;
     c->state = HC_READING;
     c->in = mem_alloc(HTTP_HEAD_MAX);
-    strbuf_init(&c->out);
+    strbuf_init(&c->head);
+    strbuf_init(&c->body);
     reactor_timer_init(&c->timer, timer_cb, c);
     if (reactor_add(h->r, fd, REACTOR_READ, io_cb, c) != 0) {
         close(fd);
