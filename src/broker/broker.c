@@ -91,6 +91,10 @@ void response_begin(struct response *resp, const struct kreq_header *h)
 {
     iobuf_init(&resp->buf);
     resp->w.b = &resp->buf;
+    resp->errors_before = kw_error_codes_written();
+    resp->api_key = h->api_key;
+    resp->recv_ns = h->recv_ns;
+    resp->stats = h->stats;
     resp->size_pos = kw_pos(&resp->w);
     kw_i32(&resp->w, 0);
     kmsg_encode_resp_header(&resp->w, h);
@@ -101,8 +105,11 @@ void response_send(struct response *resp, struct conn_slot *slot)
     size_t total = iobuf_total(&resp->buf) - resp->size_pos - 4;
     CHECK(total <= INT32_MAX);
     kw_patch_i32(&resp->w, resp->size_pos, (int32_t)total);
+    bool error = kw_error_codes_written() != resp->errors_before;
     conn_slot_complete(slot, &resp->buf);
     iobuf_destroy(&resp->buf);
+    if (resp->stats)
+        kreq_stats_completed(resp->stats, resp->api_key, resp->recv_ns, error);
 }
 
 int16_t kafka_error_from_rc(int rc)
@@ -127,8 +134,11 @@ int16_t kafka_error_from_rc(int rc)
     }
 }
 
-static void log_bad_request(struct conn *c, const char *why, int16_t key, int16_t version)
+/* The request is answered by closing the connection: an error for its API's metrics. */
+static void log_bad_request(struct broker *b, struct conn *c, const char *why, int16_t key,
+                            int16_t version)
 {
+    kreq_stats_for(&b->req_stats, handler_for(key) ? key : -1)->errors++;
     log_warn("request_rejected", "peer=%s reason=%s api_key=%d api_version=%d action=close",
              conn_peer(c), why, key, version);
 }
@@ -139,9 +149,11 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     struct broker *b = s->b;
     struct request req = {.b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame,
                           .frame_len = len};
+    int64_t recv_ns = time_mono_ns();
     kr_init(&req.body, frame, len);
     if (kmsg_decode_header(&req.body, &req.hdr) != 0) {
-        log_bad_request(c, "bad_header", -1, -1);
+        kreq_stats_for(&b->req_stats, -1)->requests++;
+        log_bad_request(b, c, "bad_header", -1, -1);
         conn_close(c);
         return;
     }
@@ -149,17 +161,19 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     const struct kafka_api_info *api = kafka_api_find(key);
     handler_fn fn = handler_for(key);
     if (!api || !fn) {
-        log_bad_request(c, "unknown_api_key", key, ver);
+        kreq_stats_for(&b->req_stats, -1)->requests++;
+        log_bad_request(b, c, "unknown_api_key", key, ver);
         conn_close(c);
         return;
     }
-    if (key >= 0 && key <= KAFKA_API_KEY_MAX)
-        b->requests[key]++;
+    kreq_stats_for(&b->req_stats, key)->requests++;
+    req.hdr.recv_ns = recv_ns;
+    req.hdr.stats = &b->req_stats;
     if (ver < api->min_version || ver > api->max_version) {
         if (key == KAPI_API_VERSIONS) {
             api_versions_reply_unsupported(&req);
         } else {
-            log_bad_request(c, "unsupported_version", key, ver);
+            log_bad_request(b, c, "unsupported_version", key, ver);
             conn_close(c);
         }
         arena_reset(&b->scratch);
@@ -167,7 +181,7 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     }
     int rc = fn(&req);
     if (rc != 0) {
-        log_bad_request(c, "malformed_body", key, ver);
+        log_bad_request(b, c, "malformed_body", key, ver);
         conn_close(c);
     }
     arena_reset(&b->scratch);
@@ -305,6 +319,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     b->cfg = cfg;
     strmap_init(&b->topics);
     arena_init(&b->scratch, 64 * 1024);
+    kreq_stats_init(&b->req_stats);
     memset(info, 0, sizeof(*info));
     int rc;
 

@@ -57,6 +57,8 @@ struct broker_config {
     int32_t offsets_retention_minutes;        /* offsets.retention.minutes */
     int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms */
     int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes */
+    char admin_host[BROKER_HOST_MAX];         /* admin.listener: HTTP /metrics, /healthz, /v1 */
+    int admin_port;                           /* -1: admin listener disabled (empty value) */
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

@@ -16,6 +16,7 @@
 #include "base/strmap.h"
 #include "broker/broker.h"
 #include "broker/config.h"
+#include "broker/metrics.h"
 #include "broker/topic_config.h"
 #include "kafka/api.h"
 #include "kafka/msg.h"
@@ -70,7 +71,7 @@ struct broker {
     struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
     int64_t flush_tick_ms;        /* its period, 0 when off */
     int flusher_fd;
-    uint64_t requests[KAFKA_API_KEY_MAX + 1];
+    struct kreq_stats req_stats;  /* per-API requests, errors, latency (metrics.h) */
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
     struct coordinator *groups;   /* consumer groups (groups.c) */
@@ -100,6 +101,10 @@ struct response {
     struct iobuf buf;
     struct kwriter w;
     size_t size_pos;
+    int16_t api_key;          /* the request's, for its metrics */
+    int64_t recv_ns;          /* when its frame arrived */
+    struct kreq_stats *stats; /* where it is counted (NULL: nowhere) */
+    uint64_t errors_before;   /* kw_error_codes_written() at response_begin */
 };
 
 void response_begin(struct response *resp, const struct kreq_header *h);

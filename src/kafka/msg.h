@@ -28,12 +28,18 @@
 
 /* ---- headers ---- */
 
+struct kreq_stats;
+
 struct kreq_header {
     int16_t api_key;
     int16_t api_version;
     int32_t correlation_id;
     struct kstr client_id; /* may be null */
     bool flexible;         /* header v2 was used (tagged fields follow client_id) */
+    /* Not on the wire: set by the receiver and carried by every copy of the header, so that a
+     * response completed later is still accounted to its request (broker/metrics.h). */
+    int64_t recv_ns;          /* monotonic time the frame arrived; 0: not measured */
+    struct kreq_stats *stats; /* where the response is counted; NULL: nowhere */
 };
 
 /* Decodes a request header. The flexible form (v2) is used when (api_key, api_version) is a

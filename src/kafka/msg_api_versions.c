@@ -23,7 +23,7 @@ void kmsg_encode_api_versions(struct kwriter *w, int16_t v, const struct api_ver
 {
     CHECK(kmsg_version_ok(KAPI_API_VERSIONS, v));
     bool flex = kafka_api_flexible(KAPI_API_VERSIONS, v);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kmsg_wr_array(w, flex, resp->n_keys);
     for (int32_t i = 0; i < resp->n_keys; i++) {
         const struct api_versions_key *k = &resp->keys[i];

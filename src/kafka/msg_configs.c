@@ -61,7 +61,7 @@ void kmsg_encode_describe_configs(struct kwriter *w, int16_t v,
     kmsg_wr_array(w, flex, resp->n_results);
     for (int32_t i = 0; i < resp->n_results; i++) {
         const struct describe_configs_result *res = &resp->results[i];
-        kw_i16(w, res->error_code);
+        kw_error_code(w, res->error_code);
         kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_i8(w, res->resource_type);
         kmsg_wr_str(w, flex, res->resource_name);
@@ -114,7 +114,7 @@ void kmsg_encode_alter_configs(struct kwriter *w, int16_t v, const struct alter_
     kmsg_wr_array(w, flex, resp->n_responses);
     for (int32_t i = 0; i < resp->n_responses; i++) {
         const struct alter_configs_resp_resource *res = &resp->responses[i];
-        kw_i16(w, res->error_code);
+        kw_error_code(w, res->error_code);
         kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_i8(w, res->resource_type);
         kmsg_wr_str(w, flex, res->resource_name);

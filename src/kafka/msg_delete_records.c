@@ -49,7 +49,7 @@ void kmsg_encode_delete_records(struct kwriter *w, int16_t v,
             const struct delete_records_resp_partition *p = &t->partitions[j];
             kw_i32(w, p->partition_index);
             kw_i64(w, p->low_watermark);
-            kw_i16(w, p->error_code);
+            kw_error_code(w, p->error_code);
             kw_tags(w, flex);
         }
         kw_tags(w, flex);

@@ -96,7 +96,7 @@ static void encode_partition(struct kwriter *w, int16_t v, bool flex,
                              const struct fetch_resp_partition *p)
 {
     kw_i32(w, p->partition_index);
-    kw_i16(w, p->error_code);
+    kw_error_code(w, p->error_code);
     kw_i64(w, p->high_watermark);
     if (v >= 4)
         kw_i64(w, p->last_stable_offset);
@@ -124,7 +124,7 @@ void kmsg_encode_fetch(struct kwriter *w, int16_t v, const struct fetch_resp *re
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
     if (v >= 7) {
-        kw_i16(w, resp->error_code);
+        kw_error_code(w, resp->error_code);
         kw_i32(w, resp->session_id);
     }
     kmsg_wr_array(w, flex, resp->n_topics);

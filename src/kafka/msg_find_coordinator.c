@@ -23,7 +23,7 @@ void kmsg_encode_find_coordinator(struct kwriter *w, int16_t v,
     bool flex = kafka_api_flexible(KAPI_FIND_COORDINATOR, v);
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     if (v >= 1)
         kmsg_wr_nstr(w, flex, resp->error_message); /* nullable */
     kw_i32(w, resp->node_id);

@@ -48,7 +48,7 @@ void kmsg_encode_join_group(struct kwriter *w, int16_t v, const struct join_grou
     bool flex = kafka_api_flexible(KAPI_JOIN_GROUP, v);
     if (v >= 2)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kw_i32(w, resp->generation_id);
     if (v >= 7) {
         kmsg_wr_nstr(w, flex, resp->protocol_type);
@@ -112,7 +112,7 @@ void kmsg_encode_sync_group(struct kwriter *w, int16_t v, const struct sync_grou
     bool flex = kafka_api_flexible(KAPI_SYNC_GROUP, v);
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     if (v >= 5) {
         kmsg_wr_nstr(w, flex, resp->protocol_type);
         kmsg_wr_nstr(w, flex, resp->protocol_name);
@@ -145,7 +145,7 @@ void kmsg_encode_heartbeat(struct kwriter *w, int16_t v, const struct heartbeat_
     bool flex = kafka_api_flexible(KAPI_HEARTBEAT, v);
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kw_tags(w, flex);
 }
 
@@ -185,14 +185,14 @@ void kmsg_encode_leave_group(struct kwriter *w, int16_t v, const struct leave_gr
     bool flex = kafka_api_flexible(KAPI_LEAVE_GROUP, v);
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     if (v >= 3) {
         kmsg_wr_array(w, flex, resp->n_members);
         for (int32_t i = 0; i < resp->n_members; i++) {
             const struct leave_group_resp_member *m = &resp->members[i];
             kmsg_wr_str(w, flex, m->member_id);
             kmsg_wr_nstr(w, flex, m->group_instance_id);
-            kw_i16(w, m->error_code);
+            kw_error_code(w, m->error_code);
             kw_tags(w, flex);
         }
     }
@@ -257,7 +257,7 @@ void kmsg_encode_offset_commit(struct kwriter *w, int16_t v, const struct offset
         kmsg_wr_array(w, flex, t->n_partitions);
         for (int32_t j = 0; j < t->n_partitions; j++) {
             kw_i32(w, t->partitions[j].partition_index);
-            kw_i16(w, t->partitions[j].error_code);
+            kw_error_code(w, t->partitions[j].error_code);
             kw_tags(w, flex);
         }
         kw_tags(w, flex);
@@ -310,13 +310,13 @@ void kmsg_encode_offset_fetch(struct kwriter *w, int16_t v, const struct offset_
             if (v >= 5)
                 kw_i32(w, p->committed_leader_epoch);
             kmsg_wr_nstr(w, flex, p->metadata);
-            kw_i16(w, p->error_code);
+            kw_error_code(w, p->error_code);
             kw_tags(w, flex);
         }
         kw_tags(w, flex);
     }
     if (v >= 2)
-        kw_i16(w, resp->error_code);
+        kw_error_code(w, resp->error_code);
     kw_tags(w, flex);
 }
 
@@ -346,7 +346,7 @@ void kmsg_encode_describe_groups(struct kwriter *w, int16_t v,
     kmsg_wr_array(w, flex, resp->n_groups);
     for (int32_t i = 0; i < resp->n_groups; i++) {
         const struct describe_groups_group *g = &resp->groups[i];
-        kw_i16(w, g->error_code);
+        kw_error_code(w, g->error_code);
         kmsg_wr_str(w, flex, g->group_id);
         kmsg_wr_str(w, flex, g->group_state);
         kmsg_wr_str(w, flex, g->protocol_type);
@@ -392,7 +392,7 @@ void kmsg_encode_list_groups(struct kwriter *w, int16_t v, const struct list_gro
     bool flex = kafka_api_flexible(KAPI_LIST_GROUPS, v);
     if (v >= 1)
         kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kmsg_wr_array(w, flex, resp->n_groups);
     for (int32_t i = 0; i < resp->n_groups; i++) {
         const struct list_groups_group *g = &resp->groups[i];
@@ -427,7 +427,7 @@ void kmsg_encode_delete_groups(struct kwriter *w, int16_t v, const struct delete
     kmsg_wr_array(w, flex, resp->n_results);
     for (int32_t i = 0; i < resp->n_results; i++) {
         kmsg_wr_str(w, flex, resp->results[i].group_id);
-        kw_i16(w, resp->results[i].error_code);
+        kw_error_code(w, resp->results[i].error_code);
         kw_tags(w, flex);
     }
     kw_tags(w, flex);
@@ -458,7 +458,7 @@ void kmsg_encode_offset_delete(struct kwriter *w, int16_t v, const struct offset
 {
     CHECK(kmsg_version_ok(KAPI_OFFSET_DELETE, v));
     const bool flex = false;
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kw_i32(w, resp->throttle_time_ms);
     kmsg_wr_array(w, flex, resp->n_topics);
     for (int32_t i = 0; i < resp->n_topics; i++) {
@@ -467,7 +467,7 @@ void kmsg_encode_offset_delete(struct kwriter *w, int16_t v, const struct offset
         kmsg_wr_array(w, flex, t->n_partitions);
         for (int32_t j = 0; j < t->n_partitions; j++) {
             kw_i32(w, t->partitions[j].partition_index);
-            kw_i16(w, t->partitions[j].error_code);
+            kw_error_code(w, t->partitions[j].error_code);
         }
     }
 }

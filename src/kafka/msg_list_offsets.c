@@ -54,7 +54,7 @@ void kmsg_encode_list_offsets(struct kwriter *w, int16_t v, const struct list_of
         for (int32_t j = 0; j < t->n_partitions; j++) {
             const struct list_offsets_resp_partition *p = &t->partitions[j];
             kw_i32(w, p->partition_index);
-            kw_i16(w, p->error_code);
+            kw_error_code(w, p->error_code);
             kw_i64(w, p->timestamp);
             kw_i64(w, p->offset);
             if (v >= 4)

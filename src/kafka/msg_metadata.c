@@ -32,7 +32,7 @@ int kmsg_decode_metadata(struct kreader *r, int16_t v, struct arena *a, struct m
 static void encode_partition(struct kwriter *w, int16_t v, bool flex,
                              const struct metadata_partition *p)
 {
-    kw_i16(w, p->error_code);
+    kw_error_code(w, p->error_code);
     kw_i32(w, p->partition_index);
     kw_i32(w, p->leader_id);
     if (v >= 7)
@@ -46,7 +46,7 @@ static void encode_partition(struct kwriter *w, int16_t v, bool flex,
 
 static void encode_topic(struct kwriter *w, int16_t v, bool flex, const struct metadata_topic *t)
 {
-    kw_i16(w, t->error_code);
+    kw_error_code(w, t->error_code);
     kmsg_wr_str(w, flex, t->name);
     if (v >= 1)
         kw_bool(w, t->is_internal);

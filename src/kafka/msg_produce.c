@@ -56,7 +56,7 @@ void kmsg_encode_produce(struct kwriter *w, int16_t v, const struct produce_resp
         for (int32_t j = 0; j < t->n_partitions; j++) {
             const struct produce_resp_partition *p = &t->partitions[j];
             kw_i32(w, p->index);
-            kw_i16(w, p->error_code);
+            kw_error_code(w, p->error_code);
             kw_i64(w, p->base_offset);
             if (v >= 2)
                 kw_i64(w, p->log_append_time_ms);

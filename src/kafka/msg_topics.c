@@ -67,7 +67,7 @@ void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create
     for (int32_t i = 0; i < resp->n_topics; i++) {
         const struct create_topics_resp_topic *t = &resp->topics[i];
         kmsg_wr_str(w, flex, t->name);
-        kw_i16(w, t->error_code);
+        kw_error_code(w, t->error_code);
         if (v >= 1)
             kmsg_wr_nstr(w, flex, t->error_message); /* nullable */
         kw_tags(w, flex);
@@ -99,7 +99,7 @@ void kmsg_encode_delete_topics(struct kwriter *w, int16_t v, const struct delete
     kmsg_wr_array(w, flex, resp->n_responses);
     for (int32_t i = 0; i < resp->n_responses; i++) {
         kmsg_wr_str(w, flex, resp->responses[i].name);
-        kw_i16(w, resp->responses[i].error_code);
+        kw_error_code(w, resp->responses[i].error_code);
         kw_tags(w, flex);
     }
     kw_tags(w, flex);
@@ -152,7 +152,7 @@ void kmsg_encode_create_partitions(struct kwriter *w, int16_t v,
     for (int32_t i = 0; i < resp->n_results; i++) {
         const struct create_partitions_resp_result *res = &resp->results[i];
         kmsg_wr_str(w, flex, res->name);
-        kw_i16(w, res->error_code);
+        kw_error_code(w, res->error_code);
         kmsg_wr_nstr(w, flex, res->error_message); /* nullable */
         kw_tags(w, flex);
     }

@@ -203,6 +203,20 @@ void kw_i8(struct kwriter *w, int8_t v)
     put(w, &v, 1);
 }
 
+static _Thread_local uint64_t error_codes_written;
+
+void kw_error_code(struct kwriter *w, int16_t code)
+{
+    kw_i16(w, code);
+    if (code != 0)
+        error_codes_written++;
+}
+
+uint64_t kw_error_codes_written(void)
+{
+    return error_codes_written;
+}
+
 void kw_i16(struct kwriter *w, int16_t v)
 {
     uint8_t b[2] = {(uint8_t)((uint16_t)v >> 8), (uint8_t)v};

@@ -98,6 +98,12 @@ struct kwriter {
 
 void kw_i8(struct kwriter *w, int8_t v);
 void kw_i16(struct kwriter *w, int16_t v);
+/* An int16 error code field. A non-zero one is also counted in a per-thread running total
+ * (kw_error_codes_written), so that the broker can tell whether a response it encoded carries
+ * an error, wherever the encoder put it (per-API error metrics): encoding is synchronous, so
+ * the difference between two readings taken around one encoding belongs to that encoding. */
+void kw_error_code(struct kwriter *w, int16_t code);
+uint64_t kw_error_codes_written(void);
 void kw_i32(struct kwriter *w, int32_t v);
 void kw_i64(struct kwriter *w, int64_t v);
 void kw_u32(struct kwriter *w, uint32_t v);

@@ -66,6 +66,10 @@ struct conn_limits {
 int listener_open(struct reactor *r, const char *host, int port, const struct conn_limits *lim,
                   const struct conn_handler *h, struct listener **out);
 int listener_port(const struct listener *l); /* the bound port */
+/* Only binds and listens, as listener_open does (SO_REUSEADDR, non-blocking, close-on-exec),
+ * for servers that handle their own connections (the HTTP admin listener). Returns the
+ * listening fd (owned by the caller) and *bound, or -errno. */
+int listener_bind_tcp(const char *host, int port, int *bound);
 /* Stops accepting and closes every connection (on_close runs for each, from inside this call).
  * l must not be used afterwards; its memory goes once no callback holds it. Call once, and
  * before reactor_free(). */

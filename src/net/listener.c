@@ -257,6 +257,22 @@ out_close:
     return rc;
 }
 
+int listener_bind_tcp(const char *host, int port, int *bound)
+{
+    if (port < 0 || port > 65535)
+        return -EINVAL;
+    int fd = bind_listen(host, port);
+    if (fd < 0)
+        return fd;
+    int rc = bound_port(fd);
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    *bound = rc;
+    return fd;
+}
+
 int listener_port(const struct listener *l)
 {
     return l->port;

@@ -27,6 +27,7 @@ enum ctype {
     C_POLICY,   /* cleanup policy text */
     C_TSTYPE,   /* CreateTime | LogAppendTime */
     C_LEVEL,    /* log level */
+    C_ADMIN,    /* admin_host + admin_port: host:port, or empty to disable */
 };
 
 struct key {
@@ -124,6 +125,8 @@ static const struct key keys[] = {
      "600000", 1, LMAX, 1, 0, "how often expired offsets are removed"},
     {"offset.metadata.max.bytes", C_INT, F(offset_metadata_max_bytes), "4096", 0, IMAX, 1, 0,
      "metadata string of a committed offset"},
+    {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
+     "HTTP admin listener (/metrics, /healthz, /v1/topics, /v1/groups); empty: off"},
 };
 
 #define NKEYS ((int)ARRAY_LEN(keys))
@@ -305,6 +308,21 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         strcpy(field, value);
         return 0;
+    case C_ADMIN: {
+        char lerr[200];
+        if (!*value) {
+            st->cfg->admin_host[0] = '\0';
+            st->cfg->admin_port = -1;
+            return 0;
+        }
+        if (config_parse_listener(value, st->cfg->admin_host, sizeof(st->cfg->admin_host),
+                                  &st->cfg->admin_port, lerr, sizeof(lerr)) != 0) {
+            snprintf(err, errcap, "bad value '%s' for %s: %s (or empty to disable)", value, name,
+                     lerr);
+            return -1;
+        }
+        return 0;
+    }
     case C_LISTENER: {
         char host[BROKER_HOST_MAX];
         int port;
@@ -391,6 +409,14 @@ static void describe(struct broker_config *cfg, const struct state *st)
             else
                 snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->advertised_host,
                          cfg->advertised_port);
+            break;
+        case C_ADMIN:
+            if (cfg->admin_port < 0)
+                buf[0] = '\0';
+            else if (strchr(cfg->admin_host, ':'))
+                snprintf(buf, sizeof(buf), "[%s]:%d", cfg->admin_host, cfg->admin_port);
+            else
+                snprintf(buf, sizeof(buf), "%s:%d", cfg->admin_host, cfg->admin_port);
             break;
         default:
             snprintf(buf, sizeof(buf), "%s", field);

@@ -21,6 +21,7 @@
 #include "base/time.h"
 #include "broker/broker.h"
 #include "net/reactor.h"
+#include "server/admin.h"
 #include "server/config.h"
 #include "server/version.h"
 
@@ -58,6 +59,41 @@ static void on_signal(struct reactor *r, int fd, uint32_t events, void *data)
     }
 }
 
+/* Whether key was set by the file or --set (not left at its default). */
+static bool config_explicit(const struct broker_config *cfg, const char *key)
+{
+    for (int i = 0; i < cfg->n_entries; i++)
+        if (strcmp(cfg->entries[i].name, key) == 0)
+            return !cfg->entries[i].is_default;
+    return false;
+}
+
+/* Starts the admin listener. An address given explicitly must work (else startup fails, like
+ * any listener); the default one is best effort, so that several brokers started without
+ * configuration on one machine do not fail on the second one's 9644 (it then runs without).
+ * Returns 0 (*out may stay NULL) or -errno with err set. */
+static int start_admin(struct reactor *r, const struct broker_config *cfg, struct broker *b,
+                       int64_t start_wall_ms, struct admin **out, char *err, size_t errcap)
+{
+    *out = NULL;
+    if (cfg->admin_port < 0)
+        return 0;
+    int rc = admin_start(r, cfg->admin_host, cfg->admin_port, b, start_wall_ms, out);
+    if (rc == 0)
+        return 0;
+    if (!config_explicit(cfg, "admin.listener")) {
+        log_warn("admin_listener_unavailable",
+                 "admin=%s:%d err=\"%s\" action=continue_without (set admin.listener to choose "
+                 "another address)",
+                 cfg->admin_host, cfg->admin_port, err_str(rc));
+        return 0;
+    }
+    snprintf(err, errcap,
+             "cannot listen on admin.listener %s:%d: %s (set admin.listener= to disable)",
+             cfg->admin_host, cfg->admin_port, err_str(rc));
+    return rc;
+}
+
 static void raise_fd_limit(void)
 {
     struct rlimit rl;
@@ -70,6 +106,7 @@ static void raise_fd_limit(void)
 int server_main(int argc, char **argv)
 {
     int64_t t_exec = time_mono_ms();
+    int64_t start_wall_ms = time_wall_ms();
     const char *file = NULL;
     char **sets = mem_calloc((size_t)argc + 1, sizeof(char *));
     int nsets = 0;
@@ -136,13 +173,29 @@ int server_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
+    struct admin *adm;
+    rc = start_admin(r, &cfg, b, start_wall_ms, &adm, err, sizeof(err));
+    if (rc != 0) {
+        char q[1100];
+        log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
+        fprintf(stderr, "streampulse serve: %s\n", err);
+        broker_stop(b);
+        reactor_free(r);
+        close(sfd);
+        config_free(&cfg);
+        return 1;
+    }
+    char admin_addr[BROKER_HOST_MAX + 16] = "off";
+    if (adm)
+        snprintf(admin_addr, sizeof(admin_addr), strchr(cfg.admin_host, ':') ? "[%s]:%d" : "%s:%d",
+                 cfg.admin_host, admin_port(adm));
     log_info("broker_started",
-             "version=%s node_id=%d listener=%s:%d advertised=%s:%d data_dir=%s cluster_id=%s "
-             "topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld segments_validated=%d "
-             "truncated_bytes=%lld startup_ms=%lld",
+             "version=%s node_id=%d listener=%s:%d advertised=%s:%d admin=%s data_dir=%s "
+             "cluster_id=%s topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld "
+             "segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
              STREAMPULSE_VERSION, cfg.node_id, cfg.listener_host, broker_port(b),
              cfg.advertised_host, cfg.advertised_port > 0 ? cfg.advertised_port : broker_port(b),
-             cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
+             admin_addr, cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
              info.clean ? "true" : "false", (long long)info.recovery_ms, info.segments_validated,
              (long long)info.truncated_bytes, (long long)(time_mono_ms() - t_exec));
 
@@ -150,6 +203,7 @@ int server_main(int argc, char **argv)
     if (rc != 0)
         log_error("reactor_failed", "error=\"%s\"", err_str(rc));
     log_info("broker_stopping", "signal=%s", sw.signo == SIGINT ? "SIGINT" : "SIGTERM");
+    admin_stop(adm);
     broker_stop(b);
     reactor_free(r);
     close(sfd);

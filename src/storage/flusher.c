@@ -92,6 +92,7 @@ static int timed_sync(struct flusher *fl, int fd, bool dir)
     fl->stats.sync_ns_total += dt;
     if (dt > fl->stats.sync_ns_max)
         fl->stats.sync_ns_max = dt;
+    histogram_observe(&fl->stats.sync_latency, dt);
     if (rc != 0)
         fl->stats.sync_errors++;
     unlock(fl);
@@ -169,6 +170,7 @@ static void *flusher_main(void *arg)
 int flusher_start(struct flusher **out)
 {
     struct flusher *fl = mem_calloc(1, sizeof(*fl));
+    histogram_init(&fl->stats.sync_latency, histogram_latency_ns, histogram_latency_ns_count);
     fl->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (fl->efd < 0) {
         int e = -errno;

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/histogram.h"
+
 struct flusher;
 struct fileref;
 
@@ -33,6 +35,7 @@ struct flusher_stats {
     uint64_t sync_errors;
     uint64_t sync_ns_total;
     uint64_t sync_ns_max;
+    struct histogram sync_latency; /* ns per fdatasync/fsync (histogram_latency_ns buckets) */
 };
 void flusher_get_stats(const struct flusher *fl, struct flusher_stats *out);
 

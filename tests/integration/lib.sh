@@ -12,6 +12,7 @@ BROKER_LOG=$TMP/broker.log
 BROKER_PID=""
 PORT=""
 BROKER=""
+ADMIN=""                            # host:port of the broker's HTTP admin listener
 
 cleanup() {
     local rc=$?
@@ -40,17 +41,20 @@ free_port() {
 }
 
 # start_broker [--set k=v ...]: starts the broker on a free port (kept across restarts) with
-# $DATA as its data directory; waits until it listens. Sets BROKER, BROKER_PID.
+# $DATA as its data directory; waits until it listens. Sets BROKER, BROKER_PID, and ADMIN to the
+# admin listener's address (any free port; "" when a test disables it with admin.listener=).
 start_broker() {
     [ -n "$PORT" ] || PORT=$(free_port)
     BROKER=127.0.0.1:$PORT
     local before
     before=$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)
     "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" \
-        --set group.initial.rebalance.delay.ms=0 "$@" >>"$BROKER_LOG" 2>&1 &
+        --set group.initial.rebalance.delay.ms=0 --set admin.listener=127.0.0.1:0 "$@" \
+        >>"$BROKER_LOG" 2>&1 &
     BROKER_PID=$!
     for _ in $(seq 1 200); do
         if [ "$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)" -gt "${before:-0}" ]; then
+            ADMIN=$(grep broker_started "$BROKER_LOG" | tail -1 | sed -n 's/.* admin=\([^ ]*:[0-9]*\) .*/\1/p')
             return 0
         fi
         kill -0 "$BROKER_PID" 2>/dev/null || { cat "$BROKER_LOG"; fail "broker exited during startup"; }

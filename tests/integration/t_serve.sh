@@ -50,6 +50,9 @@ if ! (exec 3<>/dev/tcp/127.0.0.1/9092) 2>/dev/null; then
     BROKER_PID=$!
     for _ in $(seq 1 100); do grep -q broker_started "$TMP/default.log" && break; sleep 0.05; done
     grep -q 'listener=127.0.0.1:9092' "$TMP/default.log" || fail "default listener: $(cat "$TMP/default.log")"
+    # the admin listener's default, or (port taken on this machine) a warning and no listener
+    grep -q 'admin=127.0.0.1:9644 \|event=admin_listener_unavailable' "$TMP/default.log" ||
+        fail "default admin listener: $(cat "$TMP/default.log")"
     echo hello | kcat -P -b 127.0.0.1:9092 -t defaults
     [ "$(kcat -C -b 127.0.0.1:9092 -t defaults -e -q)" = hello ] || fail "default broker round trip"
     [ -d "$TMP/cwd/data/defaults-0" ] || fail "data not in ./data"

@@ -1,0 +1,191 @@
+/* Admin endpoints: routing of the HTTP admin listener to the broker's views (see admin.h).
+ *
+ * Adds to /metrics what the broker does not know:
+ *   streampulse_build_info{version}                   gauge, always 1
+ *   streampulse_uptime_seconds                        gauge
+ *   process_start_time_seconds                        gauge (Unix time)
+ *   process_resident_memory_bytes                     gauge
+ *   process_open_fds                                  gauge
+ *   process_cpu_seconds_total                         counter
+ *   streampulse_admin_http_responses_total{code}      counter (codes seen so far)
+ *   streampulse_admin_connections_refused_total       counter
+ *   streampulse_admin_timeouts_total                  counter */
+#include "server/admin.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "base/mem.h"
+#include "base/prom.h"
+#include "base/time.h"
+#include "broker/metrics.h"
+#include "server/httpd.h"
+#include "server/version.h"
+
+#define ADMIN_MAX_CONNECTIONS 32
+#define ADMIN_TIMEOUT_MS 10000
+
+#define TEXT_PLAIN "text/plain; charset=utf-8"
+#define PROM_TEXT "text/plain; version=0.0.4; charset=utf-8"
+#define JSON_TYPE "application/json"
+
+struct admin {
+    struct httpd *h;
+    struct broker *b;
+    int64_t start_wall_ms;
+};
+
+static bool path_is(const struct http_request *req, const char *p)
+{
+    return strlen(p) == req->path_len && memcmp(req->path, p, req->path_len) == 0;
+}
+
+/* Resident set size from /proc/self/statm, or -1. */
+static int64_t rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    long long size, resident;
+    int n = fscanf(f, "%lld %lld", &size, &resident);
+    fclose(f);
+    return n == 2 ? resident * sysconf(_SC_PAGESIZE) : -1;
+}
+
+static int64_t open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int64_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.')
+            n++;
+    closedir(d);
+    return n - 1; /* the directory stream's own descriptor */
+}
+
+static void write_process(struct admin *a, struct strbuf *out)
+{
+    struct prom_label v = prom_label("version", STREAMPULSE_VERSION);
+    prom_family(out, "streampulse_build_info", PROM_GAUGE, "Always 1; the version as a label.");
+    prom_sample_u64(out, "streampulse_build_info", &v, 1, 1);
+    int64_t now = time_wall_ms();
+    prom_family(out, "streampulse_uptime_seconds", PROM_GAUGE, "Seconds since the broker started.");
+    prom_sample_f64(out, "streampulse_uptime_seconds", NULL, 0,
+                    (double)(now - a->start_wall_ms) / 1000.0);
+    prom_family(out, "process_start_time_seconds", PROM_GAUGE,
+                "Start time of the process since the Unix epoch, in seconds.");
+    prom_sample_f64(out, "process_start_time_seconds", NULL, 0, (double)a->start_wall_ms / 1000.0);
+    int64_t rss = rss_bytes();
+    if (rss >= 0) {
+        prom_family(out, "process_resident_memory_bytes", PROM_GAUGE,
+                    "Resident memory size in bytes.");
+        prom_sample_i64(out, "process_resident_memory_bytes", NULL, 0, rss);
+    }
+    int64_t fds = open_fds();
+    if (fds >= 0) {
+        prom_family(out, "process_open_fds", PROM_GAUGE, "Open file descriptors.");
+        prom_sample_i64(out, "process_open_fds", NULL, 0, fds);
+    }
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+        prom_family(out, "process_cpu_seconds_total", PROM_COUNTER,
+                    "User and system CPU time spent, in seconds.");
+        prom_sample_f64(out, "process_cpu_seconds_total", NULL, 0, cpu);
+    }
+}
+
+static void write_admin(struct admin *a, struct strbuf *out)
+{
+    const struct httpd_stats *st = httpd_get_stats(a->h);
+    const char *name = "streampulse_admin_http_responses_total";
+    prom_family(out, name, PROM_COUNTER, "Responses of the admin listener, by status code.");
+    for (int code = 100; code < HTTPD_STATUS_MAX; code++) {
+        if (st->responses[code] == 0)
+            continue;
+        char c[16];
+        snprintf(c, sizeof(c), "%d", code);
+        struct prom_label l = prom_label("code", c);
+        prom_sample_u64(out, name, &l, 1, st->responses[code]);
+    }
+    prom_family(out, "streampulse_admin_connections_refused_total", PROM_COUNTER,
+                "Admin connections closed at once because too many were open.");
+    prom_sample_u64(out, "streampulse_admin_connections_refused_total", NULL, 0, st->refused);
+    prom_family(out, "streampulse_admin_timeouts_total", PROM_COUNTER,
+                "Admin connections dropped for sending or reading too slowly.");
+    prom_sample_u64(out, "streampulse_admin_timeouts_total", NULL, 0, st->timeouts);
+}
+
+static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
+{
+    struct admin *a = data;
+    if (path_is(req, "/metrics")) {
+        resp->content_type = PROM_TEXT;
+        broker_metrics_write(a->b, &resp->body);
+        write_process(a, &resp->body);
+        write_admin(a, &resp->body);
+    } else if (path_is(req, "/healthz")) {
+        resp->content_type = TEXT_PLAIN;
+        if (broker_health(a->b, &resp->body)) {
+            strbuf_puts(&resp->body, "ok\n");
+        } else {
+            resp->status = 503;
+        }
+    } else if (path_is(req, "/v1/topics")) {
+        resp->content_type = JSON_TYPE;
+        broker_topics_json(a->b, &resp->body);
+        strbuf_putc(&resp->body, '\n');
+    } else if (path_is(req, "/v1/groups")) {
+        resp->content_type = JSON_TYPE;
+        broker_groups_json(a->b, &resp->body);
+        strbuf_putc(&resp->body, '\n');
+    } else if (path_is(req, "/")) {
+        resp->content_type = TEXT_PLAIN;
+        strbuf_puts(&resp->body, "StreamPulse admin\n"
+                                 "/metrics     Prometheus metrics\n"
+                                 "/healthz     health\n"
+                                 "/v1/topics   topics and partitions (JSON)\n"
+                                 "/v1/groups   consumer groups, offsets and lag (JSON)\n");
+    } else {
+        resp->status = 404;
+        resp->content_type = TEXT_PLAIN;
+        strbuf_puts(&resp->body, "not found; try /metrics, /healthz, /v1/topics, /v1/groups\n");
+    }
+}
+
+int admin_start(struct reactor *r, const char *host, int port, struct broker *b,
+                int64_t start_wall_ms, struct admin **out)
+{
+    struct admin *a = mem_calloc(1, sizeof(*a));
+    a->b = b;
+    a->start_wall_ms = start_wall_ms;
+    struct httpd_limits lim = {.max_connections = ADMIN_MAX_CONNECTIONS,
+                               .timeout_ms = ADMIN_TIMEOUT_MS};
+    int rc = httpd_open(r, host, port, &lim, handle, a, &a->h);
+    if (rc != 0) {
+        mem_free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+int admin_port(const struct admin *a)
+{
+    return httpd_port(a->h);
+}
+
+void admin_stop(struct admin *a)
+{
+    if (!a)
+        return;
+    httpd_close(a->h);
+    mem_free(a);
+}

@@ -1,0 +1,33 @@
+/* The admin listener (admin.listener, default 127.0.0.1:9644): HTTP endpoints for operators.
+ *
+ *   GET /metrics     Prometheus text format: the broker's metrics (broker/metrics.h) plus
+ *                    process and admin-listener metrics
+ *   GET /healthz     200 "ok" while serving; 503 with one reason per line otherwise
+ *   GET /v1/topics   JSON: topics, partitions (offsets, HW, size), config overrides
+ *   GET /v1/groups   JSON: groups, members and assignments, committed offsets and lag
+ *   GET /            a plain-text list of the above
+ * Unknown paths get 404; methods other than GET and HEAD 405; bad requests 4xx (server/httpd.h
+ * for the limits). Every response closes the connection.
+ *
+ * Runs on the broker's reactor thread: a scrape costs O(partitions + groups + offsets) there,
+ * once per request. */
+#ifndef SP_SERVER_ADMIN_H
+#define SP_SERVER_ADMIN_H
+
+#include <stdint.h>
+
+#include "net/reactor.h"
+
+struct admin;
+struct broker;
+
+/* Serves the endpoints for b on host:port (port 0: any free port). start_wall_ms is when the
+ * process started (process_start_time_seconds). b must outlive the admin listener.
+ * Returns 0 or -errno. */
+int admin_start(struct reactor *r, const char *host, int port, struct broker *b,
+                int64_t start_wall_ms, struct admin **out);
+int admin_port(const struct admin *a);
+/* Closes the listener and its connections. NULL is fine. */
+void admin_stop(struct admin *a);
+
+#endif

@@ -1,0 +1,262 @@
+/* Strict HTTP/1.1 request-head parsing (see http.h for the contract).
+ *
+ * The head is scanned line by line from the start of the buffer on every call. A complete line
+ * is checked in full; the unfinished last line is checked as far as it goes (the request line
+ * only: a header line is checked once it ends), so a request that cannot become valid is
+ * refused before its head is complete. Nothing beyond min(len, HTTP_HEAD_MAX) is read. */
+#include "server/http.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+/* RFC 9110 §5.6.2 tchar. */
+static bool is_tchar(unsigned char c)
+{
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'))
+        return true;
+    return c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+/* Field value bytes: VCHAR, SP, HTAB, obs-text. */
+static bool is_value_char(unsigned char c)
+{
+    return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
+/* Looks for the end of the line starting at buf[pos], within buf[0, lim).
+ * Returns 1 with *content_end (before CR LF or LF) and *next (after LF), 0 if the line is not
+ * finished within lim, -1 for a CR not followed by LF. */
+static int line_end(const char *buf, size_t pos, size_t lim, size_t *content_end, size_t *next)
+{
+    for (size_t i = pos; i < lim; i++) {
+        if (buf[i] == '\n') {
+            *content_end = i;
+            *next = i + 1;
+            return 1;
+        }
+        if (buf[i] == '\r') {
+            if (i + 1 == lim)
+                return 0;
+            if (buf[i + 1] != '\n')
+                return -1;
+            *content_end = i;
+            *next = i + 2;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Checks the request line p[0, n); complete says whether the line ended there, otherwise only
+ * a prefix has arrived. Returns 0 (valid, or a valid prefix) or -status. */
+static int parse_request_line(const char *p, size_t n, bool complete, struct http_request *req)
+{
+    size_t i = 0;
+    while (i < n && is_tchar((unsigned char)p[i]))
+        i++;
+    if (i > HTTP_METHOD_MAX)
+        return -501;
+    if (i == n)
+        return complete ? -400 : 0;
+    if (i == 0 || p[i] != ' ')
+        return -400;
+    req->method = p;
+    req->method_len = i;
+    size_t t0 = ++i;
+    while (i < n && (unsigned char)p[i] > 0x20 && (unsigned char)p[i] < 0x7f)
+        i++;
+    size_t tlen = i - t0;
+    if (tlen > HTTP_TARGET_MAX)
+        return -414;
+    if (tlen > 0 && p[t0] != '/')
+        return -400; /* origin-form only: no absolute-form, authority-form or '*' */
+    if (i == n)
+        return complete ? -400 : 0;
+    if (tlen == 0 || p[i] != ' ')
+        return -400;
+    const char *target = p + t0;
+    const char *q = memchr(target, '?', tlen);
+    req->path = target;
+    req->path_len = q ? (size_t)(q - target) : tlen;
+    req->query = q ? q + 1 : NULL;
+    req->query_len = q ? tlen - req->path_len - 1 : 0;
+    i++;
+    static const char proto[] = "HTTP/";
+    size_t vlen = n - i;
+    const char *v = p + i;
+    size_t cmp = vlen < 5 ? vlen : 5;
+    if (memcmp(v, proto, cmp) != 0)
+        return -400;
+    if (!complete)
+        return vlen > 8 ? -400 : 0;
+    if (vlen != 8 || v[5] < '0' || v[5] > '9' || v[6] != '.' || v[7] < '0' || v[7] > '9')
+        return -400;
+    if (v[5] != '1' || (v[7] != '0' && v[7] != '1'))
+        return -505;
+    req->minor = v[7] - '0';
+    return 0;
+}
+
+static bool name_is(const char *p, size_t n, const char *name)
+{
+    return strlen(name) == n && strncasecmp(p, name, n) == 0;
+}
+
+/* Content-Length: 1*DIGIT (lists are refused). Returns the value, or -1. */
+static int64_t parse_length(const char *p, size_t n)
+{
+    if (n == 0 || n > 18)
+        return -1;
+    int64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+/* Checks one complete header field line p[0, n) and notes the fields that matter. */
+static int parse_field(const char *p, size_t n, struct http_request *req, int64_t *length)
+{
+    if (p[0] == ' ' || p[0] == '\t')
+        return -400; /* obs-fold */
+    size_t i = 0;
+    while (i < n && is_tchar((unsigned char)p[i]))
+        i++;
+    if (i == 0 || i == n || p[i] != ':')
+        return -400; /* no name, no colon, or whitespace before the colon */
+    size_t name_len = i++;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    size_t v0 = i;
+    for (; i < n; i++)
+        if (!is_value_char((unsigned char)p[i]))
+            return -400;
+    size_t v1 = n;
+    while (v1 > v0 && (p[v1 - 1] == ' ' || p[v1 - 1] == '\t'))
+        v1--;
+    if (name_is(p, name_len, "host")) {
+        if (req->has_host)
+            return -400;
+        req->has_host = true;
+    } else if (name_is(p, name_len, "content-length")) {
+        int64_t v = parse_length(p + v0, v1 - v0);
+        if (v < 0 || (*length >= 0 && *length != v))
+            return -400;
+        if (v > 0)
+            return -413;
+        *length = v;
+    } else if (name_is(p, name_len, "transfer-encoding")) {
+        return -413;
+    }
+    return 0;
+}
+
+int http_parse_request(const char *buf, size_t len, struct http_request *req)
+{
+    memset(req, 0, sizeof(*req));
+    size_t lim = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+    bool full = len >= HTTP_HEAD_MAX; /* nothing more will be examined */
+    size_t pos = 0;
+    /* empty lines before the request line are ignored (RFC 9112 §2.2) */
+    while (pos < lim && (buf[pos] == '\n' || buf[pos] == '\r')) {
+        if (buf[pos] == '\n') {
+            pos++;
+        } else if (pos + 1 == lim) {
+            return full ? -431 : 0;
+        } else if (buf[pos + 1] == '\n') {
+            pos += 2;
+        } else {
+            return -400;
+        }
+    }
+    size_t end, next;
+    int rc = line_end(buf, pos, lim, &end, &next);
+    if (rc < 0)
+        return -400;
+    if (rc == 0) {
+        size_t n = lim - pos;
+        if (n > 0 && buf[pos + n - 1] == '\r')
+            n--; /* its LF has not arrived yet */
+        int st = parse_request_line(buf + pos, n, false, req);
+        if (st < 0)
+            return st;
+        return full ? -414 : 0;
+    }
+    int st = parse_request_line(buf + pos, end - pos, true, req);
+    if (st < 0)
+        return st;
+    int fields = 0;
+    int64_t length = -1;
+    for (pos = next;;) {
+        rc = line_end(buf, pos, lim, &end, &next);
+        if (rc < 0)
+            return -400;
+        if (rc == 0)
+            return full ? -431 : 0;
+        if (end == pos)
+            break; /* the empty line: end of the head */
+        if (++fields > HTTP_FIELDS_MAX)
+            return -431;
+        st = parse_field(buf + pos, end - pos, req, &length);
+        if (st < 0)
+            return st;
+        pos = next;
+    }
+    if (req->minor == 1 && !req->has_host)
+        return -400;
+    req->head_len = next;
+    return (int)next;
+}
+
+bool http_method_is(const struct http_request *req, const char *m)
+{
+    return req->method && strlen(m) == req->method_len &&
+           memcmp(req->method, m, req->method_len) == 0;
+}
+
+const char *http_reason(int status)
+{
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 413:
+        return "Content Too Large";
+    case 414:
+        return "URI Too Long";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 503:
+        return "Service Unavailable";
+    case 505:
+        return "HTTP Version Not Supported";
+    }
+    return "Unknown";
+}
+
+void http_write_head(struct strbuf *out, int status, const char *content_type,
+                     size_t content_length, const char *extra)
+{
+    strbuf_printf(out, "HTTP/1.1 %d %s\r\n", status, http_reason(status));
+    if (content_type)
+        strbuf_printf(out, "Content-Type: %s\r\n", content_type);
+    strbuf_printf(out, "Content-Length: %zu\r\nConnection: close\r\nCache-Control: no-store\r\n",
+                  content_length);
+    if (extra)
+        strbuf_puts(out, extra);
+    strbuf_puts(out, "\r\n");
+}

@@ -1,0 +1,65 @@
+/* HTTP/1.1 request heads (RFC 9112), parsed strictly, for the admin listener.
+ *
+ * The admin listener takes GET (and HEAD) requests without bodies, so this parser knows just
+ * enough: the request line, the header fields it needs (Host, Content-Length,
+ * Transfer-Encoding), and the syntax of the rest, which it checks and skips. Input is untrusted
+ * bytes from any local process: every limit below is enforced before anything else happens,
+ * and nothing is allocated (the request points into the caller's buffer).
+ *
+ * http_parse_request() is meant to be called again each time more bytes arrive, on the whole
+ * buffer so far (the head is small, HTTP_HEAD_MAX at most, so re-scanning costs little). It
+ * rejects a bad request line or header line as soon as that line is complete, so garbage is
+ * answered at once instead of after the read timeout. */
+#ifndef SP_SERVER_HTTP_H
+#define SP_SERVER_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/strbuf.h"
+
+#define HTTP_HEAD_MAX 8192   /* request line + header fields + the empty line */
+#define HTTP_TARGET_MAX 2048 /* request-target; longer gets 414 */
+#define HTTP_METHOD_MAX 16   /* longer method tokens get 501 */
+#define HTTP_FIELDS_MAX 64   /* header fields; more get 431 */
+
+struct http_request {
+    const char *method; /* token, not NUL-terminated */
+    size_t method_len;
+    const char *path; /* request-target up to '?' (starts with '/') */
+    size_t path_len;
+    const char *query; /* after '?', or NULL */
+    size_t query_len;
+    int minor;       /* HTTP/1.<minor>: 0 or 1 */
+    bool has_host;   /* a Host field was present */
+    size_t head_len; /* bytes of the head, up to and including the empty line */
+};
+
+/* Parses the request head at the start of buf[0, len).
+ * Returns head_len (> 0) once the head is complete and valid (*req filled, pointing into buf);
+ * 0 if more bytes are needed; or minus an HTTP status for a request to refuse:
+ *   -400 malformed (bad request line, bad field syntax, obs-fold, control bytes, bare CR,
+ *        missing Host in HTTP/1.1, conflicting or invalid Content-Length),
+ *   -413 a request body announced (Content-Length > 0 or any Transfer-Encoding),
+ *   -414 request-target longer than HTTP_TARGET_MAX,
+ *   -431 head longer than HTTP_HEAD_MAX or more than HTTP_FIELDS_MAX fields,
+ *   -501 method token longer than HTTP_METHOD_MAX,
+ *   -505 an HTTP version other than 1.0 and 1.1.
+ * Up to HTTP_HEAD_MAX bytes are examined; a caller holding that many without a complete head
+ * gets -431 (or -414 while the request line is still unfinished). Bare LF line ends are
+ * accepted (RFC 9112 §2.2), and so are empty lines before the request line. */
+int http_parse_request(const char *buf, size_t len, struct http_request *req);
+
+/* Whether the method is exactly m (methods are case-sensitive). */
+bool http_method_is(const struct http_request *req, const char *m);
+
+/* The reason phrase for the statuses the admin listener sends ("Unknown" otherwise). */
+const char *http_reason(int status);
+
+/* Appends a complete response head: status line, Content-Type (if given), Content-Length,
+ * Connection: close, Cache-Control: no-store, any extra header lines (each ending in CRLF, or
+ * NULL), and the empty line. */
+void http_write_head(struct strbuf *out, int status, const char *content_type,
+                     size_t content_length, const char *extra);
+
+#endif

@@ -1,0 +1,117 @@
+/* libFuzzer target: the admin listener's untrusted input and its escapers.
+ *
+ * First byte even: the rest is an HTTP request head for http_parse_request (server/http.h),
+ * given in an exact-size copy so any over-read is an ASan report. Checked: the result is 0, a
+ * head length within the input and HTTP_HEAD_MAX, or minus a 4xx/5xx status; a full buffer
+ * never asks for more; a parsed head points inside the input with a path starting with '/';
+ * the head alone parses to the same length; and no prefix of a valid head is refused (the
+ * early refusal of unfinished lines never rejects what would become valid).
+ *
+ * First byte odd: the rest is a label value / JSON string. The Prometheus escaper's output must
+ * be well-formed UTF-8 with no raw line feed or unescaped quote; the JSON escaper's output must
+ * be well-formed UTF-8, quoted, with no raw control character and no unescaped quote. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/mem.h"
+#include "base/prom.h"
+#include "base/strbuf.h"
+#include "server/http.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int parse_copy(const char *p, size_t len, struct http_request *req)
+{
+    char *copy = mem_alloc(len ? len : 1);
+    memcpy(copy, p, len);
+    int rc = http_parse_request(copy, len, req);
+    if (rc > 0) {
+        const char *end = copy + len;
+        if (req->method < copy || req->method + req->method_len > end || req->path < copy ||
+            req->path + req->path_len > end || req->path_len == 0 || req->path[0] != '/' ||
+            req->method_len == 0 || (req->query && req->query + req->query_len > end))
+            abort();
+    }
+    mem_free(copy);
+    return rc;
+}
+
+static void fuzz_parser(const char *p, size_t len)
+{
+    struct http_request req;
+    int rc = parse_copy(p, len, &req);
+    if (rc > 0 && ((size_t)rc > len || rc > HTTP_HEAD_MAX))
+        abort();
+    if (rc < 0 && (-rc < 400 || -rc > 599))
+        abort();
+    if (rc == 0 && len >= HTTP_HEAD_MAX)
+        abort(); /* the server would wait forever with a full buffer */
+    if (rc > 0) {
+        if (parse_copy(p, (size_t)rc, &req) != rc)
+            abort();
+        size_t cuts[] = {(size_t)rc - 1, (size_t)rc / 2, (size_t)rc / 3, 1};
+        for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++)
+            if (cuts[i] < (size_t)rc && parse_copy(p, cuts[i], &req) != 0)
+                abort();
+    }
+}
+
+static void utf8_or_abort(const struct strbuf *s)
+{
+    const unsigned char *u = (const unsigned char *)strbuf_str(s);
+    for (size_t i = 0; i < s->len;) {
+        size_t n = utf8_seq_len(u + i, s->len - i);
+        if (n == 0)
+            abort();
+        i += n;
+    }
+}
+
+static void fuzz_escapers(const char *p, size_t len)
+{
+    char *copy = mem_alloc(len ? len : 1);
+    memcpy(copy, p, len);
+    struct strbuf s;
+    strbuf_init(&s);
+    prom_escape_label_value(&s, copy, len);
+    utf8_or_abort(&s);
+    for (size_t i = 0; i < s.len; i++) {
+        if (s.p[i] == '\n')
+            abort();
+        if (s.p[i] == '\\' || s.p[i] == '"') {
+            if (s.p[i] == '"' || i + 1 == s.len || !strchr("\\\"n", s.p[i + 1]))
+                abort();
+            i++;
+        }
+    }
+    strbuf_reset(&s);
+    json_escape(&s, copy, len);
+    utf8_or_abort(&s);
+    if (s.len < 2 || s.p[0] != '"' || s.p[s.len - 1] != '"')
+        abort();
+    for (size_t i = 1; i + 1 < s.len; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        if (c < 0x20 || c == '"')
+            abort();
+        if (c == '\\') {
+            if (i + 2 == s.len || !strchr("\"\\/bfnrtu", s.p[i + 1]))
+                abort();
+            i++;
+        }
+    }
+    strbuf_destroy(&s);
+    mem_free(copy);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] % 2 == 0)
+        fuzz_parser((const char *)data + 1, size - 1);
+    else
+        fuzz_escapers((const char *)data + 1, size - 1);
+    return 0;
+}

@@ -1,0 +1,309 @@
+/* The admin listener's HTTP layer: the request-head parser (server/http.h) on fixed inputs,
+ * and the server (server/httpd.h) over loopback sockets driven by reactor_run_once. */
+#include <errno.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/mem.h"
+#include "net/reactor.h"
+#include "net_test_util.h"
+#include "server/http.h"
+#include "server/httpd.h"
+#include "test.h"
+
+static int parse(const char *s, struct http_request *req)
+{
+    return http_parse_request(s, strlen(s), req);
+}
+
+TEST(http_parse_valid_get)
+{
+    struct http_request req;
+    const char *s = "GET /metrics?x=1&y HTTP/1.1\r\nHost: localhost:9644\r\n"
+                    "User-Agent: Prometheus/2.45\r\nAccept: text/plain;q=1,*/*;q=0.1\r\n\r\nextra";
+    int rc = parse(s, &req);
+    ASSERT_EQ(rc, (int)(strstr(s, "extra") - s));
+    ASSERT(http_method_is(&req, "GET"));
+    ASSERT(!http_method_is(&req, "GE"));
+    ASSERT_EQ(req.path_len, 8);
+    ASSERT(memcmp(req.path, "/metrics", 8) == 0);
+    ASSERT_EQ(req.query_len, 5);
+    ASSERT(memcmp(req.query, "x=1&y", 5) == 0);
+    ASSERT_EQ(req.minor, 1);
+    ASSERT(req.has_host);
+    /* HTTP/1.0 needs no Host; bare LF line ends and leading empty lines are accepted */
+    ASSERT(parse("\r\n\nGET / HTTP/1.0\n\n", &req) > 0);
+    ASSERT_EQ(req.minor, 0);
+    ASSERT(parse("GET /healthz HTTP/1.1\r\nhOsT:x\r\nContent-Length: 0\r\n\r\n", &req) > 0);
+}
+
+TEST(http_parse_is_incremental)
+{
+    const char *s = "GET /v1/topics HTTP/1.1\r\nHost: a\r\nX-Y:  z \r\n\r\n";
+    size_t n = strlen(s);
+    struct http_request req;
+    for (size_t i = 0; i < n; i++)
+        ASSERT_EQ(http_parse_request(s, i, &req), 0);
+    ASSERT_EQ(http_parse_request(s, n, &req), (int)n);
+}
+
+struct bad_case {
+    const char *in;
+    int status;
+};
+
+TEST(http_parse_refuses_malformed_requests)
+{
+    static const struct bad_case cases[] = {
+        {"garbage\r\n\r\n", 400},
+        {"\x00\x00\x00\x10", 400}, /* a Kafka frame: refused before any line ends */
+        {"\x16\x03\x01\x02", 400}, /* a TLS ClientHello */
+        {"GET  / HTTP/1.1\r\n", 400},
+        {"GET / HTTP/1.1 \r\n", 400},
+        {"GET http://x/ HTTP/1.1\r\n", 400},
+        {"GET * HTTP/1.1\r\n", 400},
+        {"GET /a\x01 HTTP/1.1\r\n", 400},
+        {"GET / HTTX/1.1\r\n", 400},
+        {"GET / HTTP/1.1\rX", 400}, /* bare CR */
+        {"GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\n: x\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nNoColon\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\n\r\n", 400}, /* HTTP/1.1 without Host */
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 1\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc", 413},
+        {"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", 413},
+        {"GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505},
+        {"GET / HTTP/1.2\r\nHost: a\r\n\r\n", 505},
+        {"ABCDEFGHIJKLMNOPQRSTUVWXYZ / HTTP/1.1\r\n", 501},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct http_request req;
+        int rc = http_parse_request(cases[i].in,
+                                    strlen(cases[i].in) + (cases[i].in[0] == 0 ? 4 : 0), &req);
+        if (rc != -cases[i].status)
+            test_fail(__FILE__, __LINE__, "case %zu: got %d, want %d", i, rc, -cases[i].status);
+    }
+}
+
+TEST(http_parse_enforces_size_limits)
+{
+    char *buf = mem_alloc(HTTP_HEAD_MAX + 100);
+    struct http_request req;
+    /* a head that does not end within HTTP_HEAD_MAX */
+    int n = snprintf(buf, HTTP_HEAD_MAX, "GET / HTTP/1.1\r\nHost: a\r\nX: ");
+    memset(buf + n, 'a', HTTP_HEAD_MAX + 100 - (size_t)n);
+    ASSERT_EQ(http_parse_request(buf, HTTP_HEAD_MAX - 1, &req), 0);
+    ASSERT_EQ(http_parse_request(buf, HTTP_HEAD_MAX, &req), -431);
+    ASSERT_EQ(http_parse_request(buf, HTTP_HEAD_MAX + 100, &req), -431);
+    /* a request line that does not end within HTTP_HEAD_MAX */
+    memcpy(buf, "GET /", 5);
+    memset(buf + 5, 'a', HTTP_HEAD_MAX + 95);
+    ASSERT_EQ(http_parse_request(buf, HTTP_TARGET_MAX, &req), 0);
+    ASSERT_EQ(http_parse_request(buf, HTTP_TARGET_MAX + 10, &req), -414);
+    /* too many fields */
+    struct strbuf s;
+    strbuf_init(&s);
+    strbuf_puts(&s, "GET / HTTP/1.1\r\nHost: a\r\n");
+    for (int i = 0; i < HTTP_FIELDS_MAX; i++)
+        strbuf_printf(&s, "X-%d: v\r\n", i);
+    strbuf_puts(&s, "\r\n");
+    ASSERT_EQ(http_parse_request(s.p, s.len, &req), -431);
+    strbuf_destroy(&s);
+    mem_free(buf);
+}
+
+TEST(http_write_head_is_complete)
+{
+    struct strbuf s;
+    strbuf_init(&s);
+    http_write_head(&s, 405, "text/plain", 12, "Allow: GET, HEAD\r\n");
+    ASSERT_STREQ(strbuf_str(&s), "HTTP/1.1 405 Method Not Allowed\r\nContent-Type: text/plain\r\n"
+                                 "Content-Length: 12\r\nConnection: close\r\n"
+                                 "Cache-Control: no-store\r\nAllow: GET, HEAD\r\n\r\n");
+    strbuf_destroy(&s);
+}
+
+/* ---- the server over loopback ---- */
+
+struct tsrv {
+    struct reactor *r;
+    struct httpd *h;
+    int calls;
+    size_t body_bytes; /* size of the /big body */
+};
+
+static void tsrv_handle(const struct http_request *req, struct httpd_response *resp, void *data)
+{
+    struct tsrv *t = data;
+    t->calls++;
+    if (req->path_len == 4 && memcmp(req->path, "/big", 4) == 0) {
+        static char chunk[26 * 1024];
+        for (size_t i = 0; i < sizeof(chunk); i++)
+            chunk[i] = (char)('a' + i % 26);
+        for (size_t n = 0; n < t->body_bytes; n += sizeof(chunk))
+            strbuf_append(&resp->body, chunk, MIN(sizeof(chunk), t->body_bytes - n));
+        resp->content_type = "text/plain";
+        return;
+    }
+    resp->content_type = "text/plain";
+    strbuf_printf(&resp->body, "path=%.*s\n", (int)req->path_len, req->path);
+}
+
+static void tsrv_open(struct tsrv *t, int max_conns, int64_t timeout_ms)
+{
+    memset(t, 0, sizeof(*t));
+    t->r = reactor_new();
+    ASSERT(t->r);
+    struct httpd_limits lim = {.max_connections = max_conns, .timeout_ms = timeout_ms};
+    ASSERT_EQ(httpd_open(t->r, "127.0.0.1", 0, &lim, tsrv_handle, t, &t->h), 0);
+    ASSERT(httpd_port(t->h) > 0);
+}
+
+static void tsrv_close(struct tsrv *t)
+{
+    httpd_close(t->h);
+    reactor_free(t->r);
+}
+
+/* Sends req and returns everything the server sends until it closes (mem_alloc'd, NUL
+ * terminated). */
+static char *exchange(struct tsrv *t, const char *req, size_t *len_out)
+{
+    int fd = nt_connect(httpd_port(t->h), 0);
+    nt_write_all(t->r, fd, req, strlen(req));
+    struct strbuf s;
+    strbuf_init(&s);
+    int64_t end = time_mono_ms() + 5000;
+    for (;;) {
+        char buf[4096];
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n > 0) {
+            strbuf_append(&s, buf, (size_t)n);
+            continue;
+        }
+        if (n == 0)
+            break;
+        ASSERT(errno == EAGAIN || errno == EINTR);
+        ASSERT(time_mono_ms() < end);
+        ASSERT_EQ(reactor_run_once(t->r, 2), 0);
+    }
+    close(fd);
+    strbuf_putc(&s, '\0');
+    if (len_out)
+        *len_out = s.len - 1;
+    return s.p;
+}
+
+TEST(httpd_answers_get_head_and_refuses_other_methods)
+{
+    struct tsrv t;
+    tsrv_open(&t, 4, 5000);
+    char *r = exchange(&t, "GET /x?q HTTP/1.1\r\nHost: a\r\n\r\n", NULL);
+    ASSERT(strncmp(r, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    ASSERT(strstr(r, "Content-Length: 8\r\n"));
+    ASSERT(strstr(r, "Connection: close\r\n"));
+    ASSERT(strstr(r, "\r\n\r\npath=/x\n"));
+    mem_free(r);
+    r = exchange(&t, "HEAD /x HTTP/1.1\r\nHost: a\r\n\r\n", NULL);
+    ASSERT(strstr(r, "Content-Length: 8\r\n"));
+    ASSERT(strstr(r, "\r\n\r\n")[4] == '\0'); /* no body */
+    mem_free(r);
+    r = exchange(&t, "DELETE /x HTTP/1.1\r\nHost: a\r\n\r\n", NULL);
+    ASSERT(strncmp(r, "HTTP/1.1 405 ", 13) == 0);
+    ASSERT(strstr(r, "Allow: GET, HEAD\r\n"));
+    mem_free(r);
+    r = exchange(&t, "GET /x HTTP/1.1\r\n\r\n", NULL);
+    ASSERT(strncmp(r, "HTTP/1.1 400 ", 13) == 0);
+    mem_free(r);
+    ASSERT_EQ(t.calls, 2);
+    const struct httpd_stats *st = httpd_get_stats(t.h);
+    ASSERT_EQ(st->responses[200], 2);
+    ASSERT_EQ(st->responses[405], 1);
+    ASSERT_EQ(st->responses[400], 1);
+    nt_pump_for(t.r, 20);
+    ASSERT_EQ(st->open, 0);
+    tsrv_close(&t);
+}
+
+TEST(httpd_response_survives_unread_request_bytes)
+{
+    /* a client that sends more than the head (pipelined junk) must still get the whole
+     * response: the server lingers instead of resetting the connection */
+    struct tsrv t;
+    tsrv_open(&t, 4, 5000);
+    t.body_bytes = 300000;
+    struct strbuf req;
+    strbuf_init(&req);
+    strbuf_puts(&req, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+    for (int i = 0; i < 2000; i++)
+        strbuf_puts(&req, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n");
+    size_t len;
+    char *r = exchange(&t, req.p, &len);
+    const char *body = strstr(r, "\r\n\r\n");
+    ASSERT(body);
+    ASSERT_EQ(len - (size_t)(body + 4 - r), 300000);
+    ASSERT_EQ(t.calls, 1);
+    mem_free(r);
+    strbuf_destroy(&req);
+    tsrv_close(&t);
+}
+
+TEST(httpd_times_out_slow_senders_with_408)
+{
+    struct tsrv t;
+    tsrv_open(&t, 4, 200);
+    int fd = nt_connect(httpd_port(t.h), 0);
+    nt_write_all(t.r, fd, "GET / HTTP/1.1\r\nHost:", 21);
+    int64_t t0 = time_mono_ms();
+    char buf[256];
+    nt_read_exact(t.r, fd, buf, 12, 3000);
+    ASSERT(memcmp(buf, "HTTP/1.1 408", 12) == 0);
+    ASSERT_CMP(time_mono_ms() - t0, >=, 150);
+    nt_wait_closed(t.r, fd, 3000);
+    close(fd);
+    ASSERT_EQ(httpd_get_stats(t.h)->timeouts, 1);
+    ASSERT_EQ(t.calls, 0);
+    tsrv_close(&t);
+}
+
+TEST(httpd_drops_slow_readers)
+{
+    struct tsrv t;
+    tsrv_open(&t, 4, 300);
+    t.body_bytes = 8 << 20; /* far more than the socket buffers hold */
+    int fd = nt_connect(httpd_port(t.h), 4096);
+    nt_write_all(t.r, fd, "GET /big HTTP/1.1\r\nHost: a\r\n\r\n", 30);
+    /* never read: the write deadline passes */
+    NT_PUMP_UNTIL(t.r, httpd_get_stats(t.h)->timeouts == 1, 5000);
+    ASSERT_EQ(httpd_get_stats(t.h)->open, 0);
+    close(fd);
+    tsrv_close(&t);
+}
+
+TEST(httpd_caps_connections_with_503)
+{
+    struct tsrv t;
+    tsrv_open(&t, 2, 5000);
+    int a = nt_connect(httpd_port(t.h), 0);
+    int b = nt_connect(httpd_port(t.h), 0);
+    NT_PUMP_UNTIL(t.r, httpd_get_stats(t.h)->open == 2, 2000);
+    int c = nt_connect(httpd_port(t.h), 0);
+    char buf[64];
+    nt_read_exact(t.r, c, buf, 12, 3000);
+    ASSERT(memcmp(buf, "HTTP/1.1 503", 12) == 0);
+    nt_wait_closed(t.r, c, 3000);
+    ASSERT_EQ(httpd_get_stats(t.h)->refused, 1);
+    /* the open ones still work */
+    nt_write_all(t.r, a, "GET /a HTTP/1.0\r\n\r\n", 19);
+    nt_read_exact(t.r, a, buf, 15, 3000);
+    ASSERT(memcmp(buf, "HTTP/1.1 200 OK", 15) == 0);
+    close(a);
+    close(b);
+    close(c);
+    tsrv_close(&t); /* closes b's connection, still waiting for a head */
+}
