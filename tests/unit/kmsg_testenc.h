@@ -12,6 +12,7 @@
 
 #include "base/arena.h"
 #include "kafka/msg.h"
+#include "kafka/msg_producer.h"
 #include "kafka/wire.h"
 
 union kmsg_any_req {
@@ -26,6 +27,7 @@ union kmsg_any_req {
     struct describe_configs_req describe_configs;
     struct alter_configs_req alter_configs;
     struct delete_records_req delete_records;
+    struct init_producer_id_req init_producer_id;
     struct find_coordinator_req find_coordinator;
 };
 
@@ -41,6 +43,7 @@ union kmsg_any_resp {
     struct describe_configs_resp describe_configs;
     struct alter_configs_resp alter_configs;
     struct delete_records_resp delete_records;
+    struct init_producer_id_resp init_producer_id;
     struct find_coordinator_resp find_coordinator;
 };
 
