@@ -60,8 +60,10 @@ TEST(kmsg_init_producer_id_golden_requests)
 
     /* v4 (flexible): compact nullable string "tx" (len+1), timeout, ProducerId, ProducerEpoch,
      * then a tagged-field section with one unknown field (tag 7, 2 bytes) */
+    /* clang-format off */
     static const uint8_t v4[] = {0x03, 't', 'x', I32(60000), I64(1234567890123LL), I16(9),
                                  0x01, 0x07, 0x02, 0xaa, 0xbb};
+    /* clang-format on */
     kr_init(&r, v4, sizeof(v4));
     ASSERT_EQ(kmsg_decode_init_producer_id(&r, 4, &a, &q), 0);
     ASSERT(kstr_eq(q.transactional_id, "tx"));
