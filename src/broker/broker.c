@@ -25,6 +25,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
@@ -61,6 +62,8 @@ static handler_fn handler_for(int16_t key)
         return handle_alter_configs;
     case KAPI_DELETE_RECORDS:
         return handle_delete_records;
+    case KAPI_INIT_PRODUCER_ID:
+        return handle_init_producer_id;
     case KAPI_FIND_COORDINATOR:
         return handle_find_coordinator;
     }
@@ -293,6 +296,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         snprintf(err, errcap, "cannot load topics from %s: %s", cfg->log_dirs, err_str(rc));
         goto out_topics;
     }
+    rc = broker_producers_start(b, err, errcap);
+    if (rc != 0)
+        goto out_topics;
     info->clean = clean;
 
     struct conn_limits lim = {
@@ -318,6 +324,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
 
 out_topics:
     topics_close_all(b);
+    broker_producers_stop(b);
     reactor_del(r, b->flusher_fd);
 out_flusher:
     flusher_stop(b->fl);
@@ -334,6 +341,7 @@ void broker_stop(struct broker *b)
 {
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
+    broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */
     topics_close_all(b);    /* answers parked produces, closes logs */
     flusher_poll(b->fl);

@@ -23,8 +23,10 @@
 #include "net/conn.h"
 #include "net/reactor.h"
 
+struct broker_producers;
 struct catalog;
 struct flusher;
+struct partition_producers;
 struct plog;
 
 #define TOPIC_NAME_MAX 249
@@ -38,6 +40,7 @@ struct partition {
     struct list_node fetch_watchers; /* struct fetch_watch */
     uint64_t records_in;          /* records appended since start (metrics) */
     uint64_t bytes_in;            /* batch bytes appended since start */
+    struct partition_producers *producers; /* idempotent-producer state (broker/producers.h) */
 };
 
 struct topic {
@@ -64,6 +67,7 @@ struct broker {
     struct arena scratch;         /* per-request decode memory, reset after each request */
     struct reactor_timer retention_timer;
     int flusher_fd;
+    struct broker_producers *producers; /* producer ids, expiry (broker/producers.h) */
     uint64_t requests[KAFKA_API_KEY_MAX + 1];
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
@@ -107,6 +111,7 @@ int handle_metadata(struct request *req);
 int handle_produce(struct request *req);
 int handle_fetch(struct request *req);
 int handle_list_offsets(struct request *req);
+int handle_init_producer_id(struct request *req); /* producers.c */
 int handle_create_topics(struct request *req);
 int handle_delete_topics(struct request *req);
 int handle_create_partitions(struct request *req);

@@ -23,6 +23,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
@@ -164,6 +165,10 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
 
     int64_t now = time_wall_ms();
     out->log_append_time_ms = -1;
+    bool duplicate;
+    int16_t ec = producers_before_append(p, &h, now, out, &duplicate);
+    if (ec != KERR_NONE || duplicate)
+        return ec; /* a duplicate is answered with the original's offsets, not appended */
     if (tc->log_append_time) {
         uint8_t *ts = batch + KBATCH_OFF_MAX_TIMESTAMP;
         for (int i = 0; i < 8; i++)
@@ -183,6 +188,7 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
                       p->index, err_str(rc));
         return KERR_KAFKA_STORAGE_ERROR;
     }
+    producers_after_append(p, batch, first, now);
     out->base_offset = first;
     out->log_start_offset = plog_start_offset(p->log);
     p->records_in += (uint64_t)h.records_count;
