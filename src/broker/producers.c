@@ -49,6 +49,7 @@
 #define SNAPSHOT_SUFFIX ".snapshot"
 #define SNAPSHOT_NAME_MAX 40
 #define EXPIRY_CHECK_MAX_MS 600000 /* Kafka's producer.id.expiration.check.interval.ms */
+#define EXPIRY_CHECK_MIN_MS 1000
 
 struct partition_producers {
     struct partition *p;
@@ -453,7 +454,9 @@ int broker_producers_start(struct broker *b, char *err, size_t errcap)
     struct broker_producers *bp = mem_calloc(1, sizeof(*bp));
     bp->b = b;
     bp->ids = pid_allocator_new(src);
-    bp->expiry_interval_ms = MIN(b->cfg->producer_id_expiration_ms, EXPIRY_CHECK_MAX_MS);
+    /* lookups ignore expired producers at once: the sweep only frees their memory */
+    bp->expiry_interval_ms =
+        MAX(MIN(b->cfg->producer_id_expiration_ms, EXPIRY_CHECK_MAX_MS), EXPIRY_CHECK_MIN_MS);
     reactor_timer_init(&bp->expiry_timer, expiry_tick, bp);
     reactor_timer_start(b->r, &bp->expiry_timer, bp->expiry_interval_ms);
     b->producers = bp;
