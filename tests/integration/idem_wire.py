@@ -51,10 +51,18 @@ def ibatch(n, pid, epoch, seq, tag):
     return struct.pack(">qi", 0, len(body)) + body
 
 
+def produce_request_bytes(topic, batch, acks):
+    return kwire.request(0, 7, kwire.produce_v3(topic, 0, batch, acks=acks, version=7))
+
+
 def produce(conn, topic, batch, acks=-1):
-    conn.send(kwire.request(0, 7, kwire.produce_v3(topic, 0, batch, acks=acks, version=7)))
+    conn.send(produce_request_bytes(topic, batch, acks))
     if acks == 0:
         return None
+    return read_produce_response(conn)
+
+
+def read_produce_response(conn):
     frame = conn.recv_frame()
     assert frame is not None
     # Produce v7: per partition index, error, base offset, log append time, log start offset
