@@ -1,9 +1,10 @@
 /* Idempotent producers in the broker (broker/producers.h): InitProducerId and the partition
  * producer state with its snapshot files.
  *
- * Owns, per partition: the table (broker/producer_state.h), an fd of the partition directory,
- * and the sorted offsets of the `<offset %020d>.snapshot` files in it. Per broker: the id
- * allocator and the expiry timer.
+ * Owns, per partition: the table (broker/producer_state.h) and the sorted offsets of the
+ * `<offset %020d>.snapshot` files in the partition directory (opened only while snapshots are
+ * read or written: a partition costs no extra file descriptor). Per broker: the id allocator
+ * and the expiry timer.
  *
  * Invariants:
  *   1. The table holds every tracked batch below the log's LEO (unless broken): it was loaded
@@ -54,7 +55,7 @@
 struct partition_producers {
     struct partition *p;
     struct pstate *table;
-    int dirfd;      /* the partition directory, -1 if it could not be opened */
+    int dirfd;      /* the partition directory while in use (dir_open), else -1 */
     int64_t *snaps; /* offsets of the snapshot files, ascending */
     size_t n_snaps;
     size_t cap_snaps;
@@ -125,6 +126,24 @@ static int list_snapshots(struct partition_producers *pp)
 static const char *dir_of(const struct partition_producers *pp)
 {
     return plog_dir(pp->p->log);
+}
+
+static int dir_open(struct partition_producers *pp)
+{
+    CHECK(pp->dirfd < 0);
+    pp->dirfd = open(dir_of(pp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pp->dirfd >= 0)
+        return 0;
+    int rc = -errno;
+    log_warn("producer_snapshot_dir_unavailable", "dir=%s error=\"%s\"", dir_of(pp), err_str(rc));
+    return rc;
+}
+
+static void dir_close(struct partition_producers *pp)
+{
+    if (pp->dirfd >= 0)
+        close(pp->dirfd);
+    pp->dirfd = -1;
 }
 
 static void remove_snapshot_at(struct partition_producers *pp, size_t i)
@@ -246,10 +265,9 @@ static int rebuild(struct partition_producers *pp)
     int rc = 0;
     pstate_clear(pp->table);
     pp->broken = true;
-    if (pp->dirfd < 0) {
-        pp->dirfd = open(dir_of(pp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        rc = pp->dirfd < 0 ? -errno : list_snapshots(pp);
-    }
+    rc = dir_open(pp);
+    if (rc == 0)
+        rc = list_snapshots(pp);
     if (rc == 0)
         rc = drop_snapshots_above(pp, leo);
     int64_t from = -1;
@@ -271,6 +289,7 @@ static int rebuild(struct partition_producers *pp)
     struct replay r = {pp->table, now, 0};
     if (rc == 0)
         rc = plog_scan_headers(log, from, replay_header, &r);
+    dir_close(pp);
     if (rc != 0) {
         pstate_clear(pp->table);
         log_error("producer_state_rebuild_failed",
@@ -293,8 +312,10 @@ static int rebuild(struct partition_producers *pp)
 static void on_rolled(struct plog *log, int64_t offset, void *data)
 {
     struct partition_producers *pp = data;
-    if (!pp->broken)
+    if (!pp->broken && dir_open(pp) == 0) {
         write_snapshot(pp, offset, false);
+        dir_close(pp);
+    }
 }
 
 static void on_truncated(struct plog *log, int64_t leo, void *data)
@@ -330,10 +351,10 @@ void partition_producers_close(struct partition *p, bool destroy)
     plog_set_hooks(p->log, NULL);
     int64_t leo = plog_end_offset(p->log);
     bool current = pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] == leo;
-    if (!destroy && !pp->broken && !current && !plog_fenced(p->log))
+    if (!destroy && !pp->broken && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
         write_snapshot(pp, leo, true);
-    if (pp->dirfd >= 0)
-        close(pp->dirfd);
+        dir_close(pp);
+    }
     mem_free(pp->snaps);
     pstate_free(pp->table);
     mem_free(pp);
