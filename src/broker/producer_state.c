@@ -153,6 +153,7 @@ void pstate_set_limits(struct pstate *t, const struct pstate_limits *lim)
     CHECK(lim->max_producers >= 1 && lim->expiration_ms >= 1);
     t->lim = *lim;
     evict_beyond(t, (size_t)lim->max_producers);
+    DCHECK((pstate_check_invariants(t), true));
 }
 
 int32_t pstate_last_seq(int32_t first_seq, int32_t last_offset_delta)
@@ -224,6 +225,7 @@ void pstate_update(struct pstate *t, int64_t pid, int16_t epoch, const struct ps
     }
     e->batches[e->n++] = *b;
     e->last_ms = now_ms;
+    DCHECK((pstate_check_invariants(t), true));
 }
 
 int pstate_expire(struct pstate *t, int64_t now_ms)
@@ -238,6 +240,7 @@ int pstate_expire(struct pstate *t, int64_t now_ms)
             n++;
         }
     }
+    DCHECK((pstate_check_invariants(t), true));
     return n;
 }
 

@@ -70,6 +70,13 @@ struct broker_producers {
     int64_t expiry_interval_ms;
 };
 
+/* Invariant 3. */
+__attribute__((unused)) static void producers_check(const struct partition_producers *pp)
+{
+    for (size_t i = 1; i < pp->n_snaps; i++)
+        CHECK(pp->snaps[i - 1] < pp->snaps[i]);
+}
+
 /* ---- snapshot files ---- */
 
 static void snap_name(char *buf, size_t cap, int64_t offset)
@@ -229,6 +236,7 @@ static void write_snapshot(struct partition_producers *pp, int64_t offset, bool 
     }
     while (pp->n_snaps > SNAPSHOTS_KEPT)
         remove_snapshot_at(pp, 0);
+    DCHECK((producers_check(pp), true));
     log_debug("producer_snapshot_written", "dir=%s offset=%" PRId64 " producers=%zu bytes=%zu",
               dir_of(pp), offset, pstate_count(pp->table), len);
 }
