@@ -25,6 +25,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
@@ -61,6 +62,8 @@ static handler_fn handler_for(int16_t key)
         return handle_alter_configs;
     case KAPI_DELETE_RECORDS:
         return handle_delete_records;
+    case KAPI_INIT_PRODUCER_ID:
+        return handle_init_producer_id;
     case KAPI_FIND_COORDINATOR:
         return handle_find_coordinator;
     case KAPI_JOIN_GROUP:
@@ -361,6 +364,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         snprintf(err, errcap, "cannot load topics from %s: %s", cfg->log_dirs, err_str(rc));
         goto out_topics;
     }
+    rc = broker_producers_start(b, err, errcap);
+    if (rc != 0)
+        goto out_topics;
     info->clean = clean;
     rc = groups_start(b, err, errcap);
     if (rc != 0)
@@ -394,6 +400,7 @@ out_groups:
     groups_stop(b);
 out_topics:
     topics_close_all(b);
+    broker_producers_stop(b);
     reactor_del(r, b->flusher_fd);
 out_flusher:
     flusher_stop(b->fl);
@@ -411,6 +418,7 @@ void broker_stop(struct broker *b)
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
     reactor_timer_stop(b->r, &b->flush_timer);
+    broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */

@@ -24,9 +24,11 @@
 #include "net/conn.h"
 #include "net/reactor.h"
 
+struct broker_producers;
 struct catalog;
 struct coordinator;
 struct flusher;
+struct partition_producers;
 struct plog;
 
 #define TOPIC_NAME_MAX 249
@@ -43,6 +45,7 @@ struct partition {
     int64_t last_flush_ms;        /* monotonic time of the last flush request */
     uint64_t records_in;          /* records appended since start (metrics) */
     uint64_t bytes_in;            /* batch bytes appended since start */
+    struct partition_producers *producers; /* idempotent-producer state (broker/producers.h) */
 };
 
 struct topic {
@@ -72,6 +75,7 @@ struct broker {
     int64_t flush_tick_ms;        /* its period, 0 when off */
     int flusher_fd;
     struct kreq_stats req_stats;  /* per-API requests, errors, latency (metrics.h) */
+    struct broker_producers *producers; /* producer ids, expiry (broker/producers.h) */
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
     struct coordinator *groups;   /* consumer groups (groups.c) */
@@ -119,6 +123,7 @@ int handle_metadata(struct request *req);
 int handle_produce(struct request *req);
 int handle_fetch(struct request *req);
 int handle_list_offsets(struct request *req);
+int handle_init_producer_id(struct request *req); /* producers.c */
 int handle_create_topics(struct request *req);
 int handle_delete_topics(struct request *req);
 int handle_create_partitions(struct request *req);

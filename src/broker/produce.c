@@ -31,6 +31,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
@@ -152,10 +153,14 @@ void produce_fail_waiters(struct partition *p, int16_t error_code)
     }
 }
 
-/* Validates and appends one partition's batch. Returns a Kafka error code. */
+/* Validates and appends one partition's batch. Returns a Kafka error code; *duplicate tells
+ * that the batch was an idempotent producer's resend, answered with the original's offsets
+ * and not appended. */
 static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
-                          int16_t version, int16_t acks, struct produce_resp_partition *out)
+                          int16_t version, int16_t acks, struct produce_resp_partition *out,
+                          bool *duplicate)
 {
+    *duplicate = false;
     struct broker *b = req->b;
     const struct topic_config *tc = &p->topic->cfg;
     if (records.len < KBATCH_HEADER_SIZE)
@@ -192,6 +197,9 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
 
     int64_t now = time_wall_ms();
     out->log_append_time_ms = -1;
+    int16_t ec = producers_before_append(p, &h, now, out, duplicate);
+    if (ec != KERR_NONE || *duplicate)
+        return ec;
     if (tc->log_append_time) {
         uint8_t *ts = batch + KBATCH_OFF_MAX_TIMESTAMP;
         for (int i = 0; i < 8; i++)
@@ -211,6 +219,7 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
                       p->index, err_str(rc));
         return KERR_KAFKA_STORAGE_ERROR;
     }
+    producers_after_append(p, batch, first, now);
     out->base_offset = first;
     out->log_start_offset = plog_start_offset(p->log);
     p->records_in += (uint64_t)h.records_count;
@@ -273,6 +282,7 @@ int handle_produce(struct request *req)
             out->log_append_time_ms = -1;
             out->log_start_offset = -1;
             int16_t ec;
+            bool dup = false;
             struct partition *p = NULL;
             if (v < 3)
                 ec = KERR_UNSUPPORTED_VERSION;
@@ -285,7 +295,7 @@ int handle_produce(struct request *req)
             else if (t->internal)
                 ec = KERR_INVALID_TOPIC_EXCEPTION; /* only the broker writes __consumer_offsets */
             else
-                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out);
+                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out, &dup);
             out->error_code = ec;
             if (ec != KERR_NONE) {
                 any_error = true;
@@ -296,8 +306,10 @@ int handle_produce(struct request *req)
                 struct acks_wait *w = &op->waits[op->n_waits++];
                 w->op = op;
                 w->done = produce_wait_done;
-                w->base_offset = out->base_offset;
                 w->end_offset = plog_end_offset(p->log);
+                /* a duplicate waits for everything appended so far to be durable (its
+                 * original included) but hides nothing of its own */
+                w->base_offset = dup ? w->end_offset : out->base_offset;
                 w->result = out;
                 list_push_back(&p->acks_waiters, &w->node);
                 op->pending++;

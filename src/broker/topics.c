@@ -20,6 +20,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
 #include "storage/plog.h"
@@ -95,6 +96,7 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     list_init(&p->acks_waiters);
     list_init(&p->fetch_watchers);
     plog_set_flush_cb(log, flush_cb, p);
+    partition_producers_open(b, p);
     *out = p;
     return 0;
 }
@@ -103,6 +105,7 @@ static void partition_close(struct broker *b, struct partition *p, bool destroy)
 {
     produce_fail_waiters(p, destroy ? KERR_UNKNOWN_TOPIC_OR_PARTITION : KERR_REQUEST_TIMED_OUT);
     fetch_wake_all(p);
+    partition_producers_close(p, destroy);
     if (destroy) {
         int rc = plog_destroy(p->log);
         if (rc != 0)

@@ -32,6 +32,7 @@
     X(CREATE_TOPICS, 19, "CreateTopics", 2, 4, 5)                                                  \
     X(DELETE_TOPICS, 20, "DeleteTopics", 1, 4, 4)                                                  \
     X(DELETE_RECORDS, 21, "DeleteRecords", 0, 1, 2)                                                \
+    X(INIT_PRODUCER_ID, 22, "InitProducerId", 0, 4, 2) /* v0: librdkafka idempotence needs it */ \
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 2, 4)                                            \
     X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 1, 2)                                                  \
     X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \

@@ -95,6 +95,7 @@ struct plog {
     int64_t rp_written_ms;      /* monotonic time of that write */
     plog_flush_cb cb;
     void *cb_data;
+    struct plog_hooks hooks;    /* derived-state hooks (plog_set_hooks); zeroed: none */
     struct flush_req req;
 };
 
@@ -881,6 +882,8 @@ static int roll(struct plog *log)
     old->index_tick = ++log->tick;
     evict_indexes(log);
     log_debug("segment_rolled", "dir=%s base_offset=%" PRId64, log->dir, seg->base);
+    if (log->hooks.rolled)
+        log->hooks.rolled(log, seg->base, log->hooks.data);
     /* flush the sealed segment in the background (as Kafka does at roll): it lets the
      * recovery point advance even when no producer asks for durability */
     if (log->req.fl)
@@ -1195,6 +1198,8 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
     }
     log_info("log_truncated_suffix", "dir=%s offset=%" PRId64 " log_end=%" PRId64, log->dir,
              offset, leo(log));
+    if (log->hooks.truncated)
+        log->hooks.truncated(log, leo(log), log->hooks.data);
     DCHECK((plog_check(log), true));
     return 0;
 }
@@ -1265,4 +1270,55 @@ int plog_apply_retention(struct plog *log, int64_t now_ms)
         after_front_delete(log);
     DCHECK((plog_check(log), true));
     return deleted;
+}
+
+/* ---- derived state: hooks and header scans ---- */
+
+void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks)
+{
+    log->hooks = hooks ? *hooks : (struct plog_hooks){0};
+}
+
+int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *data)
+{
+    from = MAX(from, log->log_start);
+    if (from >= leo(log))
+        return 0;
+    uint8_t *buf = mem_alloc(SEGMENT_SCAN_BUF);
+    int rc = 0;
+    for (size_t i = find_segment(log, from); i < log->n_segs && rc == 0; i++) {
+        struct segment *seg = log->segs[i];
+        if (seg->size == 0 || seg->end <= from)
+            continue;
+        int64_t pos = 0;
+        if (from > seg->base) {
+            struct batch_info b;
+            int slot;
+            int found = locate(log, seg, from, &b, &slot);
+            if (found < 0) {
+                rc = found;
+                break;
+            }
+            if (found == 0)
+                continue;
+            pos = b.pos;
+        }
+        struct batch_scanner s;
+        scanner_init(&s, seg->file->fd, pos, seg->size, buf, SEGMENT_SCAN_BUF);
+        for (;;) {
+            struct batch_info b;
+            const char *why;
+            rc = scanner_next(&s, &b, &why);
+            if (rc <= 0)
+                break;
+            /* the header just read is still in the scanner's buffer */
+            rc = fn(s.buf + (b.pos - s.buf_pos), b.size, data);
+            if (rc != 0)
+                break;
+        }
+        if (rc == -ERR_SHORT)
+            rc = -ERR_CORRUPT;
+    }
+    mem_free(buf);
+    return rc;
 }

@@ -172,4 +172,30 @@ typedef void (*plog_flush_cb)(struct plog *log, int64_t durable_offset, int rc, 
 void plog_set_flush_cb(struct plog *log, plog_flush_cb cb, void *data);
 void plog_flush(struct plog *log);
 
+/* Hooks for state derived from the log's batches (the broker's producer state, which keeps
+ * snapshots named by offset next to the segments). Both run on the reactor thread, from inside
+ * the plog call named; they may read the log (plog_scan_headers) but must not append, truncate
+ * or close it.
+ *   rolled(log, offset): a new segment starts at offset = LEO; every batch below it is in
+ *     sealed segments. Runs in plog_append (before the batch that caused the roll is written)
+ *     and plog_maybe_roll.
+ *   truncated(log, leo): plog_truncate_suffix removed every batch at and above leo (the new
+ *     LEO). Not called when the truncation was a no-op or failed. */
+struct plog_hooks {
+    void (*rolled)(struct plog *log, int64_t offset, void *data);
+    void (*truncated)(struct plog *log, int64_t leo, void *data);
+    void *data;
+};
+/* Installs hooks (copied; NULL removes them). */
+void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks);
+
+/* Calls fn(header, size, data) for every batch whose last offset is >= from (clamped to log
+ * start), in offset order up to LEO: header is the batch's first KBATCH_HEADER_SIZE bytes as
+ * stored (valid during the call only), size its total length. Reads headers only (no CRC check:
+ * open already validated whatever it did not trust). Stops at the first nonzero return of fn
+ * and returns it; otherwise returns 0, or -ERR_CORRUPT / -errno when the headers cannot be read
+ * or do not chain. */
+typedef int (*plog_header_fn)(const uint8_t *header, int64_t size, void *data);
+int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *data);
+
 #endif

@@ -219,6 +219,13 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
         }
         break;
     }
+    case KAPI_INIT_PRODUCER_ID:
+        str_eq(x->init_producer_id.transactional_id, y->init_producer_id.transactional_id);
+        ASSERT_EQ(x->init_producer_id.transaction_timeout_ms,
+                  y->init_producer_id.transaction_timeout_ms);
+        ASSERT_EQ(x->init_producer_id.producer_id, y->init_producer_id.producer_id);
+        ASSERT_EQ(x->init_producer_id.producer_epoch, y->init_producer_id.producer_epoch);
+        break;
     case KAPI_FIND_COORDINATOR:
         str_eq(x->find_coordinator.key, y->find_coordinator.key);
         ASSERT_EQ(x->find_coordinator.key_type, y->find_coordinator.key_type);
@@ -448,6 +455,14 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_INIT_PRODUCER_ID: {
+        const struct init_producer_id_resp *a = &x->init_producer_id, *b = &y->init_producer_id;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->producer_id, b->producer_id);
+        ASSERT_EQ(a->producer_epoch, b->producer_epoch);
+        break;
+    }
     case KAPI_FIND_COORDINATOR: {
         const struct find_coordinator_resp *a = &x->find_coordinator, *b = &y->find_coordinator;
         ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
@@ -551,8 +566,8 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
         }
     /* ApiVersions v3, FindCoordinator v3, DeleteTopics v4; JoinGroup v6-7, SyncGroup v4-5,
      * Heartbeat v4, LeaveGroup v4, OffsetCommit v8, OffsetFetch v6-7, ListGroups v3-4,
-     * DeleteGroups v2 */
-    ASSERT_EQ(flexible, 15);
+     * DeleteGroups v2; InitProducerId v2-4 */
+    ASSERT_EQ(flexible, 18);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

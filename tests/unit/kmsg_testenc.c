@@ -341,6 +341,18 @@ static void enc_delete_records(struct kwriter *w, int16_t v, bool f,
     t_tags(w, f);
 }
 
+static void enc_init_producer_id(struct kwriter *w, int16_t v, bool f,
+                                 const struct init_producer_id_req *q)
+{
+    t_str(w, f, q->transactional_id);
+    kw_i32(w, q->transaction_timeout_ms);
+    if (v >= 3) {
+        kw_i64(w, q->producer_id);
+        kw_i16(w, q->producer_epoch);
+    }
+    t_tags(w, f);
+}
+
 static void enc_find_coordinator(struct kwriter *w, int16_t v, bool f,
                                  const struct find_coordinator_req *q)
 {
@@ -387,6 +399,9 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_DELETE_RECORDS:
         enc_delete_records(w, v, f, &q->delete_records);
         break;
+    case KAPI_INIT_PRODUCER_ID:
+        enc_init_producer_id(w, v, f, &q->init_producer_id);
+        break;
     case KAPI_FIND_COORDINATOR:
         enc_find_coordinator(w, v, f, &q->find_coordinator);
         break;
@@ -421,6 +436,8 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_alter_configs(r, v, a, &q->alter_configs);
     case KAPI_DELETE_RECORDS:
         return kmsg_decode_delete_records(r, v, a, &q->delete_records);
+    case KAPI_INIT_PRODUCER_ID:
+        return kmsg_decode_init_producer_id(r, v, a, &q->init_producer_id);
     case KAPI_FIND_COORDINATOR:
         return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
     default: {
@@ -687,6 +704,16 @@ static void sample_delete_records(int16_t v, int var, struct arena *a, struct de
     q->topics[0].partitions[1] = (struct delete_records_req_partition){1, -1};
 }
 
+/* Variant 0: a KIP-360 re-init of an idempotent producer (v3+); 1: a transactional id. */
+static void sample_init_producer_id(int16_t v, int var, struct init_producer_id_req *q)
+{
+    *q = (struct init_producer_id_req){var ? S("txn-1") : KSTR_NULL, var ? 60000 : -1, -1, -1};
+    if (v >= 3 && !var) {
+        q->producer_id = 4321;
+        q->producer_epoch = 7;
+    }
+}
+
 static void sample_find_coordinator(int16_t v, int var, struct find_coordinator_req *q)
 {
     *q = (struct find_coordinator_req){var ? S("") : S("group-1"), 0};
@@ -730,6 +757,9 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         return true;
     case KAPI_DELETE_RECORDS:
         sample_delete_records(v, var, a, &q->delete_records);
+        return true;
+    case KAPI_INIT_PRODUCER_ID:
+        sample_init_producer_id(v, var, &q->init_producer_id);
         return true;
     case KAPI_FIND_COORDINATOR:
         sample_find_coordinator(v, var, &q->find_coordinator);
@@ -1000,6 +1030,14 @@ static void sresp_delete_records(int16_t v, int var, struct arena *a, struct del
     p->topics[0].partitions[1] = (struct delete_records_resp_partition){1, -1, 3};
 }
 
+static void sresp_init_producer_id(int16_t v, int var, struct init_producer_id_resp *p)
+{
+    if (var)
+        *p = (struct init_producer_id_resp){0, 16, -1, -1}; /* NOT_COORDINATOR */
+    else
+        *p = (struct init_producer_id_resp){3, 0, (int64_t)1 << 40, 32766};
+}
+
 static void sresp_find_coordinator(int16_t v, int var, struct find_coordinator_resp *p)
 {
     *p = (struct find_coordinator_resp){0, 0, KSTR_NULL, 1, S("localhost"), 9092};
@@ -1051,6 +1089,9 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
     case KAPI_DELETE_RECORDS:
         sresp_delete_records(v, var, a, &p->delete_records);
         return true;
+    case KAPI_INIT_PRODUCER_ID:
+        sresp_init_producer_id(v, var, &p->init_producer_id);
+        return true;
     case KAPI_FIND_COORDINATOR:
         sresp_find_coordinator(v, var, &p->find_coordinator);
         return true;
@@ -1094,6 +1135,9 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_DELETE_RECORDS:
         kmsg_encode_delete_records(w, v, &p->delete_records);
+        break;
+    case KAPI_INIT_PRODUCER_ID:
+        kmsg_encode_init_producer_id(w, v, &p->init_producer_id);
         break;
     case KAPI_FIND_COORDINATOR:
         kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
@@ -1418,6 +1462,16 @@ static void dec_delete_records(struct kreader *r, int16_t v, bool f, struct aren
     d_tags(r, f);
 }
 
+static void dec_init_producer_id(struct kreader *r, int16_t v, bool f,
+                                 struct init_producer_id_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->producer_id = kr_i64(r);
+    p->producer_epoch = kr_i16(r);
+    d_tags(r, f);
+}
+
 static void dec_find_coordinator(struct kreader *r, int16_t v, bool f,
                                  struct find_coordinator_resp *p)
 {
@@ -1468,6 +1522,9 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         break;
     case KAPI_DELETE_RECORDS:
         dec_delete_records(r, v, f, a, &p->delete_records);
+        break;
+    case KAPI_INIT_PRODUCER_ID:
+        dec_init_producer_id(r, v, f, &p->init_producer_id);
         break;
     case KAPI_FIND_COORDINATOR:
         dec_find_coordinator(r, v, f, &p->find_coordinator);

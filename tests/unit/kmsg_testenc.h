@@ -13,6 +13,7 @@
 #include "base/arena.h"
 #include "kafka/msg.h"
 #include "kafka/msg_group.h"
+#include "kafka/msg_producer.h"
 #include "kafka/wire.h"
 
 union kmsg_any_req {
@@ -27,6 +28,7 @@ union kmsg_any_req {
     struct describe_configs_req describe_configs;
     struct alter_configs_req alter_configs;
     struct delete_records_req delete_records;
+    struct init_producer_id_req init_producer_id;
     struct find_coordinator_req find_coordinator;
     struct join_group_req join_group;
     struct sync_group_req sync_group;
@@ -52,6 +54,7 @@ union kmsg_any_resp {
     struct describe_configs_resp describe_configs;
     struct alter_configs_resp alter_configs;
     struct delete_records_resp delete_records;
+    struct init_producer_id_resp init_producer_id;
     struct find_coordinator_resp find_coordinator;
     struct join_group_resp join_group;
     struct sync_group_resp sync_group;

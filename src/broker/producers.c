@@ -1,0 +1,561 @@
+/* Idempotent producers in the broker (broker/producers.h): InitProducerId and the partition
+ * producer state with its snapshot files.
+ *
+ * Owns, per partition: the table (broker/producer_state.h) and the sorted offsets of the
+ * `<offset %020d>.snapshot` files in the partition directory (opened only while snapshots are
+ * read or written: a partition costs no extra file descriptor). Per broker: the id allocator
+ * and the expiry timer.
+ *
+ * Invariants:
+ *   1. The table holds every tracked batch below the log's LEO (unless broken): it was loaded
+ *      from a snapshot at some offset X <= LEO and every batch header in [max(X, log start),
+ *      LEO) was replayed into it, and each append since was recorded.
+ *   2. No snapshot file above LEO survives a rebuild, and its deletion is durable (directory
+ *      fsync) before new batches can land at those offsets: a stale snapshot must never be
+ *      loaded for a log that was rewritten below it.
+ *   3. snaps[] lists exactly the snapshot files this module knows of, ascending; at most
+ *      SNAPSHOTS_KEPT stay after a write.
+ *
+ * Snapshot writes at roll are not fsynced (the reactor must not wait on the disk for a
+ * convenience file): after a power cut a snapshot may be missing or torn, which costs only a
+ * longer scan (the CRC rejects a torn one; invariant 2 covers one that survived while the log
+ * below it was lost). The closing snapshot is fsynced. */
+#include "broker/producers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "broker/producer_ids.h"
+#include "broker/producer_state.h"
+#include "kafka/batch.h"
+#include "kafka/errors.h"
+#include "kafka/msg_producer.h"
+#include "storage/catalog.h"
+#include "storage/io.h"
+#include "storage/plog.h"
+
+#define SNAPSHOT_SUFFIX ".snapshot"
+#define SNAPSHOT_NAME_MAX 40
+#define EXPIRY_CHECK_MAX_MS 600000 /* Kafka's producer.id.expiration.check.interval.ms */
+#define EXPIRY_CHECK_MIN_MS 1000
+
+struct partition_producers {
+    struct partition *p;
+    struct pstate *table;
+    int dirfd;      /* the partition directory while in use (dir_open), else -1 */
+    int64_t *snaps; /* offsets of the snapshot files, ascending */
+    size_t n_snaps;
+    size_t cap_snaps;
+    bool broken; /* the last rebuild failed: the table is empty and must not be trusted */
+    struct producers_stats last; /* of the last rebuild */
+};
+
+struct broker_producers {
+    struct broker *b;
+    struct pid_allocator *ids;
+    struct reactor_timer expiry_timer;
+    int64_t expiry_interval_ms;
+};
+
+/* Invariant 3. */
+__attribute__((unused)) static void producers_check(const struct partition_producers *pp)
+{
+    for (size_t i = 1; i < pp->n_snaps; i++)
+        CHECK(pp->snaps[i - 1] < pp->snaps[i]);
+}
+
+/* ---- snapshot files ---- */
+
+static void snap_name(char *buf, size_t cap, int64_t offset)
+{
+    snprintf(buf, cap, "%020" PRId64 SNAPSHOT_SUFFIX, offset);
+}
+
+static bool parse_snap_name(const char *name, int64_t *offset)
+{
+    if (strlen(name) != 20 + strlen(SNAPSHOT_SUFFIX) || strcmp(name + 20, SNAPSHOT_SUFFIX) != 0)
+        return false;
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (name[i] - '0');
+    }
+    *offset = v;
+    return true;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int list_snapshots(struct partition_producers *pp)
+{
+    pp->n_snaps = 0;
+    int fd = openat(pp->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        int64_t off;
+        if (!parse_snap_name(de->d_name, &off))
+            continue;
+        MEM_GROW(pp->snaps, pp->cap_snaps, pp->n_snaps + 1);
+        pp->snaps[pp->n_snaps++] = off;
+    }
+    closedir(d);
+    if (pp->n_snaps > 1)
+        qsort(pp->snaps, pp->n_snaps, sizeof(*pp->snaps), cmp_i64);
+    return 0;
+}
+
+static const char *dir_of(const struct partition_producers *pp)
+{
+    return plog_dir(pp->p->log);
+}
+
+static int dir_open(struct partition_producers *pp)
+{
+    CHECK(pp->dirfd < 0);
+    pp->dirfd = open(dir_of(pp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pp->dirfd >= 0)
+        return 0;
+    int rc = -errno;
+    log_warn("producer_snapshot_dir_unavailable", "dir=%s error=\"%s\"", dir_of(pp), err_str(rc));
+    return rc;
+}
+
+static void dir_close(struct partition_producers *pp)
+{
+    if (pp->dirfd >= 0)
+        close(pp->dirfd);
+    pp->dirfd = -1;
+}
+
+static void remove_snapshot_at(struct partition_producers *pp, size_t i)
+{
+    char name[SNAPSHOT_NAME_MAX];
+    snap_name(name, sizeof(name), pp->snaps[i]);
+    int rc = io_unlink(pp->dirfd, name);
+    if (rc != 0)
+        log_warn("producer_snapshot_unlink_failed", "dir=%s file=%s error=\"%s\"", dir_of(pp), name,
+                 err_str(rc));
+    memmove(pp->snaps + i, pp->snaps + i + 1, (pp->n_snaps - i - 1) * sizeof(*pp->snaps));
+    pp->n_snaps--;
+}
+
+/* Invariant 2: deletes the snapshots above leo, durably. */
+static int drop_snapshots_above(struct partition_producers *pp, int64_t leo)
+{
+    bool dropped = false;
+    while (pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] > leo) {
+        remove_snapshot_at(pp, pp->n_snaps - 1);
+        dropped = true;
+    }
+    return dropped ? io_fsync_dir(pp->dirfd) : 0;
+}
+
+static int load_snapshot(struct partition_producers *pp, int64_t offset, int64_t now_ms)
+{
+    char name[SNAPSHOT_NAME_MAX];
+    snap_name(name, sizeof(name), offset);
+    int fd = openat(pp->dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : 0;
+    size_t max = PSTATE_HEADER_BYTES + (size_t)PSTATE_SNAPSHOT_MAX_ENTRIES * PSTATE_ENTRY_BYTES + 4;
+    if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > max))
+        rc = -ERR_CORRUPT;
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    size_t len = (size_t)st.st_size;
+    uint8_t *buf = mem_alloc(len ? len : 1);
+    ssize_t got = io_pread_full(fd, buf, len, 0);
+    close(fd);
+    int64_t snap_offset = -1;
+    if (got < 0)
+        rc = (int)got;
+    else if ((size_t)got != len)
+        rc = -ERR_CORRUPT;
+    else
+        rc = pstate_decode(pp->table, buf, len, now_ms, &snap_offset);
+    if (rc == 0 && snap_offset != offset) {
+        pstate_clear(pp->table);
+        rc = -ERR_CORRUPT; /* a file renamed by hand, or not ours */
+    }
+    mem_free(buf);
+    return rc;
+}
+
+/* Writes the table as the snapshot at offset; keeps the newest SNAPSHOTS_KEPT. */
+static void write_snapshot(struct partition_producers *pp, int64_t offset, bool sync)
+{
+    char name[SNAPSHOT_NAME_MAX];
+    snap_name(name, sizeof(name), offset);
+    size_t len;
+    uint8_t *buf = pstate_encode(pp->table, offset, time_wall_ms(), &len);
+    int rc = io_write_file_atomic(pp->dirfd, name, buf, len, sync);
+    mem_free(buf);
+    if (rc != 0) {
+        log_warn("producer_snapshot_write_failed", "dir=%s file=%s error=\"%s\"", dir_of(pp), name,
+                 err_str(rc));
+        return;
+    }
+    size_t i = pp->n_snaps;
+    while (i > 0 && pp->snaps[i - 1] > offset)
+        i--;
+    if (i == 0 || pp->snaps[i - 1] != offset) {
+        MEM_GROW(pp->snaps, pp->cap_snaps, pp->n_snaps + 1);
+        memmove(pp->snaps + i + 1, pp->snaps + i, (pp->n_snaps - i) * sizeof(*pp->snaps));
+        pp->snaps[i] = offset;
+        pp->n_snaps++;
+    }
+    while (pp->n_snaps > SNAPSHOTS_KEPT)
+        remove_snapshot_at(pp, 0);
+    DCHECK((producers_check(pp), true));
+    log_debug("producer_snapshot_written", "dir=%s offset=%" PRId64 " producers=%zu bytes=%zu",
+              dir_of(pp), offset, pstate_count(pp->table), len);
+}
+
+/* ---- rebuilding from the log ---- */
+
+struct replay {
+    struct pstate *table;
+    int64_t now_ms;
+    int64_t batches; /* tracked batches replayed */
+};
+
+static int replay_header(const uint8_t *hdr, int64_t size, void *data)
+{
+    struct replay *r = data;
+    struct kbatch_header h;
+    kbatch_parse_header(hdr, &h);
+    /* batches written before the broker checked producers may carry anything */
+    if (!pstate_tracks(&h) || h.producer_epoch < 0 || h.base_sequence < 0)
+        return 0;
+    struct pstate_batch b;
+    pstate_batch_of(&h, h.base_offset, &b);
+    pstate_update(r->table, h.producer_id, h.producer_epoch, &b, r->now_ms);
+    r->batches++;
+    return 0;
+}
+
+/* Invariant 1, from scratch: newest valid snapshot at or below LEO, then the log after it. */
+static int rebuild(struct partition_producers *pp)
+{
+    struct plog *log = pp->p->log;
+    int64_t t0 = time_mono_ms(), now = time_wall_ms();
+    int64_t leo = plog_end_offset(log);
+    int rc = 0;
+    pstate_clear(pp->table);
+    pp->broken = true;
+    rc = dir_open(pp);
+    if (rc == 0)
+        rc = list_snapshots(pp);
+    if (rc == 0)
+        rc = drop_snapshots_above(pp, leo);
+    int64_t from = -1;
+    int invalid = 0;
+    while (rc == 0 && pp->n_snaps > 0) {
+        int64_t off = pp->snaps[pp->n_snaps - 1];
+        int lrc = load_snapshot(pp, off, now);
+        if (lrc == 0) {
+            from = off;
+            break;
+        }
+        log_warn("producer_snapshot_invalid", "dir=%s offset=%" PRId64 " error=\"%s\" action=%s",
+                 dir_of(pp), off, err_str(lrc), pp->n_snaps > 1 ? "use_previous" : "scan_log");
+        remove_snapshot_at(pp, pp->n_snaps - 1);
+        invalid++;
+    }
+    int64_t snap = from;
+    from = MAX(from, plog_start_offset(log));
+    struct replay r = {pp->table, now, 0};
+    if (rc == 0)
+        rc = plog_scan_headers(log, from, replay_header, &r);
+    dir_close(pp);
+    if (rc != 0) {
+        pstate_clear(pp->table);
+        log_error("producer_state_rebuild_failed",
+                  "dir=%s error=\"%s\" action=refuse_idempotent_produce", dir_of(pp), err_str(rc));
+        return rc;
+    }
+    pp->broken = false;
+    pp->last = (struct producers_stats){snap, from, r.batches, invalid, 0, false};
+    if (r.batches > 0 || invalid > 0 || from < leo)
+        log_info("producer_state_loaded",
+                 "dir=%s snapshot_offset=%" PRId64 " scanned_from=%" PRId64 " log_end=%" PRId64
+                 " batches_replayed=%" PRId64 " producers=%zu invalid_snapshots=%d ms=%" PRId64,
+                 dir_of(pp), snap, from, leo, r.batches, pstate_count(pp->table), invalid,
+                 time_mono_ms() - t0);
+    return 0;
+}
+
+/* ---- plog hooks ---- */
+
+static void on_rolled(struct plog *log, int64_t offset, void *data)
+{
+    struct partition_producers *pp = data;
+    if (!pp->broken && dir_open(pp) == 0) {
+        write_snapshot(pp, offset, false);
+        dir_close(pp);
+    }
+}
+
+static void on_truncated(struct plog *log, int64_t leo, void *data)
+{
+    (void)rebuild(data);
+}
+
+/* ---- partition lifecycle ---- */
+
+static struct pstate_limits limits_of(const struct broker_config *cfg)
+{
+    return (struct pstate_limits){cfg->producer_state_max_producers,
+                                  cfg->producer_id_expiration_ms};
+}
+
+void partition_producers_open(struct broker *b, struct partition *p)
+{
+    struct partition_producers *pp = mem_calloc(1, sizeof(*pp));
+    struct pstate_limits lim = limits_of(b->cfg);
+    pp->p = p;
+    pp->table = pstate_new(&lim);
+    pp->dirfd = -1;
+    p->producers = pp;
+    (void)rebuild(pp);
+    plog_set_hooks(p->log, &(struct plog_hooks){on_rolled, on_truncated, pp});
+}
+
+void partition_producers_close(struct partition *p, bool destroy)
+{
+    struct partition_producers *pp = p->producers;
+    if (!pp)
+        return;
+    plog_set_hooks(p->log, NULL);
+    int64_t leo = plog_end_offset(p->log);
+    bool current = pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] == leo;
+    if (!destroy && !pp->broken && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
+        write_snapshot(pp, leo, true);
+        dir_close(pp);
+    }
+    mem_free(pp->snaps);
+    pstate_free(pp->table);
+    mem_free(pp);
+    p->producers = NULL;
+}
+
+struct pstate *partition_producers_table(struct partition *p)
+{
+    return p->producers->table;
+}
+
+void partition_producers_stats(struct partition *p, struct producers_stats *out)
+{
+    const struct partition_producers *pp = p->producers;
+    *out = pp->last;
+    out->snapshots = (int)pp->n_snaps;
+    out->broken = pp->broken;
+}
+
+/* ---- the produce path ---- */
+
+int16_t producers_before_append(struct partition *p, const struct kbatch_header *h, int64_t now_ms,
+                                struct produce_resp_partition *out, bool *duplicate)
+{
+    *duplicate = false;
+    if (!pstate_tracks(h))
+        return KERR_NONE;
+    if (h->producer_epoch < 0 || h->base_sequence < 0)
+        return KERR_INVALID_RECORD; /* as Kafka's LogValidator: a producer id needs both */
+    struct partition_producers *pp = p->producers;
+    if (pp->broken && rebuild(pp) != 0)
+        return KERR_KAFKA_STORAGE_ERROR;
+    struct pstate_batch dup;
+    int32_t last_seq = pstate_last_seq(h->base_sequence, h->last_offset_delta);
+    enum pstate_verdict v = pstate_check(pp->table, h->producer_id, h->producer_epoch,
+                                         h->base_sequence, last_seq, now_ms, &dup);
+    switch (v) {
+    case PSTATE_APPEND:
+        return KERR_NONE;
+    case PSTATE_DUPLICATE:
+        *duplicate = true;
+        out->base_offset = dup.first_offset;
+        out->log_append_time_ms = p->topic->cfg.log_append_time ? dup.timestamp : -1;
+        out->log_start_offset = plog_start_offset(p->log);
+        log_debug("produce_duplicate",
+                  "topic=%s partition=%d producer_id=%" PRId64 " epoch=%d seq=%d..%d "
+                  "offset=%" PRId64,
+                  p->topic->name, p->index, h->producer_id, h->producer_epoch, h->base_sequence,
+                  last_seq, dup.first_offset);
+        return KERR_NONE;
+    case PSTATE_OUT_OF_ORDER:
+    case PSTATE_STALE_EPOCH:
+        break;
+    }
+    int16_t cur_epoch = -1;
+    struct pstate_batch kept[PSTATE_BATCHES];
+    int n = 0;
+    pstate_get(pp->table, h->producer_id, &cur_epoch, kept, &n, NULL);
+    log_info("produce_rejected",
+             "topic=%s partition=%d producer_id=%" PRId64 " epoch=%d seq=%d..%d reason=%s "
+             "current_epoch=%d last_seq=%d",
+             p->topic->name, p->index, h->producer_id, h->producer_epoch, h->base_sequence,
+             last_seq, v == PSTATE_STALE_EPOCH ? "stale_epoch" : "out_of_order_sequence", cur_epoch,
+             n > 0 ? kept[n - 1].last_seq : -1);
+    return v == PSTATE_STALE_EPOCH ? KERR_INVALID_PRODUCER_EPOCH
+                                   : KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
+}
+
+void producers_after_append(struct partition *p, const uint8_t *batch, int64_t base_offset,
+                            int64_t now_ms)
+{
+    struct kbatch_header h;
+    kbatch_parse_header(batch, &h);
+    if (!pstate_tracks(&h))
+        return;
+    struct pstate_batch b;
+    pstate_batch_of(&h, base_offset, &b);
+    pstate_update(p->producers->table, h.producer_id, h.producer_epoch, &b, now_ms);
+}
+
+/* ---- broker level: ids and expiry ---- */
+
+static void expiry_tick(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker_producers *bp = data;
+    int64_t now = time_wall_ms();
+    int expired = 0;
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&bp->b->topics, &it, &k, &v)) {
+        struct topic *tp = v;
+        for (int32_t i = 0; i < tp->n_parts; i++)
+            if (tp->parts[i]->producers)
+                expired += pstate_expire(tp->parts[i]->producers->table, now);
+    }
+    if (expired > 0)
+        log_info("producers_expired", "count=%d", expired);
+    reactor_timer_start(r, t, bp->expiry_interval_ms);
+}
+
+int broker_producers_start(struct broker *b, char *err, size_t errcap)
+{
+    int64_t floor = 0;
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *tp = v;
+        for (int32_t i = 0; i < tp->n_parts; i++)
+            if (tp->parts[i]->producers)
+                floor = MAX(floor, pstate_max_pid(tp->parts[i]->producers->table) + 1);
+    }
+    struct pid_source *src;
+    int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
+    if (rc != 0)
+        return rc;
+    struct broker_producers *bp = mem_calloc(1, sizeof(*bp));
+    bp->b = b;
+    bp->ids = pid_allocator_new(src);
+    /* lookups ignore expired producers at once: the sweep only frees their memory */
+    bp->expiry_interval_ms =
+        MAX(MIN(b->cfg->producer_id_expiration_ms, EXPIRY_CHECK_MAX_MS), EXPIRY_CHECK_MIN_MS);
+    reactor_timer_init(&bp->expiry_timer, expiry_tick, bp);
+    reactor_timer_start(b->r, &bp->expiry_timer, bp->expiry_interval_ms);
+    b->producers = bp;
+    return 0;
+}
+
+void broker_producers_stop(struct broker *b)
+{
+    struct broker_producers *bp = b->producers;
+    if (!bp)
+        return;
+    reactor_timer_stop(b->r, &bp->expiry_timer);
+    pid_allocator_free(bp->ids);
+    mem_free(bp);
+    b->producers = NULL;
+}
+
+/* ---- InitProducerId ---- */
+
+/* Kafka answers a null transactional id with a fresh id at epoch 0 (the producer id and epoch
+ * in the request are ignored). We do that too, except that a v3+ re-init with an id we handed
+ * out and its current epoch bumps the epoch (KIP-360), keeping the id, unless the epoch is
+ * exhausted (>= INT16_MAX - 1: a fresh id, as Kafka rotates). Without a transaction coordinator
+ * on this broker, a transactional id is NOT_COORDINATOR (FindCoordinator for transactions
+ * answers COORDINATOR_NOT_AVAILABLE, so clients never get this far); an empty one is
+ * INVALID_REQUEST, as Kafka's coordinator says. */
+static int16_t init_producer_id(struct broker *b, const struct init_producer_id_req *q,
+                                int64_t *pid, int16_t *epoch)
+{
+    if (q->transactional_id.len == 0)
+        return KERR_INVALID_REQUEST;
+    if (q->transactional_id.len > 0)
+        return KERR_NOT_COORDINATOR;
+    if ((q->producer_id == -1) != (q->producer_epoch == -1))
+        return KERR_INVALID_REQUEST;
+    struct broker_producers *bp = b->producers;
+    if (q->producer_id >= 0 && q->producer_epoch >= 0 && q->producer_epoch < INT16_MAX - 1 &&
+        pid_allocator_issued(bp->ids, q->producer_id)) {
+        *pid = q->producer_id;
+        *epoch = (int16_t)(q->producer_epoch + 1);
+        return KERR_NONE;
+    }
+    int rc = pid_allocator_next(bp->ids, pid);
+    if (rc != 0) {
+        log_warn("producer_id_unavailable", "error=\"%s\"", err_str(rc));
+        return KERR_COORDINATOR_LOAD_IN_PROGRESS; /* retriable for every client */
+    }
+    *epoch = 0;
+    return KERR_NONE;
+}
+
+int handle_init_producer_id(struct request *req)
+{
+    struct init_producer_id_req q;
+    if (kmsg_decode_init_producer_id(&req->body, req->hdr.api_version, req->arena, &q) != 0)
+        return -ERR_CORRUPT;
+    struct init_producer_id_resp resp = {.producer_id = -1, .producer_epoch = -1};
+    resp.error_code = init_producer_id(req->b, &q, &resp.producer_id, &resp.producer_epoch);
+    if (resp.error_code != KERR_NONE) {
+        resp.producer_id = -1;
+        resp.producer_epoch = -1;
+    }
+    log_debug("init_producer_id",
+              "peer=%s producer_id=%" PRId64 " epoch=%d error=%d requested_id=%" PRId64
+              " requested_epoch=%d",
+              conn_peer(req->conn), resp.producer_id, resp.producer_epoch, resp.error_code,
+              q.producer_id, q.producer_epoch);
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_init_producer_id(&r.w, req->hdr.api_version, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}

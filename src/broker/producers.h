@@ -1,0 +1,77 @@
+/* Idempotent producers in the broker (DESIGN.md §8): InitProducerId, and each partition's
+ * producer state (broker/producer_state.h) kept consistent with its log.
+ *
+ * Partition state lifecycle (partition_producers_*):
+ *   open: load the newest valid snapshot at or below LEO (snapshots above LEO are deleted:
+ *     they describe batches that are gone), then replay the batch headers after it;
+ *   append: producers_before_append judges a client's batch, producers_after_append records
+ *     it once the log has it;
+ *   roll (plog hook): write <offset>.snapshot for the new segment's base, keep the newest
+ *     SNAPSHOTS_KEPT;
+ *   suffix truncation (plog hook): delete snapshots above the new LEO, rebuild as at open;
+ *   prefix truncation and retention: nothing (as in Kafka, a producer's state outlives its
+ *     batches until it expires);
+ *   close: a snapshot at LEO, so that a clean restart scans nothing.
+ * If a rebuild cannot read the log, idempotent appends are refused (KAFKA_STORAGE_ERROR,
+ * retriable) until a rebuild succeeds (retried on the next idempotent append); other appends
+ * go on.
+ *
+ * Appends that do not come through producers_after_append (a Raft follower's, later) must
+ * replay their batches too, or the table would miss them. */
+#ifndef SP_BROKER_PRODUCERS_H
+#define SP_BROKER_PRODUCERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct broker;
+struct kbatch_header;
+struct partition;
+struct produce_resp_partition;
+struct pstate;
+
+#define SNAPSHOTS_KEPT 2
+
+/* Broker level: the producer-id allocator (local block source in log.dirs, with a floor one
+ * past the highest producer id found in the partitions' state: call after the topics are
+ * loaded) and the periodic expiry sweep. Returns 0 or a negative code with err set. */
+int broker_producers_start(struct broker *b, char *err, size_t errcap);
+/* Frees what broker_producers_start made; safe if it never ran or ran already. */
+void broker_producers_stop(struct broker *b);
+
+/* Opens p's producer state (p->log must be open): recovery as described above; installs the
+ * plog hooks. Never fails: a log that cannot be read leaves the state "broken" (see above). */
+void partition_producers_open(struct broker *b, struct partition *p);
+/* Writes the closing snapshot (unless destroy, or the log is fenced) and frees the state. Call
+ * before the log is closed. */
+void partition_producers_close(struct partition *p, bool destroy);
+
+/* Judges a client's batch (header h) before it is appended at now_ms. Batches without a
+ * producer id pass. Returns KERR_NONE to append; KERR_NONE with *duplicate set when the batch
+ * is one of the producer's last batches again (out has the original's base offset, log append
+ * time and the log start offset; nothing is to be appended); or the error for the response:
+ * INVALID_RECORD (negative epoch or sequence), OUT_OF_ORDER_SEQUENCE_NUMBER,
+ * INVALID_PRODUCER_EPOCH, KAFKA_STORAGE_ERROR (state broken). */
+int16_t producers_before_append(struct partition *p, const struct kbatch_header *h, int64_t now_ms,
+                                struct produce_resp_partition *out, bool *duplicate);
+/* Records the batch just appended at base_offset (the bytes as written, LogAppendTime
+ * included). */
+void producers_after_append(struct partition *p, const uint8_t *batch, int64_t base_offset,
+                            int64_t now_ms);
+
+/* The partition's table (tests, metrics). */
+struct pstate *partition_producers_table(struct partition *p);
+
+/* What the last rebuild did, and the state now (tests, metrics). */
+struct producers_stats {
+    int64_t snapshot_offset;  /* the snapshot the last rebuild loaded, -1 if none */
+    int64_t scanned_from;     /* where its header scan began */
+    int64_t batches_replayed; /* tracked batches it replayed */
+    int invalid_snapshots;    /* snapshots it rejected (and deleted) */
+    int snapshots;            /* snapshot files now */
+    bool broken;
+};
+void partition_producers_stats(struct partition *p, struct producers_stats *out);
+
+#endif
