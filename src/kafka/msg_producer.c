@@ -28,7 +28,7 @@ void kmsg_encode_init_producer_id(struct kwriter *w, int16_t v,
     CHECK(kmsg_version_ok(KAPI_INIT_PRODUCER_ID, v));
     bool flex = kafka_api_flexible(KAPI_INIT_PRODUCER_ID, v);
     kw_i32(w, resp->throttle_time_ms);
-    kw_i16(w, resp->error_code);
+    kw_error_code(w, resp->error_code);
     kw_i64(w, resp->producer_id);
     kw_i16(w, resp->producer_epoch);
     kw_tags(w, flex);
