@@ -998,8 +998,11 @@ static rd_kafka_t *consumer_new(struct worker *w)
         cli_conf_set(c, conf, "enable.auto.offset.store", "false") ||
         cli_conf_set(c, conf, "auto.offset.reset", "earliest") ||
         cli_conf_set(c, conf, "allow.auto.create.topics", "false") ||
-        /* only the partitions that move stop during a rebalance; the rest keep running */
-        cli_conf_set(c, conf, "partition.assignment.strategy", "cooperative-sticky") ||
+        /* roundrobin over the partitions of both topics gives every worker its share of each:
+         * cooperative-sticky balances only the total, and can leave a worker with nothing but
+         * retry partitions. Eager rebalances stop every partition for a moment (give_up()
+         * lets running handlers finish first); -X may choose cooperative-sticky anyway. */
+        cli_conf_set(c, conf, "partition.assignment.strategy", "roundrobin") ||
         cli_conf_set(c, conf, "enable.partition.eof", w->o.drain ? "true" : "false") ||
         cli_conf_apply_user(c, conf)) {
         rd_kafka_conf_destroy(conf);
