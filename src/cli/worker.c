@@ -574,9 +574,10 @@ static void job_exited(struct worker *w, struct job *j, int status)
     }
     if (!j->part || j->stop_killed) {
         w->st.abandoned++;
-        log_info("job_abandoned", "topic=%s offset=%" PRId64 " attempt=%d ms=%" PRId64 " reason=%s",
-                 j->part ? j->part->topic : "(revoked)", j->offset, j->attempt, ms,
-                 j->part ? "shutdown" : "revoked");
+        log_info("job_abandoned",
+                 "topic=%s partition=%d offset=%" PRId64 " attempt=%d ms=%" PRId64 " reason=%s",
+                 j->from_retry ? w->o.retry_topic : w->o.topic, (int)j->partition, j->offset,
+                 j->attempt, ms, j->part ? "shutdown" : "revoked");
         if (!j->part) {
             job_free(j);
         } else {

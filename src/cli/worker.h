@@ -109,6 +109,8 @@ struct wpart {
 struct job {
     struct ptrack_rec rec;    /* first member: in part->pt while part is set */
     struct wpart *part;       /* NULL once orphaned: its partition was given up meanwhile */
+    int32_t partition;        /* part's, kept for orphans */
+    bool from_retry;          /* read from the retry topic */
     int64_t offset;           /* in part */
     int64_t timestamp_ms;     /* the record's timestamp, -1 if none */
     void *key;                /* owned copy, NULL for a null key */

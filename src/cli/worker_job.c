@@ -154,6 +154,8 @@ struct job *job_from_message(struct worker *w, struct wpart *p, rd_kafka_message
 {
     struct job *j = mem_calloc(1, sizeof(*j));
     j->part = p;
+    j->partition = m->partition;
+    j->from_retry = p->is_retry;
     j->offset = m->offset;
     j->err_fd = -1;
     j->deadline_ms = INT64_MAX;
