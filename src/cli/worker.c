@@ -24,12 +24,15 @@
  *      (in_republish). An orphan (part == NULL: its partition was given up) is freed by whoever
  *      holds it next: the reaper, the delivery report, or the republish pass.
  *   4. A record of the retry topic starts no earlier than its sp-not-before (held in the
- *      ptrack with a due time; the partition keeps being consumed and other records run).
+ *      ptrack with a due time; the partition keeps being consumed and other records run). A
+ *      not-before further ahead than --backoff's max is clamped to it (headers are untrusted).
  *
  * States of the worker: running -> stopping (SIGTERM/SIGINT, --drain finished, fatal error:
  * begin_stop()) -> finished (finish(): kill what still runs after --grace, commit, leave the
  * group). Partitions come and go in rebalance_cb(): assigned -> revoking (give_up(): wait up to
- * --grace for their running handlers and copies, commit, drop) -> gone.
+ * --grace for their running handlers and copies, commit, drop) -> gone. The default assignor
+ * (roundrobin) is eager: a rebalance revokes every partition and assigns them afresh; with
+ * -X partition.assignment.strategy=cooperative-sticky only the partitions that move are.
  */
 #include <errno.h>
 #include <fcntl.h>
