@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"consume", cli_consume, "print a topic's records (lines, a format string or JSON)"},
     {"bench", cli_bench, "produce/consume throughput and produce latency percentiles"},
     {"group", cli_group, "list, describe (members, committed offsets, lag), delete, reset-offsets"},
+    {"worker", cli_worker, "run a command per record: retries with backoff, dead letters"},
+    {"dlq", cli_dlq, "replay dead letters to the topic they came from"},
 };
 
 static void usage(FILE *out)

@@ -138,5 +138,7 @@ int cli_produce(int argc, char **argv);
 int cli_consume(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_group(int argc, char **argv);
+int cli_worker(int argc, char **argv);
+int cli_dlq(int argc, char **argv);
 
 #endif
