@@ -406,6 +406,7 @@ static int dlq_replay(struct cli_common *c, const struct dlq_opts *o)
     snprintf(tmo, sizeof(tmo), "%d", c->timeout_ms);
     conf = cli_conf_new(c);
     if (cli_conf_set(c, conf, "acks", "all") || cli_conf_set(c, conf, "linger.ms", "5") ||
+        cli_conf_set(c, conf, "enable.idempotence", "true") ||
         cli_conf_set(c, conf, "message.timeout.ms", tmo) || cli_conf_apply_user(c, conf)) {
         rd_kafka_conf_destroy(conf);
         goto out_consumer;

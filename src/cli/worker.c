@@ -1023,8 +1023,10 @@ static rd_kafka_t *producer_new(struct worker *w)
     struct cli_common *c = w->c;
     rd_kafka_conf_t *conf = cli_conf_new(c);
     /* acks=all: a failed record is committed only once its copy is durable. No timeout: the
-     * copy is retried until delivered (or until shutdown purges it, uncommitted). */
+     * copy is retried until delivered (or until shutdown purges it, uncommitted). Idempotence:
+     * a retried send of a copy whose acknowledgement was lost is not written twice. */
     if (cli_conf_set(c, conf, "acks", "all") || cli_conf_set(c, conf, "message.timeout.ms", "0") ||
+        cli_conf_set(c, conf, "enable.idempotence", "true") ||
         cli_conf_set(c, conf, "linger.ms", "1") || cli_conf_apply_user(c, conf)) {
         rd_kafka_conf_destroy(conf);
         return NULL;

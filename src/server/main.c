@@ -14,6 +14,9 @@ static void usage(FILE *out)
                  "  topic      create, list, describe, alter, delete topics\n"
                  "  produce    write stdin lines as records\n"
                  "  consume    print records\n"
+                 "  group      list, describe, delete consumer groups; reset their offsets\n"
+                 "  worker     run a command per record: a task queue with retries and dead letters\n"
+                 "  dlq        replay dead letters (dlq replay)\n"
                  "  bench      produce/consume throughput and latency\n"
                  "  version    print the version\n"
                  "\n"
@@ -33,7 +36,7 @@ int main(int argc, char **argv)
         printf("streampulse %s\n", STREAMPULSE_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) {
+    if ((!strcmp(cmd, "help") || !strcmp(cmd, "-h") || !strcmp(cmd, "--help")) && argc == 2) {
         usage(stdout);
         return 0;
     }
