@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "base/arena.h"
+#include "base/check.h"
 #include "base/crc32c.h"
 #include "base/errors.h"
 #include "base/iobuf.h"
@@ -51,6 +52,29 @@ TEST(crc32c_hw_and_sw_agree_on_unaligned_lengths)
     for (size_t off = 0; off < 9; off++)
         for (size_t len = 0; len < 200; len += 7)
             ASSERT_UEQ(crc32c(0, buf + off, len), crc32c_sw(0, buf + off, len));
+}
+
+TEST(crc32c_hw_three_way_agrees_with_sw_on_long_inputs)
+{
+    if (!crc32c_hw_available())
+        return;
+    size_t n = 3 * 8192 * 2 + 3 * 256 * 3 + 77;
+    uint8_t *buf = mem_alloc(n + 8);
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < n + 8; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    /* lengths around every block boundary, offsets for alignment, and continuation */
+    size_t lens[] = {767, 768, 769, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 3 * 8192 + 768, n};
+    for (size_t off = 0; off < 3; off++)
+        for (size_t i = 0; i < ARRAY_LEN(lens); i++)
+            ASSERT_UEQ(crc32c_hw(0, buf + off, lens[i]), crc32c_sw(0, buf + off, lens[i]));
+    uint32_t part = crc32c_hw(0, buf, 30000);
+    ASSERT_UEQ(crc32c_hw(part, buf + 30000, n - 30000), crc32c_sw(0, buf, n));
+    mem_free(buf);
 }
 
 TEST(varint_roundtrip_and_bounds)
