@@ -24,6 +24,7 @@
 #include "net/reactor.h"
 
 struct catalog;
+struct cleaner;
 struct flusher;
 struct plog;
 
@@ -64,6 +65,8 @@ struct broker {
     struct arena scratch;         /* per-request decode memory, reset after each request */
     struct reactor_timer retention_timer;
     int flusher_fd;
+    struct cleaner *cleaner;      /* log compaction (NULL when log.cleaner.enable=false) */
+    struct reactor_timer cleaner_timer; /* every log.cleaner.backoff.ms: offer logs */
     uint64_t requests[KAFKA_API_KEY_MAX + 1];
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
@@ -143,6 +146,8 @@ int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_co
 void topics_close_all(struct broker *b);
 /* Applies retention and segment.ms to every partition. */
 void topics_apply_retention(struct broker *b);
+/* Offers every partition to the log cleaner and starts passes on idle cleaner threads. */
+void topics_offer_cleaning(struct broker *b);
 
 /* ---- produce.c ---- */
 

@@ -334,7 +334,8 @@ static int reader_next(struct seg_reader *r, const uint8_t **p, size_t *len)
     return 1;
 }
 
-/* Honours log.cleaner.io.max.bytes.per.second and cancellation. */
+/* Honours log.cleaner.io.max.bytes.per.second (bytes read plus bytes written, since the pass
+ * began) and cancellation. */
 static int throttle(struct clean_job *j, size_t bytes)
 {
     if (cancelled(j))
@@ -512,7 +513,7 @@ static int out_append(struct clean_job *j, struct out_writer *w, const uint8_t *
         w->len += len;
     }
     segment_note_batch(w->seg, &b, j->index_interval);
-    return throttle(j, len);
+    return 0;
 }
 
 /* Whether the batch holds its producer's last sequence among the batches this pass saw. */
@@ -559,12 +560,16 @@ static int rewrite_group(struct clean_job *j, const struct clean_group *g, struc
                                                                          res.horizon_ms);
             if (res.kind != COMPACT_VERBATIM)
                 *changed = true;
-            if (res.kind == COMPACT_VERBATIM)
+            size_t written = 0;
+            if (res.kind == COMPACT_VERBATIM) {
                 rc = out_append(j, w, p, len);
-            else if (res.kind != COMPACT_DROPPED)
+                written = len;
+            } else if (res.kind != COMPACT_DROPPED) {
                 rc = out_append(j, w, res.out, res.out_len);
-            else
-                rc = throttle(j, len);
+                written = res.out_len;
+            }
+            if (rc == 0)
+                rc = throttle(j, len + written); /* read and written */
             mem_free(res.out);
             if (rc != 0) {
                 j->why = rc == -ERR_CLOSED ? "cancelled" : "write_failed";
@@ -673,6 +678,12 @@ static void fail(struct clean_job *j, int rc)
 
 static void step_build(struct clean_job *j)
 {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < j->n_segs; i++)
+        bytes += j->segs[i].size;
+    log_info("log_clean_started",
+             "dir=%s segments=%zu bytes=%" PRId64 " first_dirty=%" PRId64 " end=%" PRId64,
+             j->dir, j->n_segs, bytes, j->first_dirty, j->segs[j->n_segs - 1].end);
     j->st.first_dirty = j->first_dirty;
     keymap_init(&j->map, j->map_bytes);
     keymap_init(&j->pids, PIDS_MAP_BYTES);
