@@ -64,6 +64,26 @@ static handler_fn handler_for(int16_t key)
         return handle_delete_records;
     case KAPI_FIND_COORDINATOR:
         return handle_find_coordinator;
+    case KAPI_JOIN_GROUP:
+        return handle_join_group;
+    case KAPI_SYNC_GROUP:
+        return handle_sync_group;
+    case KAPI_HEARTBEAT:
+        return handle_heartbeat;
+    case KAPI_LEAVE_GROUP:
+        return handle_leave_group;
+    case KAPI_OFFSET_COMMIT:
+        return handle_offset_commit;
+    case KAPI_OFFSET_FETCH:
+        return handle_offset_fetch;
+    case KAPI_DESCRIBE_GROUPS:
+        return handle_describe_groups;
+    case KAPI_LIST_GROUPS:
+        return handle_list_groups;
+    case KAPI_DELETE_GROUPS:
+        return handle_delete_groups;
+    case KAPI_OFFSET_DELETE:
+        return handle_offset_delete;
     }
     return NULL;
 }
@@ -241,6 +261,39 @@ static void cleaner_end(struct broker *b)
     b->cleaner = NULL;
 }
 
+static void on_flush_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker *b = data;
+    flush_policy_tick(b);
+    if (b->flush_tick_ms > 0)
+        reactor_timer_start(r, t, b->flush_tick_ms);
+}
+
+/* flush.ms is rarely set: the timer runs only while some topic has a finite value, at a
+ * period that serves the smallest one (within [10 ms, 1 s]). */
+void flush_timer_update(struct broker *b)
+{
+    int64_t min_ms = INT64_MAX;
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        const struct topic *t = v;
+        if (t->cfg.flush_ms < min_ms)
+            min_ms = t->cfg.flush_ms;
+    }
+    int64_t tick = 0;
+    if (min_ms < INT64_MAX / 2)
+        tick = min_ms < 10 ? 10 : min_ms > 1000 ? 1000 : min_ms;
+    if (tick == b->flush_tick_ms)
+        return;
+    b->flush_tick_ms = tick;
+    if (tick > 0)
+        reactor_timer_start(b->r, &b->flush_timer, tick);
+    else
+        reactor_timer_stop(b->r, &b->flush_timer);
+}
+
 /* meta.properties holds the cluster id (and the node id that created the directory). */
 static int load_cluster_id(struct broker *b, char *err, size_t errcap)
 {
@@ -345,6 +398,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         goto out_topics;
     }
     info->clean = clean;
+    rc = groups_start(b, err, errcap);
+    if (rc != 0)
+        goto out_topics;
 
     struct conn_limits lim = {
         .max_frame_bytes = (size_t)cfg->socket_request_max_bytes,
@@ -358,23 +414,28 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     if (rc != 0) {
         snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host,
                  cfg->listener_port, err_str(rc));
-        goto out_topics;
+        goto out_groups;
     }
     b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
 
+    reactor_timer_init(&b->flush_timer, on_flush_timer, b);
+    flush_timer_update(b);
     reactor_timer_init(&b->retention_timer, on_retention_timer, b);
     reactor_timer_start(r, &b->retention_timer, cfg->log_retention_check_interval_ms);
     rc = cleaner_begin(b, err, errcap);
     if (rc != 0) {
         reactor_timer_stop(r, &b->retention_timer);
+        reactor_timer_stop(r, &b->flush_timer);
         listener_close(b->lis);
-        goto out_topics;
+        goto out_groups;
     }
     *out = b;
     return 0;
 
+out_groups:
+    topics_close_all(b);
+    groups_stop(b);
 out_topics:
-    cleaner_end(b);
     topics_close_all(b);
     reactor_del(r, b->flusher_fd);
 out_flusher:
@@ -393,8 +454,10 @@ void broker_stop(struct broker *b)
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
     cleaner_end(b);         /* before the logs close: finishes or drops passes in flight */
+    reactor_timer_stop(b->r, &b->flush_timer);
     listener_close(b->lis); /* on_close cancels parked fetches */
     topics_close_all(b);    /* answers parked produces, closes logs */
+    groups_stop(b);         /* after the logs: group appends in flight have been answered */
     flusher_poll(b->fl);
     reactor_del(b->r, b->flusher_fd);
     flusher_stop(b->fl);

@@ -53,6 +53,15 @@ struct broker_config {
     int64_t log_flush_interval_ms;            /* log.flush.interval.ms */
     int32_t max_partitions;                   /* max.partitions: a cap on all partitions */
     char log_level[16];                       /* log.level: debug|info|warn|error */
+    int32_t group_initial_rebalance_delay_ms; /* group.initial.rebalance.delay.ms */
+    int32_t group_min_session_timeout_ms;     /* group.min.session.timeout.ms */
+    int32_t group_max_session_timeout_ms;     /* group.max.session.timeout.ms */
+    int32_t group_max_size;                   /* group.max.size: members per group */
+    int32_t group_max_metadata_bytes;         /* group.max.metadata.bytes (StreamPulse's) */
+    int32_t offsets_topic_num_partitions;     /* offsets.topic.num.partitions */
+    int32_t offsets_retention_minutes;        /* offsets.retention.minutes */
+    int64_t offsets_retention_check_interval_ms; /* offsets.retention.check.interval.ms */
+    int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes */
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

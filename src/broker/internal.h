@@ -25,6 +25,7 @@
 
 struct catalog;
 struct cleaner;
+struct coordinator;
 struct flusher;
 struct plog;
 
@@ -37,6 +38,9 @@ struct partition {
     int32_t leader_epoch;         /* Raft term of this (single-voter) group */
     struct list_node acks_waiters;   /* struct acks_wait, in offset order */
     struct list_node fetch_watchers; /* struct fetch_watch */
+    int64_t unflushed_records;    /* acks=0/1 records appended since the last flush request */
+    size_t hidden_bytes;          /* bytes appended and not yet below HW (upper bound) */
+    int64_t last_flush_ms;        /* monotonic time of the last flush request */
     uint64_t records_in;          /* records appended since start (metrics) */
     uint64_t bytes_in;            /* batch bytes appended since start */
 };
@@ -64,12 +68,15 @@ struct broker {
     int advertised_port;          /* cfg's, or the bound port when configured as 0 */
     struct arena scratch;         /* per-request decode memory, reset after each request */
     struct reactor_timer retention_timer;
+    struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
+    int64_t flush_tick_ms;        /* its period, 0 when off */
     int flusher_fd;
     struct cleaner *cleaner;      /* log compaction (NULL when log.cleaner.enable=false) */
     struct reactor_timer cleaner_timer; /* every log.cleaner.backoff.ms: offer logs */
     uint64_t requests[KAFKA_API_KEY_MAX + 1];
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
+    struct coordinator *groups;   /* consumer groups (groups.c) */
 };
 
 /* Per-connection state. */
@@ -117,6 +124,27 @@ int handle_describe_configs(struct request *req);
 int handle_alter_configs(struct request *req);
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
+/* groups.c */
+int handle_join_group(struct request *req);
+int handle_sync_group(struct request *req);
+int handle_heartbeat(struct request *req);
+int handle_leave_group(struct request *req);
+int handle_offset_commit(struct request *req);
+int handle_offset_fetch(struct request *req);
+int handle_describe_groups(struct request *req);
+int handle_list_groups(struct request *req);
+int handle_delete_groups(struct request *req);
+int handle_offset_delete(struct request *req);
+
+/* ---- groups.c: the group coordinator's storage ---- */
+
+#define OFFSETS_TOPIC "__consumer_offsets"
+
+/* Creates the coordinator and replays __consumer_offsets into it (when the topic exists).
+ * Returns 0 or a negative code with err set. */
+int groups_start(struct broker *b, char *err, size_t errcap);
+/* Frees the coordinator; call after the logs are closed (appends in flight have completed). */
+void groups_stop(struct broker *b);
 
 /* ApiVersions error reply for an unsupported version (KIP-511). */
 void api_versions_reply_unsupported(struct request *req);
@@ -148,6 +176,16 @@ void topics_close_all(struct broker *b);
 void topics_apply_retention(struct broker *b);
 /* Offers every partition to the log cleaner and starts passes on idle cleaner threads. */
 void topics_offer_cleaning(struct broker *b);
+/* Re-arms (or stops) the flush.ms timer after topic configs changed. */
+void flush_timer_update(struct broker *b);
+
+/* ---- flush policy (produce.c) ---- */
+
+/* Records that n acks=0/1 records were appended to p, and asks for a sync when the topic's
+ * flush.messages is reached. */
+void flush_policy_appended(struct partition *p, int64_t n);
+/* Timer work: syncs partitions whose unflushed data is older than their flush.ms. */
+void flush_policy_tick(struct broker *b);
 
 /* ---- produce.c ---- */
 

@@ -7,12 +7,20 @@
  * A produce_op holds an acks=all request until every partition's wait is satisfied, failed
  * (storage error, partition deleted) or timed out (timeout_ms → REQUEST_TIMED_OUT).
  *
+ * Visibility (the high watermark, which for a group of one voter is the commit index): data
+ * appended with acks=0/1 is committed at once, as the leader's append is the majority; an
+ * acks=all batch counts only once it is durable, so HW stops at the first acks=all batch that
+ * is not yet synced and consumers never see a write that a crash could still take back.
+ * (Redpanda does the same: visibility is bounded by the first unflushed acks=all batch.)
+ *
  * Invariants:
  *  1. A partition's acks_waiters are in increasing end_offset order (appends are sequential),
  *     so a sync completion releases a prefix of them.
  *  2. op->pending == number of op->waits still linked; the response goes out exactly once,
  *     when it reaches zero, and the op is freed then.
- *  3. Batches are written as received except baseOffset, partitionLeaderEpoch and, for
+ *  3. HW == LEO when no acks=all wait is pending, else the base offset of the first pending
+ *     one; HW never moves while the partition is fenced.
+ *  4. Batches are written as received except baseOffset, partitionLeaderEpoch and, for
  *     LogAppendTime topics, maxTimestamp + the timestamp-type bit (then the CRC is recomputed). */
 #include <errno.h>
 #include <string.h>
@@ -35,6 +43,7 @@ struct produce_op;
 
 struct acks_wait {
     struct list_node node;                 /* in partition->acks_waiters */
+    int64_t base_offset;                   /* first offset of the batch: HW stops here */
     int64_t end_offset;                    /* durable offset that satisfies this wait */
     /* called once, after unlinking, with KERR_NONE or the failure */
     void (*done)(struct acks_wait *w, int16_t error_code);
@@ -97,6 +106,24 @@ static void op_timeout(struct reactor *r, struct reactor_timer *t, void *data)
     }
 }
 
+/* Moves HW to what is committed now (invariant 3) and wakes fetches waiting for data. */
+static void update_hw(struct partition *p)
+{
+    if (plog_fenced(p->log))
+        return; /* nothing after a failed write or sync ever becomes visible */
+    int64_t leo = plog_end_offset(p->log);
+    int64_t hw = leo;
+    if (!list_empty(&p->acks_waiters))
+        hw = LIST_ENTRY(p->acks_waiters.next, struct acks_wait, node)->base_offset;
+    if (hw <= plog_high_watermark(p->log))
+        return;
+    plog_set_high_watermark(p->log, hw);
+    /* the byte count is an upper bound of what became visible: fine for min_bytes */
+    fetch_notify(p, p->hidden_bytes > 0 ? p->hidden_bytes : 1);
+    if (hw == leo)
+        p->hidden_bytes = 0;
+}
+
 void produce_flush_done(struct partition *p, int64_t durable_offset, int rc)
 {
     if (rc != 0)
@@ -113,6 +140,7 @@ void produce_flush_done(struct partition *p, int64_t durable_offset, int rc)
         else
             break;
     }
+    update_hw(p);
 }
 
 void produce_fail_waiters(struct partition *p, int16_t error_code)
@@ -126,7 +154,7 @@ void produce_fail_waiters(struct partition *p, int16_t error_code)
 
 /* Validates and appends one partition's batch. Returns a Kafka error code. */
 static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
-                          int16_t version, struct produce_resp_partition *out)
+                          int16_t version, int16_t acks, struct produce_resp_partition *out)
 {
     struct broker *b = req->b;
     const struct topic_config *tc = &p->topic->cfg;
@@ -187,9 +215,11 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
     out->log_start_offset = plog_start_offset(p->log);
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
-    /* a group of one voter: the append is committed at once */
-    plog_set_high_watermark(p->log, plog_end_offset(p->log));
-    fetch_notify(p, len);
+    p->hidden_bytes += len;
+    if (acks != -1) {
+        flush_policy_appended(p, h.records_count);
+        update_hw(p); /* a group of one voter: the leader's append is the majority */
+    }
     (void)b;
     return KERR_NONE;
 }
@@ -252,8 +282,10 @@ int handle_produce(struct request *req)
                 ec = KERR_INVALID_REQUIRED_ACKS;
             else if (!t || rp->index < 0 || rp->index >= t->n_parts)
                 ec = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            else if (t->internal)
+                ec = KERR_INVALID_TOPIC_EXCEPTION; /* only the broker writes __consumer_offsets */
             else
-                ec = append_one(req, p = t->parts[rp->index], rp->records, v, out);
+                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out);
             out->error_code = ec;
             if (ec != KERR_NONE) {
                 any_error = true;
@@ -264,10 +296,14 @@ int handle_produce(struct request *req)
                 struct acks_wait *w = &op->waits[op->n_waits++];
                 w->op = op;
                 w->done = produce_wait_done;
+                w->base_offset = out->base_offset;
                 w->end_offset = plog_end_offset(p->log);
                 w->result = out;
                 list_push_back(&p->acks_waiters, &w->node);
                 op->pending++;
+                p->unflushed_records = 0; /* this sync covers acks=0/1 data too */
+                p->last_flush_ms = time_mono_ms();
+                update_hw(p); /* data before this batch may be visible now */
                 plog_flush(p->log);
             }
         }
@@ -293,6 +329,37 @@ int handle_produce(struct request *req)
     }
     reactor_timer_start(b->r, &op->timer, pr.timeout_ms > 0 ? pr.timeout_ms : 0);
     return 0;
+}
+
+/* ---- flush policy for acks=0/1 data: flush.messages and flush.ms ---- */
+
+void flush_policy_appended(struct partition *p, int64_t n)
+{
+    p->unflushed_records += n;
+    if (p->unflushed_records >= p->topic->cfg.flush_messages) {
+        p->unflushed_records = 0;
+        p->last_flush_ms = time_mono_ms();
+        plog_flush(p->log);
+    }
+}
+
+void flush_policy_tick(struct broker *b)
+{
+    int64_t now = time_mono_ms();
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *t = v;
+        for (int32_t i = 0; i < t->n_parts; i++) {
+            struct partition *p = t->parts[i];
+            if (p->unflushed_records > 0 && now - p->last_flush_ms >= t->cfg.flush_ms) {
+                p->unflushed_records = 0;
+                p->last_flush_ms = now;
+                plog_flush(p->log);
+            }
+        }
+    }
 }
 
 /* ---- appends made by the broker itself (group metadata, committed offsets) ---- */
@@ -322,15 +389,16 @@ int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
     kbatch_parse_header(batch, &h);
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
-    plog_set_high_watermark(p->log, plog_end_offset(p->log));
-    fetch_notify(p, len);
+    p->hidden_bytes += len;
     struct internal_wait *iw = mem_calloc(1, sizeof(*iw));
+    iw->w.base_offset = first;
     iw->w.end_offset = plog_end_offset(p->log);
     iw->w.done = internal_wait_done;
     iw->base_offset = first;
     iw->cb = cb;
     iw->arg = arg;
     list_push_back(&p->acks_waiters, &iw->w.node);
+    update_hw(p);
     plog_flush(p->log);
     return 0;
 }

@@ -263,6 +263,8 @@ int topic_create(struct broker *b, struct kstr name, int32_t partitions,
     b->total_partitions += t->n_parts;
     log_info("topic_created", "topic=%s partitions=%d overrides=%d", t->name, t->n_parts,
              t->n_overrides);
+    if (t->cfg.flush_ms < INT64_MAX / 2)
+        flush_timer_update(b);
     return 0;
 }
 
@@ -336,6 +338,7 @@ int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_co
     for (int32_t i = 0; i < t->n_parts; i++)
         plog_set_config(t->parts[i]->log, &pc);
     log_info("topic_config_altered", "topic=%s overrides=%d", t->name, t->n_overrides);
+    flush_timer_update(b);
     return 0;
 }
 

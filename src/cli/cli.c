@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"produce", cli_produce, "write stdin lines to a topic as records"},
     {"consume", cli_consume, "print a topic's records (lines, a format string or JSON)"},
     {"bench", cli_bench, "produce/consume throughput and produce latency percentiles"},
+    {"group", cli_group, "list, describe (members, committed offsets, lag), delete, reset-offsets"},
 };
 
 static void usage(FILE *out)

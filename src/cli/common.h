@@ -137,5 +137,6 @@ int cli_topic(int argc, char **argv);
 int cli_produce(int argc, char **argv);
 int cli_consume(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_group(int argc, char **argv);
 
 #endif

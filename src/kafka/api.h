@@ -6,7 +6,8 @@
  *   first_flexible: the first version using the flexible encoding (KIP-482), from Kafka's JSON
  *   message definitions; versions at or above it use request header v2 / response header v1.
  *
- * Ranges follow ../shared/reference/kafka-protocol-notes.md. */
+ * Ranges follow ../shared/reference/kafka-protocol-notes.md, except ListGroups, which goes to v4
+ * for its StatesFilter. Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
 #define SP_KAFKA_API_H
 
@@ -18,14 +19,24 @@
     X(FETCH, 1, "Fetch", 4, 11, 12)                                                                \
     X(LIST_OFFSETS, 2, "ListOffsets", 1, 5, 6)                                                     \
     X(METADATA, 3, "Metadata", 0, 8, 9)                                                            \
+    X(OFFSET_COMMIT, 8, "OffsetCommit", 2, 8, 8)                                                   \
+    X(OFFSET_FETCH, 9, "OffsetFetch", 1, 7, 6)                                                     \
     X(FIND_COORDINATOR, 10, "FindCoordinator", 0, 3, 3)                                            \
+    X(JOIN_GROUP, 11, "JoinGroup", 0, 7, 6)                                                        \
+    X(HEARTBEAT, 12, "Heartbeat", 0, 4, 4)                                                         \
+    X(LEAVE_GROUP, 13, "LeaveGroup", 0, 4, 4)                                                      \
+    X(SYNC_GROUP, 14, "SyncGroup", 0, 5, 4)                                                        \
+    X(DESCRIBE_GROUPS, 15, "DescribeGroups", 0, 4, 5)                                              \
+    X(LIST_GROUPS, 16, "ListGroups", 0, 4, 3)                                                      \
     X(API_VERSIONS, 18, "ApiVersions", 0, 3, 3)                                                    \
     X(CREATE_TOPICS, 19, "CreateTopics", 2, 4, 5)                                                  \
     X(DELETE_TOPICS, 20, "DeleteTopics", 1, 4, 4)                                                  \
     X(DELETE_RECORDS, 21, "DeleteRecords", 0, 1, 2)                                                \
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 2, 4)                                            \
     X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 1, 2)                                                  \
-    X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)
+    X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \
+    X(DELETE_GROUPS, 42, "DeleteGroups", 0, 2, 2)                                                  \
+    X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */
 
 enum kafka_api {
 #define X(e, key, name, min, max, flex) KAPI_##e = key,

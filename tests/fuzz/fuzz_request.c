@@ -4,7 +4,11 @@
  * Oracle beyond "no crash, no leak, no UB": whatever decodes must survive a round trip through
  * the test-side encoder (tests/unit/kmsg_testenc.c): re-encode, decode again, re-encode, and
  * the two encodings must be identical. That catches decoders that accept bytes they then
- * misplace, and slices that point outside the input (ASan sees the encoder read them). */
+ * misplace, and slices that point outside the input (ASan sees the encoder read them).
+ *
+ * Every API of kafka/api.h is covered through tdecode_req, the consumer-group APIs of
+ * kafka/msg_group.h included (tests/unit/kmsg_testenc_group.c); gen_seeds writes a valid request
+ * of each of them as a seed. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

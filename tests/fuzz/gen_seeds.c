@@ -14,6 +14,8 @@
 #include "kafka/api.h"
 #include "kafka/batch.h"
 #include "kafka/compress.h"
+#include "group/group.h"
+#include "group/records.h"
 #include "kmsg_testenc.h"
 
 static const char *root;
@@ -105,6 +107,46 @@ static void batch_seeds(void)
     mem_free(plain);
 }
 
+/* __consumer_offsets records for fuzz_group_records: selector byte, then the record part. */
+static void put_record(uint8_t selector, struct iobuf *b)
+{
+    size_t len;
+    uint8_t *p = iobuf_flatten(b, &len);
+    put("fuzz_group_records", &selector, 1, p, len);
+    mem_free(p);
+    iobuf_destroy(b);
+    iobuf_init(b);
+}
+
+static void group_record_seeds(void)
+{
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    grec_encode_offset_key(&w, kstr_c("group-1"), kstr_c("orders"), 3);
+    put_record(0, &b);
+    grec_encode_group_key(&w, kstr_c("group-1"));
+    put_record(0, &b);
+    struct grec_offset_value v = {42, 7, kstr_c("meta"), 1700000000000};
+    grec_encode_offset_value(&w, &v);
+    put_record(1, &b);
+    static const struct group_config cfg = {1, 1 << 30, 0, 64, 1 << 20};
+    static const struct group_hooks hooks = {NULL, NULL, NULL, NULL};
+    struct group_restore_member m[2] = {
+        {kstr_c("m-1"), KSTR_NULL, kstr_c("c"), kstr_c("/h"), 30000, 10000,
+         {(const uint8_t *)"sub", 3}, {(const uint8_t *)"asg", 3}},
+        {kstr_c("m-2"), kstr_c("inst"), kstr_c("c"), kstr_c("/h"), 30000, 10000,
+         {(const uint8_t *)"sub", 3}, {(const uint8_t *)"", 0}},
+    };
+    struct group_restore r = {kstr_c("consumer"), 3, kstr_c("range"), kstr_c("m-1"), 5, m, 2};
+    struct group *g = group_new(kstr_c("group-1"), &cfg, &hooks, 0);
+    group_restore(g, &r, 0);
+    grec_encode_group_value(&w, g);
+    put_record(2, &b);
+    group_free(g, 0);
+    iobuf_destroy(&b);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -118,6 +160,7 @@ int main(int argc, char **argv)
     }
     request_seeds();
     batch_seeds();
+    group_record_seeds();
     printf("%d seeds in %s\n", written, root);
     return 0;
 }

@@ -21,6 +21,8 @@ cleanup() {
     fi
     # anything else this test started (clients in the background)
     jobs -p | xargs -r kill -9 2>/dev/null || true
+    # test-specific undo (e.g. unmounting), set by the test in EXTRA_CLEANUP
+    if [ -n "${EXTRA_CLEANUP:-}" ]; then eval "$EXTRA_CLEANUP" || true; fi
     if [ $rc -ne 0 ] && [ -f "$BROKER_LOG" ]; then
         echo "--- broker log (last 40 lines) ---"
         tail -n 40 "$BROKER_LOG"
@@ -44,7 +46,8 @@ start_broker() {
     BROKER=127.0.0.1:$PORT
     local before
     before=$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)
-    "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" "$@" >>"$BROKER_LOG" 2>&1 &
+    "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" \
+        --set group.initial.rebalance.delay.ms=0 "$@" >>"$BROKER_LOG" 2>&1 &
     BROKER_PID=$!
     for _ in $(seq 1 200); do
         if [ "$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)" -gt "${before:-0}" ]; then

@@ -391,6 +391,7 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
         enc_find_coordinator(w, v, f, &q->find_coordinator);
         break;
     default:
+        (void)tgroup_enc_req(w, key, v, q);
         break;
     }
 }
@@ -422,8 +423,10 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_delete_records(r, v, a, &q->delete_records);
     case KAPI_FIND_COORDINATOR:
         return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
-    default:
-        return -1;
+    default: {
+        int rc;
+        return tgroup_decode_req(r, key, v, a, q, &rc) ? rc : -1;
+    }
     }
 }
 
@@ -732,7 +735,7 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         sample_find_coordinator(v, var, &q->find_coordinator);
         return true;
     default:
-        return false;
+        return tgroup_sample_req(key, v, var, a, q);
     }
 }
 
@@ -1052,7 +1055,7 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
         sresp_find_coordinator(v, var, &p->find_coordinator);
         return true;
     default:
-        return false;
+        return tgroup_sample_resp(key, v, var, a, p);
     }
 }
 
@@ -1096,6 +1099,7 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
         break;
     default:
+        (void)tgroup_encode_resp(w, key, v, p);
         break;
     }
 }
@@ -1469,7 +1473,9 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         dec_find_coordinator(r, v, f, &p->find_coordinator);
         break;
     default:
-        return -1;
+        if (!tgroup_dec_resp(r, key, v, a, p))
+            return -1;
+        break;
     }
     return kr_ok(r) ? 0 : -1;
 }

@@ -12,6 +12,7 @@
 
 #include "base/arena.h"
 #include "kafka/msg.h"
+#include "kafka/msg_group.h"
 #include "kafka/wire.h"
 
 union kmsg_any_req {
@@ -27,6 +28,16 @@ union kmsg_any_req {
     struct alter_configs_req alter_configs;
     struct delete_records_req delete_records;
     struct find_coordinator_req find_coordinator;
+    struct join_group_req join_group;
+    struct sync_group_req sync_group;
+    struct heartbeat_req heartbeat;
+    struct leave_group_req leave_group;
+    struct offset_commit_req offset_commit;
+    struct offset_fetch_req offset_fetch;
+    struct describe_groups_req describe_groups;
+    struct list_groups_req list_groups;
+    struct delete_groups_req delete_groups;
+    struct offset_delete_req offset_delete;
 };
 
 union kmsg_any_resp {
@@ -42,6 +53,16 @@ union kmsg_any_resp {
     struct alter_configs_resp alter_configs;
     struct delete_records_resp delete_records;
     struct find_coordinator_resp find_coordinator;
+    struct join_group_resp join_group;
+    struct sync_group_resp sync_group;
+    struct heartbeat_resp heartbeat;
+    struct leave_group_resp leave_group;
+    struct offset_commit_resp offset_commit;
+    struct offset_fetch_resp offset_fetch;
+    struct describe_groups_resp describe_groups;
+    struct list_groups_resp list_groups;
+    struct delete_groups_resp delete_groups;
+    struct offset_delete_resp offset_delete;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */
@@ -93,5 +114,20 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
 /* A complete request (header v1/v2 as the API requires, then body) into a flat buffer that
  * the caller frees with mem_free. */
 uint8_t *tbuild_request(int16_t key, int16_t v, int variant, size_t *len);
+
+/* The consumer-group APIs (kmsg_testenc_group.c), called by the functions above for the keys
+ * they do not know; each returns false for keys that are not group APIs. */
+bool tgroup_enc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q);
+bool tgroup_decode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a,
+                       union kmsg_any_req *q, int *rc);
+bool tgroup_sample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_req *q);
+bool tgroup_sample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_resp *p);
+bool tgroup_encode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_resp *p);
+bool tgroup_dec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a,
+                     union kmsg_any_resp *p);
+/* Field-by-field equality of group requests/responses, failing the test on a difference
+ * (kmsg_group_test.c: unit tests only). */
+void tgroup_req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_any_req *y);
+void tgroup_resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_any_resp *y);
 
 #endif

@@ -1,0 +1,577 @@
+/* Consumer-group APIs: decode -> group coordinator (group/coordinator.h) -> encode, and the
+ * coordinator's storage: its records go to __consumer_offsets through broker_internal_append
+ * and are replayed from there at startup.
+ *
+ * JoinGroup, SyncGroup, OffsetCommit, DeleteGroups and OffsetDelete may be answered later: a
+ * struct group_op keeps the reserved response slot and the request header until then. The
+ * coordinator may also answer before the call returns, so an op is complete before it is handed
+ * over and the handler does not touch it afterwards.
+ *
+ * __consumer_offsets is created on first need (cleanup.policy=compact, 100 MiB segments, as
+ * Kafka does) with offsets.topic.num.partitions partitions; an existing topic keeps its count. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "group/coordinator.h"
+#include "kafka/batch.h"
+#include "kafka/compress.h"
+#include "kafka/errors.h"
+#include "kafka/msg_group.h"
+#include "storage/plog.h"
+
+/* A request answered later. */
+struct group_op {
+    struct conn_slot *slot;
+    struct kreq_header hdr; /* client_id nulled: it points into the frame */
+    struct arena arena;     /* the response lives here */
+    int waiting;            /* DeleteGroups: tombstone writes in flight, + 1 for the handler */
+    union {
+        struct offset_commit_resp commit;
+        struct delete_groups_resp del;
+        struct offset_delete_resp odel;
+    } resp;
+};
+
+static struct group_op *op_new(struct request *req)
+{
+    struct group_op *op = mem_calloc(1, sizeof(*op));
+    op->slot = conn_slot_reserve(req->conn);
+    op->hdr = req->hdr;
+    op->hdr.client_id = KSTR_NULL;
+    arena_init(&op->arena, 1024);
+    return op;
+}
+
+static void op_free(struct group_op *op)
+{
+    arena_destroy(&op->arena);
+    mem_free(op);
+}
+
+static struct kstr copy_str(struct arena *a, struct kstr s)
+{
+    if (s.len <= 0)
+        return s;
+    return (struct kstr){arena_strndup(a, s.p, (size_t)s.len), s.len};
+}
+
+static void send_now(struct request *req, void (*encode)(struct kwriter *, int16_t, const void *),
+                     const void *resp)
+{
+    struct response r;
+    response_begin(&r, &req->hdr);
+    encode(&r.w, req->hdr.api_version, resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+}
+
+/* ---- JoinGroup / SyncGroup ---- */
+
+static void join_done(void *waiter, const struct group_join_result *res)
+{
+    struct group_op *op = waiter;
+    struct join_group_resp resp = {.error_code = res->error_code,
+                                   .generation_id = res->generation_id,
+                                   .protocol_type = res->protocol_type,
+                                   .protocol_name = res->protocol_name,
+                                   .leader = res->leader_id,
+                                   .member_id = res->member_id,
+                                   .n_members = res->n_members};
+    resp.members = arena_calloc(&op->arena, (size_t)(res->n_members ? res->n_members : 1),
+                                sizeof(*resp.members));
+    for (int32_t i = 0; i < res->n_members; i++)
+        resp.members[i] = (struct join_group_member){res->members[i].member_id,
+                                                     res->members[i].instance_id,
+                                                     res->members[i].metadata};
+    struct response r;
+    response_begin(&r, &op->hdr);
+    kmsg_encode_join_group(&r.w, op->hdr.api_version, &resp);
+    response_send(&r, op->slot);
+    op_free(op);
+}
+
+static void sync_done(void *waiter, const struct group_sync_result *res)
+{
+    struct group_op *op = waiter;
+    struct sync_group_resp resp = {.error_code = res->error_code,
+                                   .protocol_type = res->protocol_type,
+                                   .protocol_name = res->protocol_name,
+                                   .assignment = res->assignment};
+    struct response r;
+    response_begin(&r, &op->hdr);
+    kmsg_encode_sync_group(&r.w, op->hdr.api_version, &resp);
+    response_send(&r, op->slot);
+    op_free(op);
+}
+
+/* "/127.0.0.1" from "127.0.0.1:53412", as Kafka reports client hosts. */
+static struct kstr client_host(struct request *req)
+{
+    const char *peer = conn_peer(req->conn);
+    const char *colon = strrchr(peer, ':');
+    size_t n = colon ? (size_t)(colon - peer) : strlen(peer);
+    if (n >= 2 && peer[0] == '[' && peer[n - 1] == ']') {
+        peer++;
+        n -= 2;
+    }
+    char *s = arena_alloc(req->arena, n + 2);
+    s[0] = '/';
+    memcpy(s + 1, peer, n);
+    s[n + 1] = '\0';
+    return (struct kstr){s, (int32_t)(n + 1)};
+}
+
+int handle_join_group(struct request *req)
+{
+    struct join_group_req jr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_join_group(&req->body, v, req->arena, &jr) != 0)
+        return -ERR_CORRUPT;
+    struct group_join_req gr = {.member_id = jr.member_id,
+                                .instance_id = jr.group_instance_id,
+                                .client_id = req->hdr.client_id.len >= 0 ? req->hdr.client_id
+                                                                         : kstr_c(""),
+                                .client_host = client_host(req),
+                                .protocol_type = jr.protocol_type,
+                                .session_timeout_ms = jr.session_timeout_ms,
+                                .rebalance_timeout_ms = jr.rebalance_timeout_ms,
+                                .protocols = jr.protocols,
+                                .n_protocols = jr.n_protocols,
+                                .require_known_member_id = v >= 4};
+    struct group_op *op = op_new(req);
+    coordinator_join(req->b->groups, jr.group_id, &gr, op);
+    return 0;
+}
+
+int handle_sync_group(struct request *req)
+{
+    struct sync_group_req sr;
+    if (kmsg_decode_sync_group(&req->body, req->hdr.api_version, req->arena, &sr) != 0)
+        return -ERR_CORRUPT;
+    struct group_sync_req gr = {.member_id = sr.member_id,
+                                .instance_id = sr.group_instance_id,
+                                .generation_id = sr.generation_id,
+                                .protocol_type = sr.protocol_type,
+                                .protocol_name = sr.protocol_name,
+                                .assignments = sr.assignments,
+                                .n_assignments = sr.n_assignments};
+    struct group_op *op = op_new(req);
+    coordinator_sync(req->b->groups, sr.group_id, &gr, op);
+    return 0;
+}
+
+/* ---- Heartbeat / LeaveGroup ---- */
+
+static void enc_heartbeat(struct kwriter *w, int16_t v, const void *p)
+{
+    kmsg_encode_heartbeat(w, v, p);
+}
+
+int handle_heartbeat(struct request *req)
+{
+    struct heartbeat_req hr;
+    if (kmsg_decode_heartbeat(&req->body, req->hdr.api_version, req->arena, &hr) != 0)
+        return -ERR_CORRUPT;
+    struct heartbeat_resp resp = {0, coordinator_heartbeat(req->b->groups, &hr)};
+    send_now(req, enc_heartbeat, &resp);
+    return 0;
+}
+
+static void enc_leave(struct kwriter *w, int16_t v, const void *p)
+{
+    kmsg_encode_leave_group(w, v, p);
+}
+
+int handle_leave_group(struct request *req)
+{
+    struct leave_group_req lr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_leave_group(&req->body, v, req->arena, &lr) != 0)
+        return -ERR_CORRUPT;
+    int16_t *errors = arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1),
+                                   sizeof(*errors));
+    struct leave_group_resp resp = {0};
+    resp.error_code = coordinator_leave(req->b->groups, lr.group_id, lr.members, lr.n_members,
+                                        errors);
+    resp.n_members = lr.n_members;
+    resp.members = arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1),
+                                sizeof(*resp.members));
+    for (int32_t i = 0; i < lr.n_members; i++)
+        resp.members[i] = (struct leave_group_resp_member){
+            lr.members[i].member_id, lr.members[i].group_instance_id, errors[i]};
+    if (v <= 2 && resp.error_code == KERR_NONE && lr.n_members == 1)
+        resp.error_code = errors[0]; /* one member: its error is the request's */
+    send_now(req, enc_leave, &resp);
+    return 0;
+}
+
+/* ---- OffsetCommit / OffsetFetch ---- */
+
+static void commit_send(struct group_op *op)
+{
+    struct response r;
+    response_begin(&r, &op->hdr);
+    kmsg_encode_offset_commit(&r.w, op->hdr.api_version, &op->resp.commit);
+    response_send(&r, op->slot);
+    op_free(op);
+}
+
+static void commit_done(void *arg)
+{
+    commit_send(arg);
+}
+
+int handle_offset_commit(struct request *req)
+{
+    struct offset_commit_req cr;
+    if (kmsg_decode_offset_commit(&req->body, req->hdr.api_version, req->arena, &cr) != 0)
+        return -ERR_CORRUPT;
+    struct group_op *op = op_new(req);
+    struct offset_commit_resp *resp = &op->resp.commit;
+    resp->n_topics = cr.n_topics;
+    resp->topics = arena_calloc(&op->arena, (size_t)(cr.n_topics ? cr.n_topics : 1),
+                                sizeof(*resp->topics));
+    for (int32_t i = 0; i < cr.n_topics; i++) {
+        struct offset_commit_resp_topic *t = &resp->topics[i];
+        t->name = copy_str(&op->arena, cr.topics[i].name);
+        t->n_partitions = cr.topics[i].n_partitions;
+        t->partitions = arena_calloc(&op->arena, (size_t)(t->n_partitions ? t->n_partitions : 1),
+                                     sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++)
+            t->partitions[j].partition_index = cr.topics[i].partitions[j].partition_index;
+    }
+    if (!coordinator_commit(req->b->groups, &cr, resp, commit_done, op))
+        commit_send(op);
+    return 0;
+}
+
+static void enc_offset_fetch(struct kwriter *w, int16_t v, const void *p)
+{
+    kmsg_encode_offset_fetch(w, v, p);
+}
+
+int handle_offset_fetch(struct request *req)
+{
+    struct offset_fetch_req fr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_offset_fetch(&req->body, v, req->arena, &fr) != 0)
+        return -ERR_CORRUPT;
+    struct offset_fetch_resp resp;
+    coordinator_fetch_offsets(req->b->groups, &fr, req->arena, &resp);
+    if (v < 2 && resp.error_code != KERR_NONE) {
+        /* no top-level error before v2: it is in every partition already */
+        resp.error_code = KERR_NONE;
+    }
+    send_now(req, enc_offset_fetch, &resp);
+    return 0;
+}
+
+/* ---- DescribeGroups / ListGroups ---- */
+
+static void enc_describe(struct kwriter *w, int16_t v, const void *p)
+{
+    kmsg_encode_describe_groups(w, v, p);
+}
+
+int handle_describe_groups(struct request *req)
+{
+    struct describe_groups_req dr;
+    if (kmsg_decode_describe_groups(&req->body, req->hdr.api_version, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct describe_groups_resp resp = {0};
+    resp.n_groups = dr.n_groups;
+    resp.groups = arena_calloc(req->arena, (size_t)(dr.n_groups ? dr.n_groups : 1),
+                               sizeof(*resp.groups));
+    for (int32_t i = 0; i < dr.n_groups; i++)
+        coordinator_describe(req->b->groups, dr.groups[i], req->arena, &resp.groups[i]);
+    send_now(req, enc_describe, &resp);
+    return 0;
+}
+
+static void enc_list(struct kwriter *w, int16_t v, const void *p)
+{
+    kmsg_encode_list_groups(w, v, p);
+}
+
+int handle_list_groups(struct request *req)
+{
+    struct list_groups_req lr;
+    if (kmsg_decode_list_groups(&req->body, req->hdr.api_version, req->arena, &lr) != 0)
+        return -ERR_CORRUPT;
+    struct list_groups_resp resp;
+    coordinator_list(req->b->groups, &lr, req->arena, &resp);
+    send_now(req, enc_list, &resp);
+    return 0;
+}
+
+/* ---- DeleteGroups / OffsetDelete ---- */
+
+static void delete_release(struct group_op *op)
+{
+    if (--op->waiting > 0)
+        return;
+    struct response r;
+    response_begin(&r, &op->hdr);
+    kmsg_encode_delete_groups(&r.w, op->hdr.api_version, &op->resp.del);
+    response_send(&r, op->slot);
+    op_free(op);
+}
+
+static void delete_done(void *arg)
+{
+    delete_release(arg);
+}
+
+int handle_delete_groups(struct request *req)
+{
+    struct delete_groups_req dr;
+    if (kmsg_decode_delete_groups(&req->body, req->hdr.api_version, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct group_op *op = op_new(req);
+    struct delete_groups_resp *resp = &op->resp.del;
+    resp->n_results = dr.n_groups_names;
+    resp->results = arena_calloc(&op->arena, (size_t)(dr.n_groups_names ? dr.n_groups_names : 1),
+                                 sizeof(*resp->results));
+    op->waiting = 1; /* the handler's own hold: no answer before the loop ends */
+    for (int32_t i = 0; i < dr.n_groups_names; i++) {
+        resp->results[i].group_id = copy_str(&op->arena, dr.groups_names[i]);
+        bool pending;
+        op->waiting++;
+        resp->results[i].error_code =
+            coordinator_delete_group(req->b->groups, dr.groups_names[i], delete_done, op, &pending);
+        if (!pending)
+            op->waiting--;
+    }
+    delete_release(op);
+    return 0;
+}
+
+static void odel_send(struct group_op *op)
+{
+    struct response r;
+    response_begin(&r, &op->hdr);
+    kmsg_encode_offset_delete(&r.w, op->hdr.api_version, &op->resp.odel);
+    response_send(&r, op->slot);
+    op_free(op);
+}
+
+static void odel_done(void *arg)
+{
+    odel_send(arg);
+}
+
+int handle_offset_delete(struct request *req)
+{
+    struct offset_delete_req dr;
+    if (kmsg_decode_offset_delete(&req->body, req->hdr.api_version, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct group_op *op = op_new(req);
+    struct offset_delete_resp *resp = &op->resp.odel;
+    resp->n_topics = dr.n_topics;
+    resp->topics = arena_calloc(&op->arena, (size_t)(dr.n_topics ? dr.n_topics : 1),
+                                sizeof(*resp->topics));
+    for (int32_t i = 0; i < dr.n_topics; i++) {
+        struct offset_delete_resp_topic *t = &resp->topics[i];
+        t->name = copy_str(&op->arena, dr.topics[i].name);
+        t->n_partitions = dr.topics[i].n_partitions;
+        t->partitions = arena_calloc(&op->arena, (size_t)(t->n_partitions ? t->n_partitions : 1),
+                                     sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++)
+            t->partitions[j].partition_index = dr.topics[i].partitions[j];
+    }
+    bool pending = false;
+    resp->error_code =
+        coordinator_delete_offsets(req->b->groups, &dr, resp, odel_done, op, &pending);
+    if (resp->error_code != KERR_NONE) {
+        for (int32_t i = 0; i < resp->n_topics; i++)
+            resp->topics[i].n_partitions = 0; /* Kafka: no partitions with a group error */
+        resp->n_topics = 0;
+    }
+    if (!pending)
+        odel_send(op);
+    return 0;
+}
+
+/* ---- the coordinator's storage ---- */
+
+static struct topic *offsets_topic(struct broker *b, bool create)
+{
+    struct kstr name = kstr_c(OFFSETS_TOPIC);
+    struct topic *t = topic_find(b, name);
+    if (t || !create)
+        return t;
+    static const struct topic_config_kv overrides[] = {{"cleanup.policy", "compact"},
+                                                        {"segment.bytes", "104857600"}};
+    char err[256];
+    int rc = topic_create(b, name, coordinator_partitions(b->groups), overrides,
+                          (int)ARRAY_LEN(overrides), err, sizeof(err));
+    if (rc != 0) {
+        log_error("offsets_topic_create_failed", "error=\"%s\"", err);
+        return NULL;
+    }
+    return topic_find(b, name);
+}
+
+static int io_append(void *ctx, int32_t partition, uint8_t *batch, size_t len,
+                     void (*done)(void *arg, int rc, int64_t base_offset), void *arg)
+{
+    struct broker *b = ctx;
+    if (b->stopping)
+        return -ERR_CLOSED;
+    struct topic *t = offsets_topic(b, true);
+    if (!t)
+        return -ERR_NOT_FOUND;
+    if (partition < 0 || partition >= t->n_parts)
+        return -ERR_INVALID;
+    return broker_internal_append(t->parts[partition], batch, len, done, arg);
+}
+
+static bool io_partition_exists(void *ctx, struct kstr topic, int32_t partition)
+{
+    return partition_find(ctx, topic, partition) != NULL;
+}
+
+/* Feeds the records of one batch (from disk: checked, never trusted) to the coordinator. */
+static void replay_batch(struct broker *b, int32_t p, const uint8_t *batch, size_t len,
+                         int *skipped)
+{
+    struct kbatch_header h;
+    kbatch_parse_header(batch, &h);
+    if (kbatch_is_control(&h) || h.records_count <= 0)
+        return;
+    if (kbatch_validate(batch, len, false, false, 0) != 0) {
+        (*skipped)++;
+        return;
+    }
+    const uint8_t *recs = batch + KBATCH_HEADER_SIZE;
+    size_t recs_len = len - KBATCH_HEADER_SIZE;
+    uint8_t *plain = NULL;
+    if (kbatch_compression(&h) != KCOMPRESSION_NONE) {
+        size_t out_len;
+        if (kcompress_decompress(kbatch_compression(&h), recs, recs_len, 64u << 20, &plain,
+                                 &out_len) != 0) {
+            (*skipped)++;
+            return;
+        }
+        recs = plain;
+        recs_len = out_len;
+    }
+    struct krecord_iter it;
+    krecord_iter_init(&it, recs, recs_len, h.records_count);
+    struct krecord rec;
+    int rc;
+    while ((rc = krecord_iter_next(&it, &rec)) == 1)
+        coordinator_load_record(b->groups, p, rec.key, rec.value);
+    if (rc < 0)
+        (*skipped)++;
+    mem_free(plain);
+}
+
+/* Reads partition p of __consumer_offsets from log start to HW, batch by batch. */
+static int replay_partition(struct broker *b, struct partition *part, int *batches, int *skipped)
+{
+    struct plog *log = part->log;
+    int64_t offset = plog_start_offset(log), hw = plog_high_watermark(log);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    while (offset < hw) {
+        struct plog_read_result res;
+        rc = plog_read(log, offset, hw, 1u << 20, &res);
+        if (rc != 0 || res.len == 0)
+            break;
+        if (res.len > cap) {
+            cap = res.len;
+            buf = mem_realloc(buf, cap);
+        }
+        ssize_t n = pread(res.file->fd, buf, res.len, res.pos);
+        fileref_put(res.file);
+        if (n < 0 || (size_t)n != res.len) {
+            rc = n < 0 ? -errno : -ERR_SHORT;
+            break;
+        }
+        size_t pos = 0;
+        while (pos + KBATCH_HEADER_SIZE <= res.len) {
+            int64_t base;
+            int32_t blen;
+            kbatch_peek(buf + pos, &base, &blen);
+            if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
+                pos + (size_t)blen + KBATCH_LOG_OVERHEAD > res.len)
+                break;
+            size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
+            replay_batch(b, part->index, buf + pos, sz, skipped);
+            (*batches)++;
+            pos += sz;
+        }
+        if (res.next_offset <= offset)
+            break; /* no progress: never loop */
+        offset = res.next_offset;
+    }
+    mem_free(buf);
+    return rc;
+}
+
+static void group_join_done(void *waiter, const struct group_join_result *res)
+{
+    join_done(waiter, res);
+}
+
+static void group_sync_done(void *waiter, const struct group_sync_result *res)
+{
+    sync_done(waiter, res);
+}
+
+int groups_start(struct broker *b, char *err, size_t errcap)
+{
+    const struct broker_config *cfg = b->cfg;
+    struct coordinator_config cc = {
+        .group = {.min_session_timeout_ms = cfg->group_min_session_timeout_ms,
+                  .max_session_timeout_ms = cfg->group_max_session_timeout_ms,
+                  .initial_rebalance_delay_ms = cfg->group_initial_rebalance_delay_ms,
+                  .max_size = cfg->group_max_size,
+                  .max_metadata_bytes = cfg->group_max_metadata_bytes},
+        .offsets_partitions = cfg->offsets_topic_num_partitions,
+        .offsets_retention_ms = (int64_t)cfg->offsets_retention_minutes * 60000,
+        .offsets_retention_check_ms = cfg->offsets_retention_check_interval_ms,
+        .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
+        .max_groups = 100000,
+    };
+    struct coordinator_io io = {io_append, io_partition_exists, group_join_done, group_sync_done,
+                                b};
+    b->groups = coordinator_new(b->r, &cc, &io);
+    struct topic *t = offsets_topic(b, false);
+    if (!t)
+        return 0;
+    coordinator_set_partitions(b->groups, t->n_parts);
+    int64_t t0 = time_mono_ms();
+    int batches = 0, skipped = 0;
+    for (int32_t p = 0; p < t->n_parts; p++) {
+        coordinator_load_begin(b->groups, p);
+        int rc = replay_partition(b, t->parts[p], &batches, &skipped);
+        coordinator_load_end(b->groups, p);
+        if (rc != 0) {
+            snprintf(err, errcap, "cannot read %s-%d: %s", OFFSETS_TOPIC, p, err_str(rc));
+            groups_stop(b);
+            return rc;
+        }
+    }
+    log_info("groups_loaded", "groups=%zu batches=%d skipped=%d ms=%lld",
+             coordinator_group_count(b->groups), batches, skipped,
+             (long long)(time_mono_ms() - t0));
+    return 0;
+}
+
+void groups_stop(struct broker *b)
+{
+    if (!b->groups)
+        return;
+    coordinator_free(b->groups);
+    b->groups = NULL;
+}
