@@ -549,6 +549,12 @@ static int rewrite_group(struct clean_job *j, const struct clean_group *g, struc
                 j->why = "corrupt_batch";
                 return rc;
             }
+            if (kbatch_last_offset(&h) == j->log_end - 1 &&
+                (res.kind == COMPACT_DROPPED || res.kind == COMPACT_EMPTY)) {
+                /* the log's last batch stays whole (cleaner.h); no horizon to wake up for */
+                mem_free(res.out);
+                res = (struct compact_result){.kind = COMPACT_VERBATIM, .horizon_ms = -1};
+            }
             j->st.bytes_read += (int64_t)len;
             if (res.decoded) {
                 j->st.records_read += res.records_in;

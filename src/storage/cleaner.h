@@ -27,6 +27,12 @@
  * rule), so the producer's id, epoch and last sequence survive. Rebuilding producer state from
  * a compacted log must accept sequence gaps between the batches it finds.
  *
+ * The log's last batch is never dropped or emptied (its expired tombstones wait for the next
+ * write, delete.retention.ms being a minimum): removing it would end the log in an offset gap,
+ * where a consumer's position stays below the high watermark for good (librdkafka then never
+ * reports the end of the partition). Kafka avoids this by rolling segments only on append, so
+ * its last batch is always in the uncleaned active segment; segment.ms rolls here on a timer.
+ *
  * On-disk swap protocol for a group of old segments with bases X = b0 < ... < bk, followed by a
  * segment at E (the group covers offsets [X, E)):
  *   C1 (thread)  write `X-E.cleaned` (%020lld-%020lld), fdatasync it; write cleaner-checkpoint
@@ -190,6 +196,7 @@ struct clean_job {
     struct clean_seg *segs;       /* the cleanable prefix, oldest first (owned) */
     size_t n_segs;
     int64_t first_dirty;
+    int64_t log_end;              /* LEO when the pass began */
     struct clean_checkpoint ckpt; /* as of the start of the pass */
     int64_t now_ms;
     int64_t delete_retention_ms;

@@ -1422,6 +1422,7 @@ int plog_clean_prepare(struct plog *log, int64_t now_ms, struct clean_job *job)
     }
     job->n_segs = u;
     job->first_dirty = MAX(log->clean_first_dirty, log->segs[0]->base);
+    job->log_end = leo(log);
     job->ckpt = (struct clean_checkpoint){log->clean_first_dirty, log->clean_gaps_below,
                                           log->clean_horizon_ms};
     job->now_ms = now_ms;

@@ -76,7 +76,7 @@ def check_order(records):
 
 def produce_updates(broker, topic, codec, updates=UPDATES, value_pad=0, base=0, latest=None):
     """100 keys x `updates` updates, keys 10-14 deleted halfway and written again, tombstones
-    for keys 0-9 at the end. Returns the latest value of every key (None = tombstone).
+    for keys 0-9 near the end, then one more update. Returns the latest value of every key (None = tombstone).
     Values start with a sequence number (from base on) that grows with every write of the key;
     latest, if given, is updated and returned."""
     p = Producer({"bootstrap.servers": broker, "linger.ms": 5, "compression.codec": codec,
@@ -109,6 +109,12 @@ def produce_updates(broker, topic, codec, updates=UPDATES, value_pad=0, base=0, 
     for j in range(TOMBSTONED):
         p.produce(topic, key="key-%03d" % j, value=None)
         latest["key-%03d" % j] = None
+    p.flush(60)
+    # the topic goes on: a last live write after the tombstones (the batch that ends a log is
+    # never removed, so tombstones in it would outlive delete.retention.ms while it is idle)
+    k = "key-%03d" % (KEYS - 1)
+    latest[k] = "%07d:%s:last%s" % (base + updates, k, pad)
+    p.produce(topic, key=k, value=latest[k])
     left = p.flush(60)
     assert left == 0, "%d records not delivered" % left
     return latest
@@ -163,11 +169,15 @@ def codecs(broker, data):
             assert got == latest, "%s: wrong values %r" % (
                 t, {k: (v, latest.get(k)) for k, v in got.items() if latest.get(k) != v})
             assert len(got) == KEYS and sum(v is None for v in got.values()) == TOMBSTONED
-            assert hi == UPDATES + 20, (t, hi)  # offsets kept: the high watermark did not move
+            assert hi == UPDATES + 21, (t, hi)  # offsets kept: the high watermark did not move
             # the cleaned batches still use the producer's codec
             batches = segment_batches(os.path.join(data, t + "-0"))
-            with_records = [a & 7 for a, n in batches if n > 0 and not a & 0x20]
-            assert with_records and set(with_records) == {CODECS[name]}, (t, set(with_records))
+            codec = CODECS[name]
+            with_records = [(a & 7, n) for a, n in batches if n > 0 and not a & 0x20]
+            # librdkafka sends a batch uncompressed when compression does not pay (our last,
+            # single-record one); every other keeps the producer's codec through cleaning
+            odd = [(c, n) for c, n in with_records if c != codec and not (c == 0 and n == 1)]
+            assert not odd and sum(c == codec for c, _ in with_records) >= 10, (t, odd)
             log("%s: %d records (90 live, 10 tombstones), %d batches on disk, codec %s kept"
                 % (t, len(recs), len(batches), name))
             del pending[t]
@@ -214,7 +224,7 @@ def produce_more(broker, topic, path, updates):
     t0 = time.time()
     produce_updates(broker, topic, "gzip", updates=updates, value_pad=120, base=st["next"],
                     latest=st["latest"])
-    st["next"] += updates
+    st["next"] += updates + 1
     json.dump(st, open(path, "w"))
     log("produced %d updates in %.1fs" % (updates, time.time() - t0))
 

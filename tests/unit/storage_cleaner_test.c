@@ -961,3 +961,62 @@ TEST_T(cleaner_throughput, 120)
     ASSERT_CMP(st.records_removed, >, 300000);
     plog_close(log);
 }
+
+/* The offset after the last batch of the log, by reading it all. */
+static int64_t read_end(struct plog *log)
+{
+    int64_t off = plog_start_offset(log), leo = plog_end_offset(log), end = off;
+    while (off < leo) {
+        struct plog_read_result r;
+        ASSERT_EQ(plog_read(log, off, leo, 1 << 20, &r), 0);
+        if (r.len == 0)
+            break;
+        end = r.next_offset;
+        off = r.next_offset;
+        fileref_put(r.file);
+    }
+    return end;
+}
+
+TEST(cleaner_never_drops_the_batch_that_ends_the_log)
+{
+    struct plog_config cfg = compact_config(1 << 20);
+    cfg.delete_retention_ms = 1000;
+    cfg.min_cleanable_dirty_ratio = 0;
+    cfg.segment_ms = 0;
+    struct plog *log = su_open(su_dir("p"), &cfg, false, NULL);
+    static const struct su_rec live[] = {{"a", "1", 100}, {"b", "2", 101}, {"c", "3", 102}};
+    static const struct su_rec tombs[] = {{"a", NULL, 103}, {"b", NULL, 104}};
+    su_append_recs(log, live, 3, KCOMPRESSION_NONE, -1, -1);
+    su_append_recs(log, tombs, 2, KCOMPRESSION_NONE, -1, -1); /* 3-4: the log ends here */
+    ASSERT_EQ(plog_maybe_roll(log, 200), 0); /* segment.ms: the active segment is now empty */
+    plog_flush(log);
+    plog_set_high_watermark(log, plog_end_offset(log));
+    ASSERT_EQ(plog_end_offset(log), 5);
+    ASSERT_EQ(cleaner_run_once(log, 10000, false, 1 << 20, NULL), 1); /* horizon 11000 */
+    double score;
+    ASSERT(plog_clean_candidate(log, 11000, false, &score));
+    struct clean_pass_stats st;
+    ASSERT_EQ(cleaner_run_once(log, 11000, false, 1 << 20, &st), 1);
+    /* the tombstones' batch ends the log: kept whole, so a reader's position reaches LEO */
+    ASSERT_EQ(st.tombstones_removed, 0);
+    ASSERT_EQ(read_end(log), 5);
+    struct kbatch_header h[8];
+    ASSERT_EQ(headers(log, h, 8), 2);
+    ASSERT_EQ(h[1].records_count, 2);
+    /* and no pass every backoff for it */
+    ASSERT(!plog_clean_candidate(log, 12000, false, &score));
+    /* once the log goes on, the expired tombstones go */
+    static const struct su_rec more[] = {{"c", "4", 300}};
+    su_append_recs(log, more, 1, KCOMPRESSION_NONE, -1, -1);
+    ASSERT_EQ(plog_maybe_roll(log, 400), 0);
+    plog_flush(log);
+    plog_set_high_watermark(log, plog_end_offset(log));
+    ASSERT_EQ(cleaner_run_once(log, 12000, false, 1 << 20, &st), 1);
+    ASSERT_EQ(st.tombstones_removed, 2);
+    ASSERT_EQ(read_end(log), 6);
+    int n = headers(log, h, 8);
+    ASSERT_EQ(n, 1);
+    ASSERT_EQ(h[0].base_offset, 5);
+    plog_close(log);
+}
