@@ -49,6 +49,7 @@
 #define READ_CHUNK (1u << 20)       /* segment bytes read at once */
 #define WRITE_CHUNK (1u << 20)      /* output bytes buffered before a write */
 #define PIDS_MAP_BYTES (4u << 20)   /* producer ids of one pass (~130k) */
+#define BATCH_MAX (128 << 20)       /* larger batches stop the pass (memory bound) */
 #define SWAP_NAME_LEN 46            /* "%020lld-%020lld.swap" */
 
 enum completion_kind {
@@ -312,6 +313,10 @@ static int reader_next(struct seg_reader *r, const uint8_t **p, size_t *len)
     if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD || size > seg->size - r->pos) {
         j->why = "bad_batch_length";
         return -ERR_CORRUPT;
+    }
+    if (size > BATCH_MAX) {
+        j->why = "batch_too_large_for_cleaner";
+        return -ERR_TOO_LARGE;
     }
     struct kbatch_header hd;
     kbatch_parse_header(h, &hd);

@@ -64,6 +64,9 @@ int cbatch_decode(struct cbatch *cb, const uint8_t *p, size_t len, size_t max_de
     if (rc != 0)
         return rc == -ERR_UNSUPPORTED ? rc : -ERR_CORRUPT;
     kbatch_parse_header(p, &cb->h);
+    /* every record offset (base + delta <= base + lastOffsetDelta) must be representable */
+    if (cb->h.base_offset < 0 || cb->h.base_offset > INT64_MAX - 1 - cb->h.last_offset_delta)
+        return -ERR_CORRUPT;
     int codec = kbatch_compression(&cb->h);
     if (codec > KCOMPRESSION_ZSTD)
         return -ERR_UNSUPPORTED;
@@ -177,7 +180,8 @@ static int scan_cb(void *arg, const struct krecord *rec, const uint8_t *raw, siz
         if (latest > offset)
             return 0; /* superseded */
         if (rec->value.len < 0) {
-            if (s->has_horizon && c->now_ms >= s->base_ts) {
+            /* a horizon of INT64_MAX (retention too long to add) never passes */
+            if (s->has_horizon && s->base_ts != INT64_MAX && c->now_ms >= s->base_ts) {
                 s->tombs_dropped++;
                 return 0;
             }
