@@ -29,6 +29,7 @@
 #include "kafka/api.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
+#include "storage/cleaner.h"
 #include "storage/flusher.h"
 #include "storage/plog.h"
 
@@ -227,6 +228,56 @@ static void on_retention_timer(struct reactor *r, struct reactor_timer *t, void 
     reactor_timer_start(r, t, b->cfg->log_retention_check_interval_ms);
 }
 
+static void on_cleaner(struct reactor *r, int fd, uint32_t events, void *data)
+{
+    struct broker *b = data;
+    /* a pass ended: a thread is free, and the log may need another pass (full key map) */
+    if (cleaner_poll(b->cleaner) > 0)
+        topics_offer_cleaning(b);
+}
+
+static void on_cleaner_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker *b = data;
+    topics_offer_cleaning(b);
+    reactor_timer_start(r, t, b->cfg->log_cleaner_backoff_ms);
+}
+
+static int cleaner_begin(struct broker *b, char *err, size_t errcap)
+{
+    const struct broker_config *cfg = b->cfg;
+    if (!cfg->log_cleaner_enable)
+        return 0;
+    struct cleaner_config cc = {cfg->log_cleaner_threads, cfg->log_cleaner_dedupe_buffer_size,
+                                cfg->log_cleaner_io_max_bytes_per_second};
+    int rc = cleaner_start(&cc, &b->cleaner);
+    if (rc == 0) {
+        rc = reactor_add(b->r, cleaner_fd(b->cleaner), REACTOR_READ, on_cleaner, b);
+        if (rc != 0) {
+            cleaner_stop(b->cleaner);
+            b->cleaner = NULL;
+        }
+    }
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot start the log cleaner: %s", err_str(rc));
+        return rc;
+    }
+    reactor_timer_init(&b->cleaner_timer, on_cleaner_timer, b);
+    reactor_timer_start(b->r, &b->cleaner_timer, cfg->log_cleaner_backoff_ms);
+    return 0;
+}
+
+/* Stops the cleaner; passes still running are abandoned (their logs stay consistent). */
+static void cleaner_end(struct broker *b)
+{
+    if (!b->cleaner)
+        return;
+    reactor_timer_stop(b->r, &b->cleaner_timer);
+    reactor_del(b->r, cleaner_fd(b->cleaner));
+    cleaner_stop(b->cleaner);
+    b->cleaner = NULL;
+}
+
 static void on_flush_timer(struct reactor *r, struct reactor_timer *t, void *data)
 {
     struct broker *b = data;
@@ -392,6 +443,13 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     flush_timer_update(b);
     reactor_timer_init(&b->retention_timer, on_retention_timer, b);
     reactor_timer_start(r, &b->retention_timer, cfg->log_retention_check_interval_ms);
+    rc = cleaner_begin(b, err, errcap);
+    if (rc != 0) {
+        reactor_timer_stop(r, &b->retention_timer);
+        reactor_timer_stop(r, &b->flush_timer);
+        listener_close(b->lis);
+        goto out_groups;
+    }
     *out = b;
     return 0;
 
@@ -417,6 +475,7 @@ void broker_stop(struct broker *b)
 {
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
+    cleaner_end(b);         /* before the logs close: finishes or drops passes in flight */
     reactor_timer_stop(b->r, &b->flush_timer);
     broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */

@@ -44,6 +44,11 @@ struct broker_config {
     int64_t log_cleaner_delete_retention_ms;  /* log.cleaner.delete.retention.ms */
     int64_t log_cleaner_min_compaction_lag_ms;/* log.cleaner.min.compaction.lag.ms */
     double log_cleaner_min_cleanable_ratio;   /* log.cleaner.min.cleanable.ratio */
+    bool log_cleaner_enable;                  /* log.cleaner.enable */
+    int64_t log_cleaner_backoff_ms;           /* log.cleaner.backoff.ms: idle check interval */
+    int32_t log_cleaner_threads;              /* log.cleaner.threads */
+    int64_t log_cleaner_dedupe_buffer_size;   /* log.cleaner.dedupe.buffer.size: key maps */
+    int64_t log_cleaner_io_max_bytes_per_second; /* log.cleaner.io.max.bytes.per.second */
     int64_t log_flush_interval_messages;      /* log.flush.interval.messages */
     int64_t log_flush_interval_ms;            /* log.flush.interval.ms */
     int32_t max_partitions;                   /* max.partitions: a cap on all partitions */

@@ -26,6 +26,7 @@
 
 struct broker_producers;
 struct catalog;
+struct cleaner;
 struct coordinator;
 struct flusher;
 struct partition_producers;
@@ -76,6 +77,8 @@ struct broker {
     int flusher_fd;
     struct kreq_stats req_stats;  /* per-API requests, errors, latency (metrics.h) */
     struct broker_producers *producers; /* producer ids, expiry (broker/producers.h) */
+    struct cleaner *cleaner;      /* log compaction (NULL when log.cleaner.enable=false) */
+    struct reactor_timer cleaner_timer; /* every log.cleaner.backoff.ms: offer logs */
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
     struct coordinator *groups;   /* consumer groups (groups.c) */
@@ -181,6 +184,8 @@ int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_co
 void topics_close_all(struct broker *b);
 /* Applies retention and segment.ms to every partition. */
 void topics_apply_retention(struct broker *b);
+/* Offers every partition to the log cleaner and starts passes on idle cleaner threads. */
+void topics_offer_cleaning(struct broker *b);
 /* Re-arms (or stops) the flush.ms timer after topic configs changed. */
 void flush_timer_update(struct broker *b);
 

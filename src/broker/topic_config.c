@@ -339,4 +339,8 @@ void topic_config_to_plog(const struct topic_config *tc, struct plog_config *out
     out->retention_ms = tc->cleanup_delete ? tc->retention_ms : -1;
     out->retention_bytes = tc->cleanup_delete ? tc->retention_bytes : -1;
     out->index_interval_bytes = tc->index_interval_bytes;
+    out->compact = tc->cleanup_compact;
+    out->delete_retention_ms = tc->delete_retention_ms;
+    out->min_compaction_lag_ms = tc->min_compaction_lag_ms;
+    out->min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
 }

@@ -23,6 +23,7 @@
 #include "broker/producers.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
+#include "storage/cleaner.h"
 #include "storage/plog.h"
 
 static void flush_cb(struct plog *log, int64_t durable_offset, int rc, void *data)
@@ -374,4 +375,20 @@ void topics_apply_retention(struct broker *b)
             (void)plog_apply_retention(log, now);
         }
     }
+}
+
+void topics_offer_cleaning(struct broker *b)
+{
+    if (!b->cleaner)
+        return;
+    int64_t now = time_wall_ms();
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        struct topic *t = v;
+        for (int32_t i = 0; i < t->n_parts; i++)
+            cleaner_offer(b->cleaner, t->parts[i]->log, now);
+    }
+    cleaner_dispatch(b->cleaner);
 }

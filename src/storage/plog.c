@@ -14,6 +14,10 @@
  *   6. Once fenced, never unfenced; no write reaches a segment file after fencing.
  *   7. The recovery point on disk never exceeds what fdatasync has covered (it is lowered and
  *      synced before any truncated range can be rewritten).
+ *   8. Every sealed segment ends where the next begins (compaction may leave a gap after its
+ *      last batch: the gap belongs to it).
+ *   9. At most one segment is `swapping` (swap_pending), and only while a clean job is in
+ *      flight (clean_job); it is neither deleted nor has index files written meanwhile.
  *
  * Recovery point: `recovery-point` holds an offset below which every segment, its index files
  * and the directory entries were fdatasync'ed. It is rewritten (temp + rename, no fsync: a stale
@@ -26,7 +30,13 @@
  * each read (offset -> position) is remembered in a few slots, plus the start of the last
  * append, so a sequential read starts with no search and, when it takes the rest of the
  * segment, without reading a single header. Otherwise the sparse index narrows the search
- * to about one index interval, read with one pread.
+ * to about one index interval, read with one pread. A hint says "the first batch at or after
+ * this offset starts here": below clean_gaps_below the batch may start later (a compaction
+ * gap); above it, offsets are contiguous and the batch must start exactly there.
+ *
+ * Compaction: the cleaner (storage/cleaner.h) reads sealed segments on its own thread through
+ * references; this file only hands it a snapshot (plog_clean_prepare), swaps finished
+ * segments in (plog_clean_commit) and keeps the cleaner checkpoint's values in memory.
  *
  * Index memory: the active segment's indexes live in memory; sealed segments load theirs on
  * demand and at most PLOG_LOADED_INDEXES of them stay loaded (least recently used goes). */
@@ -48,6 +58,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "kafka/batch.h"
+#include "storage/cleaner.h"
 #include "storage/epoch_cache.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
@@ -62,10 +73,11 @@
 #define LOG_START_FILE "log-start-offset"
 
 struct read_hint {
-    int64_t offset;       /* a batch's base offset, -1 if the slot is empty */
-    int64_t pos;          /* its file position */
+    int64_t offset;       /* the first batch at or after this offset..., -1 if empty */
+    int64_t pos;          /* ...starts at this file position */
     int64_t seg_base;     /* in this segment */
     struct batch_info b;  /* the whole header when known (b.size > 0): no read needed */
+    bool exact;           /* that batch starts exactly at offset */
 };
 
 struct plog {
@@ -97,6 +109,12 @@ struct plog {
     void *cb_data;
     struct plog_hooks hooks;    /* derived-state hooks (plog_set_hooks); zeroed: none */
     struct flush_req req;
+    int64_t clean_first_dirty;  /* cleaner checkpoint: offsets below were compacted */
+    int64_t clean_gaps_below;   /* offsets below may have gaps (the cleaner rewrote them) */
+    int64_t clean_horizon_ms;   /* earliest delete horizon of a kept tombstone, -1 none */
+    bool clean_disabled;        /* a corrupt batch stopped cleaning (until restart) */
+    bool swap_pending;          /* a segment is swapping (invariant 9) */
+    struct clean_job *clean_job; /* pass in flight, or NULL */
 };
 
 static int dirfd_of(const struct plog *log)
@@ -119,11 +137,14 @@ __attribute__((unused)) static void plog_check(const struct plog *log)
     CHECK(log->n_segs >= 1);
     int64_t size = 0;
     bool clean_seen = false;
+    int swapping = 0;
     for (size_t i = log->n_segs; i-- > 0;) {
         const struct segment *s = log->segs[i];
         CHECK(s->end >= s->base);
         if (i + 1 < log->n_segs)
-            CHECK(s->base < log->segs[i + 1]->base && s->sealed);
+            CHECK(s->base < log->segs[i + 1]->base && s->sealed &&
+                  s->end == log->segs[i + 1]->base);
+        swapping += s->swapping;
         if (!s->dirty)
             clean_seen = true;
         else
@@ -131,6 +152,7 @@ __attribute__((unused)) static void plog_check(const struct plog *log)
         size += s->size;
     }
     CHECK(size == log->size_bytes);
+    CHECK(swapping == log->swap_pending && (!swapping || log->clean_job || log->fenced));
     CHECK(log->segs[0]->base <= log->log_start);
     CHECK(log->log_start <= log->hw && log->hw <= leo(log));
     CHECK(log->durable <= leo(log));
@@ -158,6 +180,12 @@ static void hints_clear(struct plog *log)
     for (size_t i = 0; i < PLOG_READ_HINTS; i++)
         log->hints[i].offset = -1;
     log->append_hint.offset = -1;
+}
+
+/* Whether the batch after offset may start later than offset (a compaction gap). */
+static bool gap_possible(const struct plog *log, int64_t offset)
+{
+    return offset < log->clean_gaps_below;
 }
 
 /* ---- small offset files ---- */
@@ -209,6 +237,7 @@ static void push_segment(struct plog *log, struct segment *seg)
 static void drop_segment(struct plog *log, size_t i, const char *reason)
 {
     struct segment *seg = log->segs[i];
+    CHECK(!seg->swapping);
     log_info("segment_deleted", "dir=%s base_offset=%" PRId64 " bytes=%" PRId64 " reason=%s",
              log->dir, seg->base, seg->size, reason);
     int rc = segment_remove_files(dirfd_of(log), seg->base);
@@ -267,7 +296,7 @@ static void evict_indexes(struct plog *log)
         struct segment *lru = NULL;
         for (size_t i = 0; i + 1 < log->n_segs; i++) {
             struct segment *s = log->segs[i];
-            if (!s->index_loaded)
+            if (!s->index_loaded || s->swapping) /* a swapping one has no index files yet */
                 continue;
             loaded++;
             if (!lru || s->index_tick < lru->index_tick)
@@ -306,7 +335,8 @@ static int repair_index(struct plog *log, struct segment *seg, int64_t offset)
         return rc;
     if (seg->sealed) {
         seg->end = MAX(seg->end, end);
-        seal_segment(log, seg);
+        if (!seg->swapping) /* the cleaner writes its index files */
+            seal_segment(log, seg);
     }
     return 0;
 }
@@ -523,7 +553,10 @@ static int validate_from(struct plog *log, size_t from, struct plog_recovery *re
     int32_t epoch = epoch_cache_last_epoch(&log->epochs);
     for (size_t i = from; i < log->n_segs; i++) {
         struct segment *seg = log->segs[i];
-        if (i > from && seg->base != log->segs[i - 1]->end) {
+        struct segment *prev = i > from ? log->segs[i - 1] : NULL;
+        if (prev && seg->base > prev->end && seg->base <= log->clean_gaps_below) {
+            prev->end = seg->base; /* the cleaner removed prev's last batches */
+        } else if (prev && seg->base != prev->end) {
             log_warn("log_truncated",
                      "dir=%s offset=%" PRId64 " bytes=0 reason=segment_gap next_base=%" PRId64,
                      log->dir, log->segs[i - 1]->end, seg->base);
@@ -598,7 +631,31 @@ static int open_segments(struct plog *log, int64_t ls_file)
         log->segs[i]->end = log->segs[i + 1]->base;
         log->segs[i]->sealed = true;
     }
+    for (size_t i = 0; i < log->n_segs; i++)
+        log->segs[i]->gaps_below = log->clean_gaps_below;
     return 0;
+}
+
+static void load_clean_checkpoint(struct plog *log)
+{
+    struct clean_checkpoint ck;
+    int rc = clean_checkpoint_read(dirfd_of(log), &ck);
+    if (rc == 0) {
+        log->clean_first_dirty = ck.first_dirty;
+        log->clean_gaps_below = ck.gaps_below;
+        log->clean_horizon_ms = ck.horizon_ms;
+        return;
+    }
+    log->clean_first_dirty = 0;
+    log->clean_gaps_below = -1;
+    log->clean_horizon_ms = -1;
+    if (rc == -ENOENT)
+        return;
+    /* the log may be compacted but we cannot tell how far: accept its gaps rather than cut
+     * it, and clean it again from the start */
+    log_warn("checkpoint_invalid", "dir=%s file=" CLEANER_CHECKPOINT_FILE " error=\"%s\"",
+             log->dir, err_str(rc));
+    log->clean_gaps_below = INT64_MAX;
 }
 
 /* Trusted sealed segments segs[0..upto): only their largest timestamp is needed now. */
@@ -678,7 +735,12 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         log_warn("checkpoint_invalid", "dir=%s file=" EPOCH_CACHE_FILE " error=\"%s\"", dir,
                  err_str(ec_rc));
 
-    int rc = open_segments(log, ls_file);
+    /* an interrupted compaction swap is finished (or undone) before segments are listed */
+    int rc = cleaner_recover_dir(dfd, dir);
+    if (rc != 0)
+        goto out_close;
+    load_clean_checkpoint(log);
+    rc = open_segments(log, ls_file);
     if (rc != 0)
         goto out_close;
     bool fresh = log->n_segs == 0;
@@ -714,6 +776,7 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         log->epochs_dirty = true;
     if (epoch_cache_truncate_start(&log->epochs, log->log_start))
         log->epochs_dirty = true;
+    log->clean_first_dirty = MIN(log->clean_first_dirty, leo(log));
     if (log->epochs_dirty || ec_rc == -ENOENT) {
         rc = epoch_cache_store(&log->epochs, dfd);
         if (rc != 0)
@@ -774,6 +837,8 @@ void plog_close(struct plog *log)
 {
     if (!log)
         return;
+    if (log->clean_job)
+        clean_job_abandon(log->clean_job);
     if (log->req.fl)
         flusher_detach(log->req.fl, &log->req);
     if (!log->fenced) {
@@ -791,6 +856,8 @@ void plog_close(struct plog *log)
 
 int plog_destroy(struct plog *log)
 {
+    if (log->clean_job)
+        clean_job_abandon(log->clean_job);
     if (log->req.fl)
         flusher_detach(log->req.fl, &log->req);
     char *dir = mem_strdup(log->dir);
@@ -952,7 +1019,7 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     if (a->first_append_ms < 0)
         a->first_append_ms = now_ms;
     log->size_bytes += (int64_t)len;
-    log->append_hint = (struct read_hint){base, b.pos, a->base, b};
+    log->append_hint = (struct read_hint){base, b.pos, a->base, b, true};
     *base_offset = base;
     DCHECK((plog_check(log), true));
     return 0;
@@ -982,7 +1049,9 @@ int plog_maybe_roll(struct plog *log, int64_t now_ms)
 static int locate(struct plog *log, struct segment *seg, int64_t offset, struct batch_info *b,
                   int *hint_slot)
 {
+    CHECK(offset >= seg->base);
     int64_t from_pos = 0, from_off = -1;
+    bool exact = true;
     const struct read_hint *best = NULL;
     *hint_slot = -1;
     for (int i = 0; i < PLOG_READ_HINTS; i++) {
@@ -991,6 +1060,7 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
             h->offset > from_off) {
             from_pos = h->pos;
             from_off = h->offset;
+            exact = h->exact;
             best = h;
             *hint_slot = i;
         }
@@ -1000,6 +1070,7 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
         ah->offset > from_off) {
         from_pos = ah->pos;
         from_off = ah->offset;
+        exact = ah->exact;
         best = ah;
         *hint_slot = -1;
     }
@@ -1017,17 +1088,18 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
             seg->base + e.rel > from_off) {
             from_pos = e.pos;
             from_off = seg->base + e.rel;
+            exact = true;
             *hint_slot = -1;
         }
     }
-    int rc = segment_find(seg, from_pos, from_off, offset, b);
+    int rc = segment_find(seg, from_pos, from_off, exact, offset, b);
     if (rc != -ERR_CORRUPT || from_pos == 0)
         return rc;
     *hint_slot = -1;
     rc = repair_index(log, seg, offset);
     if (rc != 0)
         return rc;
-    return segment_find(seg, 0, -1, offset, b);
+    return segment_find(seg, 0, -1, true, offset, b);
 }
 
 static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos,
@@ -1036,9 +1108,11 @@ static void remember_read(struct plog *log, int slot, int64_t offset, int64_t po
     if (slot < 0)
         slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
     struct read_hint *h = &log->hints[slot];
-    *h = (struct read_hint){offset, pos, seg_base, {0}};
-    if (b && b->size > 0 && b->pos == pos && b->base == offset)
+    *h = (struct read_hint){offset, pos, seg_base, {0}, !gap_possible(log, offset)};
+    if (b && b->size > 0 && b->pos == pos && b->base >= offset) {
         h->b = *b;
+        h->exact = b->base == offset;
+    }
 }
 
 int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
@@ -1055,7 +1129,8 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
             continue;
         struct batch_info b;
         int slot;
-        int rc = locate(log, seg, offset, &b, &slot);
+        /* past a gap at the end of the previous segment the search starts at this one's base */
+        int rc = locate(log, seg, MAX(offset, seg->base), &b, &slot);
         if (rc < 0)
             return rc;
         if (rc == 0)
@@ -1138,6 +1213,9 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
         return 0;
     if (log->fenced)
         return -ERR_FENCED;
+    /* rare (Raft conflicts): stop a compaction pass rather than reason about one in flight */
+    if (log->clean_job)
+        clean_job_abandon(log->clean_job);
     size_t i = find_segment(log, offset);
     struct segment *seg = log->segs[i];
     struct batch_info b;
@@ -1204,6 +1282,17 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
     return 0;
 }
 
+/* Deletes the segments wholly below log start (one with a swap pending waits). */
+static bool drop_below_start(struct plog *log)
+{
+    bool deleted = false;
+    while (log->n_segs > 1 && log->segs[1]->base <= log->log_start && !log->segs[0]->swapping) {
+        drop_segment(log, 0, "log_start_offset");
+        deleted = true;
+    }
+    return deleted;
+}
+
 /* Drops log-start bookkeeping after segments were deleted from the front. */
 static void after_front_delete(struct plog *log)
 {
@@ -1227,11 +1316,7 @@ int plog_truncate_prefix(struct plog *log, int64_t new_start)
     if (rc != 0)
         return rc;
     log->log_start = new_start;
-    bool deleted = false;
-    while (log->n_segs > 1 && log->segs[1]->base <= new_start) {
-        drop_segment(log, 0, "log_start_offset");
-        deleted = true;
-    }
+    bool deleted = drop_below_start(log);
     if (epoch_cache_truncate_start(&log->epochs, log->log_start))
         log->epochs_dirty = true;
     if (deleted)
@@ -1255,6 +1340,8 @@ int plog_apply_retention(struct plog *log, int64_t now_ms)
 {
     DCHECK((plog_check(log), true));
     int deleted = 0;
+    if (log->swap_pending)
+        return 0; /* invariant 9; the next call will do */
     /* only whole sealed segments, and only those below HW (Raft may still need the rest) */
     while (log->cfg.retention_ms >= 0 && log->n_segs > 1 && log->segs[1]->base <= log->hw &&
            segment_age_ts(log, log->segs[0]) < now_ms - log->cfg.retention_ms) {
@@ -1321,4 +1408,165 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
     }
     mem_free(buf);
     return rc;
+}
+
+/* ---- compaction (storage/cleaner.h) ---- */
+
+int64_t plog_cleaned_offset(const struct plog *log)
+{
+    return MAX(log->clean_first_dirty, log->log_start);
+}
+
+/* Number of leading segments the cleaner may rewrite now. */
+static size_t cleanable_prefix(const struct plog *log, int64_t now_ms)
+{
+    int64_t lag = log->cfg.min_compaction_lag_ms;
+    size_t i = 0;
+    for (; i + 1 < log->n_segs; i++) {
+        const struct segment *s = log->segs[i];
+        /* dirty: not yet handed to a sync; HW: Raft may still truncate above it */
+        if (s->dirty || s->swapping || s->end > log->hw)
+            break;
+        /* min.compaction.lag.ms against the newest record; a segment without timestamps
+         * (emptied by an earlier clean) holds nothing to protect */
+        if (lag > 0 && s->max_ts >= 0 && s->max_ts > now_ms - lag)
+            break;
+    }
+    return i;
+}
+
+bool plog_clean_candidate(struct plog *log, int64_t now_ms, bool force, double *score)
+{
+    *score = 0;
+    if (!log->cfg.compact || log->fenced || log->clean_disabled || log->clean_job)
+        return false;
+    size_t u = cleanable_prefix(log, now_ms);
+    if (u == 0)
+        return false;
+    if (force) {
+        *score = 1;
+        return true;
+    }
+    int64_t first_dirty = MAX(log->clean_first_dirty, log->segs[0]->base);
+    int64_t clean = 0, dirty = 0;
+    for (size_t i = 0; i < u; i++) {
+        if (log->segs[i]->end <= first_dirty)
+            clean += log->segs[i]->size;
+        else
+            dirty += log->segs[i]->size;
+    }
+    if (clean + dirty > 0)
+        *score = (double)dirty / (double)(clean + dirty);
+    if (dirty > 0 && *score > log->cfg.min_cleanable_dirty_ratio)
+        return true;
+    return log->clean_horizon_ms >= 0 && now_ms >= log->clean_horizon_ms;
+}
+
+int plog_clean_prepare(struct plog *log, int64_t now_ms, struct clean_job *job)
+{
+    CHECK(!log->clean_job);
+    size_t u = cleanable_prefix(log, now_ms);
+    if (u == 0)
+        return 1;
+    job->log = log;
+    job->dir = mem_strdup(log->dir);
+    job->dirref = fileref_get(log->dirref);
+    job->segs = mem_calloc(u, sizeof(*job->segs));
+    for (size_t i = 0; i < u; i++) {
+        const struct segment *s = log->segs[i];
+        job->segs[i] = (struct clean_seg){s->base, s->end, s->size, fileref_get(s->file)};
+    }
+    job->n_segs = u;
+    job->first_dirty = MAX(log->clean_first_dirty, log->segs[0]->base);
+    job->log_end = leo(log);
+    job->ckpt = (struct clean_checkpoint){log->clean_first_dirty, log->clean_gaps_below,
+                                          log->clean_horizon_ms};
+    job->now_ms = now_ms;
+    job->delete_retention_ms = log->cfg.delete_retention_ms;
+    job->segment_bytes = log->cfg.segment_bytes;
+    job->index_interval = log->cfg.index_interval_bytes;
+    log->clean_job = job;
+    return 0;
+}
+
+int plog_clean_commit(struct plog *log, struct clean_job *job)
+{
+    DCHECK((plog_check(log), true));
+    CHECK(log->clean_job == job && job->out && !log->swap_pending);
+    const struct clean_group *g = &job->groups[job->cur];
+    const struct clean_seg *old = job->segs + g->first;
+    if (log->fenced)
+        return -ERR_FENCED;
+    /* the group must be exactly what the pass read: the job's file references make the
+     * fileref pointers a sound identity (they cannot be freed and reused meanwhile) */
+    size_t i = find_segment(log, g->base);
+    if (log->segs[i]->base != g->base || i + g->n >= log->n_segs)
+        return -ERR_CLOSED;
+    for (size_t k = 0; k < g->n; k++) {
+        const struct segment *s = log->segs[i + k];
+        if (s->file != old[k].file || !s->sealed || s->dirty || s->swapping ||
+            s->size != old[k].size || s->end != old[k].end)
+            return -ERR_CLOSED;
+    }
+    if (log->segs[i + g->n]->base != g->end || g->end > log->hw)
+        return -ERR_CLOSED;
+    int rc = io_rename(dirfd_of(log), job->cleaned_name, job->swap_name);
+    if (rc != 0)
+        return rc;
+    /* committed (once the rename is durable): from here on the new segment is the log */
+    struct segment *seg = job->out;
+    job->out = NULL;
+    seg->sealed = true;
+    seg->swapping = true;
+    seg->dirty = false;
+    seg->end = g->end;
+    log->clean_gaps_below = MAX(log->clean_gaps_below, g->end);
+    seg->gaps_below = log->clean_gaps_below;
+    int64_t before = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        before += log->segs[i + k]->size;
+        segment_free(log->segs[i + k]);
+    }
+    memmove(log->segs + i + 1, log->segs + i + g->n,
+            (log->n_segs - i - g->n) * sizeof(*log->segs));
+    log->n_segs -= g->n - 1;
+    log->segs[i] = seg;
+    log->size_bytes += seg->size - before;
+    seg->index_tick = ++log->tick;
+    log->swap_pending = true;
+    hints_clear(log);
+    DCHECK((plog_check(log), true));
+    return 0;
+}
+
+void plog_clean_swapped(struct plog *log, int64_t base)
+{
+    size_t i = find_segment(log, base);
+    struct segment *seg = log->segs[i];
+    CHECK(seg->base == base && seg->swapping);
+    seg->swapping = false;
+    log->swap_pending = false;
+    /* what truncate_prefix could not delete while the swap was pending */
+    if (drop_below_start(log))
+        after_front_delete(log);
+    evict_indexes(log);
+    DCHECK((plog_check(log), true));
+}
+
+void plog_clean_finished(struct plog *log, struct clean_job *job)
+{
+    CHECK(log->clean_job == job);
+    log->clean_job = NULL;
+    if (job->rc == 0) {
+        log->clean_first_dirty = MAX(log->clean_first_dirty, job->map_end);
+        log->clean_horizon_ms = job->horizon_ms;
+    } else if (job->rc == -ERR_CORRUPT || job->rc == -ERR_UNSUPPORTED ||
+               job->rc == -ERR_TOO_LARGE || job->rc == -ERR_LIMIT) {
+        log->clean_disabled = true;
+        log_error("cleaner_disabled", "dir=%s offset=%" PRId64 " reason=%s error=\"%s\"",
+                  log->dir, job->bad_offset, job->why ? job->why : "unknown",
+                  err_str(job->rc));
+    }
+    if (job->fence)
+        fence(log, "cleaner_swap", job->rc);
 }

@@ -19,8 +19,14 @@
  *
  * Directory layout: <dir>/<base_offset %020d>.log, .index, .timeindex; leader-epoch-checkpoint;
  * recovery-point (offset below which everything was fdatasync'ed: where unclean recovery starts
- * validating); log-start-offset (written by plog_truncate_prefix). All of them are checked when
- * read back; a damaged index or checkpoint is rebuilt from the batches, never trusted.
+ * validating); log-start-offset (written by plog_truncate_prefix); cleaner-checkpoint and,
+ * during a compaction swap, <base>-<end>.cleaned / .swap (storage/cleaner.h). All of them are
+ * checked when read back; a damaged index or checkpoint is rebuilt from the batches, never
+ * trusted.
+ *
+ * Offset gaps: compaction (storage/cleaner.h) removes records and whole batches but never
+ * moves one, so a compacted log has gaps. Reads starting in a gap start at the next batch;
+ * reads, indexes, hints, timestamps, retention and recovery all allow for them.
  *
  * Syscalls that can fail on a sick disk go through storage/io.h, where tests inject faults. */
 #ifndef SP_STORAGE_PLOG_H
@@ -41,6 +47,10 @@ struct plog_config {
     int64_t retention_ms;         /* -1: keep forever */
     int64_t retention_bytes;      /* -1: no size limit */
     int32_t index_interval_bytes; /* sparse index entry every this many log bytes (4096) */
+    bool compact;                 /* cleanup.policy has compact: the cleaner may clean it */
+    int64_t delete_retention_ms;  /* tombstones stay this long after their first clean */
+    int64_t min_compaction_lag_ms; /* segments with newer records are not cleaned yet */
+    double min_cleanable_dirty_ratio; /* clean when dirty / cleanable bytes exceeds this */
 };
 
 /* What recovery found, for the startup log line and tests. */
@@ -143,7 +153,8 @@ int plog_truncate_prefix(struct plog *log, int64_t new_start);
 /* Applies retention.ms (against each closed segment's largest timestamp, or its file mtime when
  * its batches carry none) and retention.bytes (oldest closed segments first) by deleting whole
  * closed segments; the active segment is never deleted, nor a segment holding offsets at or
- * above HW. Log start moves to the first remaining segment. Returns the number of segments
+ * above HW, nor one whose compaction swap is still pending (it waits for the next call).
+ * Log start moves to the first remaining segment. Returns the number of segments
  * deleted. Logs event=segment_deleted per segment; fsyncs the directory after deleting. */
 int plog_apply_retention(struct plog *log, int64_t now_ms);
 
@@ -197,5 +208,30 @@ void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks);
  * or do not chain. */
 typedef int (*plog_header_fn)(const uint8_t *header, int64_t size, void *data);
 int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *data);
+
+/* The cleaner's first dirty offset (offsets below it have been compacted). */
+int64_t plog_cleaned_offset(const struct plog *log);
+
+/* ---- Storage-internal: the cleaner's side door (storage/cleaner.c), reactor thread only ---- */
+
+struct clean_job;
+
+/* Whether the log should be cleaned now: compaction on, not fenced or disabled, no pass in
+ * flight, a cleanable prefix, and (unless force) a dirty ratio above the threshold or a
+ * passed tombstone horizon. *score ranks candidates (the dirty ratio). */
+bool plog_clean_candidate(struct plog *log, int64_t now_ms, bool force, double *score);
+/* Fills job's input with the cleanable prefix (segment references, first dirty offset,
+ * checkpoint, configs) and records the pass as in flight. Returns 0, or 1 if there is nothing
+ * cleanable. */
+int plog_clean_prepare(struct plog *log, int64_t now_ms, struct clean_job *job);
+/* R1 of the swap protocol for job's current group: checks the group is unchanged, renames its
+ * .cleaned file to .swap and swaps the segments in memory (the new one marked swapping; job->out
+ * moves to the log). Returns 0, -ERR_CLOSED if the log changed under the pass, or -errno. */
+int plog_clean_commit(struct plog *log, struct clean_job *job);
+/* R2: the swap of the segment at base finished on disk. */
+void plog_clean_swapped(struct plog *log, int64_t base);
+/* The pass is over (job->rc): updates the cleaner state (first dirty offset, horizon), or
+ * disables cleaning after a corrupt batch, or fences the log after a failed swap step. */
+void plog_clean_finished(struct plog *log, struct clean_job *job);
 
 #endif

@@ -144,6 +144,7 @@ static struct segment *segment_new(int64_t base, int fd, int64_t size)
     seg->max_ts = -1;
     seg->max_ts_offset = -1;
     seg->first_append_ms = -1;
+    seg->gaps_below = -1;
     seg->file = fileref_new(fd);
     oindex_init(&seg->oidx);
     tindex_init(&seg->tidx);
@@ -191,6 +192,19 @@ int segment_open(int dirfd, int64_t base, struct segment **out)
     }
     *out = segment_new(base, fd, (int64_t)st.st_size);
     return 0;
+}
+
+struct segment *segment_adopt(int64_t base, int fd)
+{
+    struct segment *seg = segment_new(base, fd, 0);
+    seg->index_loaded = true;
+    return seg;
+}
+
+/* Whether a batch at base may follow expect (the offset after the previous batch). */
+static bool offset_follows(const struct segment *seg, int64_t expect, int64_t base)
+{
+    return base == expect || (base > expect && base <= seg->gaps_below);
 }
 
 void segment_free(struct segment *seg)
@@ -465,7 +479,7 @@ int segment_load_tail(struct segment *seg, int dirfd, int32_t interval)
         rc = scanner_next(&s, &b, &why);
         if (rc <= 0)
             break;
-        if (b.base != expect || b.last - seg->base > SEGMENT_REL_MAX) {
+        if (!offset_follows(seg, expect, b.base) || b.last - seg->base > SEGMENT_REL_MAX) {
             rc = -ERR_CORRUPT;
             break;
         }
@@ -558,7 +572,7 @@ int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struc
         }
         if (rc < 0)
             return rc;
-        if (b.base != expect)
+        if (!offset_follows(seg, expect, b.base))
             why = "offset_not_contiguous";
         else if (b.last - seg->base > SEGMENT_REL_MAX)
             why = "relative_offset_overflow";
@@ -598,8 +612,8 @@ int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struc
 
 /* ---- reads ---- */
 
-int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, int64_t offset,
-                 struct batch_info *b)
+int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, bool exact,
+                 int64_t offset, struct batch_info *b)
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
@@ -615,7 +629,10 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
             return 0;
         if (rc < 0)
             return rc == -ERR_SHORT ? -ERR_CORRUPT : rc;
-        if ((first && from_offset >= 0 && b->base != from_offset) || b->base <= prev_last)
+        if (first && from_offset >= 0 &&
+            (exact ? b->base != from_offset : b->base < from_offset))
+            return -ERR_CORRUPT;
+        if (b->base <= prev_last)
             return -ERR_CORRUPT;
         first = false;
         if (b->last >= offset)

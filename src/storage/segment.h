@@ -9,8 +9,12 @@
  * only while loaded (segment_load_index / segment_unload_index; the plog bounds how many).
  *
  * Invariants:
- *   1. [0, size) of the file holds whole batches with strictly increasing offsets; end is the
- *      offset after the last one (base when empty); every batch offset lies in [base, base+2^31).
+ *   1. [0, size) of the file holds whole batches with strictly increasing offsets; every batch
+ *      offset lies in [base, base+2^31). end is the offset after the last batch (base when
+ *      empty), except that a sealed segment ends where the next one begins: compaction removes
+ *      batches, so offsets may have gaps, also before the first and after the last batch. A gap
+ *      is legitimate only below gaps_below (what the cleaner may have rewritten); recovery cuts
+ *      the log at any other.
  *   2. index entries point at batch starts below size (loaded indexes are validated, and reads
  *      double-check the header an entry points at).
  *   3. max_ts is the largest maxTimestamp of the batches (-1 when unknown/empty).
@@ -77,9 +81,12 @@ struct segment {
     struct tindex tidx;      /* valid when index_loaded */
     int64_t bytes_since_index; /* log bytes since the last offset-index entry */
     uint64_t index_tick;     /* LRU stamp of the last index use (plog's) */
+    int64_t gaps_below;      /* offset gaps are legitimate before batches starting <= this */
     bool index_loaded;       /* oidx/tidx describe the whole file */
     bool sealed;             /* closed; index files written */
     bool dirty;              /* written/truncated since last handed to a sync */
+    bool swapping;           /* a cleaner swap still renames/unlinks files by this base: the
+                              * plog must not touch them by name (delete, rewrite indexes) */
 };
 
 void segment_file_name(char *buf, size_t cap, int64_t base, const char *ext);
@@ -88,6 +95,10 @@ void segment_file_name(char *buf, size_t cap, int64_t base, const char *ext);
 int segment_create(int dirfd, int64_t base, struct segment **out);
 /* Opens an existing .log file; size is the file size, end unknown (= base) until loaded. */
 int segment_open(int dirfd, int64_t base, struct segment **out);
+/* Wraps fd, an open empty file that will become the segment at base (the cleaner writes its
+ * output this way before renaming it into place). Indexes are in memory, nothing is dirty.
+ * Takes ownership of fd. */
+struct segment *segment_adopt(int64_t base, int fd);
 void segment_free(struct segment *seg);
 /* Unlinks the segment's three files. */
 int segment_remove_files(int dirfd, int64_t base);
@@ -134,17 +145,21 @@ struct segment_recovery {
 };
 
 /* Validates the whole file batch by batch (length, bounds, magic, CRC-32C, baseOffset equal to
- * the expected next offset starting at base, epochs not below *epoch), rebuilding indexes, end,
+ * the expected next offset starting at base, or after it when it is <= gaps_below, epochs not
+ * below *epoch), rebuilding indexes, end,
  * max_ts and adding new epochs to ec; truncates the file at the first invalid byte. *epoch is
  * updated to the last batch's epoch. Returns 0 (also after a cut) or -errno. */
 int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struct epoch_cache *ec,
                     struct segment_recovery *rec);
 
-/* Finds the first batch with last offset >= offset, scanning from from_pos (a batch start whose
- * baseOffset must be from_offset, or -1 not to check). Returns 1 with *b, 0 if the segment has
- * no such batch, -ERR_CORRUPT if the headers do not chain (a stale hint or index), or -errno. */
-int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, int64_t offset,
-                 struct batch_info *b);
+/* Finds the first batch with last offset >= offset, scanning from from_pos, a batch start
+ * whose baseOffset must be from_offset (exact, e.g. an index entry) or, when not exact, at least
+ * from_offset (a read hint saying "the first batch at or after from_offset starts here": the
+ * offsets in between may be a compaction gap); from_offset -1 checks nothing. Returns 1 with
+ * *b, 0 if the segment has no such batch, -ERR_CORRUPT if the headers do not chain (a stale
+ * hint or index), or -errno. */
+int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, bool exact,
+                 int64_t offset, struct batch_info *b);
 
 /* Extends a read that starts with batch first: adds following whole batches while their last
  * offset is below max_offset and the total stays within max_bytes (the first batch always

@@ -1,7 +1,7 @@
 /* Writes seed corpora for the fuzz targets: gen_seeds DIR creates DIR/fuzz_request (one valid
  * request per API, version and sample variant, with and without unknown tagged fields),
- * DIR/fuzz_batch (plain and compressed batches) and DIR/fuzz_decompress (each codec's output,
- * raw snappy included). Built and run by run-smoke; nothing here is committed output. */
+ * DIR/fuzz_batch and DIR/fuzz_compact (plain and compressed batches, under several modes) and
+ * DIR/fuzz_decompress (each codec's output, raw snappy included). Built and run by run-smoke; nothing here is committed output. */
 #include <errno.h>
 #include <snappy-c.h>
 #include <stdio.h>
@@ -75,6 +75,9 @@ static void batch_seeds(void)
     uint8_t *plain = plain_batch(&len);
     for (uint8_t mode = 0; mode < 4; mode++)
         put("fuzz_batch", &mode, 1, plain, len);
+    static const uint8_t compact_modes[] = {0x01, 0x17, 0x8b, 0xf5};
+    for (size_t i = 0; i < sizeof(compact_modes); i++)
+        put("fuzz_compact", &compact_modes[i], 1, plain, len);
     for (int codec = KCOMPRESSION_GZIP; codec <= KCOMPRESSION_ZSTD; codec++) {
         uint8_t *c;
         size_t clen;
@@ -92,6 +95,8 @@ static void batch_seeds(void)
         kbatch_update_crc(batch, blen);
         uint8_t mode = 1; /* keep length and CRC right after mutation */
         put("fuzz_batch", &mode, 1, batch, blen);
+        uint8_t cmode = (uint8_t)(0x91 | codec << 2); /* length/CRC fixed, some superseded */
+        put("fuzz_compact", &cmode, 1, batch, blen);
         put("fuzz_decompress", &batch[KBATCH_OFF_ATTRIBUTES + 1], 1, c, clen);
         mem_free(batch);
         mem_free(c);

@@ -6,9 +6,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/crc32c.h"
 #include "base/iobuf.h"
 #include "base/mem.h"
 #include "kafka/batch.h"
+#include "kafka/compress.h"
 #include "storage/plog.h"
 #include "test.h"
 
@@ -120,6 +122,79 @@ static inline int su_count_batches(const uint8_t *p, size_t len, int64_t *first,
     }
     ASSERT_EQ(pos, len);
     return n;
+}
+
+/* One record for su_kbatch: key NULL = null key, value NULL = tombstone. */
+struct su_rec {
+    const char *key;
+    const char *value;
+    int64_t ts;
+};
+
+/* A batch of n keyed records (offset deltas 0..n-1), compressed with codec, from producer
+ * pid/pepoch/seq (-1s for none); baseTimestamp = first ts, maxTimestamp = largest. mem_alloc'd. */
+static inline uint8_t *su_kbatch(const struct su_rec *recs, int n, int codec, int64_t pid,
+                                 int16_t pepoch, int32_t seq, size_t *len)
+{
+    struct iobuf rb;
+    iobuf_init(&rb);
+    struct kwriter rw = {&rb};
+    int64_t base_ts = recs[0].ts, max_ts = recs[0].ts;
+    for (int i = 0; i < n; i++) {
+        struct kbytes k = recs[i].key ? (struct kbytes){(const uint8_t *)recs[i].key,
+                                                        (int32_t)strlen(recs[i].key)}
+                                      : (struct kbytes){NULL, -1};
+        struct kbytes v = recs[i].value ? (struct kbytes){(const uint8_t *)recs[i].value,
+                                                          (int32_t)strlen(recs[i].value)}
+                                        : (struct kbytes){NULL, -1};
+        struct krecord_header h = {kstr_c("h"), {(const uint8_t *)"v", 1}};
+        krecord_encode(&rw, recs[i].ts - base_ts, i, k, v, &h, i % 2);
+        if (recs[i].ts > max_ts)
+            max_ts = recs[i].ts;
+    }
+    size_t plen;
+    uint8_t *plain = iobuf_flatten(&rb, &plen);
+    iobuf_destroy(&rb);
+    uint8_t *section = plain;
+    size_t slen = plen;
+    if (codec != KCOMPRESSION_NONE)
+        ASSERT_EQ(kcompress_compress(codec, plain, plen, &section, &slen), 0);
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    kw_i64(&w, 0);
+    kw_i32(&w, (int32_t)(KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD + slen));
+    kw_i32(&w, -1);
+    kw_i8(&w, KBATCH_MAGIC);
+    kw_u32(&w, 0);
+    kw_i16(&w, (int16_t)codec);
+    kw_i32(&w, n - 1);
+    kw_i64(&w, base_ts);
+    kw_i64(&w, max_ts);
+    kw_i64(&w, pid);
+    kw_i16(&w, pepoch);
+    kw_i32(&w, seq);
+    kw_i32(&w, n);
+    kw_raw(&w, section, slen);
+    uint8_t *out = iobuf_flatten(&b, len);
+    iobuf_destroy(&b);
+    kbatch_update_crc(out, *len);
+    if (section != plain)
+        mem_free(section);
+    mem_free(plain);
+    return out;
+}
+
+/* Appends a keyed batch to log (epoch 0); returns its base offset. */
+static inline int64_t su_append_recs(struct plog *log, const struct su_rec *recs, int n, int codec,
+                                     int64_t pid, int32_t seq)
+{
+    size_t len;
+    uint8_t *b = su_kbatch(recs, n, codec, pid, pid >= 0 ? 0 : -1, seq, &len);
+    int64_t base = -1;
+    ASSERT_EQ(plog_append(log, b, len, 0, recs[0].ts, &base), 0);
+    mem_free(b);
+    return base;
 }
 
 #endif
