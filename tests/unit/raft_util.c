@@ -92,6 +92,41 @@ void rt_node_set_log(struct rt_node *n, const int64_t *terms, size_t count)
     }
 }
 
+void rt_node_add(struct rt_node *n, int64_t n_indexes, int64_t term)
+{
+    struct raft_entry e = {.first = rt_last(n) + 1,
+                           .last = rt_last(n) + n_indexes,
+                           .term = term,
+                           .kind = RAFT_ENTRY_DATA,
+                           .payload = (const uint8_t *)"m",
+                           .len = 1};
+    st_append(n, &e);
+}
+
+int rt_compact(struct rt_node *n, int64_t index)
+{
+    int rc = raft_compact(n->r, index);
+    if (rc != 0)
+        return rc;
+    size_t k = 0;
+    while (k < n->n_log && n->log[k].last < index)
+        k++;
+    ASSERT(k == n->n_log || n->log[k].first == index);
+    n->prev_term = rt_term_at(n, index - 1);
+    for (size_t i = 0; i < k; i++)
+        mem_free(n->log[i].payload);
+    memmove(n->log, n->log + k, (n->n_log - k) * sizeof(*n->log));
+    n->n_log -= k;
+    n->start = index;
+    /* The configuration in force before the new start stays first. */
+    size_t c = 0;
+    while (c + 1 < n->n_confs && n->confs[c + 1].index < index)
+        c++;
+    memmove(n->confs, n->confs + c, (n->n_confs - c) * sizeof(*n->confs));
+    n->n_confs -= c;
+    return 0;
+}
+
 bool rt_logs_equal(const struct rt_node *a, const struct rt_node *b)
 {
     if (a->n_log != b->n_log || a->start != b->start)
@@ -212,7 +247,8 @@ void rt_ready(struct rt_node *n)
     }
 }
 
-static void node_start(struct rt_node *n, int64_t commit, bool pre_vote, bool check_quorum)
+static void node_start(struct rt_node *n, int64_t commit, bool pre_vote, bool check_quorum,
+                       int64_t now_ms)
 {
     struct raft_term_start terms[256];
     size_t nt = 0;
@@ -235,7 +271,7 @@ static void node_start(struct rt_node *n, int64_t commit, bool pre_vote, bool ch
                               .commit = commit};
     struct raft_options o;
     rt_options(&o, n->id, pre_vote, check_quorum);
-    ASSERT_EQ(raft_new(&o, &st, 0, &n->r), 0);
+    ASSERT_EQ(raft_new(&o, &st, now_ms, &n->r), 0);
     n->applied = raft_commit(n->r);
 }
 
@@ -253,7 +289,7 @@ void rt_node_init(struct rt_node *n, int32_t id, const int32_t *voters, size_t n
     memcpy(n->confs[0].conf.voters, voters, n_voters * sizeof(*voters));
     n->n_confs = 1;
     rt_node_set_log(n, terms, count);
-    node_start(n, commit, pre_vote, check_quorum);
+    node_start(n, commit, pre_vote, check_quorum, 0);
 }
 
 void rt_node_free(struct rt_node *n)
@@ -278,8 +314,7 @@ void rt_node_restart(struct rt_cluster *c, int32_t id, bool pre_vote, bool check
     raft_free(n->r);
     n->r = NULL;
     rt_clear(n);
-    node_start(n, -1, pre_vote, check_quorum);
-    raft_tick(n->r, c->now_ms);
+    node_start(n, -1, pre_vote, check_quorum, c->now_ms);
 }
 
 struct rt_msg *rt_take(struct rt_node *n, size_t *count)
@@ -389,6 +424,8 @@ int rt_stabilize(struct rt_cluster *c)
                     continue;
                 any = true;
                 delivered++;
+                if (msgs[j].m.type == RAFT_MSG_APPEND_RESP && msgs[j].m.reject)
+                    c->rejects++;
                 rt_step(&c->nodes[to], &msgs[j].m);
             }
             rt_msgs_free(msgs, k);
@@ -396,6 +433,18 @@ int rt_stabilize(struct rt_cluster *c)
         if (!any)
             return delivered;
     }
+}
+
+struct rt_node *rt_leader(struct rt_cluster *c)
+{
+    struct rt_node *best = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        struct rt_node *n = &c->nodes[i];
+        if (n->r && raft_role(n->r) == RAFT_LEADER &&
+            (!best || raft_term(n->r) > raft_term(best->r)))
+            best = n;
+    }
+    return best;
 }
 
 void rt_advance(struct rt_cluster *c, int64_t ms)

@@ -54,6 +54,7 @@ struct rt_cluster {
     size_t n;
     int64_t now_ms;
     bool cut[RT_NODES_MAX][RT_NODES_MAX]; /* cut[a][b]: a's messages to b are dropped */
+    int rejects; /* rejected APPEND_RESPs delivered so far */
 };
 
 /* Options every test node uses: PreVote and CheckQuorum as given, seed from the id. */
@@ -101,6 +102,14 @@ void rt_campaign(struct rt_cluster *c, int32_t id);
 void rt_isolate(struct rt_cluster *c, int32_t id, bool isolated);
 /* Proposes a data entry of n_indexes with a text payload at id; returns raft_propose's rc. */
 int rt_propose(struct rt_cluster *c, int32_t id, int64_t n_indexes, const char *text);
+
+/* The node with the highest term among those that are leaders, or NULL. */
+struct rt_node *rt_leader(struct rt_cluster *c);
+/* Appends an entry of n_indexes offsets and the given term to a node's storage (before its
+ * core is started, or to build logs by hand). */
+void rt_node_add(struct rt_node *n, int64_t n_indexes, int64_t term);
+/* Discards the node's storage below index and tells the core (raft_compact's rc). */
+int rt_compact(struct rt_node *n, int64_t index);
 
 /* Storage helpers. */
 int64_t rt_last(const struct rt_node *n);
