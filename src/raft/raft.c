@@ -104,7 +104,11 @@ struct raft {
     uint8_t **bufs; /* payloads of entries the core made (configs), freed at advance */
     size_t n_bufs;
     size_t cap_bufs;
-    bool hs_dirty;
+    bool hs_dirty;   /* term/vote changed since the last ready */
+    bool hs_durable; /* the adapter reported the current term/vote durable */
+    struct raft_msg *held; /* replies waiting for the hard state to be durable */
+    size_t n_held;
+    size_t cap_held;
     bool conf_dirty;
     /* What the previous ready reported. */
     enum raft_role rep_role;
@@ -160,10 +164,24 @@ static bool in_lease(const struct raft *r)
     return r->role == RAFT_LEADER || r->now_ms - r->heard_leader_ms < r->opt.election_timeout_ms;
 }
 
+static bool is_reply(uint8_t type)
+{
+    return type == RAFT_MSG_APPEND_RESP || type == RAFT_MSG_HEARTBEAT_RESP ||
+           type == RAFT_MSG_VOTE_RESP || type == RAFT_MSG_PREVOTE_RESP;
+}
+
+/* A new outgoing message. Replies wait (in `held`) until the term and vote they were made
+ * under are durable: nothing is answered on the strength of state a crash could undo. */
 static struct raft_msg *msg_new(struct raft *r, uint8_t type, int32_t to)
 {
-    MEM_GROW(r->msgs, r->cap_msgs, r->n_msgs + 1);
-    struct raft_msg *m = &r->msgs[r->n_msgs++];
+    struct raft_msg *m;
+    if (is_reply(type) && !r->hs_durable) {
+        MEM_GROW(r->held, r->cap_held, r->n_held + 1);
+        m = &r->held[r->n_held++];
+    } else {
+        MEM_GROW(r->msgs, r->cap_msgs, r->n_msgs + 1);
+        m = &r->msgs[r->n_msgs++];
+    }
     memset(m, 0, sizeof(*m));
     m->type = type;
     m->from = r->opt.id;
@@ -176,6 +194,12 @@ static struct raft_msg *msg_new(struct raft *r, uint8_t type, int32_t to)
 }
 
 /* Rebuilds peers for the configuration in force, keeping the progress of those who stay. */
+static void hs_changed(struct raft *r)
+{
+    r->hs_dirty = true;
+    r->hs_durable = false;
+}
+
 static void rebuild_peers(struct raft *r)
 {
     struct peer old[PEERS_MAX];
@@ -486,7 +510,7 @@ static void become_follower(struct raft *r, int64_t term, int32_t leader)
     if (term > r->term) {
         r->term = term;
         r->vote = RAFT_NONE;
-        r->hs_dirty = true;
+        hs_changed(r);
         r->matched_hi = -1;
         r->ack_wait = -1;
     }
@@ -506,9 +530,11 @@ static void become_leader(struct raft *r);
 
 static void request_votes(struct raft *r, uint8_t type, int64_t term, bool transfer)
 {
+    /* Our own vote counts once durable (a PreVote changes nothing, so it counts at once). */
+    bool self = type == RAFT_MSG_PREVOTE || r->hs_durable;
     for (size_t i = 0; i < r->n_peers; i++) {
         struct peer *p = &r->peers[i];
-        p->vote = p->id == r->opt.id ? 1 : 0;
+        p->vote = p->id == r->opt.id && self ? 1 : 0;
     }
     for (size_t i = 0; i < r->n_peers; i++) {
         if (r->peers[i].id == r->opt.id)
@@ -528,7 +554,7 @@ static void become_candidate(struct raft *r, bool transfer)
         return;
     r->term++;
     r->vote = r->opt.id;
-    r->hs_dirty = true;
+    hs_changed(r);
     r->role = RAFT_CANDIDATE;
     r->leader = RAFT_NONE;
     r->matched_hi = -1;
@@ -856,18 +882,18 @@ static void handle_vote_request(struct raft *r, const struct raft_msg *m)
                (r->vote == RAFT_NONE && r->leader == RAFT_NONE);
     int64_t lt = last_term(r);
     bool up_to_date = m->log_term > lt || (m->log_term == lt && m->index >= r->log.last);
-    uint8_t type = pre ? RAFT_MSG_PREVOTE_RESP : RAFT_MSG_VOTE_RESP;
-    struct raft_msg *out = msg_new(r, type, m->from);
-    if (can && up_to_date) {
-        out->term = m->term;
-        if (!pre) {
-            r->vote = m->from;
-            r->hs_dirty = true;
-            reset_election_deadline(r);
-        }
-    } else {
-        out->reject = true;
+    bool grant = can && up_to_date;
+    if (grant && !pre && r->vote != m->from) {
+        r->vote = m->from; /* recorded first: the grant then waits until it is durable */
+        hs_changed(r);
     }
+    if (grant && !pre)
+        reset_election_deadline(r);
+    struct raft_msg *out = msg_new(r, pre ? RAFT_MSG_PREVOTE_RESP : RAFT_MSG_VOTE_RESP, m->from);
+    if (grant)
+        out->term = m->term;
+    else
+        out->reject = true;
 }
 
 static void handle_vote_resp(struct raft *r, const struct raft_msg *m)
@@ -1137,6 +1163,34 @@ void raft_persisted(struct raft *r, int64_t index, int64_t term)
         send_ack(r);
 }
 
+void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote)
+{
+    CHECK(!r->in_ready);
+    if (r->hs_durable || term != r->term || vote != r->vote)
+        return; /* an older hard state: ours is still on its way */
+    r->hs_durable = true;
+    if (r->n_held > 0) {
+        MEM_GROW(r->msgs, r->cap_msgs, r->n_msgs + r->n_held);
+        memcpy(r->msgs + r->n_msgs, r->held, r->n_held * sizeof(*r->held));
+        r->n_msgs += r->n_held;
+        r->n_held = 0;
+    }
+    struct peer *self = peer_find(r, r->opt.id);
+    if (r->role == RAFT_CANDIDATE && self && self->vote == 0) {
+        self->vote = 1;
+        switch (tally(r)) {
+        case VOTE_WON:
+            become_leader(r);
+            break;
+        case VOTE_LOST:
+            become_follower(r, r->term, RAFT_NONE);
+            break;
+        case VOTE_PENDING:
+            break;
+        }
+    }
+}
+
 int raft_compact(struct raft *r, int64_t index)
 {
     CHECK(!r->in_ready);
@@ -1274,10 +1328,11 @@ int raft_new(const struct raft_options *opt, const struct raft_restore *st, int6
         int64_t end = i + 1 < st->n_terms ? st->terms[i + 1].first - 1 : st->log_last;
         termlog_append(&r->log, st->terms[i].first, end, st->terms[i].term);
     }
+    r->hs_durable = true;
     if (r->term < last_term(r)) {
         r->term = last_term(r);
         r->vote = RAFT_NONE;
-        r->hs_dirty = true;
+        hs_changed(r);
     }
     r->stored_last = r->base_last = r->durable = r->log.last;
     r->commit = MIN(MAX(st->commit, r->log.start - 1), r->log.last);
@@ -1311,6 +1366,7 @@ void raft_free(struct raft *r)
     mem_free(r->bufs);
     mem_free(r->confs);
     mem_free(r->msgs);
+    mem_free(r->held);
     mem_free(r->wr);
     mem_free(r);
 }
@@ -1439,6 +1495,9 @@ void raft_check(const struct raft *r)
             CHECK(p->match >= -1 && p->match < p->next && p->next <= l->last + 1);
     }
     CHECK(r->matched_hi <= l->last && r->ack_wait <= MAX(r->matched_hi, -1));
+    CHECK(!r->hs_durable || r->n_held == 0);
+    for (size_t i = 0; i < r->n_held; i++)
+        CHECK(is_reply(r->held[i].type));
     int64_t next = r->base_last + 1;
     for (size_t i = 0; i < r->n_wr; i++) {
         CHECK(r->wr[i].first == next && r->wr[i].last >= r->wr[i].first);

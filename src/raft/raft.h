@@ -23,10 +23,14 @@
  * ## The ready / advance contract
  *   1. After any input, if raft_has_ready(), call raft_ready(r, &rd). Until raft_advance(r, &rd)
  *      no other raft_* call but the read-only accessors is allowed (CHECK).
- *   2. rd.hard_state (term, vote): if rd.hard_state_changed, it must be made durable (fsync)
- *      BEFORE any message of this ready or of a later one is sent, and no later than this
- *      ready's log writes. (Everything a node sends carries its term; a vote must never be
- *      granted twice in one term, even across a crash.)
+ *   2. rd.hard_state (term, vote): if rd.hard_state_changed, make it durable (fsync; the
+ *      adapter may batch it with other groups' writes) and then report it with
+ *      raft_persisted_hard_state(term, vote). Term and vote are durable before answering:
+ *      until that report the core holds back every reply it makes (vote grants, append and
+ *      heartbeat answers) and does not count its own vote as a candidate; requests (votes
+ *      asked for, appends, heartbeats) leave at once, as in etcd-raft, which keeps the window
+ *      in which candidates collide small. A reply in rd.msgs is therefore never premature, and
+ *      the adapter needs no ordering of its own between fsyncs and sends.
  *   3. Log writes, applied in order: rd.install (discard the whole log; it now restarts at
  *      rd.install_index + 1, after an entry of term rd.install_term, under rd.install_conf),
  *      then rd.truncate_from (>= 0: discard every entry from that index on; it always starts an
@@ -36,7 +40,8 @@
  *      until raft_advance). The writes need not be durable at raft_advance: durability is
  *      reported later, by raft_persisted(index, term), and the core never assumes an entry is
  *      durable before that notice.
- *   4. rd.msgs: send them (subject to 2), in any order, possibly losing some. For a
+ *   4. rd.msgs: send them, in any order (losing some is fine), after applying the log writes
+ *      of 3 to the adapter's log (not necessarily durably). For a
  *      RAFT_MSG_APPEND the core fills prev (index, log_term), commit and the range it wants
  *      sent, [index + 1, last]; the adapter attaches the entries of that range from its log
  *      (whole entries; it may send only a prefix of the range to bound the message size, and
@@ -47,6 +52,8 @@
  *   6. raft_advance(r, &rd) releases the ready (its arrays belong to the core).
  *
  * ## Storage contract (the adapter)
+ *   - raft_persisted_hard_state(r, term, vote): the hard state of a ready is durable (contract
+ *     2). Reports of an older term/vote are ignored.
  *   - raft_persisted(r, index, term): every write handed out so far up to and including the one
  *     that wrote `index` is durable, and the entry at `index` has term `term` (index may be
  *     install_index after an install). Stale notices (the index was truncated meanwhile) are
@@ -67,7 +74,8 @@
  * Bytes from the network are never trusted: raft_step validates every field against the core's
  * state and returns -ERR_INVALID (ignoring the message) for anything malformed or out of range.
  * Replies that promise durability (append acknowledgements, granted votes) are only produced
- * once what they promise is durable, per the rules above.
+ * once what they promise is durable, per the rules above; every reply also waits for the term
+ * it carries to be durable.
  */
 #ifndef SP_RAFT_RAFT_H
 #define SP_RAFT_RAFT_H
@@ -224,6 +232,7 @@ int raft_campaign(struct raft *r);
 
 /* Storage adapter: see the storage contract above. */
 void raft_persisted(struct raft *r, int64_t index, int64_t term);
+void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote);
 
 /* Storage adapter: entries below index are gone (see above). Returns 0 or -ERR_INVALID. */
 int raft_compact(struct raft *r, int64_t index);
@@ -234,7 +243,7 @@ struct raft_ready {
     int32_t leader; /* RAFT_NONE if unknown */
     int64_t term;
     bool soft_state_changed; /* role, leader or term differ from the previous ready */
-    /* Hard state: contract 2. */
+    /* Hard state: contract 2 (report it with raft_persisted_hard_state once durable). */
     bool hard_state_changed;
     int64_t hs_term;
     int32_t hs_vote;
@@ -246,7 +255,8 @@ struct raft_ready {
     int64_t truncate_from; /* -1: none */
     const struct raft_entry *entries;
     size_t n_entries;
-    /* Messages: contract 4 (the adapter may fill APPEND entries and lower m->last). */
+    /* Messages: contract 4, all sendable now (the adapter fills APPEND entries and may lower
+     * m->last). */
     struct raft_msg *msgs;
     size_t n_msgs;
     /* Commit: contract 5. */

@@ -208,8 +208,8 @@ TEST(raft_paper_election_won_by_majority_in_one_round)
 }
 
 /* §5.2 "Each server will vote for at most one candidate in a given term, on a
- * first-come-first-served basis." And the vote is durable before the reply leaves (the ready
- * that carries the grant also carries the hard state). */
+ * first-come-first-served basis." And the vote is durable before the reply leaves: the ready
+ * carries the hard state to persist, and the grant only follows the durability report. */
 TEST(raft_paper_follower_votes_once_per_term_first_come)
 {
     struct rt_node n;
@@ -219,7 +219,16 @@ TEST(raft_paper_follower_votes_once_per_term_first_come)
     struct raft_ready rd;
     raft_ready(n.r, &rd);
     ASSERT(rd.hard_state_changed);
+    ASSERT_EQ(rd.hs_term, 1);
     ASSERT_EQ(rd.hs_vote, 2);
+    ASSERT_EQ(rd.n_msgs, 0u);
+    raft_advance(n.r, &rd);
+    ASSERT(!raft_has_ready(n.r));
+    raft_persisted_hard_state(n.r, 1, 3); /* not the hard state we wrote: ignored */
+    ASSERT(!raft_has_ready(n.r));
+    raft_persisted_hard_state(n.r, 1, 2);
+    raft_ready(n.r, &rd);
+    ASSERT(!rd.hard_state_changed);
     ASSERT_EQ(rd.n_msgs, 1u);
     ASSERT_EQ(rd.msgs[0].type, RAFT_MSG_VOTE_RESP);
     ASSERT(!rd.msgs[0].reject);

@@ -445,6 +445,9 @@ TEST(raft_single_node_commits_after_its_own_sync)
     n.auto_sync = false;
     ASSERT_EQ(raft_campaign(n.r), 0);
     rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_CANDIDATE); /* its own vote counts once durable */
+    rt_sync(&n);
+    rt_ready(&n);
     ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
     ASSERT_EQ(raft_commit(n.r), -1);
     rt_sync(&n);

@@ -215,6 +215,7 @@ static void outbox_push(struct rt_node *n, struct raft_msg *m)
 
 void rt_sync(struct rt_node *n)
 {
+    raft_persisted_hard_state(n->r, n->hs_term, n->hs_vote);
     raft_persisted(n->r, rt_last(n), rt_term_at(n, rt_last(n)));
 }
 

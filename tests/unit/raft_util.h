@@ -79,7 +79,7 @@ void rt_node_free(struct rt_node *n);
 
 /* Processes every ready of a node: writes, hard state, outbox, (auto) durability. */
 void rt_ready(struct rt_node *n);
-/* Reports everything stored so far as durable. */
+/* Reports everything stored so far (hard state and log) as durable. */
 void rt_sync(struct rt_node *n);
 /* Steps a message into a node and processes its readies. Returns raft_step's result. */
 int rt_step(struct rt_node *n, const struct raft_msg *m);
