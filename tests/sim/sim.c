@@ -275,6 +275,7 @@ static void node_down(struct sim *s, struct node *n)
     n->up = false;
     n->inc++;
     n->sync_pending = false;
+    n->crash_now = false;
     n->n_props = 0; /* their fate is unknown to the client: never acknowledged */
 }
 
@@ -337,8 +338,8 @@ static struct smsg *fill_append(struct sim *s, struct node *n, const struct raft
             break;
         ents[k++] = &n->cur.e[i];
     }
-    if (k > 1 && rng_pm(&s->rng, 100))
-        k = (size_t)rng_range(&s->rng, 1, (int64_t)k); /* the adapter sends only a prefix */
+    if (k > 1 && rng_pm(&s->rng, s->trim_pm))
+        k = (size_t)rng_range(&s->rng, 1, (int64_t)k - 1); /* the adapter sends a prefix */
     struct raft_msg out = *m;
     out.last = k ? ents[k - 1]->last : m->index;
     return smsg_new(&out, ents, k);
@@ -434,8 +435,11 @@ static void pump(struct sim *s, struct node *n)
         n->role = rd.role;
         n->term = rd.term;
         n->commit = rd.commit;
+        bool wrote = rd.hard_state_changed || rd.n_entries || rd.truncate_from >= 0 || rd.install;
         raft_advance(n->r, &rd);
         n->conf = *raft_conf(n->r);
+        if (wrote && rng_pm(&s->rng, s->crash_write_pm))
+            n->crash_now = true;
         if (rd.commit_changed)
             settle_proposals(s, n);
     }
@@ -822,7 +826,7 @@ static void heal(struct sim *s)
     s->heal_at = s->now;
     s->st.heals++;
     heal_links(s);
-    s->drop_pm = s->dup_pm = s->slow_pm = 0;
+    s->drop_pm = s->dup_pm = s->slow_pm = s->crash_write_pm = 0;
     for (int i = 0; i < SIM_SLOTS; i++) {
         struct node *n = &s->nodes[i];
         if (n->used && !n->up)
@@ -891,7 +895,11 @@ static void dispatch(struct sim *s, struct event *ev)
     case EV_CHAOS:
         s->healing = false;
         s->chaos_gen++;
-        sim_trace(s, "CHAOS");
+        s->trim_pm = (int)rng_range(&s->rng, 50, 400);
+        if (s->cfg.profile != PROFILE_NET)
+            s->crash_write_pm = (int)rng_range(&s->rng, 0, 15);
+        sim_trace(s, "CHAOS trim=%d crash_after_write=%d per mille", s->trim_pm,
+                  s->crash_write_pm);
         schedule(s, s->now + rng_range(&s->rng, 50, 300), EV_FAULT, 0, 0, s->chaos_gen, NULL);
         schedule(s, s->now + rng_range(&s->rng, 1500, 3000), EV_HEAL, 0, 0, 0, NULL);
         break;
@@ -942,6 +950,14 @@ int sim_run(const struct sim_config *cfg, struct sim_stats *out, char *why, size
         dispatch(s, &ev);
         if (!s->failed)
             check_step(s);
+        for (int i = 0; i < SIM_SLOTS && !s->failed; i++) {
+            struct node *n = &s->nodes[i];
+            if (n->used && n->up && n->crash_now) {
+                n->crash_now = false;
+                sim_trace(s, "n%d fault site: crash right after a write", n->id);
+                node_crash(s, n, rng_range(&s->rng, 1, 40));
+            }
+        }
         if (s->awaiting_leader && has_leader(s)) {
             s->awaiting_leader = false;
             s->st.heal_leader_max_ms = MAX(s->st.heal_leader_max_ms, s->now - s->heal_at);

@@ -160,6 +160,7 @@ struct node {
     enum member_state member;
     int64_t joined_ms;
     int64_t restart_at; /* > 0: scheduled restart */
+    bool crash_now;     /* the write fault site fired: crash before anything syncs */
 };
 
 /* ---- the world ---------------------------------------------------------------------------------- */
@@ -248,6 +249,8 @@ struct sim {
     int drop_pm;
     int dup_pm;
     int slow_pm;
+    int trim_pm;        /* APPENDs that carry only a prefix of what was asked */
+    int crash_write_pm; /* fault site: crash right after a ready that wrote something */
     bool healing;
     int64_t heal_at;
     uint64_t chaos_gen; /* fault events of an earlier chaos phase are stale */
