@@ -156,6 +156,8 @@ static void op_apply(struct node *n, const struct op *o)
 
 static void ops_drop(struct node *n, size_t k)
 {
+    if (k == 0)
+        return;
     for (size_t i = 0; i < k; i++)
         if (n->ops[i].type == OP_APPEND)
             sentry_free(&n->ops[i].e);

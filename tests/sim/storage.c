@@ -58,7 +58,9 @@ uint64_t chain_next(uint64_t prev, const struct sentry *e)
 void sentry_copy(struct sentry *dst, const struct sentry *src)
 {
     *dst = *src;
-    dst->payload = mem_dup(src->payload ? src->payload : (const uint8_t *)"", src->len + 1);
+    dst->payload = mem_alloc(src->len + 1); /* never a zero-byte allocation */
+    if (src->len)
+        memcpy(dst->payload, src->payload, src->len);
 }
 
 void sentry_free(struct sentry *e)
@@ -197,7 +199,8 @@ void slog_compact(struct slog *l, int64_t new_start)
     }
     for (size_t i = 0; i < k; i++)
         sentry_free(&l->e[i]);
-    memmove(l->e, l->e + k, (l->n - k) * sizeof(*l->e));
+    if (k > 0)
+        memmove(l->e, l->e + k, (l->n - k) * sizeof(*l->e));
     l->n -= k;
     l->start = new_start;
 }

@@ -115,7 +115,8 @@ int rt_compact(struct rt_node *n, int64_t index)
     n->prev_term = rt_term_at(n, index - 1);
     for (size_t i = 0; i < k; i++)
         mem_free(n->log[i].payload);
-    memmove(n->log, n->log + k, (n->n_log - k) * sizeof(*n->log));
+    if (k > 0)
+        memmove(n->log, n->log + k, (n->n_log - k) * sizeof(*n->log));
     n->n_log -= k;
     n->start = index;
     /* The configuration in force before the new start stays first. */
