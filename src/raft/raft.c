@@ -7,12 +7,13 @@
  *
  * Roles and the function performing each transition:
  *   FOLLOWER     -> PRECANDIDATE  election timeout (or raft_campaign), PreVote on:  campaign()
- *   FOLLOWER     -> CANDIDATE     election timeout with PreVote off, or TimeoutNow:   become_candidate()
- *   PRECANDIDATE -> CANDIDATE     a PreVote majority (of each side when joint):       become_candidate()
- *   CANDIDATE    -> LEADER        a vote majority (of each side when joint):          become_leader()
- *   any          -> FOLLOWER      a higher term; a leader of our term; a lost vote;
- *                                 CheckQuorum failure; removal by a committed C_new:  become_follower()
- *   PRECANDIDATE/CANDIDATE -> PRECANDIDATE/CANDIDATE  a new election timeout:         campaign()
+ *   FOLLOWER     -> CANDIDATE     election timeout with PreVote off, or TimeoutNow:
+ * become_candidate() PRECANDIDATE -> CANDIDATE     a PreVote majority (of each side when joint):
+ * become_candidate() CANDIDATE    -> LEADER        a vote majority (of each side when joint):
+ * become_leader() any          -> FOLLOWER      a higher term; a leader of our term; a lost vote;
+ *                                 CheckQuorum failure; removal by a committed C_new:
+ * become_follower() PRECANDIDATE/CANDIDATE -> PRECANDIDATE/CANDIDATE  a new election timeout:
+ * campaign()
  *
  * Invariants (raft_check):
  *   1. the termlog invariants hold; stored_last <= last and base_last <= last.
@@ -104,8 +105,8 @@ struct raft {
     uint8_t **bufs; /* payloads of entries the core made (configs), freed at advance */
     size_t n_bufs;
     size_t cap_bufs;
-    bool hs_dirty;   /* term/vote changed since the last ready */
-    bool hs_durable; /* the adapter reported the current term/vote durable */
+    bool hs_dirty;         /* term/vote changed since the last ready */
+    bool hs_durable;       /* the adapter reported the current term/vote durable */
     struct raft_msg *held; /* replies waiting for the hard state to be durable */
     size_t n_held;
     size_t cap_held;
@@ -715,8 +716,7 @@ static bool msg_ok(const struct raft *r, const struct raft_msg *m)
         return index_ok(m->commit);
     case RAFT_MSG_PREVOTE:
     case RAFT_MSG_VOTE:
-        return m->term >= 1 && index_ok(m->index) && term_ok(m->log_term) &&
-               m->log_term <= m->term;
+        return m->term >= 1 && index_ok(m->index) && term_ok(m->log_term) && m->log_term <= m->term;
     case RAFT_MSG_INSTALL:
         return index_ok(m->index) && term_ok(m->log_term) && m->log_term <= m->term &&
                (m->index == -1) == (m->log_term == 0) && raft_conf_valid(&m->conf);
@@ -759,8 +759,8 @@ static void reject_append(struct raft *r, const struct raft_msg *m)
 static int handle_append(struct raft *r, const struct raft_msg *m)
 {
     int64_t prev = m->index;
-    bool matched = prev <= r->commit ||
-                   (prev <= r->log.last && termlog_term_at(&r->log, prev) == m->log_term);
+    bool matched =
+        prev <= r->commit || (prev <= r->log.last && termlog_term_at(&r->log, prev) == m->log_term);
     if (!matched) {
         reject_append(r, m);
         return 0;
@@ -898,11 +898,10 @@ static void handle_vote_request(struct raft *r, const struct raft_msg *m)
 
 static void handle_vote_resp(struct raft *r, const struct raft_msg *m)
 {
-    bool mine = r->role == RAFT_PRECANDIDATE
-                    ? m->type == RAFT_MSG_PREVOTE_RESP &&
-                          m->term == (m->reject ? r->term : r->term + 1)
-                    : r->role == RAFT_CANDIDATE && m->type == RAFT_MSG_VOTE_RESP &&
-                          m->term == r->term;
+    bool mine =
+        r->role == RAFT_PRECANDIDATE
+            ? m->type == RAFT_MSG_PREVOTE_RESP && m->term == (m->reject ? r->term : r->term + 1)
+            : r->role == RAFT_CANDIDATE && m->type == RAFT_MSG_VOTE_RESP && m->term == r->term;
     struct peer *p = peer_find(r, m->from);
     if (!mine || !p)
         return;

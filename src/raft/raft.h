@@ -86,7 +86,7 @@
 
 #include "raft/conf.h"
 
-#define RAFT_TERM_MAX INT32_MAX       /* terms are Kafka leader epochs */
+#define RAFT_TERM_MAX INT32_MAX        /* terms are Kafka leader epochs */
 #define RAFT_MSG_ENTRIES_MAX (1 << 16) /* entries one APPEND may carry */
 
 struct raft;
@@ -137,19 +137,19 @@ enum raft_msg_type {
 };
 
 struct raft_msg {
-    uint8_t type;                /* enum raft_msg_type */
-    bool reject;                 /* *_RESP: refused */
-    bool transfer;               /* PREVOTE/VOTE: leadership transfer campaign */
-    int32_t from;                /* sender id */
-    int32_t to;                  /* receiver id */
-    int64_t term;                /* sender's term (see the types above for the vote replies) */
-    int64_t index;               /* see the types above */
-    int64_t log_term;            /* see the types above */
-    int64_t commit;              /* APPEND, HEARTBEAT: leader's commit index */
-    int64_t last;                /* APPEND: range end; APPEND_RESP reject: hint index */
-    struct raft_entry *entries;  /* APPEND: [index + 1, last], contiguous (see contract 4) */
-    size_t n_entries;            /* <= RAFT_MSG_ENTRIES_MAX */
-    struct raft_conf conf;       /* INSTALL: configuration in force at index */
+    uint8_t type;               /* enum raft_msg_type */
+    bool reject;                /* *_RESP: refused */
+    bool transfer;              /* PREVOTE/VOTE: leadership transfer campaign */
+    int32_t from;               /* sender id */
+    int32_t to;                 /* receiver id */
+    int64_t term;               /* sender's term (see the types above for the vote replies) */
+    int64_t index;              /* see the types above */
+    int64_t log_term;           /* see the types above */
+    int64_t commit;             /* APPEND, HEARTBEAT: leader's commit index */
+    int64_t last;               /* APPEND: range end; APPEND_RESP reject: hint index */
+    struct raft_entry *entries; /* APPEND: [index + 1, last], contiguous (see contract 4) */
+    size_t n_entries;           /* <= RAFT_MSG_ENTRIES_MAX */
+    struct raft_conf conf;      /* INSTALL: configuration in force at index */
 };
 
 struct raft_options {
@@ -178,11 +178,11 @@ struct raft_term_start {
 
 /* What a node restarts from (all of it durable). */
 struct raft_restore {
-    int64_t term;                       /* hard state */
-    int32_t vote;                       /* hard state; RAFT_NONE */
-    int64_t log_start;                  /* first index held */
-    int64_t log_last;                   /* last index held (log_start - 1: empty) */
-    int64_t prev_term;                  /* term of log_start - 1 (0 if log_start == 0) */
+    int64_t term;                        /* hard state */
+    int32_t vote;                        /* hard state; RAFT_NONE */
+    int64_t log_start;                   /* first index held */
+    int64_t log_last;                    /* last index held (log_start - 1: empty) */
+    int64_t prev_term;                   /* term of log_start - 1 (0 if log_start == 0) */
     const struct raft_term_start *terms; /* ascending; terms[0].first == log_start if any */
     size_t n_terms;
     const struct raft_conf_at *confs; /* ascending; confs[0].index < log_start; rest in log */

@@ -98,8 +98,8 @@ static bool side_ok(struct sim *s, const int32_t *ids, size_t k, int64_t index, 
     return cnt >= *need;
 }
 
-bool check_durable_majority(struct sim *s, const struct raft_conf *c, int64_t index,
-                            uint64_t chain, int *have, int *need)
+bool check_durable_majority(struct sim *s, const struct raft_conf *c, int64_t index, uint64_t chain,
+                            int *have, int *need)
 {
     *have = *need = 0;
     if (c->n_voters == 0)
@@ -133,8 +133,8 @@ void check_role(struct sim *s, struct node *n, const struct raft_ready *rd)
     uint64_t want, got;
     CHECK(oracle_chain(s, m, &want));
     if (!slog_chain_at(&n->cur, m, &got) || got != want)
-        sim_fail(s, "leader completeness: n%d leads term %lld without committed index %lld",
-                 n->id, (long long)rd->term, (long long)m);
+        sim_fail(s, "leader completeness: n%d leads term %lld without committed index %lld", n->id,
+                 (long long)rd->term, (long long)m);
 }
 
 void check_append(struct sim *s, struct node *n, const struct sentry *e)
@@ -143,8 +143,9 @@ void check_append(struct sim *s, struct node *n, const struct sentry *e)
     uint64_t k1 = key(e->term, e->first, 0);
     if (u64map_get(&s->layout, k1, &v)) {
         if ((int64_t)v != e->last)
-            sim_fail(s, "log matching: n%d has an entry [%lld..%lld] of term %lld, another log "
-                        "[%lld..%lld]",
+            sim_fail(s,
+                     "log matching: n%d has an entry [%lld..%lld] of term %lld, another log "
+                     "[%lld..%lld]",
                      n->id, (long long)e->first, (long long)e->last, (long long)e->term,
                      (long long)e->first, (long long)v);
     } else {
@@ -153,8 +154,9 @@ void check_append(struct sim *s, struct node *n, const struct sentry *e)
     uint64_t k2 = key(e->term, e->last, 1);
     if (u64map_get(&s->chains, k2, &v)) {
         if (v != e->chain)
-            sim_fail(s, "log matching: n%d's entry ending at %lld (term %lld) follows a "
-                        "different prefix than another log's",
+            sim_fail(s,
+                     "log matching: n%d's entry ending at %lld (term %lld) follows a "
+                     "different prefix than another log's",
                      n->id, (long long)e->last, (long long)e->term);
     } else {
         u64map_put(&s->chains, k2, e->chain);

@@ -60,8 +60,8 @@ static void replay_hint(enum sim_profile p, uint64_t seed)
 
 static int run_one(enum sim_profile p, uint64_t seed, int64_t duration, bool verbose)
 {
-    struct sim_config cfg = {.profile = p, .seed = seed, .duration_ms = duration,
-                             .verbose = verbose};
+    struct sim_config cfg = {
+        .profile = p, .seed = seed, .duration_ms = duration, .verbose = verbose};
     printf("sim: profile=%s seed=%" PRIu64 " duration=%lldms\n", profile_name(p), seed,
            (long long)duration);
     fflush(stdout);
@@ -213,11 +213,11 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--profile") && v) {
-            profile = !strcmp(v, "net") ? PROFILE_NET
-                      : !strcmp(v, "crash") ? PROFILE_CRASH
+            profile = !strcmp(v, "net")          ? PROFILE_NET
+                      : !strcmp(v, "crash")      ? PROFILE_CRASH
                       : !strcmp(v, "membership") ? PROFILE_MEMBERSHIP
-                      : !strcmp(v, "all") ? -1
-                                          : -2;
+                      : !strcmp(v, "all")        ? -1
+                                                 : -2;
             if (profile == -2)
                 usage();
             i++;

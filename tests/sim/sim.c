@@ -65,8 +65,13 @@ static void schedule(struct sim *s, int64_t at, uint8_t type, int32_t node, uint
                      uint64_t arg, struct smsg *msg)
 {
     MEM_GROW(s->heap, s->cap_heap, s->n_heap + 1);
-    struct event ev = {.at = at, .seq = ++s->ev_seq, .type = type, .node = node, .inc = inc,
-                       .arg = arg, .msg = msg};
+    struct event ev = {.at = at,
+                       .seq = ++s->ev_seq,
+                       .type = type,
+                       .node = node,
+                       .inc = inc,
+                       .arg = arg,
+                       .msg = msg};
     size_t i = s->n_heap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -193,7 +198,8 @@ static void sync_done(struct sim *s, struct node *n, uint64_t covers)
     sync_schedule(s, n);
 }
 
-/* ---- nodes ------------------------------------------------------------------------------------ */
+/* ---- nodes ------------------------------------------------------------------------------------
+ */
 
 static void node_start(struct sim *s, struct node *n)
 {
@@ -201,8 +207,8 @@ static void node_start(struct sim *s, struct node *n)
     size_t nt = 0;
     for (size_t i = 0; i < n->dur.n; i++)
         if (nt == 0 || terms[nt - 1].term != n->dur.e[i].term)
-            terms[nt++] = (struct raft_term_start){.term = n->dur.e[i].term,
-                                                   .first = n->dur.e[i].first};
+            terms[nt++] =
+                (struct raft_term_start){.term = n->dur.e[i].term, .first = n->dur.e[i].first};
     struct raft_conf_at confs[256];
     size_t nc = slog_confs(&n->dur, confs, ARRAY_LEN(confs));
     struct raft_restore st = {.term = n->hs_term,
@@ -298,8 +304,10 @@ static void node_crash(struct sim *s, struct node *n, int64_t down_ms)
         op_apply(n, o); /* written partly: recovery will notice */
     }
     sim_trace(s, "n%d CRASH mode=%s pending=%zu kept=%zu down=%lldms", n->id,
-              mode == CRASH_LOSE ? "lose" : mode == CRASH_PREFIX ? "prefix" : "torn", n->n_ops,
-              keep, (long long)down_ms);
+              mode == CRASH_LOSE     ? "lose"
+              : mode == CRASH_PREFIX ? "prefix"
+                                     : "torn",
+              n->n_ops, keep, (long long)down_ms);
     ops_drop(n, n->n_ops);
     recover(s, n);
     node_down(s, n);
@@ -323,7 +331,8 @@ static void node_decommission(struct sim *s, struct node *n)
     n->member = MEMBER_REMOVED; /* slot never reused */
 }
 
-/* ---- the adapter: consuming readies ------------------------------------------------------------ */
+/* ---- the adapter: consuming readies ------------------------------------------------------------
+ */
 
 static struct smsg *fill_append(struct sim *s, struct node *n, const struct raft_msg *m)
 {
@@ -331,8 +340,7 @@ static struct smsg *fill_append(struct sim *s, struct node *n, const struct raft
     size_t k = 0;
     long i = m->index + 1 <= slog_last(&n->cur) ? slog_find(&n->cur, m->index + 1) : -1;
     if (i >= 0 && n->cur.e[i].first != m->index + 1) {
-        sim_fail(s, "n%d asked to send from %lld, inside an entry", n->id,
-                 (long long)m->index + 1);
+        sim_fail(s, "n%d asked to send from %lld, inside an entry", n->id, (long long)m->index + 1);
         i = -1;
     }
     for (; i >= 0 && (size_t)i < n->cur.n && k < ARRAY_LEN(ents); i++) {
@@ -369,8 +377,8 @@ static void write_entries(struct sim *s, struct node *n, const struct raft_ready
     if (rd->truncate_from >= 0) {
         check_cut(s, n, rd->truncate_from, "truncation");
         if (!slog_truncate(&n->cur, rd->truncate_from))
-            sim_fail(s, "n%d told to truncate at %lld, inside an entry or before its log",
-                     n->id, (long long)rd->truncate_from);
+            sim_fail(s, "n%d told to truncate at %lld, inside an entry or before its log", n->id,
+                     (long long)rd->truncate_from);
         op_push(n, OP_TRUNC)->index = rd->truncate_from;
     }
     for (size_t i = 0; i < rd->n_entries && !s->failed; i++) {
@@ -449,7 +457,8 @@ static void pump(struct sim *s, struct node *n)
     sync_schedule(s, n);
 }
 
-/* ---- client ------------------------------------------------------------------------------------- */
+/* ---- client -------------------------------------------------------------------------------------
+ */
 
 static struct node *best_leader(struct sim *s)
 {
@@ -496,7 +505,8 @@ static void client(struct sim *s)
     schedule(s, s->now + rng_range(&s->rng, 2, 12), EV_CLIENT, 0, 0, 0, NULL);
 }
 
-/* ---- faults ------------------------------------------------------------------------------------- */
+/* ---- faults -------------------------------------------------------------------------------------
+ */
 
 static void heal_links(struct sim *s)
 {
@@ -621,7 +631,7 @@ static void change_voters(struct sim *s)
     size_t n = c->n_voters;
     memcpy(v, c->voters, n * sizeof(*v));
     /* 3 voters: add or replace; 4: any; 5: remove or replace. */
-    int kind = n <= 3 ? (rng_pm(&s->rng, 700) ? 0 : 2)
+    int kind = n <= 3   ? (rng_pm(&s->rng, 700) ? 0 : 2)
                : n >= 5 ? (rng_pm(&s->rng, 700) ? 1 : 2)
                         : (int)rng_below(&s->rng, 3);
     int32_t added = 0;
@@ -647,8 +657,8 @@ static void change_voters(struct sim *s)
     memcpy(want.voters, v, n * sizeof(*v));
     raft_conf_format(c, a, sizeof(a)); /* c is gone once the proposal changes the conf */
     int rc = raft_propose_conf(l->r, v, n);
-    sim_trace(s, "n%d propose voters %s -> %s: %d", l->id, a,
-              raft_conf_format(&want, b, sizeof(b)), rc);
+    sim_trace(s, "n%d propose voters %s -> %s: %d", l->id, a, raft_conf_format(&want, b, sizeof(b)),
+              rc);
     if (rc == 0)
         s->st.conf_changes++;
     pump(s, l);
@@ -675,8 +685,7 @@ static void membership_tidy(struct sim *s)
         bool stale_joiner = n->member == MEMBER_JOINING && s->now - n->joined_ms > 3000;
         if (!named && (n->member == MEMBER_VOTER || stale_joiner)) {
             n->member = MEMBER_REMOVED;
-            schedule(s, s->now + rng_range(&s->rng, 200, 800), EV_DECOMMISSION, n->id, 0, 0,
-                     NULL);
+            schedule(s, s->now + rng_range(&s->rng, 200, 800), EV_DECOMMISSION, n->id, 0, 0, NULL);
         }
     }
 }
@@ -811,8 +820,7 @@ static bool has_leader(struct sim *s)
             size_t cnt = 0;
             for (size_t k = 0; k < ns[sd]; k++) {
                 struct node *f = sim_node(s, sides[sd][k]);
-                if (f && f->up && raft_term(f->r) == raft_term(l->r) &&
-                    raft_leader(f->r) == l->id)
+                if (f && f->up && raft_term(f->r) == raft_term(l->r) && raft_leader(f->r) == l->id)
                     cnt++;
             }
             ok = ns[sd] == 0 || cnt >= ns[sd] / 2 + 1;
@@ -841,7 +849,8 @@ static void heal(struct sim *s)
     schedule(s, s->now + rng_range(&s->rng, 900, 1500), EV_CHAOS, 0, 0, 0, NULL);
 }
 
-/* ---- the run ------------------------------------------------------------------------------------ */
+/* ---- the run ------------------------------------------------------------------------------------
+ */
 
 static void dispatch(struct sim *s, struct event *ev)
 {
@@ -874,8 +883,7 @@ static void dispatch(struct sim *s, struct event *ev)
     case EV_FAULT:
         if (!s->healing && ev->arg == s->chaos_gen) {
             fault(s);
-            schedule(s, s->now + rng_range(&s->rng, 100, 500), EV_FAULT, 0, 0, s->chaos_gen,
-                     NULL);
+            schedule(s, s->now + rng_range(&s->rng, 100, 500), EV_FAULT, 0, 0, s->chaos_gen, NULL);
         }
         if (s->cfg.profile == PROFILE_MEMBERSHIP)
             membership_tidy(s);
@@ -903,8 +911,8 @@ static void dispatch(struct sim *s, struct event *ev)
             s->crash_write_pm = (int)rng_range(&s->rng, 0, 15);
             s->crash_vote_pm = rng_pm(&s->rng, 500) ? (int)rng_range(&s->rng, 0, 300) : 0;
         }
-        sim_trace(s, "CHAOS trim=%d crash_after_write=%d crash_after_vote=%d per mille",
-                  s->trim_pm, s->crash_write_pm, s->crash_vote_pm);
+        sim_trace(s, "CHAOS trim=%d crash_after_write=%d crash_after_vote=%d per mille", s->trim_pm,
+                  s->crash_write_pm, s->crash_vote_pm);
         schedule(s, s->now + rng_range(&s->rng, 50, 300), EV_FAULT, 0, 0, s->chaos_gen, NULL);
         schedule(s, s->now + rng_range(&s->rng, 1500, 3000), EV_HEAL, 0, 0, 0, NULL);
         break;

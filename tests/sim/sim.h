@@ -30,10 +30,10 @@
 
 #include "raft/raft.h"
 
-#define SIM_SLOTS 16           /* node ids 1..SIM_SLOTS */
-#define SIM_ELECTION_MS 150    /* base election timeout; randomized in [150, 300) */
+#define SIM_SLOTS 16        /* node ids 1..SIM_SLOTS */
+#define SIM_ELECTION_MS 150 /* base election timeout; randomized in [150, 300) */
 #define SIM_HEARTBEAT_MS 50
-#define SIM_LIVENESS_MS 600    /* 2 election timeouts (of the 300 ms maximum) */
+#define SIM_LIVENESS_MS 600 /* 2 election timeouts (of the 300 ms maximum) */
 #define SIM_TICK_MS 5
 
 enum sim_profile { PROFILE_NET = 0, PROFILE_CRASH, PROFILE_MEMBERSHIP, PROFILE_COUNT };
@@ -42,9 +42,9 @@ struct rng {
     uint64_t s;
 };
 uint64_t rng_next(struct rng *g);
-uint64_t rng_below(struct rng *g, uint64_t n); /* [0, n) */
+uint64_t rng_below(struct rng *g, uint64_t n);            /* [0, n) */
 int64_t rng_range(struct rng *g, int64_t lo, int64_t hi); /* [lo, hi] */
-bool rng_pm(struct rng *g, int per_mille);     /* true with probability per_mille / 1000 */
+bool rng_pm(struct rng *g, int per_mille); /* true with probability per_mille / 1000 */
 
 /* ---- storage (storage.c) ------------------------------------------------------------------ */
 
@@ -64,9 +64,9 @@ struct slog {
     struct sentry *e;
     size_t n;
     size_t cap;
-    int64_t start;           /* first index held */
-    int64_t prev_term;       /* term of start - 1 */
-    uint64_t prev_chain;     /* chain at start - 1 */
+    int64_t start;            /* first index held */
+    int64_t prev_term;        /* term of start - 1 */
+    uint64_t prev_chain;      /* chain at start - 1 */
     struct raft_conf_at base; /* configuration in force at start - 1 */
 };
 
@@ -76,12 +76,12 @@ enum op_type { OP_HS = 1, OP_TRUNC, OP_APPEND, OP_INSTALL };
 struct op {
     uint8_t type;
     uint64_t seq;
-    int64_t term;         /* HS: term; INSTALL: term at index */
-    int32_t vote;         /* HS */
-    int64_t index;        /* TRUNC: from; INSTALL: index */
-    uint64_t chain;       /* INSTALL: chain at index */
+    int64_t term;          /* HS: term; INSTALL: term at index */
+    int32_t vote;          /* HS */
+    int64_t index;         /* TRUNC: from; INSTALL: index */
+    uint64_t chain;        /* INSTALL: chain at index */
     struct raft_conf conf; /* INSTALL */
-    struct sentry e;      /* APPEND (payload owned) */
+    struct sentry e;       /* APPEND (payload owned) */
 };
 
 void slog_init(struct slog *l, int64_t start, int64_t prev_term, uint64_t prev_chain,
@@ -120,7 +120,8 @@ struct smsg *smsg_new(const struct raft_msg *m, const struct sentry *const *ents
 struct smsg *smsg_dup(const struct smsg *s);
 void smsg_free(struct smsg *s);
 
-/* ---- nodes ------------------------------------------------------------------------------------- */
+/* ---- nodes -------------------------------------------------------------------------------------
+ */
 
 struct proposal {
     int64_t first;
@@ -134,15 +135,15 @@ enum member_state { MEMBER_NONE = 0, MEMBER_JOINING, MEMBER_VOTER, MEMBER_REMOVE
 
 struct node {
     int32_t id;
-    bool used;         /* the slot holds a node (up or down) */
+    bool used; /* the slot holds a node (up or down) */
     bool up;
-    uint32_t inc;      /* incarnation: bumped at every crash and restart */
+    uint32_t inc; /* incarnation: bumped at every crash and restart */
     struct raft *r;
-    struct slog cur;   /* the log as the adapter sees it (writes applied) */
-    struct slog dur;   /* what survives a crash */
-    int64_t hs_term;   /* durable hard state */
+    struct slog cur; /* the log as the adapter sees it (writes applied) */
+    struct slog dur; /* what survives a crash */
+    int64_t hs_term; /* durable hard state */
     int32_t hs_vote;
-    struct op *ops;    /* pending writes, oldest first */
+    struct op *ops; /* pending writes, oldest first */
     size_t n_ops;
     size_t cap_ops;
     uint64_t op_seq;   /* last op sequence number given */
@@ -163,7 +164,8 @@ struct node {
     bool crash_now;     /* the write fault site fired: crash before anything syncs */
 };
 
-/* ---- the world ---------------------------------------------------------------------------------- */
+/* ---- the world ----------------------------------------------------------------------------------
+ */
 
 enum ev_type {
     EV_TICK = 1,
@@ -254,7 +256,7 @@ struct sim {
     int crash_vote_pm;  /* fault site: crash right after a ready that changed term/vote */
     bool healing;
     int64_t heal_at;
-    uint64_t chaos_gen; /* fault events of an earlier chaos phase are stale */
+    uint64_t chaos_gen;   /* fault events of an earlier chaos phase are stale */
     bool awaiting_leader; /* since the last heal, no leader followed by a majority yet */
     /* checker */
     struct oentry *orc; /* the committed history */
@@ -264,10 +266,10 @@ struct sim {
     size_t n_marks;
     size_t cap_marks;
     struct raft_conf orc_conf; /* latest committed configuration */
-    struct u64map leaders;      /* term -> leader id */
-    struct u64map layout;       /* (term, first) -> last */
-    struct u64map chains;       /* (term, last) -> chain */
-    int64_t acked_max;          /* highest acknowledged index, -1 */
+    struct u64map leaders;     /* term -> leader id */
+    struct u64map layout;      /* (term, first) -> last */
+    struct u64map chains;      /* (term, last) -> chain */
+    int64_t acked_max;         /* highest acknowledged index, -1 */
     uint64_t acked_chain;
     struct sim_stats st;
     bool failed;
@@ -292,8 +294,8 @@ void check_commit(struct sim *s, struct node *n, const struct raft_ready *rd,
 void check_install(struct sim *s, struct node *n, int64_t index, uint64_t *chain);
 bool check_ack(struct sim *s, struct node *n, const struct proposal *p);
 void check_step(struct sim *s);
-bool check_durable_majority(struct sim *s, const struct raft_conf *c, int64_t index,
-                            uint64_t chain, int *have, int *need);
+bool check_durable_majority(struct sim *s, const struct raft_conf *c, int64_t index, uint64_t chain,
+                            int *have, int *need);
 bool oracle_chain(const struct sim *s, int64_t index, uint64_t *chain);
 
 #endif

@@ -219,7 +219,8 @@ size_t slog_confs(const struct slog *l, struct raft_conf_at *out, size_t cap)
     return n;
 }
 
-/* ---- messages ---------------------------------------------------------------------------------- */
+/* ---- messages ----------------------------------------------------------------------------------
+ */
 
 struct smsg *smsg_new(const struct raft_msg *m, const struct sentry *const *ents, size_t n)
 {
@@ -269,7 +270,8 @@ void smsg_free(struct smsg *s)
     mem_free(s);
 }
 
-/* ---- u64 map ----------------------------------------------------------------------------------- */
+/* ---- u64 map -----------------------------------------------------------------------------------
+ */
 
 static size_t slot_of(const struct u64map *m, uint64_t k)
 {

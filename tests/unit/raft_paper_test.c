@@ -277,8 +277,8 @@ TEST(raft_paper_election_timeouts_randomized_in_150_300)
         raft_options_default(&o, 1, (uint64_t)seed * 7919);
         o.pre_vote = false;
         struct raft_conf_at c = {.index = -1, .conf = {.n_voters = 3, .voters = {1, 2, 3}}};
-        struct raft_restore st = {.vote = RAFT_NONE, .log_last = -1, .confs = &c, .n_confs = 1,
-                                  .commit = -1};
+        struct raft_restore st = {
+            .vote = RAFT_NONE, .log_last = -1, .confs = &c, .n_confs = 1, .commit = -1};
         struct raft *r;
         ASSERT_EQ(raft_new(&o, &st, 0, &r), 0);
         int64_t t = 0;
@@ -404,8 +404,18 @@ TEST(raft_paper_follower_learns_commit_and_applies)
     node3(&n, NULL, 0, 1, -1);
     struct raft_entry e[3] = {
         {.first = 0, .last = 0, .term = 1, .kind = RAFT_ENTRY_NOOP},
-        {.first = 1, .last = 4, .term = 1, .kind = RAFT_ENTRY_DATA, .payload = (void *)"b", .len = 1},
-        {.first = 5, .last = 5, .term = 1, .kind = RAFT_ENTRY_DATA, .payload = (void *)"c", .len = 1},
+        {.first = 1,
+         .last = 4,
+         .term = 1,
+         .kind = RAFT_ENTRY_DATA,
+         .payload = (void *)"b",
+         .len = 1},
+        {.first = 5,
+         .last = 5,
+         .term = 1,
+         .kind = RAFT_ENTRY_DATA,
+         .payload = (void *)"c",
+         .len = 1},
     };
     struct raft_msg m = append_msg(2, 1, -1, 0, 4);
     m.entries = e;
@@ -431,14 +441,13 @@ TEST(raft_paper_follower_checks_the_previous_entry)
     struct {
         int64_t prev, prev_term;
         bool reject;
-        int64_t ack;        /* accepted: acknowledged index */
+        int64_t ack; /* accepted: acknowledged index */
         int64_t hint, hint_term;
     } cases[] = {
         {-1, 0, false, 0, 0, 0}, /* committed prefix: acknowledges up to commit */
-        {0, 1, false, 0, 0, 0},
-        {1, 2, false, 1, 0, 0},  /* matches an uncommitted entry */
-        {1, 1, true, 0, 0, 1},   /* index 1 has term 2: back to the end of term 1 */
-        {2, 3, true, 0, 1, 2},   /* beyond our log: our last index */
+        {0, 1, false, 0, 0, 0},  {1, 2, false, 1, 0, 0}, /* matches an uncommitted entry */
+        {1, 1, true, 0, 0, 1}, /* index 1 has term 2: back to the end of term 1 */
+        {2, 3, true, 0, 1, 2}, /* beyond our log: our last index */
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         struct rt_node n;
@@ -566,9 +575,9 @@ TEST(raft_paper_voter_denies_less_up_to_date_candidates)
         int64_t cand_term, cand_index;
         bool reject;
     } cases[] = {
-        {{1}, 1, 1, 0, false},    {{1}, 1, 1, 1, false},    {{1, 1}, 2, 1, 0, true},
-        {{1}, 1, 2, 0, false},    {{1}, 1, 2, 1, false},    {{1, 1}, 2, 2, 0, false},
-        {{2}, 1, 1, 0, true},     {{2}, 1, 1, 1, true},     {{2, 2}, 2, 1, 0, true},
+        {{1}, 1, 1, 0, false},    {{1}, 1, 1, 1, false}, {{1, 1}, 2, 1, 0, true},
+        {{1}, 1, 2, 0, false},    {{1}, 1, 2, 1, false}, {{1, 1}, 2, 2, 0, false},
+        {{2}, 1, 1, 0, true},     {{2}, 1, 1, 1, true},  {{2, 2}, 2, 1, 0, true},
         {{1, 1}, 2, 1, 1, false},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -594,7 +603,7 @@ TEST(raft_paper_leader_commits_only_current_term_entries_by_counting)
     for (int64_t acked = 0; acked <= 3; acked++) {
         struct rt_node n;
         rt_node_init(&n, 1, V2, 2, (const int64_t[]){1, 2}, 2, 2, -1, false, false);
-        make_leader(&n); /* term 3: no-op at 2 */
+        make_leader(&n);                                               /* term 3: no-op at 2 */
         ASSERT_EQ(raft_propose(n.r, 1, NULL, 0, NULL, NULL, NULL), 0); /* index 3 */
         rt_ready(&n);
         struct raft_msg a = ack_msg(2, 3, acked);

@@ -97,7 +97,7 @@ TEST(raft_conf_encode_decode_roundtrip_and_reject_garbage)
     ASSERT_STREQ(raft_conf_format(&d, text, sizeof(text)), "1,2->4,5,6");
     ASSERT_EQ(raft_conf_decode(&d, buf, len - 1), -ERR_CORRUPT);
     ASSERT_EQ(raft_conf_decode(&d, NULL, 0), -ERR_CORRUPT);
-    buf[7] = 4; /* voters[0] := 4 again... */
+    buf[7] = 4;  /* voters[0] := 4 again... */
     buf[11] = 4; /* ...and voters[1] too: a duplicate */
     ASSERT_EQ(raft_conf_decode(&d, buf, len), -ERR_CORRUPT);
     len = raft_conf_encode(&c, buf);

@@ -15,10 +15,10 @@ static struct rt_node *elect(struct rt_cluster *c)
     return l;
 }
 
-static struct rt_node *a_follower(struct rt_cluster *c, const struct rt_node *not)
+static struct rt_node *a_follower(struct rt_cluster *c, const struct rt_node * not )
 {
     for (size_t i = 0; i < c->n; i++)
-        if (&c->nodes[i] != not && raft_role(c->nodes[i].r) == RAFT_FOLLOWER)
+        if (&c->nodes[i] != not &&raft_role(c->nodes[i].r) == RAFT_FOLLOWER)
             return &c->nodes[i];
     return NULL;
 }
@@ -475,7 +475,8 @@ TEST(raft_propose_refused_off_the_leader)
     rt_cluster_free(&c);
 }
 
-/* ---- multi-index entries and truncation -------------------------------------------------------- */
+/* ---- multi-index entries and truncation --------------------------------------------------------
+ */
 
 TEST(raft_multi_index_entries_replicate_as_ranges)
 {
@@ -536,7 +537,8 @@ TEST(raft_conflict_truncation_across_term_ranges_is_fast)
     rt_cluster_free(&c);
 }
 
-/* ---- restarts and installs --------------------------------------------------------------------- */
+/* ---- restarts and installs ---------------------------------------------------------------------
+ */
 
 TEST(raft_restart_restores_term_vote_log_and_config)
 {
@@ -602,8 +604,14 @@ TEST(raft_new_rejects_inconsistent_restored_state)
     rt_options(&o, 1, true, true);
     struct raft_conf_at conf = {.index = -1, .conf = {.n_voters = 1, .voters = {1}}};
     struct raft_term_start t[2] = {{.term = 2, .first = 0}, {.term = 1, .first = 3}};
-    struct raft_restore st = {.term = 3, .vote = RAFT_NONE, .log_start = 0, .log_last = 5,
-                              .terms = t, .n_terms = 2, .confs = &conf, .n_confs = 1,
+    struct raft_restore st = {.term = 3,
+                              .vote = RAFT_NONE,
+                              .log_start = 0,
+                              .log_last = 5,
+                              .terms = t,
+                              .n_terms = 2,
+                              .confs = &conf,
+                              .n_confs = 1,
                               .commit = -1};
     struct raft *r;
     ASSERT_EQ(raft_new(&o, &st, 0, &r), -ERR_CORRUPT); /* terms go backwards */
@@ -632,7 +640,8 @@ TEST(raft_new_rejects_inconsistent_restored_state)
     raft_free(r);
 }
 
-/* ---- random input (FuzzStep) ------------------------------------------------------------------ */
+/* ---- random input (FuzzStep) ------------------------------------------------------------------
+ */
 
 static uint64_t fz_state;
 

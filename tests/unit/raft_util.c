@@ -257,8 +257,8 @@ static void node_start(struct rt_node *n, int64_t commit, bool pre_vote, bool ch
     for (size_t i = 0; i < n->n_log; i++) {
         if (nt == 0 || terms[nt - 1].term != n->log[i].term) {
             ASSERT(nt < ARRAY_LEN(terms));
-            terms[nt++] = (struct raft_term_start){.term = n->log[i].term,
-                                                   .first = n->log[i].first};
+            terms[nt++] =
+                (struct raft_term_start){.term = n->log[i].term, .first = n->log[i].first};
         }
     }
     struct raft_restore st = {.term = n->hs_term,
@@ -361,13 +361,8 @@ int rt_step(struct rt_node *n, const struct raft_msg *m)
 
 struct raft_msg rt_msg(uint8_t type, int32_t from, int32_t to, int64_t term)
 {
-    return (struct raft_msg){.type = type,
-                             .from = from,
-                             .to = to,
-                             .term = term,
-                             .index = -1,
-                             .commit = -1,
-                             .last = -1};
+    return (struct raft_msg){
+        .type = type, .from = from, .to = to, .term = term, .index = -1, .commit = -1, .last = -1};
 }
 
 /* ---- clusters ------------------------------------------------------------------------------ */
@@ -480,8 +475,7 @@ void rt_isolate(struct rt_cluster *c, int32_t id, bool isolated)
 int rt_propose(struct rt_cluster *c, int32_t id, int64_t n_indexes, const char *text)
 {
     struct rt_node *n = rt_node(c, id);
-    int rc = raft_propose(n->r, n_indexes, (const uint8_t *)text, strlen(text), NULL, NULL,
-                          NULL);
+    int rc = raft_propose(n->r, n_indexes, (const uint8_t *)text, strlen(text), NULL, NULL, NULL);
     rt_ready(n);
     return rc;
 }

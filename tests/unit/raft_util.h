@@ -33,8 +33,8 @@ struct rt_node {
     struct rt_entry *log;
     size_t n_log;
     size_t cap_log;
-    int64_t start;     /* first index held */
-    int64_t prev_term; /* term of start - 1 */
+    int64_t start;                 /* first index held */
+    int64_t prev_term;             /* term of start - 1 */
     struct raft_conf_at confs[64]; /* bootstrap + config entries seen (for restarts) */
     size_t n_confs;
     int64_t hs_term;
@@ -54,7 +54,7 @@ struct rt_cluster {
     size_t n;
     int64_t now_ms;
     bool cut[RT_NODES_MAX][RT_NODES_MAX]; /* cut[a][b]: a's messages to b are dropped */
-    int rejects; /* rejected APPEND_RESPs delivered so far */
+    int rejects;                          /* rejected APPEND_RESPs delivered so far */
 };
 
 /* Options every test node uses: PreVote and CheckQuorum as given, seed from the id. */
