@@ -1061,6 +1061,14 @@ void raft_tick(struct raft *r, int64_t now_ms)
     }
 }
 
+int64_t raft_next_deadline(const struct raft *r)
+{
+    if (r->role != RAFT_LEADER)
+        return r->election_deadline_ms;
+    int64_t d = MIN(r->heartbeat_deadline_ms, r->quorum_deadline_ms);
+    return r->transferee != RAFT_NONE ? MIN(d, r->transfer_deadline_ms) : d;
+}
+
 int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size_t len,
                  int64_t *first, int64_t *last, int64_t *term)
 {

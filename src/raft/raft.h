@@ -201,6 +201,10 @@ void raft_free(struct raft *r);
 /* Advances the clock (ms, monotonic; earlier values are ignored): election timeouts,
  * heartbeats, CheckQuorum, leadership-transfer timeout, append re-sends. */
 void raft_tick(struct raft *r, int64_t now_ms);
+/* The earliest time at which raft_tick has work to do. Any input may move it, so read it again
+ * after each; ticking earlier or more often is harmless. Lets an adapter running thousands of
+ * groups keep them in a timer wheel instead of ticking each one. */
+int64_t raft_next_deadline(const struct raft *r);
 
 /* Feeds a received message. Returns 0, or -ERR_INVALID if it was malformed, not for this node
  * or otherwise unusable (then it had no effect). The message's entry payloads must stay valid
@@ -210,7 +214,11 @@ int raft_step(struct raft *r, const struct raft_msg *m);
 /* Leader: appends a data entry covering n_indexes offsets (the batch's record count, >= 1)
  * with payload (kept alive by the caller until raft_advance). On success *first, *last get its
  * index range and *term its term (each may be NULL). Returns 0, -ERR_NOT_LEADER (not leader,
- * or a leadership transfer or removal is under way: retry at the leader), -ERR_INVALID. */
+ * or a leadership transfer or removal is under way: retry at the leader), -ERR_INVALID.
+ * The proposal's fate: committed once commit >= last while raft_term_at(last) == term; lost
+ * once the entry at last has another term (or is gone below a new commit). Losing leadership
+ * decides nothing by itself: the entry may still commit, so a client must get a retriable
+ * error (NOT_LEADER_OR_FOLLOWER), never a definite failure. */
 int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size_t len,
                  int64_t *first, int64_t *last, int64_t *term);
 

@@ -640,6 +640,25 @@ TEST(raft_new_rejects_inconsistent_restored_state)
     raft_free(r);
 }
 
+TEST(raft_next_deadline_names_the_next_timer)
+{
+    struct rt_node n;
+    rt_node_init(&n, 1, V3, 3, NULL, 0, 0, -1, false, true);
+    int64_t d = raft_next_deadline(n.r);
+    ASSERT_CMP(d, >=, 150);
+    ASSERT_CMP(d, <, 300);
+    raft_tick(n.r, d - 1);
+    ASSERT_EQ(raft_role(n.r), RAFT_FOLLOWER);
+    raft_tick(n.r, d);
+    ASSERT_EQ(raft_role(n.r), RAFT_CANDIDATE);
+    rt_ready(&n);
+    struct raft_msg g = rt_msg(RAFT_MSG_VOTE_RESP, 2, 1, 1);
+    rt_step(&n, &g);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_next_deadline(n.r), d + 50); /* the first heartbeat */
+    rt_node_free(&n);
+}
+
 /* ---- random input (FuzzStep) ------------------------------------------------------------------
  */
 
