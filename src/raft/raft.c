@@ -5,15 +5,14 @@
  * the commit index, the configurations found in the log, and, while leading or campaigning,
  * one struct peer per voter. Produces messages and log writes into a ready.
  *
- * Roles and the function performing each transition:
- *   FOLLOWER     -> PRECANDIDATE  election timeout (or raft_campaign), PreVote on:  campaign()
- *   FOLLOWER     -> CANDIDATE     election timeout with PreVote off, or TimeoutNow:
- * become_candidate() PRECANDIDATE -> CANDIDATE     a PreVote majority (of each side when joint):
- * become_candidate() CANDIDATE    -> LEADER        a vote majority (of each side when joint):
- * become_leader() any          -> FOLLOWER      a higher term; a leader of our term; a lost vote;
- *                                 CheckQuorum failure; removal by a committed C_new:
- * become_follower() PRECANDIDATE/CANDIDATE -> PRECANDIDATE/CANDIDATE  a new election timeout:
- * campaign()
+ * Roles, and the function performing each transition:
+ *   follower     -> precandidate  campaign()          election timeout, PreVote on
+ *   follower     -> candidate     become_candidate()  election timeout (PreVote off); TimeoutNow
+ *   precandidate -> candidate     become_candidate()  PreVote majority (of each side if joint)
+ *   candidate    -> leader        become_leader()     vote majority, own term and vote durable
+ *   any          -> follower      become_follower()   higher term; a leader of our term; vote
+ *                                                     lost; CheckQuorum failure; removed by C_new
+ *   (pre)candidate -> (pre)candidate  campaign()      another election timeout
  *
  * Invariants (raft_check):
  *   1. the termlog invariants hold; stored_last <= last and base_last <= last.
@@ -28,6 +27,9 @@
  *      own durable copy counts through `durable`).
  *   8. follower: matched_hi <= last; ack_wait <= matched_hi.
  *   9. pending writes: wr entries are contiguous from base_last + 1 to last, with terms.
+ *  10. a leader's term and vote are durable (hs_durable): a node never leads a term it could
+ *      forget in a crash (it would lead it twice, with two logs: see become_leader).
+ *  11. replies wait in `held` only while the hard state is not durable.
  *
  * Why indexes named in messages always end entries (so that the adapter's batch-granular log
  * never has to cut a batch): a term's entries are laid out by that term's single leader, whose
@@ -562,8 +564,7 @@ static void become_candidate(struct raft *r, bool transfer)
     r->ack_wait = -1;
     reset_election_deadline(r);
     request_votes(r, RAFT_MSG_VOTE, r->term, transfer);
-    if (tally(r) == VOTE_WON)
-        become_leader(r);
+    /* Won already only as a single voter, whose own vote waits for durability anyway. */
 }
 
 static void campaign(struct raft *r, bool transfer)
@@ -584,9 +585,12 @@ static void campaign(struct raft *r, bool transfer)
         become_candidate(r, false);
 }
 
+/* A node leads term T only once T and its own vote are durable: otherwise a crash could bring
+ * it back below T, campaigning for T again; voters that granted it T grant a repeat request, so
+ * it would lead T twice, with two different logs under one term. */
 static void become_leader(struct raft *r)
 {
-    CHECK(r->role == RAFT_CANDIDATE);
+    CHECK(r->role == RAFT_CANDIDATE && r->hs_durable);
     r->role = RAFT_LEADER;
     r->leader = r->opt.id;
     r->transferee = RAFT_NONE;
@@ -910,8 +914,8 @@ static void handle_vote_resp(struct raft *r, const struct raft_msg *m)
     case VOTE_WON:
         if (r->role == RAFT_PRECANDIDATE)
             become_candidate(r, false);
-        else
-            become_leader(r);
+        else if (r->hs_durable)
+            become_leader(r); /* else once our term and vote are durable */
         break;
     case VOTE_LOST:
         become_follower(r, r->term, RAFT_NONE);
@@ -1183,7 +1187,7 @@ void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote)
         r->n_held = 0;
     }
     struct peer *self = peer_find(r, r->opt.id);
-    if (r->role == RAFT_CANDIDATE && self && self->vote == 0) {
+    if (r->role == RAFT_CANDIDATE && self) {
         self->vote = 1;
         switch (tally(r)) {
         case VOTE_WON:
@@ -1503,6 +1507,7 @@ void raft_check(const struct raft *r)
     }
     CHECK(r->matched_hi <= l->last && r->ack_wait <= MAX(r->matched_hi, -1));
     CHECK(!r->hs_durable || r->n_held == 0);
+    CHECK(r->role != RAFT_LEADER || r->hs_durable);
     for (size_t i = 0; i < r->n_held; i++)
         CHECK(is_reply(r->held[i].type));
     int64_t next = r->base_last + 1;

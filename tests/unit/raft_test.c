@@ -437,6 +437,31 @@ TEST(raft_stale_persisted_notice_is_ignored)
     rt_node_free(&n);
 }
 
+/* Found by the simulator (crash seed 2520): a candidate that won with others' votes led before
+ * its own term was durable, crashed, came back below that term, won it again (repeat votes are
+ * granted) and led the same term twice with a different log. A node leads only once its term
+ * and vote are durable, even when it does not need its own vote. */
+TEST(raft_leads_only_once_its_term_and_vote_are_durable)
+{
+    static const int32_t V5[] = {1, 2, 3, 4, 5};
+    struct rt_node n;
+    rt_node_init(&n, 1, V5, 5, NULL, 0, 0, -1, false, false);
+    n.auto_sync = false;
+    ASSERT_EQ(raft_campaign(n.r), 0);
+    rt_ready(&n);
+    for (int32_t f = 2; f <= 4; f++) {
+        struct raft_msg g = rt_msg(RAFT_MSG_VOTE_RESP, f, 1, 1);
+        rt_step(&n, &g);
+    }
+    ASSERT_EQ(raft_role(n.r), RAFT_CANDIDATE); /* a majority without it, but not yet durable */
+    ASSERT_EQ(rt_count(&n, RAFT_MSG_APPEND), 0u);
+    raft_persisted_hard_state(n.r, 1, 1);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(rt_count(&n, RAFT_MSG_APPEND), 4u);
+    rt_node_free(&n);
+}
+
 TEST(raft_single_node_commits_after_its_own_sync)
 {
     static const int32_t V1[] = {1};
