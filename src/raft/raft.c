@@ -89,6 +89,13 @@ struct raft {
     int32_t transferee;            /* leader: transfer target, RAFT_NONE */
     int64_t transfer_deadline_ms;
 
+    /* PreVote grants are exclusive for an election timeout (see prevote_locked). */
+    int32_t prevote_for;      /* whom we pre-voted for (ourselves while pre-campaigning) */
+    int64_t prevote_term;     /* ... for this term */
+    int64_t prevote_until_ms; /* ... until then */
+    int64_t prevote_log_term; /* ... whose last entry had this term */
+    int64_t prevote_log_last; /* ... and this index */
+
     int64_t matched_hi; /* follower: highest index known to match this term's leader */
     int64_t ack_wait;   /* follower: an acknowledgement is owed once durable >= this; -1 */
 
@@ -567,6 +574,35 @@ static void become_candidate(struct raft *r, bool transfer)
     /* Won already only as a single voter, whose own vote waits for durability anyway. */
 }
 
+/* Whether a PreVote for `term` was promised, a short while ago, to someone other than `id`
+ * whose log is at least as up to date as id's (log_term, last). Pre-votes are not part of
+ * Raft's safety argument, so this only shapes timing: two equally good candidates whose timers
+ * fire close together cannot both pass PreVote (each voter promises one), so they no longer go
+ * on to split the real vote; a better log always overrides a promise, so promises converge on
+ * a candidate that can win. A promise lasts a third of the base election timeout: long enough
+ * for its holder's PreVote round and vote requests, short enough not to hold up the next
+ * candidate when the holder failed or died. */
+static bool prevote_locked(const struct raft *r, int64_t term, int32_t id, int64_t log_term,
+                           int64_t last)
+{
+    if (r->prevote_for == RAFT_NONE || r->prevote_for == id || r->prevote_term != term ||
+        r->now_ms >= r->prevote_until_ms)
+        return false;
+    bool better = log_term > r->prevote_log_term ||
+                  (log_term == r->prevote_log_term && last > r->prevote_log_last);
+    return !better;
+}
+
+static void prevote_promise(struct raft *r, int64_t term, int32_t id, int64_t log_term,
+                            int64_t last)
+{
+    r->prevote_for = id;
+    r->prevote_term = term;
+    r->prevote_until_ms = r->now_ms + r->opt.election_timeout_ms / 3;
+    r->prevote_log_term = log_term;
+    r->prevote_log_last = last;
+}
+
 static void campaign(struct raft *r, bool transfer)
 {
     if (!r->opt.pre_vote || transfer) {
@@ -575,6 +611,13 @@ static void campaign(struct raft *r, bool transfer)
     }
     if (r->term >= RAFT_TERM_MAX)
         return;
+    if (prevote_locked(r, r->term + 1, r->opt.id, last_term(r), r->log.last)) {
+        /* We promised someone as good as us: give them until the promise runs out. */
+        uint64_t jitter = rand_u64(r) % (uint64_t)(r->opt.election_timeout_ms / 4 + 1);
+        r->election_deadline_ms = r->prevote_until_ms + (int64_t)jitter;
+        return;
+    }
+    prevote_promise(r, r->term + 1, r->opt.id, last_term(r), r->log.last);
     r->role = RAFT_PRECANDIDATE;
     r->leader = RAFT_NONE;
     r->matched_hi = -1;
@@ -886,7 +929,10 @@ static void handle_vote_request(struct raft *r, const struct raft_msg *m)
                (r->vote == RAFT_NONE && r->leader == RAFT_NONE);
     int64_t lt = last_term(r);
     bool up_to_date = m->log_term > lt || (m->log_term == lt && m->index >= r->log.last);
-    bool grant = can && up_to_date;
+    bool grant =
+        can && up_to_date && !(pre && prevote_locked(r, m->term, m->from, m->log_term, m->index));
+    if (grant && pre)
+        prevote_promise(r, m->term, m->from, m->log_term, m->index);
     if (grant && !pre && r->vote != m->from) {
         r->vote = m->from; /* recorded first: the grant then waits until it is durable */
         hs_changed(r);
@@ -918,6 +964,8 @@ static void handle_vote_resp(struct raft *r, const struct raft_msg *m)
             become_leader(r); /* else once our term and vote are durable */
         break;
     case VOTE_LOST:
+        if (r->prevote_for == r->opt.id)
+            r->prevote_for = RAFT_NONE; /* we lost: stop refusing others' pre-votes */
         become_follower(r, r->term, RAFT_NONE);
         break;
     case VOTE_PENDING:
@@ -1354,6 +1402,7 @@ int raft_new(const struct raft_options *opt, const struct raft_restore *st, int6
     rebuild_peers(r);
     r->heard_leader_ms = INT64_MIN / 2;
     r->transferee = RAFT_NONE;
+    r->prevote_for = RAFT_NONE;
     r->matched_hi = -1;
     r->ack_wait = -1;
     r->wr_truncate = -1;

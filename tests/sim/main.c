@@ -69,10 +69,12 @@ static int run_one(enum sim_profile p, uint64_t seed, int64_t duration, bool ver
     char why[480];
     int rc = sim_run(&cfg, &st, why, sizeof(why));
     printf("%s profile=%s seed=%" PRIu64 " leader_changes=%d proposals=%d acked=%d crashes=%d "
-           "torn=%d installs=%d conf_changes=%d commit=%lld events=%lld%s%s\n",
+           "torn=%d installs=%d conf_changes=%d commit=%lld heals=%d slowest_heal=%lldms "
+           "events=%lld%s%s\n",
            rc ? "FAIL" : "ok", profile_name(p), seed, st.leader_changes, st.proposals, st.acked,
            st.crashes, st.torn, st.installs, st.conf_changes, (long long)st.max_commit,
-           (long long)st.events, rc ? ": " : "", rc ? why : "");
+           st.heals, (long long)st.heal_leader_max_ms, (long long)st.events, rc ? ": " : "",
+           rc ? why : "");
     if (rc)
         replay_hint(p, seed);
     printf("%d passed, %d failed\n", rc ? 0 : 1, rc ? 1 : 0);
@@ -99,6 +101,8 @@ struct totals {
     long installs;
     long conf_changes;
     int64_t heal_leader_max_ms;
+    long heals;
+    long heals_slow;
     double secs;
 };
 
@@ -188,14 +192,16 @@ static void run_many(enum sim_profile p, uint64_t first, int count, int64_t dura
         t->installs += r->st.installs;
         t->conf_changes += r->st.conf_changes;
         t->heal_leader_max_ms = MAX(t->heal_leader_max_ms, r->st.heal_leader_max_ms);
+        t->heals += r->st.heals;
+        t->heals_slow += r->st.heals_slow;
     }
     t->secs = now_s() - t0;
     printf("sim: profile=%s seeds=%d violations=%d leader_changes min=%d avg=%.1f acked=%ld "
-           "crashes=%ld torn=%ld installs=%ld conf_changes=%ld heal_to_leader_max=%lldms "
-           "time=%.1fs\n",
+           "crashes=%ld torn=%ld installs=%ld conf_changes=%ld heals=%ld (over 400ms: %ld, "
+           "slowest %lldms) time=%.1fs\n",
            profile_name(p), count, t->failed, count ? t->lc_min : 0,
            count ? (double)t->lc_sum / count : 0.0, t->acked, t->crashes, t->torn, t->installs,
-           t->conf_changes, (long long)t->heal_leader_max_ms, t->secs);
+           t->conf_changes, t->heals, t->heals_slow, (long long)t->heal_leader_max_ms, t->secs);
     fflush(stdout);
     mem_free(run);
     mem_free(res);

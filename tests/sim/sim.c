@@ -974,6 +974,7 @@ int sim_run(const struct sim_config *cfg, struct sim_stats *out, char *why, size
         if (s->awaiting_leader && has_leader(s)) {
             s->awaiting_leader = false;
             s->st.heal_leader_max_ms = MAX(s->st.heal_leader_max_ms, s->now - s->heal_at);
+            s->st.heals_slow += s->now - s->heal_at > 400;
             sim_trace(s, "leader established %lld ms after the heal",
                       (long long)(s->now - s->heal_at));
         }

@@ -234,6 +234,7 @@ struct sim_stats {
     int64_t events;
     int64_t max_commit;
     int64_t heal_leader_max_ms; /* slowest heal-to-leader time of the run */
+    int heals_slow;             /* heals that took over 400 ms to a leader */
 };
 
 struct sim {

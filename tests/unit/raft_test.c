@@ -105,6 +105,39 @@ TEST(raft_prevote_majority_leads_to_real_election)
     rt_node_free(&n);
 }
 
+/* A PreVote is promised to one candidate for a short while: an equally up-to-date rival is
+ * refused (so two close timeouts do not both pass PreVote and split the real vote), a better
+ * log overrides the promise, and the promise runs out after a third of the base timeout. */
+TEST(raft_prevote_promise_refuses_equal_rivals_yields_to_better_logs)
+{
+    struct rt_node n;
+    static const int32_t V5[] = {1, 2, 3, 4, 5};
+    rt_node_init(&n, 1, V5, 5, (const int64_t[]){1, 1}, 2, 1, -1, true, true);
+    struct raft_msg pv = rt_msg(RAFT_MSG_PREVOTE, 2, 1, 2);
+    pv.index = 1;
+    pv.log_term = 1;
+    rt_step(&n, &pv);
+    ASSERT(!rt_find(&n, RAFT_MSG_PREVOTE_RESP, 2)->reject);
+    pv.from = 3; /* as good as 2: refused while the promise holds */
+    rt_step(&n, &pv);
+    ASSERT(rt_find(&n, RAFT_MSG_PREVOTE_RESP, 3)->reject);
+    pv.from = 4; /* better than 2: granted */
+    pv.index = 2;
+    rt_step(&n, &pv);
+    ASSERT(!rt_find(&n, RAFT_MSG_PREVOTE_RESP, 4)->reject);
+    rt_clear(&n);
+    raft_tick(n.r, 49);
+    pv.from = 3;
+    pv.index = 1;
+    rt_step(&n, &pv);
+    ASSERT(rt_find(&n, RAFT_MSG_PREVOTE_RESP, 3)->reject);
+    rt_clear(&n);
+    raft_tick(n.r, 50); /* the promise to 4 has run out */
+    rt_step(&n, &pv);
+    ASSERT(!rt_find(&n, RAFT_MSG_PREVOTE_RESP, 3)->reject);
+    rt_node_free(&n);
+}
+
 /* ---- CheckQuorum ----------------------------------------------------------------------------- */
 
 /* "a leader that hasn't heard from a quorum within an election timeout steps down". */
