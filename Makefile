@@ -96,15 +96,16 @@ unit:
 	@$(MAKE) --no-print-directory SANITIZE=1 build-san/unit_tests
 	build-san/unit_tests $(FILTER)
 
-# 100 seeds per fault profile (net, crash, membership) on the -O2 build, 2 at a time, then a
-# short run under ASan+UBSan. Replay a failure with the command it prints.
-SIM_SEEDS ?= 100
+# 200 seeds (60 simulated seconds each) per fault profile (net, crash, membership) on the -O2
+# build, 2 at a time, then a short run under ASan+UBSan. A failure prints the command that
+# replays it.
+SIM_SEEDS ?= 200
 SIM_JOBS  ?= 2
 sim:
 	@$(MAKE) --no-print-directory SANITIZE=0 BUILD=build build/sim
 	build/sim --profile all --seeds $(SIM_SEEDS) --jobs $(SIM_JOBS)
 	@$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-san build-san/sim
-	build-san/sim --profile all --seeds 4 --first 1000 --jobs $(SIM_JOBS)
+	build-san/sim --profile all --seeds 20 --first 100000 --jobs $(SIM_JOBS)
 
 integration: all
 	tests/integration/run $(FILTER)

@@ -2,6 +2,7 @@
  *
  *   sim --profile crash --seed 12345 [--verbose]    one seed, in this process (replay)
  *   sim --profile all --seeds 100 [--first 1] [--jobs 2]
+ *   --duration MS: simulated time per seed (default 60 s)
  *
  * Many seeds run in forked children (a crashed core takes down one child, which is reported
  * with its seed). Ends with a summary per profile and "N passed, N failed". */
@@ -18,7 +19,7 @@
 #include "base/mem.h"
 #include "sim.h"
 
-#define DEFAULT_DURATION_MS 20000
+#define DEFAULT_DURATION_MS 60000
 
 struct result {
     int done;
@@ -52,10 +53,13 @@ static void usage(void)
     exit(2);
 }
 
-static void replay_hint(enum sim_profile p, uint64_t seed)
+static void replay_hint(enum sim_profile p, uint64_t seed, int64_t duration)
 {
-    printf("  replay: %s --profile %s --seed %" PRIu64 " --verbose\n", argv0, profile_name(p),
-           seed);
+    char d[48] = "";
+    if (duration != DEFAULT_DURATION_MS)
+        snprintf(d, sizeof(d), " --duration %lld", (long long)duration);
+    printf("  replay: %s --profile %s --seed %" PRIu64 "%s --verbose\n", argv0, profile_name(p),
+           seed, d);
 }
 
 static int run_one(enum sim_profile p, uint64_t seed, int64_t duration, bool verbose)
@@ -72,11 +76,10 @@ static int run_one(enum sim_profile p, uint64_t seed, int64_t duration, bool ver
            "torn=%d installs=%d conf_changes=%d commit=%lld heals=%d slowest_heal=%lldms "
            "events=%lld%s%s\n",
            rc ? "FAIL" : "ok", profile_name(p), seed, st.leader_changes, st.proposals, st.acked,
-           st.crashes, st.torn, st.installs, st.conf_changes, (long long)st.max_commit,
-           st.heals, (long long)st.heal_leader_max_ms, (long long)st.events, rc ? ": " : "",
-           rc ? why : "");
+           st.crashes, st.torn, st.installs, st.conf_changes, (long long)st.max_commit, st.heals,
+           (long long)st.heal_leader_max_ms, (long long)st.events, rc ? ": " : "", rc ? why : "");
     if (rc)
-        replay_hint(p, seed);
+        replay_hint(p, seed, duration);
     printf("%d passed, %d failed\n", rc ? 0 : 1, rc ? 1 : 0);
     return rc ? 1 : 0;
 }
@@ -182,7 +185,7 @@ static void run_many(enum sim_profile p, uint64_t first, int count, int64_t dura
             t->failed++;
             printf("FAIL profile=%s seed=%" PRIu64 ": %s\n", profile_name(p), first + (uint64_t)i,
                    r->why);
-            replay_hint(p, first + (uint64_t)i);
+            replay_hint(p, first + (uint64_t)i, duration);
         }
         t->lc_min = r->st.leader_changes < t->lc_min ? r->st.leader_changes : t->lc_min;
         t->lc_sum += r->st.leader_changes;
