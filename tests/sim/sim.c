@@ -449,7 +449,9 @@ static void pump(struct sim *s, struct node *n)
         raft_advance(n->r, &rd);
         n->conf = *raft_conf(n->r);
         if ((wrote && rng_pm(&s->rng, s->crash_write_pm)) ||
-            (rd.hard_state_changed && rng_pm(&s->rng, s->crash_vote_pm)))
+            (rd.hard_state_changed && rng_pm(&s->rng, s->crash_vote_pm)) ||
+            (rd.commit_changed && role_before == RAFT_LEADER &&
+             rng_pm(&s->rng, s->crash_commit_pm)))
             n->crash_now = true;
         if (rd.commit_changed)
             settle_proposals(s, n);
@@ -837,7 +839,8 @@ static void heal(struct sim *s)
     s->heal_at = s->now;
     s->st.heals++;
     heal_links(s);
-    s->drop_pm = s->dup_pm = s->slow_pm = s->crash_write_pm = s->crash_vote_pm = 0;
+    s->drop_pm = s->dup_pm = s->slow_pm = 0;
+    s->crash_write_pm = s->crash_vote_pm = s->crash_commit_pm = 0;
     for (int i = 0; i < SIM_SLOTS; i++) {
         struct node *n = &s->nodes[i];
         if (n->used && !n->up)
@@ -910,9 +913,12 @@ static void dispatch(struct sim *s, struct event *ev)
         if (s->cfg.profile != PROFILE_NET) {
             s->crash_write_pm = (int)rng_range(&s->rng, 0, 15);
             s->crash_vote_pm = rng_pm(&s->rng, 500) ? (int)rng_range(&s->rng, 0, 300) : 0;
+            s->crash_commit_pm = rng_pm(&s->rng, 500) ? (int)rng_range(&s->rng, 0, 30) : 0;
         }
-        sim_trace(s, "CHAOS trim=%d crash_after_write=%d crash_after_vote=%d per mille", s->trim_pm,
-                  s->crash_write_pm, s->crash_vote_pm);
+        sim_trace(s,
+                  "CHAOS trim=%d crash_after_write=%d crash_after_vote=%d crash_after_commit=%d "
+                  "per mille",
+                  s->trim_pm, s->crash_write_pm, s->crash_vote_pm, s->crash_commit_pm);
         schedule(s, s->now + rng_range(&s->rng, 50, 300), EV_FAULT, 0, 0, s->chaos_gen, NULL);
         schedule(s, s->now + rng_range(&s->rng, 1500, 3000), EV_HEAL, 0, 0, 0, NULL);
         break;

@@ -252,9 +252,10 @@ struct sim {
     int drop_pm;
     int dup_pm;
     int slow_pm;
-    int trim_pm;        /* APPENDs that carry only a prefix of what was asked */
-    int crash_write_pm; /* fault site: crash right after a ready that wrote something */
-    int crash_vote_pm;  /* fault site: crash right after a ready that changed term/vote */
+    int trim_pm;         /* APPENDs that carry only a prefix of what was asked */
+    int crash_write_pm;  /* fault site: crash right after a ready that wrote something */
+    int crash_vote_pm;   /* fault site: crash right after a ready that changed term/vote */
+    int crash_commit_pm; /* fault site: crash a leader right after its commit index moved */
     bool healing;
     int64_t heal_at;
     uint64_t chaos_gen;   /* fault events of an earlier chaos phase are stale */
