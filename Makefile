@@ -3,7 +3,8 @@
 #   make                 build/streampulse (release-ish: -O2 -g)
 #   make SANITIZE=1      ASan+UBSan build into build-san/
 #   make run             install missing deps, build, start a single-node broker
-#   make test            install missing deps, run unit, integration and fuzz-smoke tiers
+#   make test            install missing deps, run unit, sim, integration and fuzz-smoke tiers
+#   make sim             Raft simulation seeds (tests/sim): 3 fault profiles, then a sanitizer run
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
 #   make unit            unit tests only (sanitizer build)
 #   make integration     integration tests only
@@ -44,14 +45,16 @@ CLI_SRCS  := src/server/main.c $(shell find src/cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find tests/unit -name '*.c' | sort)
 ITEST_SRCS := $(shell find tests/integration -maxdepth 1 -name '*.c' | sort)
 BENCH_SRCS := $(shell find bench -name '*.c' | sort)
+SIM_SRCS  := $(shell find tests/sim -name '*.c' | sort)
 
 LIB_OBJS   := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS  := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
+SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test unit integration fuzz-smoke bench deps clean format
+.PHONY: all run test unit sim integration fuzz-smoke bench deps clean format
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
@@ -68,6 +71,10 @@ $(BUILD)/streampulse: $(CLI_OBJS) $(LIBSP)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIBSP)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBSP) $(LIBS)
+
+# The deterministic Raft simulator (tests/sim): build/sim --help.
+$(BUILD)/sim: $(SIM_OBJS) $(LIBSP)
+	$(CC) $(LDFLAGS) -o $@ $(SIM_OBJS) $(LIBSP) $(LIBS)
 
 # Integration helper programs (C clients on librdkafka).
 $(BUILD)/itest/%: tests/integration/%.c
@@ -89,6 +96,17 @@ unit:
 	@$(MAKE) --no-print-directory SANITIZE=1 build-san/unit_tests
 	build-san/unit_tests $(FILTER)
 
+# 200 seeds (60 simulated seconds each) per fault profile (net, crash, membership) on the -O2
+# build, 2 at a time, then a short run under ASan+UBSan. A failure prints the command that
+# replays it.
+SIM_SEEDS ?= 200
+SIM_JOBS  ?= 2
+sim:
+	@$(MAKE) --no-print-directory SANITIZE=0 BUILD=build build/sim
+	build/sim --profile all --seeds $(SIM_SEEDS) --jobs $(SIM_JOBS)
+	@$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-san build-san/sim
+	build-san/sim --profile all --seeds 20 --first 100000 --jobs $(SIM_JOBS)
+
 integration: all
 	tests/integration/run $(FILTER)
 
@@ -98,6 +116,7 @@ fuzz-smoke:
 test:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory sim
 	@$(MAKE) --no-print-directory integration
 	@$(MAKE) --no-print-directory fuzz-smoke
 

@@ -16,7 +16,9 @@
     X(ERR_FENCED, "partition fenced after a storage error")                                        \
     X(ERR_CLOSED, "closed")                                                                        \
     X(ERR_UNSUPPORTED, "unsupported")                                                              \
-    X(ERR_LIMIT, "limit reached")
+    X(ERR_LIMIT, "limit reached")                                                                  \
+    X(ERR_NOT_LEADER, "not the leader")                                                            \
+    X(ERR_BUSY, "busy: an earlier operation is still in progress")
 
 enum sp_err {
     ERR_BASE_ = 10000,
