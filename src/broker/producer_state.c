@@ -12,6 +12,7 @@
 
 #include "base/check.h"
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/list.h"
 #include "base/mem.h"
@@ -284,48 +285,21 @@ bool pstate_get(const struct pstate *t, int64_t pid, int16_t *epoch, struct psta
 
 /* ---- snapshots ---- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
 
 static void encode_entry(uint8_t *p, const struct entry *e)
 {
     memset(p, 0, PSTATE_ENTRY_BYTES);
-    put64(p, (uint64_t)e->pid);
-    put64(p + 8, (uint64_t)e->last_ms);
-    put16(p + 16, (uint16_t)e->epoch);
+    be_put64(p, (uint64_t)e->pid);
+    be_put64(p + 8, (uint64_t)e->last_ms);
+    be_put16(p + 16, (uint16_t)e->epoch);
     p[18] = e->n;
     for (int i = 0; i < e->n; i++) {
         uint8_t *b = p + 24 + i * BATCH_SLOT_BYTES;
-        put32(b, (uint32_t)e->batches[i].first_seq);
-        put32(b + 4, (uint32_t)e->batches[i].last_seq);
-        put64(b + 8, (uint64_t)e->batches[i].first_offset);
-        put64(b + 16, (uint64_t)e->batches[i].last_offset);
-        put64(b + 24, (uint64_t)e->batches[i].timestamp);
+        be_put32(b, (uint32_t)e->batches[i].first_seq);
+        be_put32(b + 4, (uint32_t)e->batches[i].last_seq);
+        be_put64(b + 8, (uint64_t)e->batches[i].first_offset);
+        be_put64(b + 16, (uint64_t)e->batches[i].last_offset);
+        be_put64(b + 24, (uint64_t)e->batches[i].timestamp);
     }
 }
 
@@ -344,12 +318,12 @@ uint8_t *pstate_encode(const struct pstate *t, int64_t offset, int64_t now_ms, s
         n++;
     }
     memcpy(buf, SNAPSHOT_MAGIC, 4);
-    put16(buf + 4, SNAPSHOT_VERSION);
-    put16(buf + 6, 0);
-    put64(buf + 8, (uint64_t)offset);
-    put32(buf + 16, n);
+    be_put16(buf + 4, SNAPSHOT_VERSION);
+    be_put16(buf + 6, 0);
+    be_put64(buf + 8, (uint64_t)offset);
+    be_put32(buf + 16, n);
     size_t body = PSTATE_HEADER_BYTES + (size_t)n * PSTATE_ENTRY_BYTES;
-    put32(buf + body, crc32c(0, buf, body));
+    be_put32(buf + body, crc32c(0, buf, body));
     *len = body + 4;
     return buf;
 }
@@ -365,12 +339,12 @@ static bool all_zero(const uint8_t *p, size_t n)
 /* Decodes one entry into *e (batches, epoch, pid, last_ms); false if implausible. */
 static bool decode_entry(const uint8_t *p, int64_t snap_offset, struct entry *e)
 {
-    e->pid = (int64_t)get64(p);
-    e->last_ms = (int64_t)get64(p + 8);
-    e->epoch = (int16_t)get16(p + 16);
+    e->pid = (int64_t)be_get64(p);
+    e->last_ms = (int64_t)be_get64(p + 8);
+    e->epoch = (int16_t)be_get16(p + 16);
     e->n = p[18];
     if (e->pid < 0 || e->epoch < 0 || e->n < 1 || e->n > PSTATE_BATCHES || p[19] != 0 ||
-        get32(p + 20) != 0)
+        be_get32(p + 20) != 0)
         return false;
     int64_t prev_last = -1;
     for (int i = 0; i < PSTATE_BATCHES; i++) {
@@ -381,11 +355,11 @@ static bool decode_entry(const uint8_t *p, int64_t snap_offset, struct entry *e)
             continue;
         }
         struct pstate_batch *x = &e->batches[i];
-        x->first_seq = (int32_t)get32(b);
-        x->last_seq = (int32_t)get32(b + 4);
-        x->first_offset = (int64_t)get64(b + 8);
-        x->last_offset = (int64_t)get64(b + 16);
-        x->timestamp = (int64_t)get64(b + 24);
+        x->first_seq = (int32_t)be_get32(b);
+        x->last_seq = (int32_t)be_get32(b + 4);
+        x->first_offset = (int64_t)be_get64(b + 8);
+        x->last_offset = (int64_t)be_get64(b + 16);
+        x->timestamp = (int64_t)be_get64(b + 24);
         if (x->first_seq < 0 || x->last_seq < 0 || x->first_offset <= prev_last ||
             x->last_offset < x->first_offset || x->last_offset >= snap_offset)
             return false;
@@ -398,13 +372,13 @@ int pstate_decode(struct pstate *t, const uint8_t *p, size_t len, int64_t now_ms
 {
     CHECK(t->count == 0);
     if (len < PSTATE_HEADER_BYTES + 4 || memcmp(p, SNAPSHOT_MAGIC, 4) != 0 ||
-        get16(p + 4) != SNAPSHOT_VERSION || get16(p + 6) != 0)
+        be_get16(p + 4) != SNAPSHOT_VERSION || be_get16(p + 6) != 0)
         return -ERR_CORRUPT;
-    int64_t snap_offset = (int64_t)get64(p + 8);
-    uint32_t n = get32(p + 16);
+    int64_t snap_offset = (int64_t)be_get64(p + 8);
+    uint32_t n = be_get32(p + 16);
     if (snap_offset < 0 || n > PSTATE_SNAPSHOT_MAX_ENTRIES ||
         len != PSTATE_HEADER_BYTES + (size_t)n * PSTATE_ENTRY_BYTES + 4 ||
-        get32(p + len - 4) != crc32c(0, p, len - 4))
+        be_get32(p + len - 4) != crc32c(0, p, len - 4))
         return -ERR_CORRUPT;
     for (uint32_t i = 0; i < n; i++) {
         struct entry x;

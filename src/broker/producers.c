@@ -46,6 +46,7 @@
 #include "storage/catalog.h"
 #include "storage/io.h"
 #include "storage/plog.h"
+#include "storage/segment.h"
 
 #define SNAPSHOT_SUFFIX ".snapshot"
 #define SNAPSHOT_NAME_MAX 40
@@ -81,21 +82,14 @@ __attribute__((unused)) static void producers_check(const struct partition_produ
 
 static void snap_name(char *buf, size_t cap, int64_t offset)
 {
-    snprintf(buf, cap, "%020" PRId64 SNAPSHOT_SUFFIX, offset);
+    segment_file_name(buf, cap, offset, SNAPSHOT_SUFFIX);
 }
 
 static bool parse_snap_name(const char *name, int64_t *offset)
 {
     if (strlen(name) != 20 + strlen(SNAPSHOT_SUFFIX) || strcmp(name + 20, SNAPSHOT_SUFFIX) != 0)
         return false;
-    int64_t v = 0;
-    for (int i = 0; i < 20; i++) {
-        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (name[i] - '0');
-    }
-    *offset = v;
-    return true;
+    return segment_name_offset(name, offset);
 }
 
 static int cmp_i64(const void *a, const void *b)

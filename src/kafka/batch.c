@@ -1,73 +1,55 @@
 #include "kafka/batch.h"
 
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "base/varint.h"
 #include "kafka/compress.h"
 
-static inline uint16_t be16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-static inline uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static inline uint64_t be64(const uint8_t *p)
-{
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-static inline void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 void kbatch_peek(const uint8_t *p, int64_t *base_offset, int32_t *batch_length)
 {
-    *base_offset = (int64_t)be64(p);
-    *batch_length = (int32_t)be32(p + 8);
+    *base_offset = (int64_t)be_get64(p);
+    *batch_length = (int32_t)be_get32(p + 8);
 }
 
 void kbatch_parse_header(const uint8_t *p, struct kbatch_header *h)
 {
-    h->base_offset = (int64_t)be64(p + 0);
-    h->batch_length = (int32_t)be32(p + 8);
-    h->partition_leader_epoch = (int32_t)be32(p + 12);
+    h->base_offset = (int64_t)be_get64(p + 0);
+    h->batch_length = (int32_t)be_get32(p + 8);
+    h->partition_leader_epoch = (int32_t)be_get32(p + 12);
     h->magic = (int8_t)p[16];
-    h->crc = be32(p + 17);
-    h->attributes = (int16_t)be16(p + 21);
-    h->last_offset_delta = (int32_t)be32(p + 23);
-    h->base_timestamp = (int64_t)be64(p + 27);
-    h->max_timestamp = (int64_t)be64(p + 35);
-    h->producer_id = (int64_t)be64(p + 43);
-    h->producer_epoch = (int16_t)be16(p + 51);
-    h->base_sequence = (int32_t)be32(p + 53);
-    h->records_count = (int32_t)be32(p + 57);
+    h->crc = be_get32(p + 17);
+    h->attributes = (int16_t)be_get16(p + 21);
+    h->last_offset_delta = (int32_t)be_get32(p + 23);
+    h->base_timestamp = (int64_t)be_get64(p + 27);
+    h->max_timestamp = (int64_t)be_get64(p + 35);
+    h->producer_id = (int64_t)be_get64(p + 43);
+    h->producer_epoch = (int16_t)be_get16(p + 51);
+    h->base_sequence = (int32_t)be_get32(p + 53);
+    h->records_count = (int32_t)be_get32(p + 57);
 }
 
 bool kbatch_crc_ok(const uint8_t *p, size_t len)
 {
-    return crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES) == be32(p + 17);
+    return crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES) == be_get32(p + 17);
 }
 
 void kbatch_update_crc(uint8_t *p, size_t len)
 {
-    put32(p + KBATCH_OFF_CRC, crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES));
+    be_put32(p + KBATCH_OFF_CRC, crc32c(0, p + KBATCH_OFF_ATTRIBUTES, len - KBATCH_OFF_ATTRIBUTES));
 }
 
 void kbatch_set_base_offset(uint8_t *p, int64_t base_offset)
 {
-    put32(p, (uint32_t)((uint64_t)base_offset >> 32));
-    put32(p + 4, (uint32_t)base_offset);
+    be_put32(p, (uint32_t)((uint64_t)base_offset >> 32));
+    be_put32(p + 4, (uint32_t)base_offset);
 }
 
 void kbatch_set_leader_epoch(uint8_t *p, int32_t epoch)
 {
-    put32(p + KBATCH_OFF_LEADER_EPOCH, (uint32_t)epoch);
+    be_put32(p + KBATCH_OFF_LEADER_EPOCH, (uint32_t)epoch);
 }
 
 void krecord_iter_init(struct krecord_iter *it, const uint8_t *records, size_t len, int32_t count)

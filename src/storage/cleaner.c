@@ -148,23 +148,11 @@ int clean_checkpoint_write(int dirfd, const struct clean_checkpoint *c, bool syn
 
 /* ---- recovery of interrupted swaps ---- */
 
-static bool parse_base(const char *p, int64_t *out)
-{
-    int64_t v = 0;
-    for (int i = 0; i < 20; i++) {
-        if (p[i] < '0' || p[i] > '9' || v > (INT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (p[i] - '0');
-    }
-    *out = v;
-    return true;
-}
-
 /* "X-E.swap" -> X, E. */
 static bool parse_swap_name(const char *name, int64_t *base, int64_t *end)
 {
     return strlen(name) == SWAP_NAME_LEN && name[20] == '-' && !strcmp(name + 41, ".swap") &&
-           parse_base(name, base) && parse_base(name + 21, end) && *base < *end;
+           segment_name_offset(name, base) && segment_name_offset(name + 21, end) && *base < *end;
 }
 
 struct swap_file {
@@ -208,7 +196,7 @@ int cleaner_recover_dir(int dirfd, const char *dir)
             MEM_GROW(swaps, cap_swaps, n_swaps + 1);
             swaps[n_swaps++] = sw;
         } else if (strlen(de->d_name) == 24 && !strcmp(de->d_name + 20, ".log") &&
-                   parse_base(de->d_name, &base)) {
+                   segment_name_offset(de->d_name, &base)) {
             MEM_GROW(bases, cap_bases, n_bases + 1);
             bases[n_bases++] = base;
         }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "base/varint.h"
@@ -17,23 +18,6 @@
 
 /* ---- small helpers ---- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
 
 struct bbuf {
     uint8_t *p;
@@ -233,13 +217,13 @@ void compact_empty_header(const uint8_t *p, uint8_t out[KBATCH_HEADER_SIZE])
     struct kbatch_header h;
     kbatch_parse_header(p, &h);
     memcpy(out, p, KBATCH_HEADER_SIZE);
-    put32(out + KBATCH_OFF_LENGTH, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
+    be_put32(out + KBATCH_OFF_LENGTH, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
     uint16_t attrs = (uint16_t)h.attributes &
                      (uint16_t) ~(KBATCH_ATTR_COMPRESSION_MASK | KBATCH_ATTR_DELETE_HORIZON);
-    put16(out + KBATCH_OFF_ATTRIBUTES, attrs);
-    put64(out + 27, (uint64_t)h.max_timestamp); /* baseTimestamp */
-    put64(out + KBATCH_OFF_MAX_TIMESTAMP, (uint64_t)h.max_timestamp);
-    put32(out + 57, 0); /* recordsCount */
+    be_put16(out + KBATCH_OFF_ATTRIBUTES, attrs);
+    be_put64(out + 27, (uint64_t)h.max_timestamp); /* baseTimestamp */
+    be_put64(out + KBATCH_OFF_MAX_TIMESTAMP, (uint64_t)h.max_timestamp);
+    be_put32(out + 57, 0); /* recordsCount */
     kbatch_update_crc(out, KBATCH_HEADER_SIZE);
 }
 
@@ -294,12 +278,12 @@ static int rewrite(const struct scan *s, const uint8_t *p, const struct kbatch_h
     }
     uint8_t *out = mem_alloc(total);
     memcpy(out, p, KBATCH_HEADER_SIZE);
-    put32(out + KBATCH_OFF_LENGTH, (uint32_t)(total - KBATCH_LOG_OVERHEAD));
-    put16(out + KBATCH_OFF_ATTRIBUTES, attrs);
-    put64(out + 27, (uint64_t)new_base_ts);
+    be_put32(out + KBATCH_OFF_LENGTH, (uint32_t)(total - KBATCH_LOG_OVERHEAD));
+    be_put16(out + KBATCH_OFF_ATTRIBUTES, attrs);
+    be_put64(out + 27, (uint64_t)new_base_ts);
     int64_t max_ts = (attrs & KBATCH_ATTR_LOG_APPEND_TIME) ? h->max_timestamp : s->max_ts;
-    put64(out + KBATCH_OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
-    put32(out + 57, (uint32_t)s->n_kept);
+    be_put64(out + KBATCH_OFF_MAX_TIMESTAMP, (uint64_t)max_ts);
+    be_put32(out + 57, (uint32_t)s->n_kept);
     memcpy(out + KBATCH_HEADER_SIZE, section, section_len);
     kbatch_update_crc(out, total);
     mem_free(recs.p);

@@ -3,29 +3,10 @@
 #include <string.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)(v >> 32));
-    put32(p + 4, (uint32_t)v);
-}
 
 void oindex_init(struct oindex *ix)
 {
@@ -90,8 +71,8 @@ uint8_t *oindex_encode(const struct oindex *ix, size_t *len)
         return NULL;
     uint8_t *buf = mem_alloc(*len);
     for (size_t i = 0; i < ix->n; i++) {
-        put32(buf + i * OINDEX_ENTRY_SIZE, ix->e[i].rel);
-        put32(buf + i * OINDEX_ENTRY_SIZE + 4, ix->e[i].pos);
+        be_put32(buf + i * OINDEX_ENTRY_SIZE, ix->e[i].rel);
+        be_put32(buf + i * OINDEX_ENTRY_SIZE + 4, ix->e[i].pos);
     }
     return buf;
 }
@@ -108,8 +89,8 @@ int oindex_decode(struct oindex *ix, const uint8_t *p, size_t len, uint64_t rel_
     ix->e = mem_alloc(n * sizeof(*ix->e));
     ix->cap = n;
     for (size_t i = 0; i < n; i++) {
-        uint32_t rel = get32(p + i * OINDEX_ENTRY_SIZE);
-        uint32_t pos = get32(p + i * OINDEX_ENTRY_SIZE + 4);
+        uint32_t rel = be_get32(p + i * OINDEX_ENTRY_SIZE);
+        uint32_t pos = be_get32(p + i * OINDEX_ENTRY_SIZE + 4);
         bool ordered = i == 0 || (rel > ix->e[i - 1].rel && pos > ix->e[i - 1].pos);
         if (!ordered || rel >= rel_limit || pos >= pos_limit) {
             oindex_free(ix);
@@ -179,8 +160,8 @@ uint8_t *tindex_encode(const struct tindex *ix, size_t *len)
         return NULL;
     uint8_t *buf = mem_alloc(*len);
     for (size_t i = 0; i < ix->n; i++) {
-        put64(buf + i * TINDEX_ENTRY_SIZE, (uint64_t)ix->e[i].ts);
-        put32(buf + i * TINDEX_ENTRY_SIZE + 8, ix->e[i].rel);
+        be_put64(buf + i * TINDEX_ENTRY_SIZE, (uint64_t)ix->e[i].ts);
+        be_put32(buf + i * TINDEX_ENTRY_SIZE + 8, ix->e[i].rel);
     }
     return buf;
 }
@@ -196,8 +177,8 @@ int tindex_decode(struct tindex *ix, const uint8_t *p, size_t len, uint64_t rel_
     ix->e = mem_alloc(n * sizeof(*ix->e));
     ix->cap = n;
     for (size_t i = 0; i < n; i++) {
-        int64_t ts = (int64_t)get64(p + i * TINDEX_ENTRY_SIZE);
-        uint32_t rel = get32(p + i * TINDEX_ENTRY_SIZE + 8);
+        int64_t ts = (int64_t)be_get64(p + i * TINDEX_ENTRY_SIZE);
+        uint32_t rel = be_get32(p + i * TINDEX_ENTRY_SIZE + 8);
         bool ordered = i == 0 || (ts > ix->e[i - 1].ts && rel >= ix->e[i - 1].rel);
         if (!ordered || rel >= rel_limit) {
             tindex_free(ix);

@@ -442,14 +442,7 @@ static bool parse_segment_name(const char *name, int64_t *base)
 {
     if (strlen(name) != 24 || strcmp(name + 20, ".log") != 0)
         return false;
-    int64_t v = 0;
-    for (int i = 0; i < 20; i++) {
-        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10)
-            return false;
-        v = v * 10 + (name[i] - '0');
-    }
-    *base = v;
-    return true;
+    return segment_name_offset(name, base);
 }
 
 static int cmp_i64(const void *a, const void *b)

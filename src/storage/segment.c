@@ -135,6 +135,18 @@ void segment_file_name(char *buf, size_t cap, int64_t base, const char *ext)
     snprintf(buf, cap, "%020" PRId64 "%s", base, ext);
 }
 
+bool segment_name_offset(const char *name, int64_t *offset)
+{
+    int64_t v = 0;
+    for (int i = 0; i < 20; i++) {
+        if (name[i] < '0' || name[i] > '9' || v > (INT64_MAX - 9) / 10)
+            return false;
+        v = v * 10 + (name[i] - '0');
+    }
+    *offset = v;
+    return true;
+}
+
 static struct segment *segment_new(int64_t base, int fd, int64_t size)
 {
     struct segment *seg = mem_calloc(1, sizeof(*seg));

@@ -89,7 +89,12 @@ struct segment {
                               * plog must not touch them by name (delete, rewrite indexes) */
 };
 
+/* `<base %020lld><ext>`: the name of a segment's file (and of the other offset-named files of a
+ * partition directory: snapshots, cleaner swaps). */
 void segment_file_name(char *buf, size_t cap, int64_t base, const char *ext);
+/* Parses the 20 leading decimal digits of such a name into *offset. Returns false if name does
+ * not start with 20 digits or they overflow int64. The caller checks what follows them. */
+bool segment_name_offset(const char *name, int64_t *offset);
 
 /* Creates an empty segment (truncating any leftover file of that name). Returns 0 or -errno. */
 int segment_create(int dirfd, int64_t base, struct segment **out);
