@@ -658,6 +658,21 @@ static void become_leader(struct raft *r)
 
 /* ---- commit -------------------------------------------------------------------------------- */
 
+/* Leader: appends a configuration entry for c and sends it. */
+static void append_conf(struct raft *r, const struct raft_conf *c)
+{
+    uint8_t enc[RAFT_CONF_ENCODED_MAX];
+    size_t len = raft_conf_encode(c, enc);
+    struct raft_entry e = {.first = r->log.last + 1,
+                           .last = r->log.last + 1,
+                           .term = r->term,
+                           .kind = RAFT_ENTRY_CONFIG,
+                           .payload = buf_keep(r, enc, len),
+                           .len = len};
+    log_append(r, &e, c);
+    bcast_append(r);
+}
+
 static void after_commit_leader(struct raft *r)
 {
     const struct raft_conf *c = conf(r);
@@ -667,16 +682,7 @@ static void after_commit_leader(struct raft *r)
         /* C_old,new committed: move on to C_new. */
         struct raft_conf next = {.n_voters = c->n_voters};
         memcpy(next.voters, c->voters, sizeof(next.voters));
-        uint8_t enc[RAFT_CONF_ENCODED_MAX];
-        size_t len = raft_conf_encode(&next, enc);
-        struct raft_entry e = {.first = r->log.last + 1,
-                               .last = r->log.last + 1,
-                               .term = r->term,
-                               .kind = RAFT_ENTRY_CONFIG,
-                               .payload = buf_keep(r, enc, len),
-                               .len = len};
-        log_append(r, &e, &next);
-        bcast_append(r);
+        append_conf(r, &next);
     } else if (!raft_conf_has(c, r->opt.id)) {
         /* Removed by a committed C_new: hand over to the most up-to-date voter and leave. */
         int32_t to = best_voter(r);
@@ -1165,16 +1171,7 @@ int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n)
     memcpy(target.voters, voters, n * sizeof(*voters));
     if (!raft_conf_valid(&joint) || raft_conf_equal(&target, cur))
         return -ERR_INVALID;
-    uint8_t enc[RAFT_CONF_ENCODED_MAX];
-    size_t len = raft_conf_encode(&joint, enc);
-    struct raft_entry e = {.first = r->log.last + 1,
-                           .last = r->log.last + 1,
-                           .term = r->term,
-                           .kind = RAFT_ENTRY_CONFIG,
-                           .payload = buf_keep(r, enc, len),
-                           .len = len};
-    log_append(r, &e, &joint);
-    bcast_append(r);
+    append_conf(r, &joint);
     return 0;
 }
 
