@@ -65,5 +65,6 @@ read -r _ d2 d3 <<<"$dups"
 [ "$d2" -ge 1 ] && [ "$d3" -ge 1 ] ||
     fail "each restarted broker should have answered resent batches from its recovered state"
 kcat -C -b "$PROXY" -t idem -e -q -f '%p %o %s\n' >"$TMP/stored.txt"
-$PY "$ROOT/tests/integration/idem_check.py" "$TMP/acked.txt" "$TMP/stored.txt" $COUNT 2
+$PY "$ROOT/tests/integration/history.py" --acked "$TMP/acked.txt" --final "$TMP/stored.txt" \
+    --values $COUNT --partitions 2 --idempotent --ordered --complete
 stop_broker

@@ -30,5 +30,6 @@ if grep -q 'event=produce_rejected' "$BROKER_LOG"; then
     fail "the broker rejected a resent batch"
 fi
 kcat -C -b "$PROXY" -t resend -e -q -f '%p %o %s\n' >"$TMP/stored.txt"
-$PY "$ROOT/tests/integration/idem_check.py" "$TMP/acked.txt" "$TMP/stored.txt" $COUNT 2
+$PY "$ROOT/tests/integration/history.py" --acked "$TMP/acked.txt" --final "$TMP/stored.txt" \
+    --values $COUNT --partitions 2 --idempotent --ordered --complete
 stop_broker
