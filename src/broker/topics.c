@@ -21,6 +21,7 @@
 #include "base/time.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
+#include "group/coordinator.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
@@ -283,6 +284,8 @@ int topic_delete(struct broker *b, struct topic *t)
     for (int32_t i = 0; i < t->n_parts; i++)
         partition_close(b, t->parts[i], true);
     log_info("topic_deleted", "topic=%s", t->name);
+    if (b->groups)
+        coordinator_forget_topic(b->groups, t->name);
     topic_free(t);
     return 0;
 }

@@ -865,9 +865,16 @@ int16_t coordinator_delete_offsets(struct coordinator *c, const struct offset_de
     return KERR_NONE;
 }
 
-/* ---- expiry ---- */
+/* ---- expiry and deleted topics ---- */
 
-void coordinator_expire(struct coordinator *c, int64_t wall_ms)
+typedef bool (*offset_match_fn)(const struct group *g, const struct group_offset *o,
+                                const void *arg);
+
+/* Removes the offsets of every loaded group that match (writing their tombstones), then the
+ * groups left Empty without offsets (a group tombstone; Dead). only_empty: look at Empty
+ * groups only. why names the log event. */
+static void drop_offsets(struct coordinator *c, bool only_empty, offset_match_fn match,
+                         const void *arg, const char *why)
 {
     size_t n = c->groups.len, k = 0;
     struct cgroup **doomed = mem_calloc(n ? n : 1, sizeof(*doomed));
@@ -877,8 +884,8 @@ void coordinator_expire(struct coordinator *c, int64_t wall_ms)
     while (strmap_next(&c->groups, &it, &key, &v)) {
         struct cgroup *cg = v;
         struct group *g = cg->g;
-        if (g->state != GROUP_EMPTY)
-            continue; /* offsets of active groups never expire here */
+        if (only_empty && g->state != GROUP_EMPTY)
+            continue;
         struct kstr id = kstr_c(g->id);
         if (c->loading[coordinator_partition_for(c, id)])
             continue;
@@ -890,7 +897,7 @@ void coordinator_expire(struct coordinator *c, int64_t wall_ms)
         size_t oit = 0;
         const struct group_offset *o;
         while ((o = group_offset_next(g, &oit)))
-            if (MAX(o->commit_ts_ms, g->state_ts_wall_ms) + c->cfg.offsets_retention_ms <= wall_ms)
+            if (match(g, o, arg))
                 exp[n_exp++] = (struct group_offset *)o;
         for (int32_t i = 0; i < n_exp; i++)
             recs_offset(&rs, id, kstr_c(exp[i]->topic), exp[i]->partition, NULL);
@@ -900,11 +907,11 @@ void coordinator_expire(struct coordinator *c, int64_t wall_ms)
             mem_free(topic);
         }
         mem_free(exp);
-        bool gone = group_offset_count(g) == 0 && g->n_pending == 0;
+        bool gone = g->state == GROUP_EMPTY && group_offset_count(g) == 0 && g->n_pending == 0;
         if (gone)
             recs_group(&rs, id, NULL);
         if (n_exp || gone)
-            log_info("group_offsets_expired", "group=%s offsets=%d group_removed=%s", g->id, n_exp,
+            log_info(why, "group=%s offsets=%d group_removed=%s", g->id, n_exp,
                      gone ? "true" : "false");
         write_records(c, coordinator_partition_for(c, id), &rs, false, NULL, 0, NULL, NULL);
         recs_destroy(&rs);
@@ -916,4 +923,31 @@ void coordinator_expire(struct coordinator *c, int64_t wall_ms)
         drop(c, doomed[i]);
     }
     mem_free(doomed);
+}
+
+struct expiry {
+    int64_t wall_ms;
+    int64_t retention_ms;
+};
+
+static bool offset_expired(const struct group *g, const struct group_offset *o, const void *arg)
+{
+    const struct expiry *e = arg;
+    return MAX(o->commit_ts_ms, g->state_ts_wall_ms) + e->retention_ms <= e->wall_ms;
+}
+
+void coordinator_expire(struct coordinator *c, int64_t wall_ms)
+{
+    struct expiry e = {wall_ms, c->cfg.offsets_retention_ms};
+    drop_offsets(c, true, offset_expired, &e, "group_offsets_expired");
+}
+
+static bool offset_of_topic(const struct group *g, const struct group_offset *o, const void *arg)
+{
+    return strcmp(o->topic, arg) == 0;
+}
+
+void coordinator_forget_topic(struct coordinator *c, const char *topic)
+{
+    drop_offsets(c, false, offset_of_topic, topic, "group_offsets_of_deleted_topic");
 }

@@ -115,6 +115,13 @@ int16_t coordinator_delete_offsets(struct coordinator *c, const struct offset_de
  * tombstones). Runs every offsets.retention.check.interval.ms; exposed for tests. */
 void coordinator_expire(struct coordinator *c, int64_t wall_ms);
 
+/* The topic was deleted: removes its committed offsets from every group (tombstones), as
+ * Kafka does, so a topic created again under the name starts without them; an Empty group
+ * left without offsets is removed. Groups whose coordinator partition is still loading keep
+ * theirs (the topic is gone before any client could see them, and their next expiry or a
+ * later deletion of a topic of that name removes them). */
+void coordinator_forget_topic(struct coordinator *c, const char *topic);
+
 /* The group, or NULL (tests, metrics). */
 struct group *coordinator_find(struct coordinator *c, struct kstr group_id);
 size_t coordinator_group_count(const struct coordinator *c);

@@ -3,7 +3,8 @@
 # reads 100 records, commits and pauses (staying in the group) while a producer runs ahead;
 # describe shows the state, the member (client id, host, partitions) and per partition the
 # committed offset, the log end offset and their difference as lag, during and after the
-# production. reset-offsets and delete are refused while the group has members and work after.
+# production. reset-offsets and delete are refused while the group has members and work after;
+# deleting a topic drops the group's offsets for it.
 # timeout: 90
 source "$(dirname "$0")/lib.sh"
 start_broker
@@ -66,6 +67,15 @@ touch "$TMP/stop"; wait $C || fail "consumer failed"
 "$SP" group describe lag-g | grep -q '^TOTAL-LAG: 0$' || fail "lag after --to-latest"
 "$SP" group reset-offsets lag-g --topic lagt --to-datetime 2001-01-01T00:00:00Z | grep -c $'\t0$' | grep -qx 2 ||
     fail "reset --to-datetime before every record should give offset 0"
+# deleting a topic removes its committed offsets (as Kafka does): a topic created again under
+# the name does not inherit them, and a group left without offsets goes
+"$SP" group reset-offsets lag-g --topic lagt --to-offset 5 >/dev/null || fail "reset --to-offset 5"
+"$SP" topic create other --partitions 1 >/dev/null
+"$SP" group reset-offsets lag-g --topic other --to-offset 0 >/dev/null || fail "reset other"
+"$SP" topic delete lagt >/dev/null || fail "topic delete"
+"$SP" group describe lag-g >"$TMP/d3" || fail "describe after topic delete: $(cat "$TMP/d3")"
+grep -q '^lagt ' "$TMP/d3" && fail "offsets of the deleted topic survive: $(cat "$TMP/d3")"
+grep -qE '^other +0 +0 ' "$TMP/d3" || fail "offsets of the other topic lost: $(cat "$TMP/d3")"
 "$SP" group delete lag-g | grep -q "deleted group lag-g" || fail "delete"
 rc=0; "$SP" group describe lag-g 2>"$TMP/err" || rc=$?
 [ $rc -ne 0 ] && grep -q "does not exist" "$TMP/err" || fail "deleted group still described"

@@ -202,7 +202,7 @@ static int fake_append(void *ctx, int32_t p, uint8_t *batch, size_t len,
 
 static bool fake_exists(void *ctx, struct kstr topic, int32_t p)
 {
-    return kstr_eq(topic, "t") && p >= 0 && p < 4;
+    return (kstr_eq(topic, "t") || kstr_eq(topic, "u")) && p >= 0 && p < 4;
 }
 
 static void nop_join(void *w, const struct group_join_result *r)
@@ -476,6 +476,44 @@ TEST(coordinator_expires_offsets_of_empty_groups_only)
     struct kbatch_header h;
     kbatch_parse_header(appends[0].batch, &h);
     ASSERT_EQ(h.records_count, 2);
+    coordinator_free(c);
+    reactor_free(r);
+    arena_destroy(&a);
+    free_appends();
+}
+
+TEST(coordinator_forgets_offsets_of_a_deleted_topic)
+{
+    struct reactor *r;
+    struct coordinator *c = mk_coord(&r);
+    struct arena a;
+    arena_init(&a, 0);
+    /* group "both": offsets of t and u; group "only": offsets of t */
+    struct offset_commit_req q = commit_req(&a, "both", 5, "");
+    struct offset_commit_resp resp = commit_resp(&a);
+    coordinator_commit(c, &q, &resp, on_commit_done, NULL);
+    q.topics[0].name = kstr_c("u");
+    coordinator_commit(c, &q, &resp, on_commit_done, NULL);
+    q = commit_req(&a, "only", 7, "");
+    coordinator_commit(c, &q, &resp, on_commit_done, NULL);
+    complete_appends(0);
+    free_appends();
+    coordinator_forget_topic(c, "v"); /* no group has offsets of v: nothing is written */
+    ASSERT_EQ(n_appends, 0);
+    coordinator_forget_topic(c, "t");
+    struct group *g = coordinator_find(c, kstr_c("both"));
+    ASSERT(g);
+    ASSERT(!group_offset_get(g, kstr_c("t"), 1));
+    ASSERT(group_offset_get(g, kstr_c("u"), 1)); /* (partition 9 of the request does not exist) */
+    ASSERT(!coordinator_find(c, kstr_c("only"))); /* Empty and without offsets: removed */
+    ASSERT_EQ(n_appends, 2);
+    int32_t recs = 0;
+    for (int i = 0; i < n_appends; i++) {
+        struct kbatch_header h;
+        kbatch_parse_header(appends[i].batch, &h);
+        recs += h.records_count;
+    }
+    ASSERT_EQ(recs, 1 + 2); /* "both": t/1's tombstone; "only": t/1's and the group's */
     coordinator_free(c);
     reactor_free(r);
     arena_destroy(&a);
