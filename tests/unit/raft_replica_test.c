@@ -54,6 +54,7 @@ static struct {
     uint64_t sent;
     uint64_t append_entries_sent;
     size_t max_append_entries;
+    size_t max_append_bytes;
     int32_t removed; /* a node removed from the voters: not waited for nor compared */
 } W;
 
@@ -89,6 +90,12 @@ static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
     }
     q->m.entries = m->n_entries ? e : NULL;
     if (m->type == RAFT_MSG_APPEND) {
+        size_t payload = 0;
+        for (size_t i = 0; i < m->n_entries; i++)
+            payload += m->entries[i].len;
+        if (payload > W.max_append_bytes)
+            W.max_append_bytes = payload;
+        ASSERT_EQ(m->last, m->n_entries ? m->entries[m->n_entries - 1].last : m->last);
         W.append_entries_sent += m->n_entries;
         if (m->n_entries > W.max_append_entries)
             W.max_append_entries = m->n_entries;
@@ -614,9 +621,13 @@ TEST_T(raft_replica_reopens_after_clean_close_and_crash, 120)
     int64_t term = raft_term(core(f)), last = raft_last_index(core(f));
     int32_t vote = raft_vote(core(f));
     close_node(f);
-    for (int i = 50; i < 80; i++)
+    for (int i = 50; i < 250; i++) { /* ~40 KiB: its catch-up takes several APPENDs */
         p = propose(l, i);
+        if (i % 25 == 0)
+            step();
+    }
     run_ms(50);
+    W.max_append_bytes = 0;
     ASSERT_EQ(open_node(f, true), 0);
     ASSERT_EQ(raft_term(core(f)), term);
     ASSERT_EQ(raft_vote(core(f)), vote);
@@ -626,6 +637,9 @@ TEST_T(raft_replica_reopens_after_clean_close_and_crash, 120)
     wait_commit_all(p.last);
     run_ms(200);
     compare_logs(p.last + 1);
+    /* APPENDs are bounded by msg_bytes_max (16 KiB), overshooting by at most one batch */
+    ASSERT_CMP(W.max_append_bytes, >, 12 * 1024);
+    ASSERT_CMP(W.max_append_bytes, <=, 16 * 1024 + 400);
 
     /* crash the leader with entries in flight: some appended, not yet durable */
     l = leader();
@@ -645,7 +659,7 @@ TEST_T(raft_replica_reopens_after_clean_close_and_crash, 120)
     wait_commit_all(q.last);
     run_ms(200);
     struct log_stats st = compare_logs(q.last + 1);
-    ASSERT_CMP(st.data, >=, 100);
+    ASSERT_CMP(st.data, >=, 270);
     ASSERT_EQ(raft_last_index(core(l)), raft_last_index(core(l2)));
     world_free();
 }
@@ -811,4 +825,54 @@ TEST(raft_replica_control_batch_is_valid_and_empty)
     ASSERT_EQ(h.producer_id, -1);
     ASSERT_EQ(h.batch_length, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
     ASSERT_EQ(kbatch_compression(&h), KCOMPRESSION_NONE);
+}
+
+/* ---- a failed fdatasync on one follower ---- */
+
+static int fail_fdatasync(int fd)
+{
+    return crashed_fd(fd) ? (errno = EIO, -1) : fdatasync(fd);
+}
+
+TEST_T(raft_replica_failed_fsync_stops_acknowledging, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 10; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    int32_t f = l % NODES + 1;
+    int64_t before = p.last;
+    struct storage_io io = storage_io_default;
+    io.fdatasync = fail_fdatasync;
+    crash_dir = node(f)->dir;
+    storage_io_set(&io);
+    for (int i = 10; i < 20; i++)
+        p = propose(l, i);
+    run_ms(300);
+    ASSERT_EQ(replica_failed(node(f)->rp), -EIO);
+    ASSERT(plog_fenced(node(f)->log));
+    /* it holds the entries (written) but never acknowledged them as durable */
+    ASSERT_CMP(raft_durable_index(core(f)), <=, before);
+    ASSERT_CMP(raft_match_index(core(l), f), <=, before);
+    struct replica_status st;
+    replica_status(node(f)->rp, &st);
+    ASSERT_EQ(st.failed, -EIO);
+    ASSERT_CMP(st.durable, <=, before);
+    /* the two others commit without it */
+    ASSERT_EQ(raft_commit(core(l)), p.last);
+    ASSERT_EQ(replica_step(node(f)->rp, &(struct raft_msg){.type = RAFT_MSG_HEARTBEAT}),
+              -ERR_FENCED);
+    storage_io_set(NULL);
+    /* reopened on a healthy disk it catches up */
+    close_node(f);
+    ASSERT_EQ(open_node(f, false), 0);
+    for (int i = 20; i < 30; i++)
+        p = propose(leader(), i);
+    wait_commit_all(p.last);
+    run_ms(200);
+    struct log_stats ls = compare_logs(p.last + 1);
+    ASSERT_EQ(ls.data, 30);
+    world_free();
 }
