@@ -445,6 +445,19 @@ TEST_T(raft_replica_cut_off_leader_is_truncated_after_heal, 120)
     for (int i = 0; i < 5; i++)
         lost[i] = propose(l, 100 + i);
     ASSERT_EQ(raft_last_index(core(l)), lost[4].last);
+    /* and a voter change that will be cut away too: its side record must go with it */
+    int32_t two[2] = {l, l % NODES + 1};
+    ASSERT_EQ(replica_propose_conf(node(l)->rp, two, 2), 0);
+    ASSERT_EQ(raft_conf_index(core(l)), lost[4].last + 1);
+    {
+        int dfd = open(node(l)->dir, O_RDONLY | O_DIRECTORY);
+        struct conflog cl;
+        ASSERT_EQ(conflog_load(&cl, dfd, NULL), 0);
+        ASSERT_EQ(cl.n, 1);
+        ASSERT_EQ(cl.r[0].index, lost[4].last + 1);
+        conflog_free(&cl);
+        close(dfd);
+    }
     int32_t l2 = wait_leader(l);
     ASSERT_CMP(raft_term(core(l2)), >, lost[0].term);
     run_ms(400); /* CheckQuorum: the old leader notices it lost its quorum */
@@ -460,6 +473,7 @@ TEST_T(raft_replica_cut_off_leader_is_truncated_after_heal, 120)
         step();
     ASSERT_CMP(raft_commit(core(other)), >=, committed);
     ASSERT_EQ(raft_commit(core(l)), committed); /* nothing of its suffix ever committed */
+    ASSERT_EQ(raft_conf(core(l))->n_old, NODES);   /* still in its uncommitted joint config */
     for (int i = 0; i < 5; i++)
         ASSERT_EQ(replica_proposal_state(node(l)->rp, lost[i].last, lost[i].term),
                   REPLICA_PENDING);
@@ -471,6 +485,8 @@ TEST_T(raft_replica_cut_off_leader_is_truncated_after_heal, 120)
     ASSERT_EQ(st.data, 30);
     for (int i = 0; i < 5; i++) /* replaced by the new leader's entries, then committed over */
         ASSERT_EQ(replica_proposal_state(node(l)->rp, lost[i].last, lost[i].term), REPLICA_LOST);
+    ASSERT_EQ(raft_conf_index(core(l)), -1); /* the joint config was cut away */
+    ASSERT_EQ(raft_conf(core(l))->n_voters, NODES);
     /* the files agree with the cores */
     for (int32_t id = 1; id <= NODES; id++) {
         int dfd = open(node(id)->dir, O_RDONLY | O_DIRECTORY);
@@ -648,12 +664,17 @@ TEST_T(raft_replica_reopens_after_clean_close_and_crash, 120)
     /* no settle: the proposals are written but their sync has not been waited for */
     int64_t l_term = raft_term(core(l));
     int32_t l_vote = raft_vote(core(l));
+    int64_t l_last = raft_last_index(core(l));
+    int64_t l_durable = plog_durable_offset(node(l)->log);
+    ASSERT_CMP(l_durable, <=, l_last); /* something is still in flight */
     crash_node(l);
     int32_t l2 = wait_leader(l);
     struct prop q = {0};
     for (int i = 100; i < 120; i++)
         q = propose(l2, i);
     ASSERT_EQ(open_node(l, false), 0);
+    /* it kept what was durable and lost the rest (the torn batch is cut by recovery) */
+    ASSERT_EQ(raft_last_index(core(l)), l_durable - 1);
     ASSERT_EQ(raft_term(core(l)), l_term);
     ASSERT_EQ(raft_vote(core(l)), l_vote);
     wait_commit_all(q.last);
