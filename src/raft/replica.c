@@ -333,20 +333,22 @@ static bool fill_append(struct replica *rp, struct raft_msg *m)
             e->kind = conf ? RAFT_ENTRY_CONFIG : RAFT_ENTRY_NOOP;
             e->payload = NULL;
             e->len = 0;
-            if (conf) {
-                /* the payload pointer is set below, once confbuf stops moving */
-                MEM_GROW(rp->confbuf, rp->confbuf_cap, (n_conf + 1) * RAFT_CONF_ENCODED_MAX);
-                e->len = raft_conf_encode(&rp->cl.r[k].conf,
-                                          rp->confbuf + n_conf * RAFT_CONF_ENCODED_MAX);
-                e->payload = (const uint8_t *)(uintptr_t)(n_conf++ * RAFT_CONF_ENCODED_MAX);
-            }
+            n_conf += conf;
         }
         expect = e->last + 1;
         pos += size;
     }
-    for (size_t i = 0; i < n; i++)
-        if (rp->ents[i].kind == RAFT_ENTRY_CONFIG)
-            rp->ents[i].payload = rp->confbuf + (uintptr_t)rp->ents[i].payload;
+    /* CONFIG payloads: the raft_conf encodings, from the side file's records */
+    MEM_GROW(rp->confbuf, rp->confbuf_cap, n_conf * RAFT_CONF_ENCODED_MAX + 1);
+    uint8_t *cp = rp->confbuf;
+    for (size_t i = 0; i < n; i++) {
+        struct raft_entry *e = &rp->ents[i];
+        if (e->kind != RAFT_ENTRY_CONFIG)
+            continue;
+        e->payload = cp;
+        e->len = raft_conf_encode(&rp->cl.r[conflog_find(&rp->cl, e->first)].conf, cp);
+        cp += e->len;
+    }
     m->entries = rp->ents;
     m->n_entries = n;
     m->last = rp->ents[n - 1].last;
@@ -557,6 +559,7 @@ void replica_close(struct replica *rp)
 
 void replica_tick(struct replica *rp, int64_t now_ms)
 {
+    DCHECK((replica_check(rp), true));
     CHECK(!rp->ready_taken);
     if (rp->failed)
         return;
@@ -576,6 +579,7 @@ static bool data_batch_ok(const struct raft_entry *e)
 
 int replica_step(struct replica *rp, const struct raft_msg *m)
 {
+    DCHECK((replica_check(rp), true));
     CHECK(!rp->ready_taken);
     if (rp->failed)
         return -ERR_FENCED;
@@ -603,6 +607,7 @@ int replica_step(struct replica *rp, const struct raft_msg *m)
 int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_t record_count,
                     int64_t *first, int64_t *last, int64_t *term)
 {
+    DCHECK((replica_check(rp), true));
     CHECK(!rp->ready_taken);
     if (rp->failed)
         return -ERR_FENCED;

@@ -56,6 +56,8 @@ static struct {
     size_t max_append_entries;
     size_t max_append_bytes;
     int32_t removed; /* a node removed from the voters: not waited for nor compared */
+    int64_t commit_seen[NODES + 1]; /* by on_commit */
+    int commit_calls;
 } W;
 
 static struct tnode *node(int32_t id)
@@ -104,6 +106,16 @@ static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
     W.q[W.nq++] = q;
 }
 
+static void commit_cb(struct replica *rp, int64_t commit, void *data)
+{
+    struct tnode *n = data;
+    ASSERT_EQ(raft_commit(replica_raft(rp)), commit);
+    ASSERT_CMP(commit, >, W.commit_seen[n->id]);
+    ASSERT_EQ(plog_high_watermark(replica_log(rp)), commit + 1);
+    W.commit_seen[n->id] = commit;
+    W.commit_calls++;
+}
+
 static struct replica_options options(int32_t id)
 {
     struct replica_options o;
@@ -113,6 +125,8 @@ static struct replica_options options(int32_t id)
         o.bootstrap.voters[i] = i + 1;
     o.msg_bytes_max = 16 * 1024;
     o.send = send_cb;
+    o.on_commit = commit_cb;
+    o.data = node(id);
     return o;
 }
 
@@ -124,6 +138,7 @@ static int open_node(int32_t id, bool clean)
     int rc = plog_open(n->dir, &cfg, W.fl, clean, &n->log, NULL);
     ASSERT_EQ(rc, 0);
     struct replica_options o = options(id);
+    W.commit_seen[id] = -1;
     rc = replica_open(n->log, &o, W.now, &n->rp);
     if (rc != 0) {
         plog_close(n->log);
@@ -427,6 +442,23 @@ TEST_T(raft_replica_replicates_1000_batches_identically, 120)
     ASSERT_EQ(s.n_peers, 2);
     for (size_t i = 0; i < s.n_peers; i++)
         ASSERT_EQ(s.match[i], props[999].last);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(W.commit_seen[id], props[999].last);
+    ASSERT_CMP(W.commit_calls, >=, 3);
+
+    /* leadership moves on request; the log stays one */
+    int32_t to = l % NODES + 1;
+    ASSERT_EQ(replica_transfer_leader(node(l)->rp, to), 0);
+    for (int i = 0; i < 200 && leader() != to; i++)
+        step();
+    ASSERT_EQ(leader(), to);
+    struct prop p = propose(to, 5000);
+    ASSERT_CMP(p.term, >, props[999].term);
+    wait_commit_all(p.last);
+    run_ms(200);
+    st = compare_logs(p.last + 1);
+    ASSERT_EQ(st.data, 1001);
+    ASSERT_CMP(st.noop, >=, 2);
     world_free();
 }
 
