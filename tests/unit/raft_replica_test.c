@@ -929,3 +929,99 @@ TEST_T(raft_replica_failed_fsync_stops_acknowledging, 120)
     ASSERT_EQ(ls.data, 30);
     world_free();
 }
+
+/* ---- entries from the network are checked before they reach the log ---- */
+
+static int step_one(struct replica *rp, struct raft_entry e)
+{
+    struct raft_msg m = {.type = RAFT_MSG_APPEND,
+                         .from = 1,
+                         .to = 2,
+                         .term = 1,
+                         .index = -1,
+                         .log_term = 0,
+                         .commit = -1,
+                         .last = e.last,
+                         .entries = &e,
+                         .n_entries = 1};
+    return replica_step(rp, &m);
+}
+
+TEST(raft_replica_rejects_malformed_entries)
+{
+    memset(&W, 0, sizeof(W));
+    const char *dir = su_dir("bad");
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(dir, &cfg, true, NULL); /* no flusher: syncs run inline */
+    struct replica_options o = options(2);
+    o.data = NULL;
+    o.on_commit = NULL;
+    struct replica *rp = NULL;
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), 0);
+    size_t len;
+    uint8_t *b = su_batch(3, 10, 1000, 7, &len);
+    uint8_t *bad = mem_dup(b, len);
+    struct raft_entry good = {.first = 0, .last = 2, .term = 1, .kind = RAFT_ENTRY_DATA,
+                              .payload = b, .len = len};
+
+    bad[len - 1] ^= 1; /* CRC */
+    struct raft_entry e = good;
+    e.payload = bad;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* offsets it does not cover */
+    e.last = 5;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* cut short */
+    e.len = len - 1;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* shorter than a header */
+    e.len = 20;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    uint8_t ctl[KBATCH_HEADER_SIZE]; /* a control batch posing as data */
+    kbatch_build_empty_control(ctl);
+    e = (struct raft_entry){.first = 0, .last = 0, .term = 1, .kind = RAFT_ENTRY_DATA,
+                            .payload = ctl, .len = sizeof(ctl)};
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.kind = RAFT_ENTRY_NOOP; /* a NOOP carries nothing */
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.len = 0;
+    e.payload = NULL;
+    e.last = 1;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = (struct raft_entry){.first = 0, .last = 1, .term = 1, .kind = RAFT_ENTRY_CONFIG,
+                            .payload = ctl, .len = 4};
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.kind = 9;
+    e.last = 0;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    ASSERT_EQ(plog_end_offset(log), 0);
+    ASSERT_EQ(W.nq, 0);
+
+    /* the good one is written, synced (inline) and acknowledged */
+    ASSERT_EQ(step_one(rp, good), 0);
+    ASSERT_EQ(plog_end_offset(log), 3);
+    ASSERT_EQ(plog_durable_offset(log), 3);
+    ASSERT_EQ(raft_durable_index(replica_raft(rp)), 2);
+    bool acked = false;
+    for (size_t i = 0; i < W.nq; i++) {
+        const struct raft_msg *m = &W.q[i]->m;
+        if (m->type == RAFT_MSG_APPEND_RESP && !m->reject && m->index == 2)
+            acked = true;
+        mem_free(W.q[i]);
+    }
+    ASSERT(acked);
+    W.nq = 0;
+    size_t got;
+    uint8_t *stored = read_log(log, 3, &got);
+    ASSERT_EQ(got, len);
+    ASSERT_MEMEQ(stored + 21, b + 21, len - 21); /* as sent, but for offset and epoch */
+    struct kbatch_header h;
+    kbatch_parse_header(stored, &h);
+    ASSERT_EQ(h.partition_leader_epoch, 1);
+    mem_free(stored);
+    mem_free(bad);
+    mem_free(b);
+    replica_close(rp);
+    plog_close(log);
+    mem_free(W.q);
+}
