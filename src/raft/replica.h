@@ -36,9 +36,10 @@ struct plog;
 struct replica;
 
 /* Outgoing message: m and every entry payload it points to are valid during the call only
- * (the transport encodes or copies them). APPEND entries are whole stored batches (DATA,
- * NOOP: the payload the core defines: DATA = the batch bytes, NOOP = none, CONFIG = the
- * raft_conf encoding). */
+ * (the transport encodes or copies them). APPEND entries are whole stored entries with the
+ * payloads the core defines: DATA = the batch bytes as stored, NOOP = none, CONFIG = the
+ * raft_conf encoding; m->last may have been lowered to bound the bytes. Must not call back
+ * into the replica. */
 typedef void (*replica_send_fn)(struct replica *rp, const struct raft_msg *m, void *data);
 /* The commit index advanced to commit (HW = commit + 1): settle proposals with
  * replica_proposal_state. Called after the ready that moved it; may propose. */
