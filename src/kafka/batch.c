@@ -1,5 +1,7 @@
 #include "kafka/batch.h"
 
+#include <string.h>
+
 #include "base/crc32c.h"
 #include "base/endian.h"
 #include "base/errors.h"
@@ -232,4 +234,15 @@ void kbatch_build(struct iobuf *out, int64_t base_timestamp, const struct kbytes
     mem_free(flat);
     uint8_t c[4] = {(uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc};
     iobuf_patch(out, start + KBATCH_OFF_CRC, c, 4);
+}
+
+void kbatch_build_empty_control(uint8_t *p)
+{
+    memset(p, 0, KBATCH_HEADER_SIZE);
+    put32(p + KBATCH_OFF_LENGTH, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
+    put32(p + KBATCH_OFF_LEADER_EPOCH, UINT32_MAX); /* -1 */
+    p[KBATCH_OFF_MAGIC] = KBATCH_MAGIC;
+    p[KBATCH_OFF_ATTRIBUTES + 1] = KBATCH_ATTR_CONTROL;
+    memset(p + 27, 0xff, 8 + 8 + 8 + 2 + 4); /* timestamps, producerId/Epoch, baseSequence: -1 */
+    kbatch_update_crc(p, KBATCH_HEADER_SIZE);
 }

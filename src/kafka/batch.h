@@ -148,4 +148,12 @@ void krecord_encode(struct kwriter *w, int64_t timestamp_delta, int32_t offset_d
 void kbatch_build(struct iobuf *out, int64_t base_timestamp, const struct kbytes *keys,
                   const struct kbytes *values, int32_t count);
 
+/* Writes into p a record-less control batch: KBATCH_HEADER_SIZE bytes, magic 2, attributes
+ * CONTROL, lastOffsetDelta 0 (it covers exactly one offset), timestamps -1, producer id/epoch
+ * and base sequence -1, 0 records, CRC filled. Base offset 0 and leader epoch -1: the log sets
+ * both on append. Raft's own entries (NOOP, CONFIG) are stored as these: every client skips a
+ * control batch, and this one carries no record a client could mistake for data. The bytes are
+ * deterministic, so every replica stores the same batch. */
+void kbatch_build_empty_control(uint8_t *p);
+
 #endif

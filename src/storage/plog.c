@@ -921,6 +921,24 @@ int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch)
     return epoch_cache_end_offset(&log->epochs, epoch, leo(log));
 }
 
+size_t plog_epoch_count(const struct plog *log)
+{
+    return log->epochs.n;
+}
+
+void plog_epoch_at(const struct plog *log, size_t i, int32_t *epoch, int64_t *start)
+{
+    CHECK(i < log->epochs.n);
+    *epoch = log->epochs.e[i].epoch;
+    *start = log->epochs.e[i].start;
+}
+
+void plog_restore_high_watermark(struct plog *log, int64_t hw)
+{
+    hw = MAX(hw, log->log_start);
+    log->hw = MIN(hw, leo(log));
+}
+
 /* ---- append ---- */
 
 static uint32_t be32(const uint8_t *p)

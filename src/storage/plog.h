@@ -168,6 +168,16 @@ int plog_maybe_roll(struct plog *log, int64_t now_ms);
  * caller compares with plog_last_epoch() if it needs to tell). */
 int32_t plog_last_epoch(const struct plog *log);
 int64_t plog_epoch_end_offset(const struct plog *log, int32_t epoch);
+/* Read-only view of the leader-epoch cache (the Raft adapter's term ranges): the number of
+ * entries, and entry i (0 <= i < count, CHECK): epoch *epoch starts at offset *start. Entries
+ * ascend in both; the first starts at log start and every start is below LEO. */
+size_t plog_epoch_count(const struct plog *log);
+void plog_epoch_at(const struct plog *log, size_t i, int32_t *epoch, int64_t *start);
+
+/* The Raft adapter, right after plog_open only: open sets HW = LEO (a single node's whole log is
+ * committed), which is wrong for a replica of a multi-node group; this puts HW back to the
+ * commit index the adapter restored (clamped to [log start, LEO]), lowering it if needed. */
+void plog_restore_high_watermark(struct plog *log, int64_t hw);
 
 /* Durability. plog_flush() asks the flusher to make everything appended so far durable
  * (fdatasync of every dirty segment file, and of the directory after segment create/delete).

@@ -1,0 +1,716 @@
+/* A partition replica: the Raft core bound to the partition's plog (raft/replica.h).
+ *
+ * Owns: the core (struct raft), the configuration side file (conflog), the hard state last
+ * written, a directory fd, and buffers: the log-write scratch batch, copies of proposals until
+ * the ready that writes them is advanced, and the entries of the APPEND being sent.
+ * Borrows: the plog (opened and closed by the owner); while open, the plog's flush callback is
+ * the replica's.
+ *
+ * Invariants (replica_check):
+ *   1. Outside process(), the plog holds exactly the core's log: LEO == raft_last_index + 1,
+ *      log start == raft_log_start, and the plog's epoch at every index is the core's term.
+ *   2. durable_reported <= plog durable offset - 1: the core never hears of durability the plog
+ *      does not have. Once failed, nothing more is reported at all.
+ *   3. Every conflog record at or above the log start names a CONFIG entry of the log (its
+ *      index below LEO and its term the log's term there).
+ *   4. HW == commit + 1 (clamped by the plog to [log start, LEO]).
+ *
+ * States: open (replica_open) -> failed (fail(): any storage error; terminal, inputs refused)
+ * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
+ * between raft_ready and raft_advance (no input may reach the core then).
+ *
+ * Durability: appended entries become durable through the plog's flusher; the flush callback
+ * reports raft_persisted(durable - 1, term there). Hard state is written synchronously inside
+ * process() (temp file + fdatasync + rename + directory fsync) and reported after the ready's
+ * advance. Batching the hard-state fsyncs of many groups into one is a later step (the
+ * contract allows it: report after the batch is durable). A CONFIG entry's side record is
+ * fdatasync'ed before its control batch is appended, so whatever the log keeps after a crash
+ * has its configuration.
+ *
+ * Known limits: a RAFT install (the leader no longer has the entries a follower needs) is not
+ * supported yet (the plog has no "restart empty at offset" operation): it fails the replica
+ * with -ERR_UNSUPPORTED. With log start > 0 (retention, DeleteRecords) the term of the entry
+ * before the log start is not persisted; it is taken from the first term range (exact unless
+ * that range began exactly at the log start). */
+#include "raft/replica.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/iobuf.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "kafka/batch.h"
+#include "raft/conflog.h"
+#include "raft/hardstate.h"
+#include "storage/io.h"
+#include "storage/plog.h"
+
+#define REPLICA_MSG_BYTES_DEFAULT (1 << 20)
+#define REPLICA_PROCESS_MAX 10000 /* readies per input: a bound, never reached in practice */
+
+struct replica {
+    struct plog *log;             /* borrowed */
+    int dirfd;                    /* partition directory */
+    struct replica_options opt;
+    struct raft *r;
+    struct conflog cl;            /* CONFIG entries' configurations */
+    struct raft_hard_state hs;    /* as last written */
+    int failed;                   /* 0, or the error that failed the replica */
+    bool busy;                    /* inside process() */
+    bool ready_taken;             /* between raft_ready and raft_advance */
+    int64_t durable_reported;     /* last index reported with raft_persisted */
+    int64_t commit;               /* last commit applied (HW - 1) */
+    uint8_t *scratch;             /* batch being appended (plog_append writes into it) */
+    size_t scratch_cap;
+    uint8_t **props;              /* proposal copies, freed after the ready that wrote them */
+    size_t n_props;
+    size_t cap_props;
+    uint8_t *msgbuf;              /* batches of the APPEND being sent */
+    size_t msgbuf_cap;
+    uint8_t *confbuf;             /* CONFIG payloads of the APPEND being sent */
+    size_t confbuf_cap;
+    struct raft_entry *ents;      /* entries of the APPEND being sent */
+    size_t ents_cap;
+};
+
+void replica_options_default(struct replica_options *o, int32_t id, uint64_t seed)
+{
+    memset(o, 0, sizeof(*o));
+    raft_options_default(&o->raft, id, seed);
+    o->msg_bytes_max = REPLICA_MSG_BYTES_DEFAULT;
+}
+
+/* ---- the log's terms ---- */
+
+static int64_t prev_term_of(const struct plog *log)
+{
+    if (plog_start_offset(log) == 0 || plog_epoch_count(log) == 0)
+        return 0;
+    int32_t epoch;
+    int64_t start;
+    plog_epoch_at(log, 0, &epoch, &start);
+    return epoch;
+}
+
+/* Term of offset i in the plog (i in [log start - 1, LEO - 1]), -1 outside. */
+static int64_t log_term_at(const struct plog *log, int64_t i)
+{
+    if (i < plog_start_offset(log) - 1 || i >= plog_end_offset(log))
+        return -1;
+    if (i == plog_start_offset(log) - 1)
+        return prev_term_of(log);
+    int64_t term = -1;
+    for (size_t k = plog_epoch_count(log); k-- > 0;) {
+        int32_t epoch;
+        int64_t start;
+        plog_epoch_at(log, k, &epoch, &start);
+        if (start <= i) {
+            term = epoch;
+            break;
+        }
+    }
+    return term;
+}
+
+__attribute__((unused)) static void replica_check(const struct replica *rp)
+{
+    if (rp->failed)
+        return;
+    CHECK(plog_end_offset(rp->log) == raft_last_index(rp->r) + 1);
+    CHECK(plog_start_offset(rp->log) == raft_log_start(rp->r));
+    CHECK(rp->durable_reported <= plog_durable_offset(rp->log) - 1);
+    CHECK(log_term_at(rp->log, raft_last_index(rp->r)) == raft_term_at(rp->r, raft_last_index(rp->r)));
+    for (size_t i = 0; i < rp->cl.n; i++) {
+        const struct conflog_rec *c = &rp->cl.r[i];
+        if (c->index >= plog_start_offset(rp->log))
+            CHECK(c->index < plog_end_offset(rp->log) && log_term_at(rp->log, c->index) == c->term);
+    }
+    CHECK(plog_high_watermark(rp->log) ==
+          MIN(MAX(rp->commit + 1, plog_start_offset(rp->log)), plog_end_offset(rp->log)));
+}
+
+/* ---- failure ---- */
+
+static void fail(struct replica *rp, const char *op, int rc)
+{
+    if (rp->failed)
+        return;
+    rp->failed = rc ? rc : -ERR_FENCED;
+    log_error("replica_failed",
+              "dir=%s id=%" PRId32 " op=%s error=\"%s\" term=%" PRId64 " commit=%" PRId64
+              " note=\"stopped: no more acknowledgements or votes until reopened\"",
+              plog_dir(rp->log), raft_id(rp->r), op, err_str(rc), raft_term(rp->r), rp->commit);
+}
+
+/* ---- durability reports ---- */
+
+static void report_durable(struct replica *rp)
+{
+    if (rp->failed || rp->ready_taken || plog_fenced(rp->log))
+        return;
+    int64_t d = plog_durable_offset(rp->log) - 1;
+    if (d <= rp->durable_reported)
+        return;
+    raft_persisted(rp->r, d, log_term_at(rp->log, d));
+    rp->durable_reported = d;
+}
+
+static void process(struct replica *rp);
+
+static void flush_done_cb(struct plog *log, int64_t durable_offset, int rc, void *data)
+{
+    struct replica *rp = data;
+    (void)log;
+    (void)durable_offset;
+    if (rc != 0) {
+        fail(rp, "fdatasync", rc);
+        return;
+    }
+    if (!rp->busy)
+        process(rp);
+}
+
+/* ---- applying a ready (contract 3) ---- */
+
+static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit)
+{
+    /* the hint must be committed and durable here, so a crash cannot leave it above the log */
+    int64_t hint = MIN(commit, plog_durable_offset(rp->log) - 1);
+    hint = MAX(hint, rp->hs.commit);
+    struct raft_hard_state hs = {.term = term, .vote = vote, .commit = hint};
+    int rc = raft_hard_state_store(rp->dirfd, &hs);
+    if (rc == 0)
+        rp->hs = hs;
+    return rc;
+}
+
+static uint8_t *scratch(struct replica *rp, size_t len)
+{
+    MEM_GROW(rp->scratch, rp->scratch_cap, len);
+    return rp->scratch;
+}
+
+static int append_entry(struct replica *rp, const struct raft_entry *e)
+{
+    int64_t leo = plog_end_offset(rp->log);
+    if (e->first != leo) {
+        log_error("replica_log_mismatch", "dir=%s first=%" PRId64 " log_end=%" PRId64,
+                  plog_dir(rp->log), e->first, leo);
+        CHECK(e->first == leo); /* the core and the log disagree: a bug */
+    }
+    uint8_t *b;
+    size_t len;
+    if (e->kind == RAFT_ENTRY_DATA) {
+        len = e->len;
+        b = scratch(rp, len);
+        memcpy(b, e->payload, len); /* plog_append rewrites base offset and epoch in place */
+    } else {
+        if (e->kind == RAFT_ENTRY_CONFIG) {
+            struct raft_conf c;
+            CHECK(raft_conf_decode(&c, e->payload, e->len) == 0); /* the core decoded it */
+            int rc = conflog_append(&rp->cl, e->first, e->term, &c);
+            if (rc != 0)
+                return rc;
+        }
+        len = KBATCH_HEADER_SIZE;
+        b = scratch(rp, len);
+        kbatch_build_empty_control(b);
+    }
+    int64_t base = -1;
+    int rc = plog_append(rp->log, b, len, (int32_t)e->term, time_wall_ms(), &base);
+    if (rc != 0)
+        return rc;
+    CHECK(base == e->first && plog_end_offset(rp->log) == e->last + 1);
+    return 0;
+}
+
+static int apply_log_writes(struct replica *rp, const struct raft_ready *rd)
+{
+    int rc;
+    if (rd->install) {
+        /* needs a plog operation that restarts the log empty at an offset: not there yet */
+        log_error("replica_install_unsupported", "dir=%s index=%" PRId64 " term=%" PRId64,
+                  plog_dir(rp->log), rd->install_index, rd->install_term);
+        return -ERR_UNSUPPORTED;
+    }
+    if (rd->truncate_from >= 0) {
+        int64_t leo = plog_end_offset(rp->log);
+        rc = plog_truncate_suffix(rp->log, rd->truncate_from);
+        if (rc != 0)
+            return rc;
+        CHECK(plog_end_offset(rp->log) == MIN(rd->truncate_from, leo)); /* it starts an entry */
+        rp->durable_reported = MIN(rp->durable_reported, plog_end_offset(rp->log) - 1);
+        rc = conflog_truncate(&rp->cl, rd->truncate_from);
+        if (rc != 0)
+            return rc;
+    }
+    for (size_t i = 0; i < rd->n_entries; i++) {
+        rc = append_entry(rp, &rd->entries[i]);
+        if (rc != 0)
+            return rc;
+    }
+    if (rd->n_entries > 0)
+        plog_flush(rp->log);
+    return 0;
+}
+
+/* ---- messages out (contract 4) ---- */
+
+/* Reads the whole batches of [from, to] (at most about msg_bytes_max) into msgbuf. Returns
+ * the bytes read, or -errno / -ERR_* (the message is then dropped). */
+static ssize_t read_range(struct replica *rp, int64_t from, int64_t to)
+{
+    size_t used = 0;
+    int64_t off = from;
+    while (off <= to && (used == 0 || used < rp->opt.msg_bytes_max)) {
+        struct plog_read_result res;
+        size_t budget = used < rp->opt.msg_bytes_max ? rp->opt.msg_bytes_max - used : 1;
+        int rc = plog_read(rp->log, off, to + 1, budget, &res);
+        if (rc != 0)
+            return rc;
+        if (res.len == 0)
+            break;
+        if (res.first_offset != off) { /* a gap: a Raft log has none */
+            fileref_put(res.file);
+            return -ERR_CORRUPT;
+        }
+        MEM_GROW(rp->msgbuf, rp->msgbuf_cap, used + res.len);
+        ssize_t n = io_pread_full(res.file->fd, rp->msgbuf + used, res.len, res.pos);
+        fileref_put(res.file);
+        if (n < 0)
+            return n;
+        if ((size_t)n != res.len)
+            return -ERR_CORRUPT;
+        used += res.len;
+        off = res.next_offset;
+    }
+    return (ssize_t)used;
+}
+
+/* Attaches the entries [m->index + 1, m->last] (a prefix of them when bounded) to m.
+ * Returns false if the message must be dropped. */
+static bool fill_append(struct replica *rp, struct raft_msg *m)
+{
+    m->entries = NULL;
+    m->n_entries = 0;
+    if (m->last <= m->index)
+        return true;
+    ssize_t got = read_range(rp, m->index + 1, m->last);
+    if (got <= 0) {
+        log_warn("replica_append_read_failed", "dir=%s from=%" PRId64 " error=\"%s\"",
+                 plog_dir(rp->log), m->index + 1, err_str(got < 0 ? (int)got : -ERR_SHORT));
+        return false;
+    }
+    size_t pos = 0, n = 0, n_conf = 0;
+    int64_t expect = m->index + 1;
+    while (pos < (size_t)got && n < RAFT_MSG_ENTRIES_MAX) {
+        struct kbatch_header h;
+        if ((size_t)got - pos < KBATCH_HEADER_SIZE)
+            return false;
+        kbatch_parse_header(rp->msgbuf + pos, &h);
+        size_t size = kbatch_size(&h);
+        if (h.batch_length < 0 || size > (size_t)got - pos || h.base_offset != expect ||
+            h.last_offset_delta < 0 || kbatch_last_offset(&h) > m->last)
+            return false;
+        MEM_GROW(rp->ents, rp->ents_cap, n + 1);
+        struct raft_entry *e = &rp->ents[n++];
+        *e = (struct raft_entry){.first = h.base_offset,
+                                 .last = kbatch_last_offset(&h),
+                                 .term = h.partition_leader_epoch,
+                                 .kind = RAFT_ENTRY_DATA,
+                                 .payload = rp->msgbuf + pos,
+                                 .len = size};
+        if (kbatch_is_control(&h) && h.records_count == 0) {
+            long k = conflog_find(&rp->cl, e->first);
+            bool conf = k >= 0 && rp->cl.r[k].index == e->first && rp->cl.r[k].term == e->term;
+            e->kind = conf ? RAFT_ENTRY_CONFIG : RAFT_ENTRY_NOOP;
+            e->payload = NULL;
+            e->len = 0;
+            n_conf += conf;
+        }
+        expect = e->last + 1;
+        pos += size;
+    }
+    /* CONFIG payloads: the raft_conf encodings, from the side file's records */
+    MEM_GROW(rp->confbuf, rp->confbuf_cap, n_conf * RAFT_CONF_ENCODED_MAX + 1);
+    uint8_t *cp = rp->confbuf;
+    for (size_t i = 0; i < n; i++) {
+        struct raft_entry *e = &rp->ents[i];
+        if (e->kind != RAFT_ENTRY_CONFIG)
+            continue;
+        e->payload = cp;
+        e->len = raft_conf_encode(&rp->cl.r[conflog_find(&rp->cl, e->first)].conf, cp);
+        cp += e->len;
+    }
+    m->entries = rp->ents;
+    m->n_entries = n;
+    m->last = rp->ents[n - 1].last;
+    return true;
+}
+
+static void send_msgs(struct replica *rp, const struct raft_ready *rd)
+{
+    for (size_t i = 0; i < rd->n_msgs; i++) {
+        struct raft_msg *m = &rd->msgs[i];
+        if (m->type == RAFT_MSG_APPEND && !fill_append(rp, m))
+            continue;
+        rp->opt.send(rp, m, rp->opt.data);
+    }
+}
+
+/* ---- the ready loop ---- */
+
+static void free_props(struct replica *rp, size_t n)
+{
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        mem_free(rp->props[i]);
+    memmove(rp->props, rp->props + n, (rp->n_props - n) * sizeof(*rp->props));
+    rp->n_props -= n;
+}
+
+static void process(struct replica *rp)
+{
+    if (rp->busy)
+        return; /* the running loop picks the new work up */
+    rp->busy = true;
+    for (int guard = 0; !rp->failed; guard++) {
+        CHECK(guard < REPLICA_PROCESS_MAX);
+        report_durable(rp);
+        if (!raft_has_ready(rp->r))
+            break;
+        struct raft_ready rd;
+        size_t props_in = rp->n_props;
+        raft_ready(rp->r, &rd);
+        rp->ready_taken = true;
+        int rc = 0;
+        if (rd.hard_state_changed) {
+            rc = write_hard_state(rp, rd.hs_term, rd.hs_vote, rd.commit);
+            if (rc != 0)
+                fail(rp, "hard_state", rc);
+        }
+        if (rc == 0) {
+            rc = apply_log_writes(rp, &rd);
+            if (rc != 0)
+                fail(rp, "log_write", rc);
+        }
+        bool commit_moved = false;
+        if (rc == 0) {
+            send_msgs(rp, &rd);
+            if (rd.commit > rp->commit) {
+                rp->commit = rd.commit;
+                plog_set_high_watermark(rp->log, rd.commit + 1);
+                commit_moved = true;
+            }
+        }
+        raft_advance(rp->r, &rd);
+        rp->ready_taken = false;
+        free_props(rp, props_in);
+        if (rp->failed)
+            break;
+        if (rd.hard_state_changed)
+            raft_persisted_hard_state(rp->r, rd.hs_term, rd.hs_vote);
+        if (commit_moved && rp->opt.on_commit)
+            rp->opt.on_commit(rp, rp->commit, rp->opt.data);
+    }
+    rp->busy = false;
+    DCHECK((replica_check(rp), true));
+}
+
+/* ---- open / close ---- */
+
+/* Drops side records the log no longer backs (invariant 3); rewrites the file if any went. */
+static int reconcile_confs(struct replica *rp, bool torn)
+{
+    size_t kept = 0;
+    int64_t start = plog_start_offset(rp->log);
+    for (size_t i = 0; i < rp->cl.n; i++) {
+        const struct conflog_rec *c = &rp->cl.r[i];
+        if (c->index >= start && log_term_at(rp->log, c->index) != c->term) {
+            log_info("raft_conf_dropped", "dir=%s index=%" PRId64 " term=%" PRId64,
+                     plog_dir(rp->log), c->index, c->term);
+            continue;
+        }
+        rp->cl.r[kept++] = *c;
+    }
+    bool changed = kept != rp->cl.n;
+    rp->cl.n = kept;
+    return changed || torn ? conflog_rewrite(&rp->cl) : 0;
+}
+
+static int restore(struct replica *rp, int64_t now_ms)
+{
+    struct plog *log = rp->log;
+    int64_t start = plog_start_offset(log), last = plog_end_offset(log) - 1;
+    size_t n_terms = plog_epoch_count(log);
+    struct raft_term_start *terms = mem_calloc(n_terms + 1, sizeof(*terms));
+    for (size_t i = 0; i < n_terms; i++) {
+        int32_t epoch;
+        plog_epoch_at(log, i, &epoch, &terms[i].first);
+        terms[i].term = epoch;
+    }
+    struct raft_conf_at *confs = mem_calloc(rp->cl.n + 1, sizeof(*confs));
+    size_t n_confs = 1;
+    confs[0] = (struct raft_conf_at){.index = -1, .conf = rp->opt.bootstrap};
+    for (size_t i = 0; i < rp->cl.n; i++) {
+        const struct conflog_rec *c = &rp->cl.r[i];
+        if (c->index < start)
+            confs[0] = (struct raft_conf_at){.index = c->index, .conf = c->conf};
+        else
+            confs[n_confs++] = (struct raft_conf_at){.index = c->index, .conf = c->conf};
+    }
+    int64_t commit = MAX(MIN(rp->hs.commit, last), start - 1);
+    struct raft_restore st = {.term = rp->hs.term,
+                              .vote = rp->hs.vote,
+                              .log_start = start,
+                              .log_last = last,
+                              .prev_term = prev_term_of(log),
+                              .terms = terms,
+                              .n_terms = n_terms,
+                              .confs = confs,
+                              .n_confs = n_confs,
+                              .commit = commit};
+    int rc = raft_new(&rp->opt.raft, &st, now_ms, &rp->r);
+    mem_free(confs);
+    mem_free(terms);
+    if (rc != 0)
+        return rc;
+    rp->commit = commit;
+    plog_restore_high_watermark(log, commit + 1);
+    rp->durable_reported = plog_durable_offset(log) - 1; /* open synced everything */
+    log_info("replica_opened",
+             "dir=%s id=%" PRId32 " term=%" PRId64 " vote=%" PRId32 " log_start=%" PRId64
+             " log_end=%" PRId64 " commit=%" PRId64 " confs=%zu",
+             plog_dir(log), rp->opt.raft.id, rp->hs.term, rp->hs.vote, start, last + 1, commit,
+             n_confs);
+    return 0;
+}
+
+int replica_open(struct plog *log, const struct replica_options *opt, int64_t now_ms,
+                 struct replica **out)
+{
+    if (!opt->send || opt->msg_bytes_max == 0 || !raft_conf_valid(&opt->bootstrap))
+        return -ERR_INVALID;
+    if (plog_fenced(log))
+        return -ERR_FENCED;
+    int dfd = open(plog_dir(log), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    struct replica *rp = mem_calloc(1, sizeof(*rp));
+    rp->log = log;
+    rp->dirfd = dfd;
+    rp->opt = *opt;
+    bool torn = false;
+    int rc = raft_hard_state_load(dfd, &rp->hs);
+    if (rc != 0) {
+        log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log),
+                  err_str(rc));
+        goto out_free;
+    }
+    rc = conflog_load(&rp->cl, dfd, &torn);
+    if (rc == 0)
+        rc = reconcile_confs(rp, torn);
+    if (rc == 0)
+        rc = restore(rp, now_ms);
+    if (rc != 0)
+        goto out_free_conflog;
+    plog_set_flush_cb(log, flush_done_cb, rp);
+    *out = rp;
+    process(rp);
+    return 0;
+
+out_free_conflog:
+    conflog_free(&rp->cl);
+out_free:
+    close(dfd);
+    mem_free(rp);
+    return rc;
+}
+
+void replica_close(struct replica *rp)
+{
+    if (!rp)
+        return;
+    CHECK(!rp->busy);
+    if (!rp->failed && rp->commit > rp->hs.commit)
+        (void)write_hard_state(rp, rp->hs.term, rp->hs.vote, rp->commit);
+    plog_set_flush_cb(rp->log, NULL, NULL);
+    raft_free(rp->r);
+    conflog_free(&rp->cl);
+    close(rp->dirfd);
+    free_props(rp, rp->n_props);
+    mem_free(rp->props);
+    mem_free(rp->scratch);
+    mem_free(rp->msgbuf);
+    mem_free(rp->confbuf);
+    mem_free(rp->ents);
+    mem_free(rp);
+}
+
+/* ---- inputs ---- */
+
+void replica_tick(struct replica *rp, int64_t now_ms)
+{
+    DCHECK((replica_check(rp), true));
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return;
+    raft_tick(rp->r, now_ms);
+    process(rp);
+}
+
+static bool data_batch_ok(const struct raft_entry *e)
+{
+    if (e->len < KBATCH_HEADER_SIZE || e->len > INT32_MAX || !e->payload)
+        return false;
+    struct kbatch_header h;
+    kbatch_parse_header(e->payload, &h);
+    return !kbatch_is_control(&h) && h.last_offset_delta == e->last - e->first &&
+           kbatch_validate(e->payload, e->len, false, false, 0) == 0;
+}
+
+int replica_step(struct replica *rp, const struct raft_msg *m)
+{
+    DCHECK((replica_check(rp), true));
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    if (m->type == RAFT_MSG_APPEND) {
+        if (m->n_entries > RAFT_MSG_ENTRIES_MAX || (m->n_entries > 0 && !m->entries))
+            return -ERR_INVALID;
+        for (size_t i = 0; i < m->n_entries; i++) {
+            const struct raft_entry *e = &m->entries[i];
+            bool ok = e->first <= e->last;
+            if (ok && e->kind == RAFT_ENTRY_DATA)
+                ok = data_batch_ok(e);
+            else if (ok && e->kind == RAFT_ENTRY_NOOP)
+                ok = e->first == e->last && e->len == 0;
+            else if (ok && e->kind == RAFT_ENTRY_CONFIG)
+                ok = e->first == e->last;
+            if (!ok)
+                return -ERR_INVALID; /* the core checks the rest (ranges, terms, configs) */
+        }
+    }
+    int rc = raft_step(rp->r, m);
+    process(rp);
+    return rc;
+}
+
+int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_t record_count,
+                    int64_t *first, int64_t *last, int64_t *term)
+{
+    DCHECK((replica_check(rp), true));
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    if (len < KBATCH_HEADER_SIZE || len > INT32_MAX || record_count < 1)
+        return -ERR_INVALID;
+    struct kbatch_header h;
+    kbatch_parse_header(batch, &h);
+    if (kbatch_size(&h) != len || h.batch_length < 0 || h.magic != KBATCH_MAGIC ||
+        kbatch_is_control(&h) || h.last_offset_delta != record_count - 1)
+        return -ERR_INVALID;
+    /* the core keeps the payload pointer until the ready that writes it is advanced, which
+     * may be after this returns (a proposal from on_commit): keep a copy until then */
+    uint8_t *copy = mem_dup(batch, len);
+    int rc = raft_propose(rp->r, record_count, copy, len, first, last, term);
+    if (rc != 0) {
+        mem_free(copy);
+        return rc;
+    }
+    MEM_GROW(rp->props, rp->cap_props, rp->n_props + 1);
+    rp->props[rp->n_props++] = copy;
+    process(rp);
+    return 0;
+}
+
+enum replica_proposal replica_proposal_state(const struct replica *rp, int64_t last, int64_t term)
+{
+    if (raft_commit(rp->r) < last)
+        return REPLICA_PENDING;
+    return raft_term_at(rp->r, last) == term ? REPLICA_COMMITTED : REPLICA_LOST;
+}
+
+int replica_propose_conf(struct replica *rp, const int32_t *voters, size_t n)
+{
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    int rc = raft_propose_conf(rp->r, voters, n);
+    process(rp);
+    return rc;
+}
+
+int replica_campaign(struct replica *rp)
+{
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    int rc = raft_campaign(rp->r);
+    process(rp);
+    return rc;
+}
+
+int replica_transfer_leader(struct replica *rp, int32_t to)
+{
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    int rc = raft_transfer_leader(rp->r, to);
+    process(rp);
+    return rc;
+}
+
+/* ---- status ---- */
+
+int replica_failed(const struct replica *rp)
+{
+    return rp->failed;
+}
+
+static void add_peer(const struct replica *rp, struct replica_status *st, int32_t id)
+{
+    if (id == raft_id(rp->r))
+        return;
+    for (size_t i = 0; i < st->n_peers; i++)
+        if (st->peers[i] == id)
+            return;
+    st->peers[st->n_peers] = id;
+    st->match[st->n_peers++] = raft_match_index(rp->r, id);
+}
+
+void replica_status(const struct replica *rp, struct replica_status *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->role = raft_role(rp->r);
+    st->leader = raft_leader(rp->r);
+    st->term = raft_term(rp->r);
+    st->vote = raft_vote(rp->r);
+    st->commit = raft_commit(rp->r);
+    st->last = raft_last_index(rp->r);
+    st->durable = rp->durable_reported;
+    st->conf = *raft_conf(rp->r);
+    for (size_t i = 0; i < st->conf.n_voters; i++)
+        add_peer(rp, st, st->conf.voters[i]);
+    for (size_t i = 0; i < st->conf.n_old; i++)
+        add_peer(rp, st, st->conf.old[i]);
+    st->failed = rp->failed;
+}
+
+const struct raft *replica_raft(const struct replica *rp)
+{
+    return rp->r;
+}
+
+struct plog *replica_log(const struct replica *rp)
+{
+    return rp->log;
+}

@@ -1,0 +1,131 @@
+/* A partition replica: the pure Raft core (raft/raft.h) bound to the partition's Kafka log
+ * (storage/plog.h), as DESIGN.md §6 lays out. Raft index = Kafka offset, entry = record batch,
+ * term = partitionLeaderEpoch (the plog's leader-epoch cache holds the term ranges).
+ *
+ * Entries as stored in the plog:
+ *   DATA    the client's record batch, as proposed (base offset and epoch set by the log);
+ *   NOOP    a record-less control batch (kbatch_build_empty_control);
+ *   CONFIG  the same record-less control batch, plus a record in the side file
+ *           `raft-conf-log` keyed by (offset, term) holding the raft_conf encoding
+ *           (raft/conflog.h).
+ * Every client skips control batches, and these carry no records at all. Hard state (term,
+ * vote and a commit hint) lives in `raft-hard-state` (raft/hardstate.h).
+ *
+ * Driving: the owner feeds inputs (replica_tick, replica_step, replica_propose,
+ * replica_propose_conf) and runs the plog's flusher (flusher_poll delivers its completions to
+ * the replica through the plog's flush callback, which the replica owns while open). Each input
+ * processes every resulting ready before it returns: log writes, hard state, messages (through
+ * opt.send), the high watermark (HW = commit + 1) and opt.on_commit.
+ *
+ * Failure: any storage error (a failed append, truncation, fsync, hard-state or side-file
+ * write) fails the replica for good (replica_failed() != 0, event=replica_failed logged): it
+ * stops feeding the core and sends nothing more, so it never acknowledges an entry or a vote
+ * it does not have durably. The owner closes and, once the disk is healthy, reopens it.
+ *
+ * Threading: the reactor thread (the plog's); one replica per partition. */
+#ifndef SP_RAFT_REPLICA_H
+#define SP_RAFT_REPLICA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "raft/raft.h"
+
+struct plog;
+struct replica;
+
+/* Outgoing message: m and every entry payload it points to are valid during the call only
+ * (the transport encodes or copies them). APPEND entries are whole stored entries with the
+ * payloads the core defines: DATA = the batch bytes as stored, NOOP = none, CONFIG = the
+ * raft_conf encoding; m->last may have been lowered to bound the bytes. Must not call back
+ * into the replica. */
+typedef void (*replica_send_fn)(struct replica *rp, const struct raft_msg *m, void *data);
+/* The commit index advanced to commit (HW = commit + 1): settle proposals with
+ * replica_proposal_state. Called after the ready that moved it; may propose. */
+typedef void (*replica_commit_fn)(struct replica *rp, int64_t commit, void *data);
+
+struct replica_options {
+    struct raft_options raft;      /* id, timeouts, PreVote, CheckQuorum, seed */
+    struct raft_conf bootstrap;    /* configuration at index -1 (empty: learn it from the log) */
+    size_t msg_bytes_max;          /* entry bytes per APPEND (the first batch always goes) */
+    replica_send_fn send;          /* required */
+    replica_commit_fn on_commit;   /* may be NULL */
+    void *data;                    /* passed to the callbacks */
+};
+
+/* Defaults: raft_options_default(id, seed), msg_bytes_max 1 MiB; bootstrap and callbacks
+ * are the caller's to fill. */
+void replica_options_default(struct replica_options *o, int32_t id, uint64_t seed);
+
+/* Binds a replica to log (opened by the caller, who keeps ownership and closes it after
+ * replica_close) and restores it: hard state from `raft-hard-state`, the log's range and term
+ * ranges from the plog, configurations from the bootstrap and `raft-conf-log` (records above
+ * the log end or whose term differs from the log's are dropped and the file rewritten), the
+ * commit index from the commit hint (HW is reset to it: plog_restore_high_watermark).
+ * Returns 0 and *out, -ERR_CORRUPT (a damaged hard-state file, or an inconsistent log),
+ * -ERR_FENCED (the log is fenced), -ERR_INVALID (options) or -errno. */
+int replica_open(struct plog *log, const struct replica_options *opt, int64_t now_ms,
+                 struct replica **out);
+/* Writes the latest commit hint (unless failed), unbinds from the log (its flush callback is
+ * removed) and frees. The log stays open. */
+void replica_close(struct replica *rp);
+
+/* Time (monotonic ms). */
+void replica_tick(struct replica *rp, int64_t now_ms);
+/* A message from the network for this replica. APPEND entries are checked first (a DATA
+ * payload must be one valid batch covering exactly [first, last], not a control batch; NOOP
+ * carries nothing; CONFIG exactly one index) since they go to the log as they are.
+ * Returns 0, -ERR_INVALID (ignored) or -ERR_FENCED (the replica failed). */
+int replica_step(struct replica *rp, const struct raft_msg *m);
+
+/* Leader: appends a client batch (len bytes, already validated by the produce path; not a
+ * control batch) covering record_count offsets (== its lastOffsetDelta + 1). The bytes are
+ * copied before this returns. On success *first, *last and *term (may be NULL) name the entry;
+ * its fate is then given by replica_proposal_state. Returns 0, -ERR_NOT_LEADER (retriable,
+ * at the leader), -ERR_INVALID, -ERR_FENCED. */
+int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_t record_count,
+                    int64_t *first, int64_t *last, int64_t *term);
+
+enum replica_proposal {
+    REPLICA_PENDING = 0, /* not decided yet (losing leadership decides nothing) */
+    REPLICA_COMMITTED,   /* committed: acknowledge */
+    REPLICA_LOST,        /* another entry committed in its place: retriable error */
+};
+/* The fate of the entry proposed as (last, term). Decided only once commit >= last: then the
+ * entry is committed iff the log's term at last is still term. (Before that, even an entry
+ * truncated here may come back from a later leader that holds it.) An index below the log
+ * start counts as lost: its fate can no longer be read. */
+enum replica_proposal replica_proposal_state(const struct replica *rp, int64_t last, int64_t term);
+
+/* Leader: voter change (raft_propose_conf). Returns its codes, or -ERR_FENCED. */
+int replica_propose_conf(struct replica *rp, const int32_t *voters, size_t n);
+/* raft_campaign / raft_transfer_leader, with their codes (or -ERR_FENCED). */
+int replica_campaign(struct replica *rp);
+int replica_transfer_leader(struct replica *rp, int32_t to);
+
+/* 0, or the error that failed the replica (see above). */
+int replica_failed(const struct replica *rp);
+
+/* Status for metrics and the admin API. */
+struct replica_status {
+    enum raft_role role;
+    int32_t leader; /* RAFT_NONE if unknown */
+    int64_t term;
+    int32_t vote;
+    int64_t commit;        /* HW - 1 */
+    int64_t last;          /* LEO - 1 */
+    int64_t durable;       /* last index reported durable to the core */
+    struct raft_conf conf; /* in force */
+    int32_t peers[2 * RAFT_VOTERS_MAX]; /* leader: the other voters... */
+    int64_t match[2 * RAFT_VOTERS_MAX]; /* ...and their durable match index (-1 unknown) */
+    size_t n_peers;
+    int failed; /* replica_failed() */
+};
+void replica_status(const struct replica *rp, struct replica_status *st);
+
+/* The core (read-only accessors only) and the log, for tests and status. */
+const struct raft *replica_raft(const struct replica *rp);
+struct plog *replica_log(const struct replica *rp);
+
+#endif

@@ -1,0 +1,1027 @@
+/* The Raft replica adapter (src/raft/replica.h) over real plogs.
+ *
+ * Three replicas in one process, each with a real plog in its own temporary directory and one
+ * real flusher thread, connected by an in-memory network in this file: messages are copied
+ * (entries and payloads too) into a queue, and may be dropped per directed link (partitions).
+ * A virtual clock drives the cores in SIM_STEP_MS steps; before each step every queued message
+ * is delivered and the loop waits (bounded) until every live log is durable, so real fsync
+ * latency never races the virtual election timers. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/mem.h"
+#include "kafka/batch.h"
+#include "raft/conflog.h"
+#include "raft/hardstate.h"
+#include "raft/replica.h"
+#include "storage/flusher.h"
+#include "storage/io.h"
+#include "storage/plog.h"
+#include "storage_util.h"
+#include "test.h"
+
+#define NODES 3
+#define STEP_MS 5
+
+struct qmsg {
+    struct raft_msg m; /* entries and payloads follow in the same allocation */
+};
+
+struct tnode {
+    int32_t id;
+    char dir[512];
+    struct plog *log;
+    struct replica *rp;
+    bool up;
+};
+
+static struct {
+    struct tnode n[NODES];
+    struct flusher *fl;
+    int64_t now;
+    bool cut[NODES + 1][NODES + 1]; /* cut[a][b]: a's messages to b are dropped */
+    struct qmsg **q;
+    size_t nq;
+    size_t capq;
+    uint64_t sent;
+    uint64_t append_entries_sent;
+    size_t max_append_entries;
+    size_t max_append_bytes;
+    int32_t removed; /* a node removed from the voters: not waited for nor compared */
+    int64_t commit_seen[NODES + 1]; /* by on_commit */
+    int commit_calls;
+} W;
+
+static struct tnode *node(int32_t id)
+{
+    CHECK(id >= 1 && id <= NODES);
+    return &W.n[id - 1];
+}
+
+static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
+{
+    (void)rp;
+    (void)data;
+    W.sent++;
+    if (m->to < 1 || m->to > NODES || W.cut[m->from][m->to])
+        return;
+    size_t bytes = sizeof(struct qmsg) + m->n_entries * sizeof(struct raft_entry);
+    for (size_t i = 0; i < m->n_entries; i++)
+        bytes += m->entries[i].len;
+    struct qmsg *q = mem_alloc(bytes);
+    q->m = *m;
+    struct raft_entry *e = (struct raft_entry *)(q + 1);
+    uint8_t *p = (uint8_t *)(e + m->n_entries);
+    for (size_t i = 0; i < m->n_entries; i++) {
+        e[i] = m->entries[i];
+        if (e[i].len) {
+            memcpy(p, m->entries[i].payload, e[i].len);
+            e[i].payload = p;
+            p += e[i].len;
+        } else {
+            e[i].payload = NULL;
+        }
+    }
+    q->m.entries = m->n_entries ? e : NULL;
+    if (m->type == RAFT_MSG_APPEND) {
+        size_t payload = 0;
+        for (size_t i = 0; i < m->n_entries; i++)
+            payload += m->entries[i].len;
+        if (payload > W.max_append_bytes)
+            W.max_append_bytes = payload;
+        ASSERT_EQ(m->last, m->n_entries ? m->entries[m->n_entries - 1].last : m->last);
+        W.append_entries_sent += m->n_entries;
+        if (m->n_entries > W.max_append_entries)
+            W.max_append_entries = m->n_entries;
+    }
+    MEM_GROW(W.q, W.capq, W.nq + 1);
+    W.q[W.nq++] = q;
+}
+
+static void commit_cb(struct replica *rp, int64_t commit, void *data)
+{
+    struct tnode *n = data;
+    ASSERT_EQ(raft_commit(replica_raft(rp)), commit);
+    ASSERT_CMP(commit, >, W.commit_seen[n->id]);
+    ASSERT_EQ(plog_high_watermark(replica_log(rp)), commit + 1);
+    W.commit_seen[n->id] = commit;
+    W.commit_calls++;
+}
+
+static struct replica_options options(int32_t id)
+{
+    struct replica_options o;
+    replica_options_default(&o, id, 1000 + (uint64_t)id);
+    o.bootstrap.n_voters = NODES;
+    for (int i = 0; i < NODES; i++)
+        o.bootstrap.voters[i] = i + 1;
+    o.msg_bytes_max = 16 * 1024;
+    o.send = send_cb;
+    o.on_commit = commit_cb;
+    o.data = node(id);
+    return o;
+}
+
+static int open_node(int32_t id, bool clean)
+{
+    struct tnode *n = node(id);
+    struct plog_config cfg = su_config();
+    cfg.segment_bytes = 64 * 1024; /* several segments: reads and cuts cross them */
+    int rc = plog_open(n->dir, &cfg, W.fl, clean, &n->log, NULL);
+    ASSERT_EQ(rc, 0);
+    struct replica_options o = options(id);
+    W.commit_seen[id] = -1;
+    rc = replica_open(n->log, &o, W.now, &n->rp);
+    if (rc != 0) {
+        plog_close(n->log);
+        n->log = NULL;
+        return rc;
+    }
+    n->up = true;
+    return 0;
+}
+
+static void close_node(int32_t id)
+{
+    struct tnode *n = node(id);
+    replica_close(n->rp);
+    plog_close(n->log);
+    n->rp = NULL;
+    n->log = NULL;
+    n->up = false;
+}
+
+static void world_init(void)
+{
+    memset(&W, 0, sizeof(W));
+    W.now = 1000;
+    ASSERT_EQ(flusher_start(&W.fl), 0);
+    for (int32_t id = 1; id <= NODES; id++) {
+        struct tnode *n = node(id);
+        n->id = id;
+        snprintf(n->dir, sizeof(n->dir), "%s/node%d", test_tmpdir(), id);
+        ASSERT_EQ(open_node(id, true), 0);
+    }
+}
+
+static void world_free(void)
+{
+    for (int32_t id = 1; id <= NODES; id++)
+        if (node(id)->up)
+            close_node(id);
+    flusher_stop(W.fl);
+    for (size_t i = 0; i < W.nq; i++)
+        mem_free(W.q[i]);
+    mem_free(W.q);
+}
+
+static bool all_durable(void)
+{
+    for (int32_t id = 1; id <= NODES; id++) {
+        struct tnode *n = node(id);
+        if (n->up && !replica_failed(n->rp) &&
+            plog_durable_offset(n->log) < plog_end_offset(n->log))
+            return false;
+    }
+    return true;
+}
+
+/* Delivers every queued message and waits for every pending sync, until quiet (bounded). */
+static void settle(void)
+{
+    for (int round = 0; round < 2000; round++) {
+        while (W.nq > 0) {
+            struct qmsg **q = W.q;
+            size_t nq = W.nq;
+            W.q = NULL;
+            W.nq = W.capq = 0;
+            for (size_t i = 0; i < nq; i++) {
+                struct tnode *to = node(q[i]->m.to);
+                if (to->up && !W.cut[q[i]->m.from][q[i]->m.to])
+                    (void)replica_step(to->rp, &q[i]->m);
+                mem_free(q[i]);
+            }
+            mem_free(q);
+        }
+        struct pollfd p = {.fd = flusher_fd(W.fl), .events = POLLIN};
+        bool durable = all_durable();
+        int n = poll(&p, 1, durable ? 0 : 20);
+        ASSERT_CMP(n, >=, 0);
+        if (n > 0) {
+            flusher_poll(W.fl);
+            continue;
+        }
+        if (durable && W.nq == 0)
+            return;
+    }
+    test_fail(__FILE__, __LINE__, "the world does not settle");
+}
+
+static void step(void)
+{
+    settle();
+    W.now += STEP_MS;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (node(id)->up)
+            replica_tick(node(id)->rp, W.now);
+    settle();
+}
+
+static void run_ms(int64_t ms)
+{
+    for (int64_t t = 0; t < ms; t += STEP_MS)
+        step();
+}
+
+static const struct raft *core(int32_t id)
+{
+    return replica_raft(node(id)->rp);
+}
+
+/* The leader of the highest term among live nodes, or 0. */
+static int32_t leader(void)
+{
+    int32_t best = 0;
+    for (int32_t id = 1; id <= NODES; id++) {
+        struct tnode *n = node(id);
+        if (n->up && raft_role(core(id)) == RAFT_LEADER &&
+            (!best || raft_term(core(id)) > raft_term(core(best))))
+            best = id;
+    }
+    return best;
+}
+
+/* Runs until a leader (other than `not`, if nonzero) has committed an entry of its term. */
+static int32_t wait_leader(int32_t not)
+{
+    for (int i = 0; i < 400; i++) {
+        int32_t l = leader();
+        if (l && l != not && raft_term_at(core(l), raft_commit(core(l))) == raft_term(core(l)))
+            return l;
+        step();
+    }
+    test_fail(__FILE__, __LINE__, "no leader");
+}
+
+static void cut_off(int32_t id, bool cut)
+{
+    for (int32_t o = 1; o <= NODES; o++) {
+        if (o == id)
+            continue;
+        W.cut[id][o] = cut;
+        W.cut[o][id] = cut;
+    }
+}
+
+/* A distinct batch of 1..4 records. */
+static uint8_t *make_batch(int seed, int32_t *count, size_t *len)
+{
+    *count = 1 + seed % 4;
+    return su_batch(*count, 20 + seed % 50, 1700000000000LL + seed, seed, len);
+}
+
+struct prop {
+    int64_t first;
+    int64_t last;
+    int64_t term;
+};
+
+static struct prop propose(int32_t id, int seed)
+{
+    int32_t count;
+    size_t len;
+    uint8_t *b = make_batch(seed, &count, &len);
+    struct prop p;
+    int rc = replica_propose(node(id)->rp, b, len, count, &p.first, &p.last, &p.term);
+    mem_free(b);
+    ASSERT_EQ(rc, 0);
+    ASSERT_EQ(p.last - p.first + 1, count);
+    return p;
+}
+
+/* Runs until every live node's commit reaches index (bounded). */
+static void wait_commit_all(int64_t index)
+{
+    for (int i = 0; i < 1000; i++) {
+        bool all = true;
+        for (int32_t id = 1; id <= NODES; id++)
+            if (node(id)->up && id != W.removed && raft_commit(core(id)) < index)
+                all = false;
+        if (all)
+            return;
+        step();
+    }
+    test_fail(__FILE__, __LINE__, "commit %lld not reached everywhere", (long long)index);
+}
+
+/* Every batch of a log below `end`, concatenated as stored. */
+static uint8_t *read_log(struct plog *log, int64_t end, size_t *len)
+{
+    uint8_t *buf = NULL;
+    size_t used = 0, cap = 0;
+    int64_t off = plog_start_offset(log);
+    for (int guard = 0; off < end; guard++) {
+        ASSERT_CMP(guard, <, 100000);
+        struct plog_read_result r;
+        ASSERT_EQ(plog_read(log, off, end, 1 << 20, &r), 0);
+        ASSERT_CMP(r.len, >, 0);
+        ASSERT_EQ(r.first_offset, off);
+        MEM_GROW(buf, cap, used + r.len);
+        ASSERT_EQ(pread(r.file->fd, buf + used, r.len, r.pos), (ssize_t)r.len);
+        fileref_put(r.file);
+        used += r.len;
+        off = r.next_offset;
+    }
+    *len = used;
+    return buf;
+}
+
+struct log_stats {
+    int data;           /* data batches */
+    int noop;           /* record-less control batches */
+    int64_t next;       /* offset after the last batch */
+};
+
+/* Checks every batch (CRC, contiguous offsets, non-decreasing epochs) and counts kinds. */
+static struct log_stats walk(const uint8_t *p, size_t len, int64_t start)
+{
+    struct log_stats st = {.next = start};
+    int32_t epoch = -1;
+    for (size_t pos = 0; pos < len;) {
+        struct kbatch_header h;
+        ASSERT_CMP(len - pos, >=, KBATCH_HEADER_SIZE);
+        kbatch_parse_header(p + pos, &h);
+        ASSERT_EQ(kbatch_validate(p + pos, kbatch_size(&h), true, false, 1 << 20), 0);
+        ASSERT_EQ(h.base_offset, st.next);
+        ASSERT_CMP(h.partition_leader_epoch, >=, epoch);
+        epoch = h.partition_leader_epoch;
+        if (kbatch_is_control(&h)) {
+            ASSERT_EQ(h.records_count, 0);
+            ASSERT_EQ(h.last_offset_delta, 0);
+            ASSERT_EQ(h.producer_id, -1);
+            st.noop++;
+        } else {
+            ASSERT_EQ(h.records_count, h.last_offset_delta + 1);
+            st.data++;
+        }
+        st.next = kbatch_last_offset(&h) + 1;
+        pos += kbatch_size(&h);
+    }
+    return st;
+}
+
+/* The live logs are byte-identical below the smallest HW, and every HW reaches `upto`. */
+static struct log_stats compare_logs(int64_t upto)
+{
+    int64_t hw = INT64_MAX;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (node(id)->up && id != W.removed)
+            hw = MIN(hw, plog_high_watermark(node(id)->log));
+    ASSERT_CMP(hw, >=, upto);
+    uint8_t *ref = NULL;
+    size_t ref_len = 0;
+    struct log_stats st = {0};
+    for (int32_t id = 1; id <= NODES; id++) {
+        if (!node(id)->up || id == W.removed)
+            continue;
+        size_t len;
+        uint8_t *b = read_log(node(id)->log, hw, &len);
+        if (!ref) {
+            ref = b;
+            ref_len = len;
+            st = walk(b, len, 0);
+            ASSERT_EQ(st.next, hw);
+            continue;
+        }
+        ASSERT_EQ(len, ref_len);
+        ASSERT_MEMEQ(b, ref, len);
+        mem_free(b);
+    }
+    mem_free(ref);
+    return st;
+}
+
+TEST_T(raft_replica_replicates_1000_batches_identically, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    static struct prop props[1000];
+    for (int i = 0; i < 1000; i++) {
+        props[i] = propose(l, i);
+        if (i % 25 == 24)
+            step();
+        ASSERT_EQ(leader(), l); /* a quiet network keeps its leader */
+    }
+    wait_commit_all(props[999].last);
+    run_ms(200); /* heartbeats carry the commit index to the followers' HW */
+    for (int i = 0; i < 1000; i++)
+        ASSERT_EQ(replica_proposal_state(node(l)->rp, props[i].last, props[i].term),
+                  REPLICA_COMMITTED);
+    struct log_stats st = compare_logs(props[999].last + 1);
+    ASSERT_EQ(st.data, 1000);
+    ASSERT_CMP(st.noop, >=, 1); /* the leader's first entry */
+    for (int32_t id = 1; id <= NODES; id++) {
+        ASSERT_EQ(plog_high_watermark(node(id)->log), props[999].last + 1);
+        ASSERT_EQ(replica_failed(node(id)->rp), 0);
+    }
+    /* APPENDs were bounded by msg_bytes_max (16 KiB; batches are at most ~330 bytes) */
+    ASSERT_CMP(W.max_append_entries, <=, 16 * 1024 / 61 + 1);
+    ASSERT_CMP(W.append_entries_sent, >=, 2000);
+    struct replica_status s;
+    replica_status(node(l)->rp, &s);
+    ASSERT_EQ(s.role, RAFT_LEADER);
+    ASSERT_EQ(s.leader, l);
+    ASSERT_EQ(s.n_peers, 2);
+    for (size_t i = 0; i < s.n_peers; i++)
+        ASSERT_EQ(s.match[i], props[999].last);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(W.commit_seen[id], props[999].last);
+    ASSERT_CMP(W.commit_calls, >=, 3);
+
+    /* leadership moves on request; the log stays one */
+    int32_t to = l % NODES + 1;
+    ASSERT_EQ(replica_transfer_leader(node(l)->rp, to), 0);
+    for (int i = 0; i < 200 && leader() != to; i++)
+        step();
+    ASSERT_EQ(leader(), to);
+    struct prop p = propose(to, 5000);
+    ASSERT_CMP(p.term, >, props[999].term);
+    wait_commit_all(p.last);
+    run_ms(200);
+    st = compare_logs(p.last + 1);
+    ASSERT_EQ(st.data, 1001);
+    ASSERT_CMP(st.noop, >=, 2);
+    world_free();
+}
+
+TEST_T(raft_replica_cut_off_leader_is_truncated_after_heal, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 20; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    int64_t committed = p.last;
+
+    cut_off(l, true);
+    struct prop lost[5];
+    for (int i = 0; i < 5; i++)
+        lost[i] = propose(l, 100 + i);
+    ASSERT_EQ(raft_last_index(core(l)), lost[4].last);
+    /* and a voter change that will be cut away too: its side record must go with it */
+    int32_t two[2] = {l, l % NODES + 1};
+    ASSERT_EQ(replica_propose_conf(node(l)->rp, two, 2), 0);
+    ASSERT_EQ(raft_conf_index(core(l)), lost[4].last + 1);
+    {
+        int dfd = open(node(l)->dir, O_RDONLY | O_DIRECTORY);
+        struct conflog cl;
+        ASSERT_EQ(conflog_load(&cl, dfd, NULL), 0);
+        ASSERT_EQ(cl.n, 1);
+        ASSERT_EQ(cl.r[0].index, lost[4].last + 1);
+        conflog_free(&cl);
+        close(dfd);
+    }
+    int32_t l2 = wait_leader(l);
+    ASSERT_CMP(raft_term(core(l2)), >, lost[0].term);
+    run_ms(400); /* CheckQuorum: the old leader notices it lost its quorum */
+    ASSERT_NE(raft_role(core(l)), RAFT_LEADER);
+    struct prop q = {0};
+    for (int i = 0; i < 10; i++)
+        q = propose(l2, 200 + i);
+    int32_t other = 0;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (id != l && id != l2)
+            other = id;
+    for (int i = 0; i < 400 && raft_commit(core(l2)) < q.last; i++)
+        step();
+    ASSERT_CMP(raft_commit(core(other)), >=, committed);
+    ASSERT_EQ(raft_commit(core(l)), committed); /* nothing of its suffix ever committed */
+    ASSERT_EQ(raft_conf(core(l))->n_old, NODES);   /* still in its uncommitted joint config */
+    for (int i = 0; i < 5; i++)
+        ASSERT_EQ(replica_proposal_state(node(l)->rp, lost[i].last, lost[i].term),
+                  REPLICA_PENDING);
+
+    cut_off(l, false);
+    wait_commit_all(q.last);
+    run_ms(200);
+    struct log_stats st = compare_logs(q.last + 1);
+    ASSERT_EQ(st.data, 30);
+    for (int i = 0; i < 5; i++) /* replaced by the new leader's entries, then committed over */
+        ASSERT_EQ(replica_proposal_state(node(l)->rp, lost[i].last, lost[i].term), REPLICA_LOST);
+    ASSERT_EQ(raft_conf_index(core(l)), -1); /* the joint config was cut away */
+    ASSERT_EQ(raft_conf(core(l))->n_voters, NODES);
+    /* the files agree with the cores */
+    for (int32_t id = 1; id <= NODES; id++) {
+        int dfd = open(node(id)->dir, O_RDONLY | O_DIRECTORY);
+        ASSERT_CMP(dfd, >=, 0);
+        struct raft_hard_state hs;
+        ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+        ASSERT_EQ(hs.term, raft_term(core(id)));
+        ASSERT_EQ(hs.vote, raft_vote(core(id)));
+        ASSERT_CMP(hs.commit, <=, raft_commit(core(id)));
+        struct conflog cl;
+        bool torn;
+        ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
+        ASSERT(!torn);
+        ASSERT_EQ(cl.n, 0);
+        conflog_free(&cl);
+        close(dfd);
+    }
+    world_free();
+}
+
+/* ---- crash: every storage call on one node's files does nothing from now on ---- */
+
+static const char *crash_dir;
+
+static bool crashed_fd(int fd)
+{
+    char link[64], path[1024];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof(path) - 1);
+    if (n < 0)
+        return false;
+    path[n] = 0;
+    size_t k = strlen(crash_dir);
+    return strncmp(path, crash_dir, k) == 0 && (path[k] == 0 || path[k] == '/');
+}
+
+static ssize_t crash_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    return crashed_fd(fd) ? (ssize_t)n : pwrite(fd, buf, n, off);
+}
+static int crash_fdatasync(int fd)
+{
+    return crashed_fd(fd) ? (errno = EIO, -1) : fdatasync(fd);
+}
+static int crash_fsync(int fd)
+{
+    return crashed_fd(fd) ? (errno = EIO, -1) : fsync(fd);
+}
+static int crash_ftruncate(int fd, off_t len)
+{
+    return crashed_fd(fd) ? 0 : ftruncate(fd, len);
+}
+static int crash_openat(int dirfd, const char *name, int flags, mode_t mode)
+{
+    return crashed_fd(dirfd) ? (errno = EIO, -1) : openat(dirfd, name, flags, mode);
+}
+static int crash_renameat(int od, const char *on, int nd, const char *nn)
+{
+    return crashed_fd(od) ? (errno = EIO, -1) : renameat(od, on, nd, nn);
+}
+static int crash_unlinkat(int dirfd, const char *name, int flags)
+{
+    return crashed_fd(dirfd) ? (errno = EIO, -1) : unlinkat(dirfd, name, flags);
+}
+
+static const struct storage_io crash_io = {crash_pwrite,   crash_fdatasync, crash_fsync,
+                                           crash_ftruncate, crash_openat,   crash_renameat,
+                                           crash_unlinkat};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What the disk keeps of a crashed node's log: the batches below `durable`, then a torn
+ * fragment of the next one. */
+static void cut_log(const char *dir, int64_t durable)
+{
+    DIR *d = opendir(dir);
+    ASSERT(d);
+    char *names[256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 256)
+        if (io_has_suffix(de->d_name, ".log"))
+            names[n++] = mem_strdup(de->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+    bool cut = false;
+    for (int i = 0; i < n; i++) {
+        char path[1024];
+        snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+        if (cut) {
+            ASSERT_EQ(unlink(path), 0);
+            mem_free(names[i]);
+            continue;
+        }
+        int fd = open(path, O_RDWR);
+        ASSERT_CMP(fd, >=, 0);
+        struct stat stt;
+        ASSERT_EQ(fstat(fd, &stt), 0);
+        off_t pos = 0;
+        while (pos + KBATCH_HEADER_SIZE <= stt.st_size) {
+            uint8_t h[KBATCH_HEADER_SIZE];
+            ASSERT_EQ(pread(fd, h, sizeof(h), pos), (ssize_t)sizeof(h));
+            struct kbatch_header kh;
+            kbatch_parse_header(h, &kh);
+            if (kh.base_offset >= durable) {
+                /* keep a torn piece of the first batch past the durable point */
+                ASSERT_EQ(ftruncate(fd, pos + KBATCH_HEADER_SIZE / 2), 0);
+                cut = true;
+                break;
+            }
+            pos += (off_t)kbatch_size(&kh);
+        }
+        close(fd);
+        mem_free(names[i]);
+    }
+}
+
+static void crash_node(int32_t id)
+{
+    struct tnode *n = node(id);
+    int64_t durable = plog_durable_offset(n->log);
+    crash_dir = n->dir;
+    storage_io_set(&crash_io);
+    replica_close(n->rp); /* its commit-hint write fails: nothing reaches the disk */
+    plog_close(n->log);   /* its syncs fail: not marked clean */
+    storage_io_set(NULL);
+    n->rp = NULL;
+    n->log = NULL;
+    n->up = false;
+    cut_log(n->dir, durable);
+}
+
+TEST_T(raft_replica_reopens_after_clean_close_and_crash, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 50; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    run_ms(100);
+
+    /* clean close and reopen of a follower */
+    int32_t f = l % NODES + 1;
+    int64_t term = raft_term(core(f)), last = raft_last_index(core(f));
+    int32_t vote = raft_vote(core(f));
+    close_node(f);
+    for (int i = 50; i < 250; i++) { /* ~40 KiB: its catch-up takes several APPENDs */
+        p = propose(l, i);
+        if (i % 25 == 0)
+            step();
+    }
+    run_ms(50);
+    W.max_append_bytes = 0;
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_term(core(f)), term);
+    ASSERT_EQ(raft_vote(core(f)), vote);
+    ASSERT_EQ(raft_last_index(core(f)), last);
+    ASSERT_CMP(raft_commit(core(f)), >=, 0); /* the commit hint written at close */
+    ASSERT_EQ(plog_high_watermark(node(f)->log), raft_commit(core(f)) + 1);
+    wait_commit_all(p.last);
+    run_ms(200);
+    compare_logs(p.last + 1);
+    /* APPENDs are bounded by msg_bytes_max (16 KiB), overshooting by at most one batch */
+    ASSERT_CMP(W.max_append_bytes, >, 12 * 1024);
+    ASSERT_CMP(W.max_append_bytes, <=, 16 * 1024 + 400);
+
+    /* crash the leader with entries in flight: some appended, not yet durable */
+    l = leader();
+    for (int i = 80; i < 90; i++)
+        p = propose(l, i);
+    /* no settle: the proposals are written but their sync has not been waited for */
+    int64_t l_term = raft_term(core(l));
+    int32_t l_vote = raft_vote(core(l));
+    int64_t l_last = raft_last_index(core(l));
+    int64_t l_durable = plog_durable_offset(node(l)->log);
+    ASSERT_CMP(l_durable, <=, l_last); /* something is still in flight */
+    crash_node(l);
+    int32_t l2 = wait_leader(l);
+    struct prop q = {0};
+    for (int i = 100; i < 120; i++)
+        q = propose(l2, i);
+    ASSERT_EQ(open_node(l, false), 0);
+    /* it kept what was durable and lost the rest (the torn batch is cut by recovery) */
+    ASSERT_EQ(raft_last_index(core(l)), l_durable - 1);
+    ASSERT_EQ(raft_term(core(l)), l_term);
+    ASSERT_EQ(raft_vote(core(l)), l_vote);
+    wait_commit_all(q.last);
+    run_ms(200);
+    struct log_stats st = compare_logs(q.last + 1);
+    ASSERT_CMP(st.data, >=, 270);
+    ASSERT_EQ(raft_last_index(core(l)), raft_last_index(core(l2)));
+    world_free();
+}
+
+TEST_T(raft_replica_config_change_survives_reopen, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    int32_t gone = l % NODES + 1;
+    int32_t stay[2], k = 0;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (id != gone)
+            stay[k++] = id;
+    ASSERT_EQ(replica_propose_conf(node(l)->rp, stay, 2), 0);
+    W.removed = gone;
+    for (int i = 0; i < 400 && (raft_conf(core(l))->n_voters != 2 ||
+                                raft_conf_is_joint(raft_conf(core(l))) ||
+                                raft_commit(core(l)) < raft_conf_index(core(l)));
+         i++)
+        step();
+    ASSERT_EQ(raft_conf(core(l))->n_voters, 2);
+    ASSERT(!raft_conf_is_joint(raft_conf(core(l))));
+    int64_t conf_index = raft_conf_index(core(l));
+    struct prop p = propose(l, 1);
+    wait_commit_all(p.last);
+    run_ms(200);
+    compare_logs(p.last + 1); /* the two config entries are record-less control batches */
+
+    /* the other remaining voter restarts: it must come back with the 2-voter configuration */
+    int32_t f = stay[0] == l ? stay[1] : stay[0];
+    close_node(f);
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_conf_index(core(f)), conf_index);
+    ASSERT_EQ(raft_conf(core(f))->n_voters, 2);
+    ASSERT(!raft_conf_has(raft_conf(core(f)), gone));
+    /* its side file holds the joint and the final configuration, keyed by offset */
+    int dfd = open(node(f)->dir, O_RDONLY | O_DIRECTORY);
+    struct conflog cl;
+    ASSERT_EQ(conflog_load(&cl, dfd, NULL), 0);
+    ASSERT_EQ(cl.n, 2);
+    ASSERT(raft_conf_is_joint(&cl.r[0].conf));
+    ASSERT_EQ(cl.r[1].index, conf_index);
+    conflog_free(&cl);
+    close(dfd);
+
+    /* and the removed voter is added back */
+    l = wait_leader(0);
+    int32_t all[NODES] = {1, 2, 3};
+    int rc = -ERR_BUSY;
+    for (int i = 0; i < 100 && rc == -ERR_BUSY; i++) {
+        rc = replica_propose_conf(node(l)->rp, all, NODES);
+        if (rc == -ERR_BUSY)
+            step();
+    }
+    ASSERT_EQ(rc, 0);
+    for (int i = 0; i < 400 && (raft_conf(core(l))->n_voters != 3 ||
+                                raft_conf_is_joint(raft_conf(core(l))) ||
+                                raft_commit(core(l)) < raft_conf_index(core(l)));
+         i++)
+        step();
+    ASSERT_EQ(raft_conf(core(gone))->n_voters, 3);
+    W.removed = 0;
+    p = propose(l, 2);
+    wait_commit_all(p.last);
+    run_ms(200);
+    compare_logs(p.last + 1);
+    close_node(gone);
+    ASSERT_EQ(open_node(gone, true), 0);
+    ASSERT_EQ(raft_conf(core(gone))->n_voters, 3);
+    ASSERT_EQ(raft_conf_index(core(gone)), raft_conf_index(core(l)));
+    world_free();
+}
+
+TEST(raft_replica_corrupt_hard_state_fails_open)
+{
+    W.fl = NULL;
+    const char *dir = su_dir("hs");
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(dir, &cfg, true, NULL);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){7, 2, -1}), 0);
+    struct replica_options o = options(1);
+    struct replica *rp = NULL;
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), 0);
+    ASSERT_EQ(raft_term(replica_raft(rp)), 7);
+    ASSERT_EQ(raft_vote(replica_raft(rp)), 2);
+    replica_close(rp);
+
+    /* one flipped bit */
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, RAFT_HARD_STATE_FILE);
+    int fd = open(path, O_RDWR);
+    uint8_t b;
+    ASSERT_EQ(pread(fd, &b, 1, 11), 1);
+    b ^= 0x10;
+    ASSERT_EQ(pwrite(fd, &b, 1, 11), 1);
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), -ERR_CORRUPT);
+    /* cut short */
+    ASSERT_EQ(ftruncate(fd, 20), 0);
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), -ERR_CORRUPT);
+    close(fd);
+    /* missing: term 0, no vote */
+    ASSERT_EQ(unlink(path), 0);
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), 0);
+    ASSERT_EQ(raft_term(replica_raft(rp)), 0);
+    ASSERT_EQ(raft_vote(replica_raft(rp)), RAFT_NONE);
+    replica_close(rp);
+    close(dfd);
+    plog_close(log);
+}
+
+TEST(raft_replica_conflog_drops_torn_tail_and_truncates)
+{
+    const char *dir = su_dir("cl");
+    ASSERT_EQ(mkdir(dir, 0755), 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    struct conflog cl;
+    bool torn = true;
+    ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
+    ASSERT(!torn);
+    struct raft_conf c = {.n_voters = 2, .voters = {1, 2}};
+    ASSERT_EQ(conflog_append(&cl, 5, 1, &c), 0);
+    c.voters[1] = 3;
+    ASSERT_EQ(conflog_append(&cl, 9, 2, &c), 0);
+    ASSERT_EQ(conflog_append(&cl, 12, 2, &c), 0);
+    conflog_free(&cl);
+    /* a torn tail: the last record loses its last byte */
+    int64_t size = su_file_size(dir, RAFT_CONF_LOG_FILE);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, RAFT_CONF_LOG_FILE);
+    ASSERT_EQ(truncate(path, size - 1), 0);
+    ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
+    ASSERT(torn);
+    ASSERT_EQ(cl.n, 2);
+    ASSERT_EQ(cl.r[1].index, 9);
+    ASSERT_EQ(cl.r[1].conf.voters[1], 3);
+    ASSERT_EQ(conflog_find(&cl, 8), 0);
+    ASSERT_EQ(conflog_find(&cl, 4), -1);
+    ASSERT_EQ(conflog_rewrite(&cl), 0);
+    ASSERT_EQ(conflog_append(&cl, 10, 2, &c), 0);
+    ASSERT_EQ(conflog_truncate(&cl, 9), 0);
+    ASSERT_EQ(cl.n, 1);
+    conflog_free(&cl);
+    ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
+    ASSERT(!torn);
+    ASSERT_EQ(cl.n, 1);
+    ASSERT_EQ(cl.r[0].index, 5);
+    conflog_free(&cl);
+    close(dfd);
+}
+
+TEST(raft_replica_control_batch_is_valid_and_empty)
+{
+    uint8_t b[KBATCH_HEADER_SIZE];
+    kbatch_build_empty_control(b);
+    ASSERT_EQ(kbatch_validate(b, sizeof(b), true, false, 0), 0);
+    ASSERT(kbatch_crc_ok(b, sizeof(b)));
+    struct kbatch_header h;
+    kbatch_parse_header(b, &h);
+    ASSERT(kbatch_is_control(&h));
+    ASSERT_EQ(h.records_count, 0);
+    ASSERT_EQ(h.last_offset_delta, 0);
+    ASSERT_EQ(h.producer_id, -1);
+    ASSERT_EQ(h.batch_length, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
+    ASSERT_EQ(kbatch_compression(&h), KCOMPRESSION_NONE);
+}
+
+/* ---- a failed fdatasync on one follower ---- */
+
+static int fail_fdatasync(int fd)
+{
+    return crashed_fd(fd) ? (errno = EIO, -1) : fdatasync(fd);
+}
+
+TEST_T(raft_replica_failed_fsync_stops_acknowledging, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 10; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    int32_t f = l % NODES + 1;
+    int64_t before = p.last;
+    struct storage_io io = storage_io_default;
+    io.fdatasync = fail_fdatasync;
+    crash_dir = node(f)->dir;
+    storage_io_set(&io);
+    for (int i = 10; i < 20; i++)
+        p = propose(l, i);
+    run_ms(300);
+    ASSERT_EQ(replica_failed(node(f)->rp), -EIO);
+    ASSERT(plog_fenced(node(f)->log));
+    /* it holds the entries (written) but never acknowledged them as durable */
+    ASSERT_CMP(raft_durable_index(core(f)), <=, before);
+    ASSERT_CMP(raft_match_index(core(l), f), <=, before);
+    struct replica_status st;
+    replica_status(node(f)->rp, &st);
+    ASSERT_EQ(st.failed, -EIO);
+    ASSERT_CMP(st.durable, <=, before);
+    /* the two others commit without it */
+    ASSERT_EQ(raft_commit(core(l)), p.last);
+    ASSERT_EQ(replica_step(node(f)->rp, &(struct raft_msg){.type = RAFT_MSG_HEARTBEAT}),
+              -ERR_FENCED);
+    storage_io_set(NULL);
+    /* reopened on a healthy disk it catches up */
+    close_node(f);
+    ASSERT_EQ(open_node(f, false), 0);
+    for (int i = 20; i < 30; i++)
+        p = propose(leader(), i);
+    wait_commit_all(p.last);
+    run_ms(200);
+    struct log_stats ls = compare_logs(p.last + 1);
+    ASSERT_EQ(ls.data, 30);
+    world_free();
+}
+
+/* ---- entries from the network are checked before they reach the log ---- */
+
+static int step_one(struct replica *rp, struct raft_entry e)
+{
+    struct raft_msg m = {.type = RAFT_MSG_APPEND,
+                         .from = 1,
+                         .to = 2,
+                         .term = 1,
+                         .index = -1,
+                         .log_term = 0,
+                         .commit = -1,
+                         .last = e.last,
+                         .entries = &e,
+                         .n_entries = 1};
+    return replica_step(rp, &m);
+}
+
+TEST(raft_replica_rejects_malformed_entries)
+{
+    memset(&W, 0, sizeof(W));
+    const char *dir = su_dir("bad");
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(dir, &cfg, true, NULL); /* no flusher: syncs run inline */
+    struct replica_options o = options(2);
+    o.data = NULL;
+    o.on_commit = NULL;
+    struct replica *rp = NULL;
+    ASSERT_EQ(replica_open(log, &o, 0, &rp), 0);
+    size_t len;
+    uint8_t *b = su_batch(3, 10, 1000, 7, &len);
+    uint8_t *bad = mem_dup(b, len);
+    struct raft_entry good = {.first = 0, .last = 2, .term = 1, .kind = RAFT_ENTRY_DATA,
+                              .payload = b, .len = len};
+
+    bad[len - 1] ^= 1; /* CRC */
+    struct raft_entry e = good;
+    e.payload = bad;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* offsets it does not cover */
+    e.last = 5;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* cut short */
+    e.len = len - 1;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = good; /* shorter than a header */
+    e.len = 20;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    uint8_t ctl[KBATCH_HEADER_SIZE]; /* a control batch posing as data */
+    kbatch_build_empty_control(ctl);
+    e = (struct raft_entry){.first = 0, .last = 0, .term = 1, .kind = RAFT_ENTRY_DATA,
+                            .payload = ctl, .len = sizeof(ctl)};
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.kind = RAFT_ENTRY_NOOP; /* a NOOP carries nothing */
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.len = 0;
+    e.payload = NULL;
+    e.last = 1;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e = (struct raft_entry){.first = 0, .last = 1, .term = 1, .kind = RAFT_ENTRY_CONFIG,
+                            .payload = ctl, .len = 4};
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    e.kind = 9;
+    e.last = 0;
+    ASSERT_EQ(step_one(rp, e), -ERR_INVALID);
+    ASSERT_EQ(plog_end_offset(log), 0);
+    ASSERT_EQ(W.nq, 0);
+
+    /* the good one is written, synced (inline) and acknowledged */
+    ASSERT_EQ(step_one(rp, good), 0);
+    ASSERT_EQ(plog_end_offset(log), 3);
+    ASSERT_EQ(plog_durable_offset(log), 3);
+    ASSERT_EQ(raft_durable_index(replica_raft(rp)), 2);
+    bool acked = false;
+    for (size_t i = 0; i < W.nq; i++) {
+        const struct raft_msg *m = &W.q[i]->m;
+        if (m->type == RAFT_MSG_APPEND_RESP && !m->reject && m->index == 2)
+            acked = true;
+        mem_free(W.q[i]);
+    }
+    ASSERT(acked);
+    W.nq = 0;
+    size_t got;
+    uint8_t *stored = read_log(log, 3, &got);
+    ASSERT_EQ(got, len);
+    ASSERT_MEMEQ(stored + 21, b + 21, len - 21); /* as sent, but for offset and epoch */
+    struct kbatch_header h;
+    kbatch_parse_header(stored, &h);
+    ASSERT_EQ(h.partition_leader_epoch, 1);
+    mem_free(stored);
+    mem_free(bad);
+    mem_free(b);
+    replica_close(rp);
+    plog_close(log);
+    mem_free(W.q);
+}
