@@ -239,8 +239,8 @@ void kbatch_build(struct iobuf *out, int64_t base_timestamp, const struct kbytes
 void kbatch_build_empty_control(uint8_t *p)
 {
     memset(p, 0, KBATCH_HEADER_SIZE);
-    put32(p + KBATCH_OFF_LENGTH, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
-    put32(p + KBATCH_OFF_LEADER_EPOCH, UINT32_MAX); /* -1 */
+    be_put32(p + KBATCH_OFF_LENGTH, KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD);
+    be_put32(p + KBATCH_OFF_LEADER_EPOCH, UINT32_MAX); /* -1 */
     p[KBATCH_OFF_MAGIC] = KBATCH_MAGIC;
     p[KBATCH_OFF_ATTRIBUTES + 1] = KBATCH_ATTR_CONTROL;
     memset(p + 27, 0xff, 8 + 8 + 8 + 2 + 4); /* timestamps, producerId/Epoch, baseSequence: -1 */

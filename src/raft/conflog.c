@@ -15,6 +15,7 @@
 
 #include "base/check.h"
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -24,38 +25,13 @@
 #define REC_FIXED (8 + 8 + 1 + 4)
 #define REC_MAX (REC_FIXED + RAFT_CONF_ENCODED_MAX)
 
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 static size_t encode(const struct conflog_rec *rec, uint8_t *p)
 {
-    put64(p, (uint64_t)rec->index);
-    put64(p + 8, (uint64_t)rec->term);
+    be_put64(p, (uint64_t)rec->index);
+    be_put64(p + 8, (uint64_t)rec->term);
     size_t len = raft_conf_encode(&rec->conf, p + 17);
     p[16] = (uint8_t)len;
-    put32(p + 17 + len, crc32c(0, p, 17 + len));
+    be_put32(p + 17 + len, crc32c(0, p, 17 + len));
     return REC_FIXED + len;
 }
 
@@ -65,10 +41,10 @@ static size_t decode(const uint8_t *p, size_t left, int64_t prev_index, struct c
     if (left < REC_FIXED)
         return 0;
     size_t len = p[16];
-    if (left < REC_FIXED + len || crc32c(0, p, 17 + len) != get32(p + 17 + len))
+    if (left < REC_FIXED + len || crc32c(0, p, 17 + len) != be_get32(p + 17 + len))
         return 0;
-    rec->index = (int64_t)get64(p);
-    rec->term = (int64_t)get64(p + 8);
+    rec->index = (int64_t)be_get64(p);
+    rec->term = (int64_t)be_get64(p + 8);
     if (rec->index <= prev_index || rec->term < 0 || rec->term > RAFT_TERM_MAX ||
         raft_conf_decode(&rec->conf, p + 17, len) != 0)
         return 0;

@@ -5,37 +5,13 @@
 #include <string.h>
 
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "raft/conf.h"
 #include "raft/raft.h"
 #include "storage/io.h"
 
 static const uint8_t magic[4] = {'R', 'H', 'S', '1'};
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 3; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 int raft_hard_state_load(int dirfd, struct raft_hard_state *hs)
 {
@@ -49,11 +25,11 @@ int raft_hard_state_load(int dirfd, struct raft_hard_state *hs)
     if (n < 0)
         return (int)n;
     if (n != RAFT_HARD_STATE_SIZE || memcmp(buf, magic, 4) != 0 ||
-        crc32c(0, buf, 28) != get32(buf + 28))
+        crc32c(0, buf, 28) != be_get32(buf + 28))
         return -ERR_CORRUPT;
-    int64_t term = (int64_t)get64(buf + 4);
-    int32_t vote = (int32_t)get32(buf + 12);
-    int64_t commit = (int64_t)get64(buf + 16);
+    int64_t term = (int64_t)be_get64(buf + 4);
+    int32_t vote = (int32_t)be_get32(buf + 12);
+    int64_t commit = (int64_t)be_get64(buf + 16);
     if (term < 0 || term > RAFT_TERM_MAX || vote < RAFT_NONE || commit < -1)
         return -ERR_CORRUPT;
     *hs = (struct raft_hard_state){.term = term, .vote = vote, .commit = commit};
@@ -64,9 +40,9 @@ int raft_hard_state_store(int dirfd, const struct raft_hard_state *hs)
 {
     uint8_t buf[RAFT_HARD_STATE_SIZE] = {0};
     memcpy(buf, magic, 4);
-    put64(buf + 4, (uint64_t)hs->term);
-    put32(buf + 12, (uint32_t)hs->vote);
-    put64(buf + 16, (uint64_t)hs->commit);
-    put32(buf + 28, crc32c(0, buf, 28));
+    be_put64(buf + 4, (uint64_t)hs->term);
+    be_put32(buf + 12, (uint32_t)hs->vote);
+    be_put64(buf + 16, (uint64_t)hs->commit);
+    be_put32(buf + 28, crc32c(0, buf, 28));
     return io_write_file_atomic(dirfd, RAFT_HARD_STATE_FILE, buf, sizeof(buf), true);
 }

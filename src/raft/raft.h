@@ -215,10 +215,11 @@ int raft_step(struct raft *r, const struct raft_msg *m);
  * with payload (kept alive by the caller until raft_advance). On success *first, *last get its
  * index range and *term its term (each may be NULL). Returns 0, -ERR_NOT_LEADER (not leader,
  * or a leadership transfer or removal is under way: retry at the leader), -ERR_INVALID.
- * The proposal's fate: committed once commit >= last while raft_term_at(last) == term; lost
- * once the entry at last has another term (or is gone below a new commit). Losing leadership
- * decides nothing by itself: the entry may still commit, so a client must get a retriable
- * error (NOT_LEADER_OR_FOLLOWER), never a definite failure. */
+ * The proposal's fate is decided once commit >= last: committed iff raft_term_at(last) ==
+ * term then, lost otherwise (or when last fell below the log start). Nothing decides it
+ * earlier: neither losing leadership nor a local truncation of the entry (a later leader that
+ * holds it may still commit it), so a client must get a retriable error
+ * (NOT_LEADER_OR_FOLLOWER), never a definite failure, until then. */
 int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size_t len,
                  int64_t *first, int64_t *last, int64_t *term);
 
