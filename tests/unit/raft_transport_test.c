@@ -73,6 +73,7 @@ struct cluster {
     struct inbox in[N_NODES + 1];
     struct transport_peer_config peers[N_NODES];
     size_t queue_max_bytes;
+    int64_t handshake_timeout_ms;
 };
 
 static void cluster_init(struct cluster *c)
@@ -99,6 +100,7 @@ static int node_start_as(struct cluster *c, int id, const char *cluster_id)
         .peers = c->peers,
         .n_peers = N_NODES,
         .queue_max_bytes = c->queue_max_bytes,
+        .handshake_timeout_ms = c->handshake_timeout_ms,
         .seed = (uint64_t)id,
     };
     return transport_new(c->r, &cfg, on_msg, &c->in[id], &c->t[id]);
@@ -419,5 +421,28 @@ TEST(raft_transport_queue_cap_drops_counted)
     NT_PUMP_UNTIL(c.r, c.in[2].n == (size_t)ok, 3000);
     nt_pump_for(c.r, 50);
     ASSERT_EQ(c.in[2].n, ok);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_silent_peer_handshake_times_out)
+{
+    struct cluster c;
+    cluster_init(&c);
+    c.handshake_timeout_ms = 100;
+    /* Node 2's port accepts TCP (the kernel's backlog) but never answers the HELLO. */
+    int port;
+    int lfd = listener_bind_tcp("127.0.0.1", c.ports[2], &port);
+    ASSERT(lfd >= 0);
+    node_start(&c, 1);
+    nt_pump_for(c.r, 600);
+    struct transport_peer_stats st = stats(&c, 1, 2);
+    ASSERT(!st.connected);
+    /* 100 ms timeout + 50.. ms backoff per attempt. */
+    ASSERT_CMP(st.connect_failures, >=, 2);
+    ASSERT_CMP(st.connect_failures, <=, 5);
+    close(lfd);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 5000);
+    vote_flows(&c, 1, 2, 1);
     cluster_free(&c);
 }
