@@ -90,6 +90,18 @@ static uint64_t next_rand(struct transport *t)
     return z ^ (z >> 31);
 }
 
+/* Invariants 1-3 of the design comment (called under DCHECK). */
+static void transport_check(const struct transport *t)
+{
+    for (size_t i = 0; i < t->n_peers; i++) {
+        const struct peer *p = &t->peers[i];
+        CHECK(!p->ready || p->d != NULL);
+        CHECK(p->d != NULL || t->closing || reactor_timer_active(&p->timer));
+        CHECK(p->d == NULL || p->ready || reactor_timer_active(&p->timer));
+        CHECK(p->ready || (rpc_builder_empty(&p->raft) && rpc_builder_empty(&p->hb)));
+    }
+}
+
 /* ---- outbound ------------------------------------------------------------------------------ */
 
 static void peer_connect(struct peer *p);
@@ -182,6 +194,8 @@ static void out_frame(struct dial *d, uint8_t *frame, size_t len, void *data)
     } else {
         attempt_failed(p, -ERR_INVALID, text);
     }
+    if (DCHECK_ENABLED)
+        transport_check(t);
 }
 
 static void out_close(struct dial *d, int err, void *data)
@@ -199,6 +213,8 @@ static void out_close(struct dial *d, int err, void *data)
     } else {
         attempt_failed(p, err, "connect or handshake failed");
     }
+    if (DCHECK_ENABLED)
+        transport_check(t);
 }
 
 static void peer_connect(struct peer *p)
@@ -226,6 +242,8 @@ static void peer_timer_cb(struct reactor *r, struct reactor_timer *tm, void *dat
         p->d = NULL;
         attempt_failed(p, -ETIMEDOUT, "handshake timed out");
     }
+    if (DCHECK_ENABLED)
+        transport_check(p->t);
 }
 
 /* ---- inbound ------------------------------------------------------------------------------- */
@@ -499,6 +517,8 @@ int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
         return -ERR_LIMIT;
     }
     rpc_builder_add(b, g, m);
+    if (DCHECK_ENABLED)
+        transport_check(t);
     return 0;
 }
 
@@ -513,6 +533,8 @@ void transport_flush(struct transport *t)
         if (!rpc_builder_empty(&p->raft))
             send_builder(p, &p->raft);
     }
+    if (DCHECK_ENABLED)
+        transport_check(t);
 }
 
 int transport_peer_stats(const struct transport *t, int32_t peer,
