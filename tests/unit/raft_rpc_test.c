@@ -4,6 +4,7 @@
 #include "base/crc32c.h"
 #include "base/errors.h"
 #include "base/mem.h"
+#include "net_test_util.h"
 #include "raft/rpc.h"
 #include "test.h"
 
@@ -378,6 +379,7 @@ TEST(raft_rpc_huge_counts_rejected_before_allocation)
     const uint8_t *body;
     size_t body_len;
     struct rpc_batch bt;
+    nt_alloc_peak_reset();
     /* A topic table of 2^62 topics. */
     uint8_t b1[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x3f, 1, 'a'};
     size_t len = make_frame(f, RPC_RAFT, b1, sizeof(b1));
@@ -409,6 +411,9 @@ TEST(raft_rpc_huge_counts_rejected_before_allocation)
     len = make_frame(f, RPC_RAFT, b4, n);
     ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
     ASSERT_EQ(rpc_decode_batch(&h, body, body_len, &bt), -ERR_CORRUPT);
+    /* None of the above allocated anything sized by its counts. */
+    if (nt_alloc_peak_available())
+        ASSERT_CMP(nt_alloc_peak(), <, 4096);
     /* The same with an empty payload decodes: the frames above were wrong only in their counts. */
     b4[n - 4] = 0, b4[n - 3] = 0, b4[n - 2] = 0, b4[n - 1] = 0;
     len = make_frame(f, RPC_RAFT, b4, n);
