@@ -9,8 +9,8 @@
  *     while `out` holds bytes.
  *  3. in_cb counts the reactor callbacks running on d; d is freed only when it is 0, at the end
  *     of the outermost one, or at once by dial_close outside callbacks.
- *  4. rcap <= rlen + DIAL_READ_STEP rounded up, and rbuf never holds more than one frame's
- *     worth beyond what arrived: memory follows received bytes, not announced sizes.
+ *  4. rcap <= max(2 * rlen, rlen + DIAL_READ_STEP) after each read: memory follows the bytes
+ *     received, not the sizes announced.
  *
  * States and transitions:
  *   CONNECTING --writable, SO_ERROR 0 (fd_cb)--> OPEN, on_connect
@@ -235,10 +235,11 @@ static void read_in(struct dial *d)
     while (d->state == DIAL_OPEN && budget > 0) {
         size_t want = DIAL_READ_STEP;
         if (d->rlen >= 4) {
-            /* The size is known (and within the cap, parse_frames checked): read no further
-             * than this frame's end in one step. */
+            /* The size is known (and within the cap, parse_frames checked): grow towards this
+             * frame's end by doubling what arrived, so memory follows the bytes received. */
             size_t need = 4 + (size_t)be32(d->rbuf) - d->rlen;
-            want = need > 0 ? MIN(need, (size_t)DIAL_READ_STEP * 64) : DIAL_READ_STEP;
+            CHECK(need > 0); /* parse_frames took every complete frame */
+            want = MIN(need, MAX((size_t)DIAL_READ_STEP, d->rlen));
         }
         if (d->rcap - d->rlen < want) {
             d->rcap = d->rlen + want;
