@@ -78,7 +78,8 @@ typedef void (*transport_msg_cb)(int32_t from, const struct rpc_group *g,
  * transport_free), -ERR_INVALID (bad config), or -errno from the listener (EADDRINUSE...). */
 int transport_new(struct reactor *r, const struct transport_config *cfg, transport_msg_cb on_msg,
                   void *data, struct transport **out);
-/* Closes every connection; no callback runs afterwards. Call before reactor_free. */
+/* Closes every connection; no callback runs afterwards. Call before reactor_free, and not from
+ * inside on_msg. */
 void transport_free(struct transport *t);
 
 int transport_port(const struct transport *t); /* the bound cluster port */
