@@ -1,7 +1,8 @@
 /* Writes seed corpora for the fuzz targets: gen_seeds DIR creates DIR/fuzz_request (one valid
  * request per API, version and sample variant, with and without unknown tagged fields),
  * DIR/fuzz_batch and DIR/fuzz_compact (plain and compressed batches, under several modes) and
- * DIR/fuzz_decompress (each codec's output, raw snappy included). Built and run by run-smoke; nothing here is committed output. */
+ * DIR/fuzz_decompress (each codec's output, raw snappy included), DIR/fuzz_raft_rpc (Raft RPC
+ * frames). Built and run by run-smoke; nothing here is committed output. */
 #include <errno.h>
 #include <snappy-c.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "group/group.h"
 #include "group/records.h"
 #include "kmsg_testenc.h"
+#include "raft/rpc.h"
 
 static const char *root;
 static int written;
@@ -152,6 +154,61 @@ static void group_record_seeds(void)
     iobuf_destroy(&b);
 }
 
+/* Inter-broker Raft RPC frames for fuzz_raft_rpc: each whole frame, and each as type byte +
+ * body (the target's CRC-bypassing half). */
+static void put_rpc(struct iobuf *b)
+{
+    size_t len;
+    uint8_t *p = iobuf_flatten(b, &len);
+    put("fuzz_raft_rpc", NULL, 0, p + 4, len - 4);
+    put("fuzz_raft_rpc", p + 4 + 2, 1, p + 4 + RPC_HEADER_BYTES, len - 4 - RPC_HEADER_BYTES);
+    mem_free(p);
+    iobuf_destroy(b);
+}
+
+static void raft_rpc_seeds(void)
+{
+    struct iobuf b;
+    iobuf_init(&b);
+    rpc_encode_hello(&b, 1, 2, "cluster");
+    put_rpc(&b);
+    rpc_encode_error(&b, 2, 1, RPC_ERR_CLUSTER, "wrong cluster");
+    put_rpc(&b);
+    static const uint8_t payload[] = "batch";
+    struct raft_entry e[2] = {{10, 12, 3, RAFT_ENTRY_DATA, payload, sizeof(payload)},
+                              {13, 13, 3, RAFT_ENTRY_NOOP, NULL, 0}};
+    struct rpc_builder rb;
+    rpc_builder_init(&rb, RPC_RAFT);
+    for (uint8_t t = RAFT_MSG_APPEND; t < RAFT_MSG_TYPE_END_; t++) {
+        struct raft_msg m = {.type = t, .term = 3, .index = 9, .log_term = 2, .commit = 8,
+                             .last = 13};
+        if (t == RAFT_MSG_APPEND) {
+            m.entries = e;
+            m.n_entries = 2;
+        }
+        if (t == RAFT_MSG_INSTALL) {
+            m.conf.n_voters = 2;
+            m.conf.voters[0] = 1;
+            m.conf.voters[1] = 2;
+        }
+        struct rpc_group g = {t % 2 ? "orders" : RPC_CONTROLLER_TOPIC, t % 2 ? 6 : 18, t};
+        rpc_builder_add(&rb, &g, &m);
+    }
+    rpc_builder_finish(&rb, 1, 2, &b);
+    put_rpc(&b);
+    rpc_builder_destroy(&rb);
+    rpc_builder_init(&rb, RPC_HEARTBEATS);
+    for (int i = 0; i < 8; i++) {
+        struct raft_msg m = {.type = i % 2 ? RAFT_MSG_HEARTBEAT : RAFT_MSG_HEARTBEAT_RESP,
+                             .term = 4, .commit = i - 1, .reject = i == 3};
+        struct rpc_group g = {i % 3 ? "orders" : "users", i % 3 ? 6 : 5, i};
+        rpc_builder_add(&rb, &g, &m);
+    }
+    rpc_builder_finish(&rb, 1, 2, &b);
+    put_rpc(&b);
+    rpc_builder_destroy(&rb);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -166,6 +223,7 @@ int main(int argc, char **argv)
     request_seeds();
     batch_seeds();
     group_record_seeds();
+    raft_rpc_seeds();
     printf("%d seeds in %s\n", written, root);
     return 0;
 }

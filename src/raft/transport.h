@@ -1,0 +1,121 @@
+/* The inter-broker Raft transport: carries raft_msg between brokers in raft/rpc.h frames.
+ *
+ * Each broker runs one transport on its reactor. It listens on the cluster address for its
+ * peers' inbound connections and keeps one outbound connection per peer (net/dial.h), used only
+ * for sending. So between two brokers A and B there are two TCP connections: A->B carries A's
+ * messages, B->A carries B's.
+ *
+ * Handshake. An outbound connection starts with HELLO (cluster id, protocol version, from =
+ * this node, to = the peer). The acceptor answers HELLO_OK, or an ERROR frame and closes, when
+ * the cluster id differs, the sender is not a configured peer or is itself, the frame is not
+ * addressed to it, or the version is not spoken (each refusal logged: raft_peer_refused). The
+ * sender sends nothing else until HELLO_OK. Inbound frames after the handshake must come from
+ * the node that said HELLO and be RAFT or HEARTBEATS frames that decode; anything else closes
+ * the connection (logged: raft_inbound_bad_frame). Other connections are unaffected.
+ *
+ * Reconnects. A failed attempt (refused, timed out, handshake refused) or a dropped connection
+ * schedules the next attempt after an exponential backoff with jitter: from backoff_min_ms
+ * doubling to backoff_max_ms, each delay drawn from [delay/2, delay]; a successful handshake
+ * resets it. Log lines per state change only: raft_peer_connected, raft_peer_disconnected,
+ * raft_peer_unreachable (the first failure while down), never one per attempt.
+ *
+ * Sending. transport_send queues a message for a peer (copying its entry payloads), and
+ * transport_flush, called by the owner once per reactor iteration or tick, sends what was
+ * queued: per peer at most one HEARTBEATS frame (every heartbeat and heartbeat response queued
+ * since the last flush, all groups together) and as few RAFT frames as the frame cap allows.
+ * Raft tolerates lost messages, so the transport never blocks and never buffers without bound:
+ * a message for a peer that is not connected, one beyond the peer's queue cap
+ * (queue_max_bytes: queued messages + bytes not yet taken by the socket), one larger than a
+ * frame may be, and those queued when a connection drops are dropped and counted.
+ *
+ * Receiving. Each message of a received frame is handed to on_msg(from, group, msg, data) in
+ * frame order; the group's topic and the entries' payloads point into the received frame and
+ * are valid during the call only (raft_step's contract needs them until raft_advance: the owner
+ * copies them or steps and advances within the callback).
+ *
+ * All on the reactor thread. Does not touch the broker: the owner maps groups to cores. */
+#ifndef SP_RAFT_TRANSPORT_H
+#define SP_RAFT_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net/reactor.h"
+#include "raft/raft.h"
+#include "raft/rpc.h"
+
+struct transport;
+
+struct transport_peer_config {
+    int32_t id;       /* node id, >= 0 */
+    const char *host; /* address to dial (copied) */
+    int port;
+};
+
+/* A field left at 0 takes the default in its comment. */
+struct transport_config {
+    int32_t self_id;                           /* this node, >= 0 */
+    const char *cluster_id;                    /* 1..RPC_CLUSTER_ID_MAX bytes (copied) */
+    const char *listen_host;                   /* cluster listener address: "0.0.0.0" */
+    int listen_port;                           /* 0: an ephemeral port (tests) */
+    const struct transport_peer_config *peers; /* the other voters; an entry for self_id is
+                                                  skipped; ids unique */
+    size_t n_peers;
+    size_t queue_max_bytes;       /* per peer: 16 MiB */
+    size_t max_frame_bytes;       /* frames sent and received: 100 MiB (conn's default) */
+    int64_t backoff_min_ms;       /* first reconnect delay: 50 */
+    int64_t backoff_max_ms;       /* cap: 2000 */
+    int64_t handshake_timeout_ms; /* connect + HELLO_OK: 2000 */
+    uint64_t seed;                /* jitter PRNG */
+};
+
+/* A received message: from = the sending node. */
+typedef void (*transport_msg_cb)(int32_t from, const struct rpc_group *g,
+                                 const struct raft_msg *m, void *data);
+
+/* Opens the listener and starts connecting to every peer. Returns 0 and *out (release with
+ * transport_free), -ERR_INVALID (bad config), or -errno from the listener (EADDRINUSE...). */
+int transport_new(struct reactor *r, const struct transport_config *cfg, transport_msg_cb on_msg,
+                  void *data, struct transport **out);
+/* Closes every connection; no callback runs afterwards. Call before reactor_free, and not from
+ * inside on_msg. */
+void transport_free(struct transport *t);
+
+int transport_port(const struct transport *t); /* the bound cluster port */
+
+/* Queues m (m->to is ignored: the frame says `to = peer`) for group g to peer. Entry payloads
+ * are copied. Returns 0, -ERR_NOT_FOUND (not a peer), or, the message dropped and counted:
+ * -ERR_CLOSED (peer not connected), -ERR_LIMIT (queue cap), -ERR_TOO_LARGE (above a frame). */
+int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
+                   const struct raft_msg *m);
+
+/* Sends everything queued (see above). */
+void transport_flush(struct transport *t);
+
+struct transport_peer_stats {
+    bool connected;            /* outbound connection up (HELLO_OK received) */
+    uint64_t frames_sent;      /* RAFT/HEARTBEATS frames */
+    uint64_t bytes_sent;       /* their bytes, size prefixes included */
+    uint64_t msgs_sent;        /* messages in them */
+    uint64_t frames_received;  /* from this peer, on inbound connections */
+    uint64_t bytes_received;
+    uint64_t msgs_received;
+    uint64_t drops;            /* messages dropped (see above) */
+    uint64_t connects;         /* successful handshakes */
+    uint64_t reconnects;       /* ... after the first */
+    uint64_t connect_failures; /* failed attempts */
+};
+
+/* Returns 0 and *out, or -ERR_NOT_FOUND. */
+int transport_peer_stats(const struct transport *t, int32_t peer,
+                         struct transport_peer_stats *out);
+
+struct transport_stats {
+    uint64_t inbound_refused;    /* handshakes refused */
+    uint64_t inbound_bad_frames; /* connections closed for a bad frame after the handshake */
+    int inbound_connections;     /* open now */
+};
+void transport_get_stats(const struct transport *t, struct transport_stats *out);
+
+#endif

@@ -1,0 +1,448 @@
+/* The inter-broker Raft transport (raft/transport.h) over real loopback sockets: two or three
+ * transports on one reactor in this process, driven with reactor_run_once. */
+#include <unistd.h>
+
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "net/conn.h"
+#include "net_test_util.h"
+#include "raft/transport.h"
+#include "test.h"
+
+#define N_NODES 3
+
+/* What a node received. */
+struct inbox {
+    int32_t self;
+    size_t n;             /* messages */
+    size_t n_heartbeats;  /* of which heartbeats */
+    int32_t last_from;
+    struct raft_msg last; /* entries not kept */
+    char topic[64];
+    int32_t partition;
+    size_t entries_ok;    /* APPEND entries whose payload matched the expected bytes */
+};
+
+static uint8_t big_payload[200 * 1024];
+
+static void fill_payload(void)
+{
+    for (size_t i = 0; i < sizeof(big_payload); i++)
+        big_payload[i] = (uint8_t)(i * 131 + (i >> 8));
+}
+
+static void on_msg(int32_t from, const struct rpc_group *g, const struct raft_msg *m, void *data)
+{
+    struct inbox *in = data;
+    in->n++;
+    if (m->type == RAFT_MSG_HEARTBEAT)
+        in->n_heartbeats++;
+    in->last_from = from;
+    in->last = *m;
+    in->last.entries = NULL;
+    ASSERT_CMP(g->topic_len, <, sizeof(in->topic));
+    memcpy(in->topic, g->topic, g->topic_len);
+    in->topic[g->topic_len] = 0;
+    in->partition = g->partition;
+    for (size_t i = 0; i < m->n_entries; i++) {
+        const struct raft_entry *e = &m->entries[i];
+        /* Entry i carries the first (i + 1) * 1000 bytes of big_payload, the last all of it. */
+        size_t want = i + 1 == m->n_entries ? sizeof(big_payload) : (i + 1) * 1000;
+        if (e->len == want && memcmp(e->payload, big_payload, want) == 0 &&
+            e->first == 100 + (int64_t)i && e->last == e->first && e->term == 3 &&
+            e->kind == RAFT_ENTRY_DATA)
+            in->entries_ok++;
+    }
+}
+
+/* A free loopback port (bound and released; fine for tests). */
+static int free_port(void)
+{
+    int port;
+    int fd = listener_bind_tcp("127.0.0.1", 0, &port);
+    ASSERT(fd >= 0);
+    close(fd);
+    return port;
+}
+
+struct cluster {
+    struct reactor *r;
+    int ports[N_NODES + 1];
+    struct transport *t[N_NODES + 1]; /* by node id 1..N_NODES */
+    struct inbox in[N_NODES + 1];
+    struct transport_peer_config peers[N_NODES];
+    size_t queue_max_bytes;
+    int64_t handshake_timeout_ms;
+};
+
+static void cluster_init(struct cluster *c)
+{
+    memset(c, 0, sizeof(*c));
+    fill_payload();
+    log_set_level(getenv("RAFT_TRANSPORT_TEST_LOG") ? LOG_INFO : LOG_ERROR);
+    c->r = reactor_new();
+    ASSERT(c->r != NULL);
+    for (int id = 1; id <= N_NODES; id++) {
+        c->ports[id] = free_port();
+        c->peers[id - 1] = (struct transport_peer_config){id, "127.0.0.1", c->ports[id]};
+        c->in[id].self = id;
+    }
+}
+
+static int node_start_as(struct cluster *c, int id, const char *cluster_id)
+{
+    struct transport_config cfg = {
+        .self_id = id,
+        .cluster_id = cluster_id,
+        .listen_host = "127.0.0.1",
+        .listen_port = c->ports[id],
+        .peers = c->peers,
+        .n_peers = N_NODES,
+        .queue_max_bytes = c->queue_max_bytes,
+        .handshake_timeout_ms = c->handshake_timeout_ms,
+        .seed = (uint64_t)id,
+    };
+    return transport_new(c->r, &cfg, on_msg, &c->in[id], &c->t[id]);
+}
+
+static void node_start(struct cluster *c, int id)
+{
+    ASSERT_EQ(node_start_as(c, id, "test-cluster"), 0);
+    ASSERT_EQ(transport_port(c->t[id]), c->ports[id]);
+}
+
+static void node_stop(struct cluster *c, int id)
+{
+    transport_free(c->t[id]);
+    c->t[id] = NULL;
+}
+
+static void cluster_free(struct cluster *c)
+{
+    for (int id = 1; id <= N_NODES; id++)
+        if (c->t[id])
+            node_stop(c, id);
+    reactor_free(c->r);
+    nt_leak_check();
+}
+
+static bool connected(struct cluster *c, int from, int to)
+{
+    struct transport_peer_stats st;
+    ASSERT_EQ(transport_peer_stats(c->t[from], to, &st), 0);
+    return st.connected;
+}
+
+static struct transport_peer_stats stats(struct cluster *c, int from, int to)
+{
+    struct transport_peer_stats st;
+    ASSERT_EQ(transport_peer_stats(c->t[from], to, &st), 0);
+    return st;
+}
+
+static struct raft_msg vote(int64_t term)
+{
+    struct raft_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = RAFT_MSG_VOTE;
+    m.term = term;
+    m.index = 10;
+    m.log_term = 2;
+    return m;
+}
+
+/* Sends a vote from -> to and waits for it. */
+static void vote_flows(struct cluster *c, int from, int to, int64_t term)
+{
+    size_t before = c->in[to].n;
+    struct rpc_group g = {"orders", 6, 3};
+    struct raft_msg m = vote(term);
+    ASSERT_EQ(transport_send(c->t[from], to, &g, &m), 0);
+    transport_flush(c->t[from]);
+    NT_PUMP_UNTIL(c->r, c->in[to].n == before + 1, 3000);
+    ASSERT_EQ(c->in[to].last_from, from);
+    ASSERT_EQ(c->in[to].last.type, RAFT_MSG_VOTE);
+    ASSERT_EQ(c->in[to].last.term, term);
+    ASSERT_EQ(c->in[to].last.to, to);
+}
+
+TEST(raft_transport_delivers_entries_intact)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2) && connected(&c, 2, 1), 3000);
+
+    struct raft_entry ents[4];
+    for (int i = 0; i < 4; i++)
+        ents[i] = (struct raft_entry){100 + i, 100 + i, 3, RAFT_ENTRY_DATA, big_payload,
+                                      i == 3 ? sizeof(big_payload) : (size_t)(i + 1) * 1000};
+    struct raft_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = RAFT_MSG_APPEND;
+    m.term = 3;
+    m.index = 99;
+    m.log_term = 3;
+    m.commit = 98;
+    m.last = 103;
+    m.entries = ents;
+    m.n_entries = 4;
+    struct rpc_group g = {RPC_CONTROLLER_TOPIC, strlen(RPC_CONTROLLER_TOPIC), 0};
+    ASSERT_EQ(transport_send(c.t[1], 2, &g, &m), 0);
+    /* The payload was copied: scribbling over the caller's bytes changes nothing. */
+    uint8_t saved = big_payload[5];
+    big_payload[5] ^= 0xff;
+    struct raft_msg v = vote(4);
+    struct rpc_group g2 = {"orders", 6, 7};
+    ASSERT_EQ(transport_send(c.t[1], 2, &g2, &v), 0);
+    transport_flush(c.t[1]);
+    big_payload[5] = saved;
+    NT_PUMP_UNTIL(c.r, c.in[2].n == 2, 3000);
+    ASSERT_EQ(c.in[2].entries_ok, 4);
+    ASSERT_EQ(c.in[2].last_from, 1);
+    ASSERT_EQ(c.in[2].last.type, RAFT_MSG_VOTE);
+    ASSERT_STREQ(c.in[2].topic, "orders");
+    ASSERT_EQ(c.in[2].partition, 7);
+    /* Both in one RAFT frame. */
+    ASSERT_EQ(stats(&c, 1, 2).frames_sent, 1);
+    ASSERT_EQ(stats(&c, 2, 1).frames_received, 1);
+    ASSERT_EQ(stats(&c, 2, 1).msgs_received, 2);
+    ASSERT_EQ(stats(&c, 1, 2).msgs_sent, 2);
+    ASSERT_CMP(stats(&c, 1, 2).bytes_sent, >, sizeof(big_payload));
+    ASSERT_EQ(stats(&c, 1, 2).bytes_sent, stats(&c, 2, 1).bytes_received);
+    /* And the other way. */
+    vote_flows(&c, 2, 1, 9);
+    ASSERT_EQ(transport_send(c.t[1], 7, &g, &v), -ERR_NOT_FOUND);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_heartbeats_of_1000_groups_in_one_frame)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 3000);
+    char topic[16];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(topic, sizeof(topic), "t%d", i % 7);
+        struct rpc_group g = {topic, strlen(topic), i};
+        struct raft_msg m;
+        memset(&m, 0, sizeof(m));
+        m.type = i < 600 ? RAFT_MSG_HEARTBEAT : RAFT_MSG_HEARTBEAT_RESP;
+        m.term = 5;
+        m.commit = i;
+        ASSERT_EQ(transport_send(c.t[1], 2, &g, &m), 0);
+    }
+    transport_flush(c.t[1]);
+    NT_PUMP_UNTIL(c.r, c.in[2].n == 1000, 3000);
+    ASSERT_EQ(c.in[2].n_heartbeats, 600);
+    ASSERT_EQ(c.in[2].last.type, RAFT_MSG_HEARTBEAT_RESP);
+    ASSERT_EQ(stats(&c, 1, 2).frames_sent, 1);
+    ASSERT_EQ(stats(&c, 2, 1).frames_received, 1);
+    ASSERT_CMP(stats(&c, 1, 2).bytes_sent, <, 1000 * 12);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_down_peer_retried_with_backoff)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    nt_pump_for(c.r, 500);
+    struct transport_peer_stats st = stats(&c, 1, 2);
+    ASSERT(!st.connected);
+    /* 50, 100, 200 ms (each jittered down to half at most): a handful of attempts, not 100. */
+    ASSERT_CMP(st.connect_failures, >=, 2);
+    ASSERT_CMP(st.connect_failures, <=, 8);
+    struct rpc_group g = {"orders", 6, 0};
+    struct raft_msg m = vote(1);
+    ASSERT_EQ(transport_send(c.t[1], 2, &g, &m), -ERR_CLOSED);
+    ASSERT_EQ(stats(&c, 1, 2).drops, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 5000);
+    ASSERT_EQ(stats(&c, 1, 2).connects, 1);
+    ASSERT_EQ(stats(&c, 1, 2).reconnects, 0);
+    vote_flows(&c, 1, 2, 2);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_reconnects_after_close)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2) && connected(&c, 2, 1), 3000);
+    vote_flows(&c, 1, 2, 1);
+    node_stop(&c, 2);
+    NT_PUMP_UNTIL(c.r, !connected(&c, 1, 2), 3000);
+    memset(&c.in[2], 0, sizeof(c.in[2]));
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 5000);
+    ASSERT_EQ(stats(&c, 1, 2).connects, 2);
+    ASSERT_EQ(stats(&c, 1, 2).reconnects, 1);
+    vote_flows(&c, 1, 2, 2);
+    vote_flows(&c, 2, 1, 3);
+    cluster_free(&c);
+}
+
+/* Connects a raw client to node `to`, writes bytes, and expects to be disconnected; returns
+ * what the node answered before closing. */
+static size_t raw_rejected(struct cluster *c, int to, const void *bytes, size_t n)
+{
+    int fd = nt_connect(c->ports[to], 0);
+    nt_write_all(c->r, fd, bytes, n);
+    size_t got = nt_wait_closed(c->r, fd, 3000);
+    close(fd);
+    return got;
+}
+
+static size_t hello_bytes(uint8_t *dst, int32_t from, int32_t to, const char *cluster_id)
+{
+    struct iobuf b;
+    iobuf_init(&b);
+    rpc_encode_hello(&b, from, to, cluster_id);
+    size_t len;
+    uint8_t *p = iobuf_flatten(&b, &len);
+    memcpy(dst, p, len);
+    mem_free(p);
+    iobuf_destroy(&b);
+    return len;
+}
+
+TEST(raft_transport_bad_inbound_disconnected_others_unaffected)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 3000);
+    struct transport_stats ts;
+
+    /* Garbage instead of a HELLO: answered with an error frame, closed. */
+    uint8_t buf[512];
+    size_t n = nt_frame(buf, "garbage garbage garbage", 23);
+    ASSERT_CMP(raw_rejected(&c, 2, buf, n), >, 4 + RPC_HEADER_BYTES);
+    /* An oversized frame announced: closed without an answer. */
+    nt_put_be32(buf, 0x7fffffff);
+    ASSERT_EQ(raw_rejected(&c, 2, buf, 4), 0);
+    /* HELLOs with a wrong cluster id, an unknown node, this node's own id, another target. */
+    n = hello_bytes(buf, 1, 2, "other-cluster");
+    ASSERT_CMP(raw_rejected(&c, 2, buf, n), >, 4 + RPC_HEADER_BYTES);
+    n = hello_bytes(buf, 9, 2, "test-cluster");
+    ASSERT_CMP(raw_rejected(&c, 2, buf, n), >, 4 + RPC_HEADER_BYTES);
+    n = hello_bytes(buf, 2, 2, "test-cluster");
+    ASSERT_CMP(raw_rejected(&c, 2, buf, n), >, 4 + RPC_HEADER_BYTES);
+    n = hello_bytes(buf, 1, 3, "test-cluster");
+    ASSERT_CMP(raw_rejected(&c, 2, buf, n), >, 4 + RPC_HEADER_BYTES);
+    transport_get_stats(c.t[2], &ts);
+    ASSERT_EQ(ts.inbound_refused, 5);
+
+    /* A good HELLO, then a frame with a broken CRC: accepted, then closed. */
+    n = hello_bytes(buf, 3, 2, "test-cluster");
+    int fd = nt_connect(c.ports[2], 0);
+    nt_write_all(c.r, fd, buf, n);
+    uint8_t ok[4 + RPC_HEADER_BYTES];
+    nt_read_exact(c.r, fd, ok, sizeof(ok), 3000);
+    struct rpc_header h;
+    const uint8_t *body;
+    size_t body_len;
+    ASSERT_EQ(rpc_decode_header(ok + 4, RPC_HEADER_BYTES, &h, &body, &body_len), 0);
+    ASSERT_EQ(h.type, RPC_HELLO_OK);
+    ASSERT_EQ(h.from, 2);
+    ASSERT_EQ(h.to, 3);
+    n = nt_frame(buf, "\xa7\x01\x04\x00\x00\x00\x00\x03\x00\x00\x00\x02zzzz", 16);
+    nt_write_all(c.r, fd, buf, n);
+    ASSERT_EQ(nt_wait_closed(c.r, fd, 3000), 0);
+    close(fd);
+    transport_get_stats(c.t[2], &ts);
+    ASSERT_EQ(ts.inbound_bad_frames, 1);
+    ASSERT_EQ(ts.inbound_refused, 5);
+
+    /* The real peer never noticed. */
+    ASSERT(connected(&c, 1, 2));
+    vote_flows(&c, 1, 2, 5);
+    ASSERT_EQ(stats(&c, 1, 2).connects, 1);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_wrong_cluster_peer_never_connects)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 2);
+    ASSERT_EQ(node_start_as(&c, 1, "another-cluster"), 0);
+    nt_pump_for(c.r, 400);
+    ASSERT(!connected(&c, 1, 2));
+    ASSERT(!connected(&c, 2, 1));
+    ASSERT_CMP(stats(&c, 1, 2).connect_failures, >=, 2);
+    struct transport_stats ts;
+    transport_get_stats(c.t[2], &ts);
+    ASSERT_CMP(ts.inbound_refused, >=, 2);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_queue_cap_drops_counted)
+{
+    struct cluster c;
+    cluster_init(&c);
+    c.queue_max_bytes = 64 * 1024;
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 3000);
+    struct raft_entry e = {100, 100, 3, RAFT_ENTRY_DATA, big_payload, 10000};
+    struct raft_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = RAFT_MSG_APPEND;
+    m.term = 3;
+    m.index = 99;
+    m.log_term = 3;
+    m.last = 100;
+    m.entries = &e;
+    m.n_entries = 1;
+    struct rpc_group g = {"orders", 6, 1};
+    int ok = 0, dropped = 0;
+    for (int i = 0; i < 20; i++) {
+        int rc = transport_send(c.t[1], 2, &g, &m);
+        ASSERT(rc == 0 || rc == -ERR_LIMIT);
+        rc == 0 ? ok++ : dropped++;
+    }
+    ASSERT_CMP(ok, >=, 5);
+    ASSERT_CMP(ok, <=, 7);
+    ASSERT_EQ(stats(&c, 1, 2).drops, dropped);
+    /* Larger than the whole queue: dropped too. */
+    e.len = sizeof(big_payload);
+    ASSERT_EQ(transport_send(c.t[1], 2, &g, &m), -ERR_LIMIT);
+    ASSERT_EQ(stats(&c, 1, 2).drops, dropped + 1);
+    transport_flush(c.t[1]);
+    NT_PUMP_UNTIL(c.r, c.in[2].n == (size_t)ok, 3000);
+    nt_pump_for(c.r, 50);
+    ASSERT_EQ(c.in[2].n, ok);
+    cluster_free(&c);
+}
+
+TEST(raft_transport_silent_peer_handshake_times_out)
+{
+    struct cluster c;
+    cluster_init(&c);
+    c.handshake_timeout_ms = 100;
+    /* Node 2's port accepts TCP (the kernel's backlog) but never answers the HELLO. */
+    int port;
+    int lfd = listener_bind_tcp("127.0.0.1", c.ports[2], &port);
+    ASSERT(lfd >= 0);
+    node_start(&c, 1);
+    nt_pump_for(c.r, 600);
+    struct transport_peer_stats st = stats(&c, 1, 2);
+    ASSERT(!st.connected);
+    /* 100 ms timeout + 50.. ms backoff per attempt. */
+    ASSERT_CMP(st.connect_failures, >=, 2);
+    ASSERT_CMP(st.connect_failures, <=, 5);
+    close(lfd);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2), 5000);
+    vote_flows(&c, 1, 2, 1);
+    cluster_free(&c);
+}
