@@ -62,7 +62,7 @@ struct conn_limits {
 
 /* Binds host:port (host may be "0.0.0.0", "::", a name or an address; port 0 picks a free
  * port), listens and starts accepting on r. Returns 0 or -errno (the caller reports e.g.
- * EADDRINUSE). */
+ * EADDRINUSE). lim NULL: every limit at its default. */
 int listener_open(struct reactor *r, const char *host, int port, const struct conn_limits *lim,
                   const struct conn_handler *h, struct listener **out);
 int listener_port(const struct listener *l); /* the bound port */

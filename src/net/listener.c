@@ -234,7 +234,7 @@ int listener_open(struct reactor *r, const char *host, int port, const struct co
     l->r = r;
     l->fd = fd;
     l->port = rc;
-    l->lim = *lim;
+    l->lim = lim ? *lim : (struct conn_limits){0};
     limits_fill(&l->lim);
     l->h = *h;
     l->refs = 1;
