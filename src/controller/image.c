@@ -380,62 +380,106 @@ int ctl_image_apply_all(struct ctl_image *img, const struct ctl_recs *l)
 
 /* ---- snapshot ---- */
 
-void ctl_image_snapshot(const struct ctl_image *img, struct ctl_recs *out)
+/* Calls emit with each snapshot record in order (one record on the stack: no list is built). */
+typedef void (*emit_fn)(const struct ctl_rec *r, void *data);
+
+static void snapshot_brokers(const struct ctl_image *img, struct ctl_rec *r, emit_fn emit,
+                             void *data)
 {
     for (size_t i = 0; i < img->n_brokers; i++) {
         const struct ctl_broker *b = &img->brokers[i];
-        struct ctl_rec *r = ctl_recs_push(out, CTL_REC_REGISTER_BROKER);
+        memset(r, 0, sizeof(*r));
+        r->type = CTL_REC_REGISTER_BROKER;
         r->broker.node_id = b->id;
         r->broker.incarnation = b->incarnation;
         memcpy(r->broker.host, b->host, sizeof(b->host));
         r->broker.port = b->port;
         memcpy(r->broker.cluster_addr, b->cluster_addr, sizeof(b->cluster_addr));
+        emit(r, data);
         if (!b->fenced) {
-            r = ctl_recs_push(out, CTL_REC_BROKER_LIVENESS);
+            memset(r, 0, sizeof(*r));
+            r->type = CTL_REC_BROKER_LIVENESS;
             r->liveness.node_id = b->id;
             r->liveness.fenced = false;
+            emit(r, data);
         }
     }
+}
+
+static void snapshot_topics(const struct ctl_image *img, struct ctl_rec *r, emit_fn emit,
+                            void *data)
+{
     for (size_t i = 0; i < img->n_topics; i++) {
         const struct ctl_topic *t = img->topics[i];
-        struct ctl_rec *r = ctl_recs_push(out, CTL_REC_TOPIC);
+        memset(r, 0, sizeof(*r));
+        r->type = CTL_REC_TOPIC;
         memcpy(r->topic.name, t->name, sizeof(t->name));
         r->topic.id = t->id;
         r->topic.n_partitions = t->n_partitions;
+        emit(r, data);
         for (int32_t p = 0; p < t->n_partitions; p++) {
             const struct ctl_partition *part = &t->parts[p];
             if (part->n_replicas == 0)
                 continue;
-            r = ctl_recs_push(out, CTL_REC_PARTITION);
+            memset(r, 0, sizeof(*r));
+            r->type = CTL_REC_PARTITION;
             r->partition.topic_id = t->id;
             r->partition.partition = p;
             r->partition.leader = part->leader;
             r->partition.leader_epoch = part->leader_epoch;
             r->partition.n_replicas = part->n_replicas;
             memcpy(r->partition.replicas, part->replicas, sizeof(part->replicas));
+            emit(r, data);
         }
     }
+}
+
+static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
+{
+    struct ctl_rec r;
+    snapshot_brokers(img, &r, emit, data);
+    snapshot_topics(img, &r, emit, data);
     for (size_t i = 0; i < img->n_configs; i++) {
         const struct ctl_config *c = &img->configs[i];
-        struct ctl_rec *r = ctl_recs_push(out, CTL_REC_CONFIG);
-        r->config.resource_type = c->resource_type;
-        memcpy(r->config.resource, c->resource, sizeof(c->resource));
-        memcpy(r->config.key, c->key, sizeof(c->key));
-        memcpy(r->config.value, c->value, sizeof(c->value));
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_CONFIG;
+        r.config.resource_type = c->resource_type;
+        memcpy(r.config.resource, c->resource, sizeof(c->resource));
+        memcpy(r.config.key, c->key, sizeof(c->key));
+        memcpy(r.config.value, c->value, sizeof(c->value));
+        emit(&r, data);
     }
     if (img->has_pids) {
-        struct ctl_rec *r = ctl_recs_push(out, CTL_REC_PRODUCER_IDS);
-        r->pids = img->pids;
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_PRODUCER_IDS;
+        r.pids = img->pids;
+        emit(&r, data);
     }
+}
+
+static void emit_push(const struct ctl_rec *r, void *data)
+{
+    *ctl_recs_push(data, r->type) = *r;
+}
+
+void ctl_image_snapshot(const struct ctl_image *img, struct ctl_recs *out)
+{
+    snapshot_each(img, emit_push, out);
+}
+
+static void emit_encode(const struct ctl_rec *r, void *data)
+{
+    struct kwriter *w = data;
+    size_t pos = kw_pos(w);
+    kw_i32(w, 0);
+    ctl_rec_encode(w, r);
+    kw_patch_i32(w, pos, (int32_t)(kw_pos(w) - pos - 4));
 }
 
 void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out)
 {
-    struct ctl_recs l;
-    ctl_recs_init(&l);
-    ctl_image_snapshot(img, &l);
-    ctl_recs_encode(&l, out);
-    ctl_recs_free(&l);
+    struct kwriter w = {out};
+    snapshot_each(img, emit_encode, &w);
 }
 
 /* ---- invariants ---- */
