@@ -55,8 +55,8 @@ static void push_partition(struct ctl_recs *out, const struct ctl_topic *t, int3
     memcpy(r->partition.replicas, part->replicas, sizeof(part->replicas));
 }
 
-static void push_new_partitions(struct ctl_recs *out, struct kuuid id, int32_t first,
-                                int32_t n, int32_t rf, const int32_t *rows)
+static void push_new_partitions(struct ctl_recs *out, struct kuuid id, int32_t first, int32_t n,
+                                int32_t rf, const int32_t *rows)
 {
     for (int32_t p = 0; p < n; p++) {
         struct ctl_rec *r = ctl_recs_push(out, CTL_REC_PARTITION);
@@ -140,8 +140,7 @@ static int16_t create_topic_check(const struct ctl_image *img, const struct ctl_
             return KERR_INVALID_TOPIC_EXCEPTION;
     if (req->n_partitions < 1 || req->n_partitions > CTL_PARTITIONS_MAX)
         return KERR_INVALID_PARTITIONS;
-    if (req->rf < 1 || req->rf > CTL_REPLICAS_MAX ||
-        (size_t)req->rf > ctl_image_live_brokers(img))
+    if (req->rf < 1 || req->rf > CTL_REPLICAS_MAX || (size_t)req->rf > ctl_image_live_brokers(img))
         return KERR_INVALID_REPLICATION_FACTOR;
     if (ctl_uuid_is_zero(req->id) || ctl_image_topic_by_id(img, req->id) != NULL)
         return KERR_INVALID_REQUEST;
@@ -201,11 +200,12 @@ int16_t ctl_cmd_create_partitions(const struct ctl_image *img, const char *name,
 }
 
 int16_t ctl_cmd_alter_configs(const struct ctl_image *img, int8_t resource_type,
-                              const char *resource, const struct ctl_config_entry *ops, size_t n_ops,
-                              ctl_config_check_fn check, void *data, struct ctl_recs *out)
+                              const char *resource, const struct ctl_config_entry *ops,
+                              size_t n_ops, ctl_config_check_fn check, void *data,
+                              struct ctl_recs *out)
 {
-    if (resource == NULL || (resource_type != CTL_RESOURCE_TOPIC &&
-                             resource_type != CTL_RESOURCE_BROKER))
+    if (resource == NULL ||
+        (resource_type != CTL_RESOURCE_TOPIC && resource_type != CTL_RESOURCE_BROKER))
         return KERR_INVALID_REQUEST;
     if (resource_type == CTL_RESOURCE_TOPIC && ctl_image_topic(img, resource) == NULL)
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
@@ -242,8 +242,9 @@ static void push_leader_moves(const struct ctl_image *img, const int32_t *ids, s
         const struct ctl_topic *t = img->topics[i];
         for (int32_t p = 0; p < t->n_partitions; p++) {
             const struct ctl_partition *part = &t->parts[p];
-            if (part->n_replicas == 0 || !in_ids(ids, n_ids, part->leader))
-                continue;
+            if (part->n_replicas == 0 || !in_ids(ids, n_ids, part->leader) ||
+                part->leader_epoch >= CTL_EPOCH_MAX)
+                continue; /* at the epoch limit (only a forged log gets there): left as is */
             int32_t leader = ctl_elect_leader(img, part, ids, n_ids);
             push_partition(out, t, p, part, leader, part->leader_epoch + 1);
         }
@@ -283,7 +284,8 @@ static void push_leader_returns(const struct ctl_image *img, int32_t id, struct 
         const struct ctl_topic *t = img->topics[i];
         for (int32_t p = 0; p < t->n_partitions; p++) {
             const struct ctl_partition *part = &t->parts[p];
-            if (part->leader != -1 || !ctl_partition_has_replica(part, id))
+            if (part->leader != -1 || !ctl_partition_has_replica(part, id) ||
+                part->leader_epoch >= CTL_EPOCH_MAX)
                 continue;
             int32_t leader = id;
             for (int32_t k = 0; k < part->n_replicas; k++) {

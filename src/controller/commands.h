@@ -40,7 +40,7 @@ struct ctl_create_topic {
     const char *name;
     struct kuuid id; /* fresh random id from the caller; zero or taken -> error */
     int32_t n_partitions;
-    int32_t rf;      /* replication factor, defaults resolved by the caller */
+    int32_t rf; /* replication factor, defaults resolved by the caller */
     const struct ctl_config_entry *configs;
     size_t n_configs;
 };
@@ -71,8 +71,9 @@ int16_t ctl_cmd_create_partitions(const struct ctl_image *img, const char *name,
  * resource, duplicate key), INVALID_CONFIG (key/value too long, empty key), or check's error.
  * Records: one CONFIG per op. */
 int16_t ctl_cmd_alter_configs(const struct ctl_image *img, int8_t resource_type,
-                              const char *resource, const struct ctl_config_entry *ops, size_t n_ops,
-                              ctl_config_check_fn check, void *data, struct ctl_recs *out);
+                              const char *resource, const struct ctl_config_entry *ops,
+                              size_t n_ops, ctl_config_check_fn check, void *data,
+                              struct ctl_recs *out);
 
 /* The leader's view of broker sessions: when each broker last heartbeated. Soft state: a new
  * leader starts empty and gives every broker a full session timeout from its first

@@ -175,8 +175,8 @@ const char *ctl_image_config(const struct ctl_image *img, int8_t resource_type,
     return NULL;
 }
 
-size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type,
-                            const char *resource, const struct ctl_config **first)
+size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type, const char *resource,
+                            const struct ctl_config **first)
 {
     size_t i = config_lower(img, resource_type, resource, NULL);
     size_t j = i;
@@ -302,8 +302,8 @@ static int apply_config(struct ctl_image *img, const struct ctl_rec_config *r)
     if (r->resource_type == CTL_RESOURCE_TOPIC && ctl_image_topic(img, r->resource) == NULL)
         return -ERR_INVALID;
     size_t i = config_lower(img, r->resource_type, r->resource, r->key);
-    bool found =
-        i < img->n_configs && config_cmp(r->resource_type, r->resource, r->key, &img->configs[i]) == 0;
+    bool found = i < img->n_configs &&
+                 config_cmp(r->resource_type, r->resource, r->key, &img->configs[i]) == 0;
     if (r->deleted) {
         if (found)
             config_remove_range(img, i, 1);
@@ -511,7 +511,8 @@ void ctl_image_check(const struct ctl_image *img)
     }
     for (size_t i = 0; i < img->n_configs; i++) {
         const struct ctl_config *c = &img->configs[i];
-        CHECK(i == 0 || config_cmp(c->resource_type, c->resource, c->key, &img->configs[i - 1]) > 0);
+        CHECK(i == 0 ||
+              config_cmp(c->resource_type, c->resource, c->key, &img->configs[i - 1]) > 0);
         CHECK(c->resource_type != CTL_RESOURCE_TOPIC || ctl_image_topic(img, c->resource) != NULL);
     }
 }

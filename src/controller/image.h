@@ -61,9 +61,9 @@ struct ctl_image {
     struct ctl_config *configs; /* sorted by (resource_type, resource, key) */
     size_t n_configs;
     size_t cap_configs;
-    bool has_pids;             /* a PRODUCER_IDS record was applied */
-    struct ctl_rec_pids pids;  /* the last block handed out */
-    uint64_t records_applied;  /* records accepted so far (not part of snapshots) */
+    bool has_pids;            /* a PRODUCER_IDS record was applied */
+    struct ctl_rec_pids pids; /* the last block handed out */
+    uint64_t records_applied; /* records accepted so far (not part of snapshots) */
 };
 
 void ctl_image_init(struct ctl_image *img);
@@ -94,8 +94,8 @@ bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id)
 const char *ctl_image_config(const struct ctl_image *img, int8_t resource_type,
                              const char *resource, const char *key);
 /* The configs of one resource: *first and the count (contiguous, sorted by key). */
-size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type,
-                            const char *resource, const struct ctl_config **first);
+size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type, const char *resource,
+                            const struct ctl_config **first);
 /* The first producer id after every block handed out so far (0 for a new cluster). */
 int64_t ctl_image_pid_next(const struct ctl_image *img);
 

@@ -52,7 +52,8 @@ static bool partition_valid(const struct ctl_rec_partition *p)
 {
     if (ctl_uuid_is_zero(p->topic_id) || p->partition < 0 || p->partition >= CTL_PARTITIONS_MAX)
         return false;
-    if (p->leader_epoch < 0 || p->n_replicas < 1 || p->n_replicas > CTL_REPLICAS_MAX)
+    if (p->leader_epoch < 0 || p->leader_epoch > CTL_EPOCH_MAX || p->n_replicas < 1 ||
+        p->n_replicas > CTL_REPLICAS_MAX)
         return false;
     bool leader_found = p->leader == -1;
     for (int32_t i = 0; i < p->n_replicas; i++) {

@@ -42,6 +42,7 @@
 #define CTL_REPLICAS_MAX 16       /* replicas of one partition */
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
+#define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
 
 #define CTL_RESOURCE_TOPIC 2
 #define CTL_RESOURCE_BROKER 4
@@ -57,10 +58,10 @@ enum ctl_rec_type {
 };
 
 struct ctl_rec_broker {
-    int32_t node_id;                  /* >= 0 */
-    struct kuuid incarnation;         /* changes on every broker start */
-    char host[CTL_HOST_MAX + 1];      /* non-empty */
-    int32_t port;                     /* 1..65535, for clients */
+    int32_t node_id;                     /* >= 0 */
+    struct kuuid incarnation;            /* changes on every broker start */
+    char host[CTL_HOST_MAX + 1];         /* non-empty */
+    int32_t port;                        /* 1..65535, for clients */
     char cluster_addr[CTL_ADDR_MAX + 1]; /* may be empty (no Raft listener) */
 };
 
@@ -79,7 +80,7 @@ struct ctl_rec_partition {
     struct kuuid topic_id;
     int32_t partition;                  /* 0..CTL_PARTITIONS_MAX-1 */
     int32_t leader;                     /* -1, or one of replicas */
-    int32_t leader_epoch;               /* >= 0 */
+    int32_t leader_epoch;               /* 0..CTL_EPOCH_MAX */
     int32_t n_replicas;                 /* 1..CTL_REPLICAS_MAX */
     int32_t replicas[CTL_REPLICAS_MAX]; /* distinct ids >= 0 */
 };
@@ -89,11 +90,11 @@ struct ctl_rec_remove_topic {
 };
 
 struct ctl_rec_config {
-    int8_t resource_type;                   /* CTL_RESOURCE_* */
-    char resource[CTL_NAME_MAX + 1];        /* topic name, or "" / decimal broker id */
-    char key[CTL_CONFIG_KEY_MAX + 1];       /* non-empty */
-    bool deleted;                           /* value is null */
-    char value[CTL_CONFIG_VALUE_MAX + 1];   /* "" when deleted */
+    int8_t resource_type;                 /* CTL_RESOURCE_* */
+    char resource[CTL_NAME_MAX + 1];      /* topic name, or "" / decimal broker id */
+    char key[CTL_CONFIG_KEY_MAX + 1];     /* non-empty */
+    bool deleted;                         /* value is null */
+    char value[CTL_CONFIG_VALUE_MAX + 1]; /* "" when deleted */
 };
 
 struct ctl_rec_pids {

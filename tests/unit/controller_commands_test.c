@@ -465,12 +465,39 @@ TEST(controller_placement_elect_and_place_basics)
         ASSERT_NE(rows[2 * p], rows[2 * p + 1]);
     ASSERT_EQ(rows[0], 3); /* ties go to the lower id */
     ASSERT_EQ(rows[2], 5); /* then the leadership alternates */
-    struct ctl_partition part = {.leader = 3, .leader_epoch = 0, .n_replicas = 2,
-                                 .replicas = {3, 5}};
+    struct ctl_partition part = {
+        .leader = 3, .leader_epoch = 0, .n_replicas = 2, .replicas = {3, 5}};
     ASSERT_EQ(ctl_elect_leader(&e.img, &part, NULL, 0), 3);
     int32_t ex = 3;
     ASSERT_EQ(ctl_elect_leader(&e.img, &part, &ex, 1), 5);
     int32_t both[] = {3, 5};
     ASSERT_EQ(ctl_elect_leader(&e.img, &part, both, 2), -1);
+    env_free(&e);
+}
+
+/* A forged log can hold the largest epoch: fencing then leaves the partition alone instead of
+ * overflowing (and the epoch above it is refused). */
+TEST(controller_cmd_epoch_limit_never_overflows)
+{
+    struct env e;
+    env_init(&e);
+    add_broker(&e, 1, 0);
+    add_broker(&e, 2, 0);
+    ASSERT_EQ(create(&e, "t", 7, 1, 2), KERR_NONE);
+    commit(&e);
+    struct ctl_rec r = {.type = CTL_REC_PARTITION};
+    r.partition.topic_id = ctu_uuid(7);
+    r.partition.leader = p0(&e)->leader;
+    r.partition.n_replicas = 2;
+    memcpy(r.partition.replicas, p0(&e)->replicas, sizeof(r.partition.replicas));
+    r.partition.leader_epoch = INT32_MAX;
+    ASSERT(!ctl_rec_valid(&r));
+    r.partition.leader_epoch = CTL_EPOCH_MAX;
+    ASSERT_EQ(ctl_image_apply(&e.img, &r), 0);
+    int32_t leader = p0(&e)->leader;
+    ASSERT_EQ(ctl_cmd_fence_brokers(&e.img, &leader, 1, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1); /* the liveness record only */
+    commit(&e);
+    ASSERT_EQ(p0(&e)->leader_epoch, CTL_EPOCH_MAX);
     env_free(&e);
 }

@@ -182,14 +182,14 @@ TEST(controller_image_refuses_inconsistent_records)
     size_t len;
     uint8_t *before = ctu_snapshot(&img, &len);
     uint64_t applied = img.records_applied;
-    assert_refused_unchanged(&img, topic(&img, "a", 11, 2), before, len);  /* name, other id */
-    assert_refused_unchanged(&img, topic(&img, "c", 10, 2), before, len);  /* id, other name */
-    assert_refused_unchanged(&img, topic(&img, "a", 10, 1), before, len);  /* shrink */
+    assert_refused_unchanged(&img, topic(&img, "a", 11, 2), before, len);       /* name, other id */
+    assert_refused_unchanged(&img, topic(&img, "c", 10, 2), before, len);       /* id, other name */
+    assert_refused_unchanged(&img, topic(&img, "a", 10, 1), before, len);       /* shrink */
     assert_refused_unchanged(&img, part(&img, 99, 0, 1, 0, 1, 2), before, len); /* no topic */
     assert_refused_unchanged(&img, part(&img, 10, 2, 1, 0, 1, 2), before, len); /* beyond count */
     assert_refused_unchanged(&img, part(&img, 20, 0, 1, 3, 3, 1), before, len); /* epoch down */
     assert_refused_unchanged(&img, config(&img, CTL_RESOURCE_TOPIC, "zz", "k", "v"), before, len);
-    assert_refused_unchanged(&img, pids(&img, 1999, 10), before, len);     /* overlaps */
+    assert_refused_unchanged(&img, pids(&img, 1999, 10), before, len); /* overlaps */
     struct ctl_rec r = {.type = CTL_REC_BROKER_LIVENESS};
     r.liveness.node_id = 42;
     assert_refused_unchanged(&img, ctl_image_apply(&img, &r), before, len);

@@ -55,7 +55,7 @@ static int32_t rnd_in(struct prop *p, int32_t lo, int32_t hi)
 #define PASSERT(p, c)                                                                              \
     do {                                                                                           \
         if (!(c))                                                                                  \
-            test_fail(__FILE__, __LINE__, "seed %" PRIu64 ": %s", (p)->seed, #c);                 \
+            test_fail(__FILE__, __LINE__, "seed %" PRIu64 ": %s", (p)->seed, #c);                  \
     } while (0)
 
 static struct kuuid inc_of(struct prop *p, int32_t id)
@@ -142,8 +142,8 @@ static void check_invariants(struct prop *p)
 
 static void heartbeat(struct prop *p, int32_t id, bool caught_up)
 {
-    int16_t err = ctl_cmd_heartbeat(&p->img, &p->sessions, id, inc_of(p, id), caught_up, p->now_ms,
-                                    &p->out);
+    int16_t err =
+        ctl_cmd_heartbeat(&p->img, &p->sessions, id, inc_of(p, id), caught_up, p->now_ms, &p->out);
     PASSERT(p, err == (ctl_image_broker(&p->img, id) ? KERR_NONE : KERR_STALE_BROKER_EPOCH));
     commit(p);
 }
@@ -154,8 +154,8 @@ static void register_broker(struct prop *p, int32_t id)
     char host[16];
     snprintf(host, sizeof(host), "b%d", id);
     struct ctl_broker_reg reg = {id, inc_of(p, id), host, 9092, ""};
-    PASSERT(p, ctl_cmd_register_broker(&p->img, &p->sessions, &reg, p->now_ms, &p->out) ==
-                   KERR_NONE);
+    PASSERT(p,
+            ctl_cmd_register_broker(&p->img, &p->sessions, &reg, p->now_ms, &p->out) == KERR_NONE);
     commit(p);
 }
 
@@ -171,8 +171,8 @@ static void step_create(struct prop *p)
     char name[32];
     snprintf(name, sizeof(name), "t%d", rnd_in(p, 0, 40));
     int32_t live = (int32_t)ctl_image_live_brokers(&p->img);
-    struct ctl_create_topic req = {name, ctu_uuid(++p->next_topic_id), rnd_in(p, 1, 12),
-                                   rnd_in(p, 1, live + 1), NULL, 0};
+    struct ctl_create_topic req = {
+        name, ctu_uuid(++p->next_topic_id), rnd_in(p, 1, 12), rnd_in(p, 1, live + 1), NULL, 0};
     int16_t err = ctl_cmd_create_topic(&p->img, &req, NULL, NULL, &p->out);
     int16_t want = KERR_NONE;
     if (ctl_image_topic(&p->img, name) != NULL)
