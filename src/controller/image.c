@@ -482,6 +482,60 @@ void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out)
     snapshot_each(img, emit_encode, &w);
 }
 
+void ctl_image_copy(struct ctl_image *dst, const struct ctl_image *src)
+{
+    ctl_image_free(dst);
+    struct ctl_recs l;
+    ctl_recs_init(&l);
+    ctl_image_snapshot(src, &l);
+    CHECK(ctl_image_apply_all(dst, &l) == 0);
+    ctl_recs_free(&l);
+}
+
+/* ---- local replica changes ---- */
+
+static bool partition_same(const struct ctl_partition *a, const struct ctl_partition *b)
+{
+    return a->leader == b->leader && a->leader_epoch == b->leader_epoch &&
+           a->n_replicas == b->n_replicas &&
+           memcmp(a->replicas, b->replicas, (size_t)a->n_replicas * sizeof(a->replicas[0])) == 0;
+}
+
+/* Partitions of t that broker_id replicates and that other (the same topic in the other image,
+ * or NULL) does not give it. */
+static void diff_missing(const struct ctl_topic *t, const struct ctl_topic *other,
+                         int32_t broker_id, enum ctl_local_change what, ctl_local_cb cb, void *data)
+{
+    for (int32_t p = 0; p < t->n_partitions; p++) {
+        if (!ctl_partition_has_replica(&t->parts[p], broker_id))
+            continue;
+        bool there = other != NULL && p < other->n_partitions &&
+                     ctl_partition_has_replica(&other->parts[p], broker_id);
+        if (!there)
+            cb(what, t, p, &t->parts[p], data);
+    }
+}
+
+void ctl_image_diff_local(const struct ctl_image *before, const struct ctl_image *after,
+                          int32_t broker_id, ctl_local_cb cb, void *data)
+{
+    for (size_t i = 0; i < before->n_topics; i++) {
+        const struct ctl_topic *t = before->topics[i];
+        diff_missing(t, ctl_image_topic_by_id(after, t->id), broker_id, CTL_LOCAL_REMOVE, cb, data);
+    }
+    for (size_t i = 0; i < after->n_topics; i++) {
+        const struct ctl_topic *t = after->topics[i];
+        const struct ctl_topic *old = ctl_image_topic_by_id(before, t->id);
+        diff_missing(t, old, broker_id, CTL_LOCAL_CREATE, cb, data);
+        for (int32_t p = 0; old != NULL && p < old->n_partitions && p < t->n_partitions; p++) {
+            const struct ctl_partition *a = &old->parts[p], *b = &t->parts[p];
+            if (ctl_partition_has_replica(a, broker_id) &&
+                ctl_partition_has_replica(b, broker_id) && !partition_same(a, b))
+                cb(CTL_LOCAL_CHANGE, t, p, b, data);
+        }
+    }
+}
+
 /* ---- invariants ---- */
 
 static void partition_check(const struct ctl_partition *p)

@@ -99,6 +99,27 @@ size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type, c
 /* The first producer id after every block handed out so far (0 for a new cluster). */
 int64_t ctl_image_pid_next(const struct ctl_image *img);
 
+/* dst (initialised, any content) becomes an identical copy of src, rebuilt from its snapshot. */
+void ctl_image_copy(struct ctl_image *dst, const struct ctl_image *src);
+
+/* What changed for one broker's local replicas between two images (before and after applying
+ * some records): partitions are told apart by (topic id, index), so a topic deleted and created
+ * again under the same name is a removal and a creation.
+ *   CTL_LOCAL_CREATE: the broker replicates it in `after` but not in `before`;
+ *   CTL_LOCAL_REMOVE: in `before` but not in `after` (topic deleted or replica moved away);
+ *   CTL_LOCAL_CHANGE: in both, with another leader, leader epoch or replica list.
+ * t and p come from `after`, except for CTL_LOCAL_REMOVE (from `before`). Calls come in the
+ * images' topic order, removals first. */
+enum ctl_local_change {
+    CTL_LOCAL_CREATE,
+    CTL_LOCAL_REMOVE,
+    CTL_LOCAL_CHANGE,
+};
+typedef void (*ctl_local_cb)(enum ctl_local_change what, const struct ctl_topic *t,
+                             int32_t partition, const struct ctl_partition *p, void *data);
+void ctl_image_diff_local(const struct ctl_image *before, const struct ctl_image *after,
+                          int32_t broker_id, ctl_local_cb cb, void *data);
+
 /* Checks the image's invariants (CHECK): sorted, unique, partitions consistent. */
 void ctl_image_check(const struct ctl_image *img);
 

@@ -276,3 +276,55 @@ TEST(controller_image_empty_snapshot_is_empty)
     mem_free(s);
     ctl_image_free(&img);
 }
+
+struct seen {
+    char log[512];
+};
+
+static void seen_cb(enum ctl_local_change what, const struct ctl_topic *t, int32_t partition,
+                    const struct ctl_partition *p, void *data)
+{
+    struct seen *s = data;
+    static const char *names[] = {"create", "remove", "change"};
+    size_t n = strlen(s->log);
+    snprintf(s->log + n, sizeof(s->log) - n, "%s %s-%d e%d;", names[what], t->name, partition,
+             p->leader_epoch);
+}
+
+TEST(controller_image_copy_and_diff_local)
+{
+    struct ctl_image before, after;
+    build(&before);
+    ctl_image_init(&after);
+    ctl_image_copy(&after, &before);
+    size_t l1, l2;
+    uint8_t *s1 = ctu_snapshot(&before, &l1);
+    uint8_t *s2 = ctu_snapshot(&after, &l2);
+    ASSERT_EQ(l1, l2);
+    ASSERT_MEMEQ(s1, s2, l1);
+    mem_free(s1);
+    mem_free(s2);
+    struct seen s = {""};
+    ctl_image_diff_local(&before, &after, 2, seen_cb, &s);
+    ASSERT_STREQ(s.log, ""); /* nothing changed */
+
+    /* broker 2: a-0 {1,2} gets a new leader, a-1 {2,3} moves to {3,1}, b-0 {3,1} untouched,
+     * "b" is deleted and re-created under a new id with broker 2, a grows a partition on 2 */
+    ASSERT_EQ(part(&after, 10, 0, 2, 1, 1, 2), 0);
+    ASSERT_EQ(part(&after, 10, 1, 3, 1, 3, 1), 0);
+    struct ctl_rec r = {.type = CTL_REC_REMOVE_TOPIC};
+    r.remove_topic.id = ctu_uuid(20);
+    ASSERT_EQ(ctl_image_apply(&after, &r), 0);
+    ASSERT_EQ(topic(&after, "b", 21, 1), 0);
+    ASSERT_EQ(part(&after, 21, 0, 2, 0, 2, 3), 0);
+    ASSERT_EQ(topic(&after, "a", 10, 3), 0);
+    ASSERT_EQ(part(&after, 10, 2, 1, 0, 1, 2), 0);
+    ctl_image_diff_local(&before, &after, 2, seen_cb, &s);
+    ASSERT_STREQ(s.log, "remove a-1 e0;create a-2 e0;change a-0 e1;create b-0 e0;");
+    /* broker 3 lost b-0 of the old "b" and a-1 changed, b-0 of the new one is created */
+    s.log[0] = '\0';
+    ctl_image_diff_local(&before, &after, 3, seen_cb, &s);
+    ASSERT_STREQ(s.log, "remove b-0 e4;change a-1 e1;create b-0 e0;");
+    ctl_image_free(&after);
+    ctl_image_free(&before);
+}
