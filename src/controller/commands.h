@@ -1,0 +1,135 @@
+/* Admin and broker-lifecycle commands: what the controller leader validates and turns into
+ * __cluster_metadata records.
+ *
+ * Every command is a pure function of the image (plus, for broker sessions, the leader's
+ * struct ctl_sessions and the time passed in): it returns a Kafka error code (kafka/errors.h)
+ * and, on KERR_NONE only, appends the records to write to *out (possibly none, e.g. a repeated
+ * registration). On an error nothing is appended.
+ *
+ * Contract with the caller (the controller leader):
+ *   - img must include every record the leader has appended so far, committed or not: apply a
+ *     command's records to it before validating the next command. Otherwise two commands could
+ *     both pass (two creates of one name) or produce overlapping producer-id blocks.
+ *   - If the leader loses leadership, it rebuilds img from the committed log; uncommitted
+ *     records may be lost, so their effects must not be reported as done before commit.
+ *   - Random inputs (topic ids) come from the caller, which keeps these functions deterministic.
+ */
+#ifndef SP_CONTROLLER_COMMANDS_H
+#define SP_CONTROLLER_COMMANDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller/image.h"
+#include "controller/records.h"
+
+#define CTL_PID_BLOCK_SIZE 1000
+
+/* Validates one config: value is NULL for a deletion. Returns KERR_NONE, or the error to send
+ * (usually KERR_INVALID_CONFIG). */
+typedef int16_t (*ctl_config_check_fn)(int8_t resource_type, const char *key, const char *value,
+                                       void *data);
+
+struct ctl_config_entry {
+    const char *key;
+    const char *value; /* NULL: delete (alter only) */
+};
+
+struct ctl_create_topic {
+    const char *name;
+    struct kuuid id; /* fresh random id from the caller; zero or taken -> error */
+    int32_t n_partitions;
+    int32_t rf; /* replication factor, defaults resolved by the caller */
+    const struct ctl_config_entry *configs;
+    size_t n_configs;
+};
+
+/* Errors: INVALID_TOPIC_EXCEPTION (name rules, or it collides with an existing name once '.'
+ * and '_' are taken as equal, as Kafka's metric names do), TOPIC_ALREADY_EXISTS,
+ * INVALID_PARTITIONS (< 1 or > CTL_PARTITIONS_MAX), INVALID_REPLICATION_FACTOR (< 1, >
+ * CTL_REPLICAS_MAX or > live brokers), INVALID_REQUEST (duplicate config key, zero or taken
+ * topic id), INVALID_CONFIG (key/value too long or empty key), or check's error. check may be
+ * NULL (accept all). Records: TOPIC, one PARTITION per partition (leader = preferred, epoch 0),
+ * one CONFIG per entry. */
+int16_t ctl_cmd_create_topic(const struct ctl_image *img, const struct ctl_create_topic *req,
+                             ctl_config_check_fn check, void *data, struct ctl_recs *out);
+
+/* Errors: UNKNOWN_TOPIC_OR_PARTITION. Records: REMOVE_TOPIC (which also drops its configs). */
+int16_t ctl_cmd_delete_topic(const struct ctl_image *img, const char *name, struct ctl_recs *out);
+
+/* Grows the topic to n_total partitions, with the replication factor of its partition 0.
+ * Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_PARTITIONS (n_total not above the current count,
+ * or above CTL_PARTITIONS_MAX), INVALID_REPLICATION_FACTOR (fewer live brokers than the factor).
+ * Records: TOPIC (new count), one PARTITION per new partition. */
+int16_t ctl_cmd_create_partitions(const struct ctl_image *img, const char *name, int32_t n_total,
+                                  struct ctl_recs *out);
+
+/* Incremental alter: each op sets (value) or deletes (NULL) one key of the resource
+ * (CTL_RESOURCE_TOPIC: an existing topic's name; CTL_RESOURCE_BROKER: "" for the cluster
+ * default or a broker id in decimal). Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (bad
+ * resource, duplicate key), INVALID_CONFIG (key/value too long, empty key), or check's error.
+ * Records: one CONFIG per op. */
+int16_t ctl_cmd_alter_configs(const struct ctl_image *img, int8_t resource_type,
+                              const char *resource, const struct ctl_config_entry *ops,
+                              size_t n_ops, ctl_config_check_fn check, void *data,
+                              struct ctl_recs *out);
+
+/* The leader's view of broker sessions: when each broker last heartbeated. Soft state: a new
+ * leader starts empty and gives every broker a full session timeout from its first
+ * ctl_cmd_fence_expired call. */
+struct ctl_session {
+    int32_t id;
+    int64_t last_ms;
+};
+struct ctl_sessions {
+    struct ctl_session *v; /* sorted by id, owned */
+    size_t n;
+    size_t cap;
+};
+void ctl_sessions_init(struct ctl_sessions *s);
+void ctl_sessions_free(struct ctl_sessions *s);
+
+struct ctl_broker_reg {
+    int32_t node_id;
+    struct kuuid incarnation;
+    const char *host;
+    int32_t port;
+    const char *cluster_addr; /* "" if none */
+};
+
+/* A broker (re)starting. The same incarnation again is a retry: KERR_NONE, no records. A new
+ * incarnation replaces the old registration; the broker is fenced until its heartbeat says it
+ * has caught up, so partitions it leads get a new leader (epoch + 1). Errors: INVALID_REQUEST
+ * (node id < 0, empty or long host, port outside 1..65535, long cluster address). Records:
+ * REGISTER_BROKER, then PARTITION changes. Starts the broker's session at now_ms. */
+int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions *s,
+                                const struct ctl_broker_reg *reg, int64_t now_ms,
+                                struct ctl_recs *out);
+
+/* A heartbeat: renews the session. A fenced broker that has caught_up with the metadata log
+ * is unfenced, and partitions without a leader that it replicates get one (the first replica
+ * in order that is live or is this broker; epoch + 1). Errors: STALE_BROKER_EPOCH (unknown
+ * broker or another incarnation). Records: BROKER_LIVENESS, PARTITION changes. */
+int16_t ctl_cmd_heartbeat(const struct ctl_image *img, struct ctl_sessions *s, int32_t node_id,
+                          struct kuuid incarnation, bool caught_up, int64_t now_ms,
+                          struct ctl_recs *out);
+
+/* Fences the given unfenced brokers (ids, distinct) and moves the leadership of the partitions
+ * they lead to the first live replica not being fenced (or to none, -1), epoch + 1. Ids that
+ * are unknown or already fenced are skipped. Always KERR_NONE. */
+int16_t ctl_cmd_fence_brokers(const struct ctl_image *img, const int32_t *ids, size_t n_ids,
+                              struct ctl_recs *out);
+
+/* Fences every unfenced broker whose last heartbeat is session_timeout_ms or more before
+ * now_ms (brokers without a session get one starting now). Always KERR_NONE. */
+int16_t ctl_cmd_fence_expired(const struct ctl_image *img, struct ctl_sessions *s, int64_t now_ms,
+                              int64_t session_timeout_ms, struct ctl_recs *out);
+
+/* The next CTL_PID_BLOCK_SIZE producer ids for a broker. Blocks follow the image's last block,
+ * so they never overlap, across leader changes too. Errors: STALE_BROKER_EPOCH (unknown broker
+ * or other incarnation), UNKNOWN_SERVER_ERROR (id space exhausted). Records: PRODUCER_IDS. */
+int16_t ctl_cmd_alloc_producer_ids(const struct ctl_image *img, int32_t broker_id,
+                                   struct kuuid incarnation, struct ctl_recs *out);
+
+#endif

@@ -1,0 +1,572 @@
+/* The metadata image (controller/image.h).
+ *
+ * Owns: the broker array, the topic array (each topic and its partition array), the config
+ * array, and the last producer-id block.
+ *
+ * Invariants (ctl_image_check):
+ *   1. brokers sorted by strictly increasing id; topics by strictly increasing name; configs by
+ *      strictly increasing (resource_type, resource, key).
+ *   2. Topic ids are non-zero and distinct.
+ *   3. Every partition is either unassigned (no replicas, leader -1, epoch -1) or assigned:
+ *      1..CTL_REPLICAS_MAX distinct replicas, leader -1 or one of them, epoch >= 0.
+ *   4. Every topic config names an existing topic (RemoveTopic drops them).
+ *
+ * Transitions, one per record type (ctl_image_apply): REGISTER_BROKER adds or replaces a broker
+ * (fenced); BROKER_LIVENESS fences/unfences; TOPIC creates a topic or grows its partition count
+ * (new partitions unassigned); PARTITION assigns or changes one partition (the leader epoch
+ * never goes down); REMOVE_TOPIC drops a topic and its configs; CONFIG sets or deletes a key;
+ * PRODUCER_IDS records a block that starts at or after the end of the previous one.
+ *
+ * Lookups by topic id scan the topic array: metadata changes are rare and topic counts modest.
+ */
+#include "controller/image.h"
+
+#include <string.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/mem.h"
+
+void ctl_image_init(struct ctl_image *img)
+{
+    memset(img, 0, sizeof(*img));
+}
+
+static void topic_free(struct ctl_topic *t)
+{
+    mem_free(t->parts);
+    mem_free(t);
+}
+
+void ctl_image_free(struct ctl_image *img)
+{
+    for (size_t i = 0; i < img->n_topics; i++)
+        topic_free(img->topics[i]);
+    mem_free(img->topics);
+    mem_free(img->brokers);
+    mem_free(img->configs);
+    ctl_image_init(img);
+}
+
+/* ---- lookups ---- */
+
+/* Index of the first broker with id >= id. */
+static size_t broker_lower(const struct ctl_image *img, int32_t id)
+{
+    size_t lo = 0, hi = img->n_brokers;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (img->brokers[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const struct ctl_broker *ctl_image_broker(const struct ctl_image *img, int32_t id)
+{
+    size_t i = broker_lower(img, id);
+    return i < img->n_brokers && img->brokers[i].id == id ? &img->brokers[i] : NULL;
+}
+
+bool ctl_image_broker_live(const struct ctl_image *img, int32_t id)
+{
+    const struct ctl_broker *b = ctl_image_broker(img, id);
+    return b != NULL && !b->fenced;
+}
+
+size_t ctl_image_live_brokers(const struct ctl_image *img)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < img->n_brokers; i++)
+        n += !img->brokers[i].fenced;
+    return n;
+}
+
+static size_t topic_lower(const struct ctl_image *img, const char *name)
+{
+    size_t lo = 0, hi = img->n_topics;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(img->topics[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const struct ctl_topic *ctl_image_topic(const struct ctl_image *img, const char *name)
+{
+    size_t i = topic_lower(img, name);
+    return i < img->n_topics && strcmp(img->topics[i]->name, name) == 0 ? img->topics[i] : NULL;
+}
+
+static bool uuid_eq(struct kuuid a, struct kuuid b)
+{
+    return memcmp(a.b, b.b, sizeof(a.b)) == 0;
+}
+
+static size_t topic_index_by_id(const struct ctl_image *img, struct kuuid id)
+{
+    for (size_t i = 0; i < img->n_topics; i++)
+        if (uuid_eq(img->topics[i]->id, id))
+            return i;
+    return img->n_topics;
+}
+
+const struct ctl_topic *ctl_image_topic_by_id(const struct ctl_image *img, struct kuuid id)
+{
+    size_t i = topic_index_by_id(img, id);
+    return i < img->n_topics ? img->topics[i] : NULL;
+}
+
+const struct ctl_partition *ctl_image_partition(const struct ctl_image *img, struct kuuid topic_id,
+                                                int32_t partition)
+{
+    const struct ctl_topic *t = ctl_image_topic_by_id(img, topic_id);
+    if (t == NULL || partition < 0 || partition >= t->n_partitions)
+        return NULL;
+    return &t->parts[partition];
+}
+
+bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id)
+{
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        if (p->replicas[i] == broker_id)
+            return true;
+    return false;
+}
+
+static int config_cmp(int8_t type, const char *resource, const char *key,
+                      const struct ctl_config *c)
+{
+    if (type != c->resource_type)
+        return type < c->resource_type ? -1 : 1;
+    int d = strcmp(resource, c->resource);
+    if (d != 0 || key == NULL)
+        return d;
+    return strcmp(key, c->key);
+}
+
+/* Index of the first config >= (type, resource, key); key NULL sorts before every key. */
+static size_t config_lower(const struct ctl_image *img, int8_t type, const char *resource,
+                           const char *key)
+{
+    size_t lo = 0, hi = img->n_configs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int d = config_cmp(type, resource, key, &img->configs[mid]);
+        if (d > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const char *ctl_image_config(const struct ctl_image *img, int8_t resource_type,
+                             const char *resource, const char *key)
+{
+    size_t i = config_lower(img, resource_type, resource, key);
+    if (i < img->n_configs && config_cmp(resource_type, resource, key, &img->configs[i]) == 0)
+        return img->configs[i].value;
+    return NULL;
+}
+
+size_t ctl_image_configs_of(const struct ctl_image *img, int8_t resource_type, const char *resource,
+                            const struct ctl_config **first)
+{
+    size_t i = config_lower(img, resource_type, resource, NULL);
+    size_t j = i;
+    while (j < img->n_configs && config_cmp(resource_type, resource, NULL, &img->configs[j]) == 0)
+        j++;
+    *first = i < img->n_configs ? &img->configs[i] : NULL;
+    return j - i;
+}
+
+int64_t ctl_image_pid_next(const struct ctl_image *img)
+{
+    return img->has_pids ? img->pids.first + img->pids.size : 0;
+}
+
+/* ---- apply ---- */
+
+static int apply_register(struct ctl_image *img, const struct ctl_rec_broker *r)
+{
+    size_t i = broker_lower(img, r->node_id);
+    if (i == img->n_brokers || img->brokers[i].id != r->node_id) {
+        MEM_GROW(img->brokers, img->cap_brokers, img->n_brokers + 1);
+        memmove(&img->brokers[i + 1], &img->brokers[i],
+                (img->n_brokers - i) * sizeof(img->brokers[0]));
+        img->n_brokers++;
+    }
+    struct ctl_broker *b = &img->brokers[i];
+    memset(b, 0, sizeof(*b));
+    b->id = r->node_id;
+    b->incarnation = r->incarnation;
+    memcpy(b->host, r->host, sizeof(b->host));
+    b->port = r->port;
+    memcpy(b->cluster_addr, r->cluster_addr, sizeof(b->cluster_addr));
+    b->fenced = true;
+    return 0;
+}
+
+static int apply_liveness(struct ctl_image *img, const struct ctl_rec_liveness *r)
+{
+    size_t i = broker_lower(img, r->node_id);
+    if (i == img->n_brokers || img->brokers[i].id != r->node_id)
+        return -ERR_INVALID;
+    img->brokers[i].fenced = r->fenced;
+    return 0;
+}
+
+static void parts_unassigned(struct ctl_partition *p, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        memset(&p[i], 0, sizeof(p[i]));
+        p[i].leader = -1;
+        p[i].leader_epoch = -1;
+    }
+}
+
+static int apply_topic(struct ctl_image *img, const struct ctl_rec_topic *r)
+{
+    size_t i = topic_lower(img, r->name);
+    if (i < img->n_topics && strcmp(img->topics[i]->name, r->name) == 0) {
+        struct ctl_topic *t = img->topics[i];
+        if (!uuid_eq(t->id, r->id) || r->n_partitions < t->n_partitions)
+            return -ERR_INVALID;
+        t->parts = mem_realloc(t->parts, (size_t)r->n_partitions * sizeof(t->parts[0]));
+        parts_unassigned(&t->parts[t->n_partitions], r->n_partitions - t->n_partitions);
+        t->n_partitions = r->n_partitions;
+        return 0;
+    }
+    if (topic_index_by_id(img, r->id) < img->n_topics)
+        return -ERR_INVALID; /* the id belongs to another name */
+    struct ctl_topic *t = mem_calloc(1, sizeof(*t));
+    memcpy(t->name, r->name, sizeof(t->name));
+    t->id = r->id;
+    t->n_partitions = r->n_partitions;
+    t->parts = mem_alloc((size_t)r->n_partitions * sizeof(t->parts[0]));
+    parts_unassigned(t->parts, r->n_partitions);
+    MEM_GROW(img->topics, img->cap_topics, img->n_topics + 1);
+    memmove(&img->topics[i + 1], &img->topics[i], (img->n_topics - i) * sizeof(img->topics[0]));
+    img->topics[i] = t;
+    img->n_topics++;
+    return 0;
+}
+
+static int apply_partition(struct ctl_image *img, const struct ctl_rec_partition *r)
+{
+    size_t i = topic_index_by_id(img, r->topic_id);
+    if (i == img->n_topics || r->partition >= img->topics[i]->n_partitions)
+        return -ERR_INVALID;
+    struct ctl_partition *p = &img->topics[i]->parts[r->partition];
+    if (r->leader_epoch < p->leader_epoch)
+        return -ERR_INVALID;
+    memset(p, 0, sizeof(*p));
+    p->leader = r->leader;
+    p->leader_epoch = r->leader_epoch;
+    p->n_replicas = r->n_replicas;
+    memcpy(p->replicas, r->replicas, (size_t)r->n_replicas * sizeof(r->replicas[0]));
+    return 0;
+}
+
+static void config_remove_range(struct ctl_image *img, size_t i, size_t n)
+{
+    memmove(&img->configs[i], &img->configs[i + n],
+            (img->n_configs - i - n) * sizeof(img->configs[0]));
+    img->n_configs -= n;
+}
+
+static int apply_remove_topic(struct ctl_image *img, const struct ctl_rec_remove_topic *r)
+{
+    size_t i = topic_index_by_id(img, r->id);
+    if (i == img->n_topics)
+        return -ERR_INVALID;
+    struct ctl_topic *t = img->topics[i];
+    const struct ctl_config *first;
+    size_t n = ctl_image_configs_of(img, CTL_RESOURCE_TOPIC, t->name, &first);
+    if (n > 0)
+        config_remove_range(img, (size_t)(first - img->configs), n);
+    topic_free(t);
+    memmove(&img->topics[i], &img->topics[i + 1], (img->n_topics - i - 1) * sizeof(img->topics[0]));
+    img->n_topics--;
+    return 0;
+}
+
+static int apply_config(struct ctl_image *img, const struct ctl_rec_config *r)
+{
+    if (r->resource_type == CTL_RESOURCE_TOPIC && ctl_image_topic(img, r->resource) == NULL)
+        return -ERR_INVALID;
+    size_t i = config_lower(img, r->resource_type, r->resource, r->key);
+    bool found = i < img->n_configs &&
+                 config_cmp(r->resource_type, r->resource, r->key, &img->configs[i]) == 0;
+    if (r->deleted) {
+        if (found)
+            config_remove_range(img, i, 1);
+        return 0; /* deleting an unset key is a no-op, as in Kafka */
+    }
+    if (!found) {
+        MEM_GROW(img->configs, img->cap_configs, img->n_configs + 1);
+        memmove(&img->configs[i + 1], &img->configs[i],
+                (img->n_configs - i) * sizeof(img->configs[0]));
+        img->n_configs++;
+    }
+    struct ctl_config *c = &img->configs[i];
+    memset(c, 0, sizeof(*c));
+    c->resource_type = r->resource_type;
+    memcpy(c->resource, r->resource, sizeof(c->resource));
+    memcpy(c->key, r->key, sizeof(c->key));
+    memcpy(c->value, r->value, sizeof(c->value));
+    return 0;
+}
+
+static int apply_pids(struct ctl_image *img, const struct ctl_rec_pids *r)
+{
+    if (r->first < ctl_image_pid_next(img))
+        return -ERR_INVALID; /* would overlap a block already handed out */
+    img->pids = *r;
+    img->has_pids = true;
+    return 0;
+}
+
+static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
+{
+    switch (r->type) {
+    case CTL_REC_REGISTER_BROKER:
+        return apply_register(img, &r->broker);
+    case CTL_REC_BROKER_LIVENESS:
+        return apply_liveness(img, &r->liveness);
+    case CTL_REC_TOPIC:
+        return apply_topic(img, &r->topic);
+    case CTL_REC_PARTITION:
+        return apply_partition(img, &r->partition);
+    case CTL_REC_REMOVE_TOPIC:
+        return apply_remove_topic(img, &r->remove_topic);
+    case CTL_REC_CONFIG:
+        return apply_config(img, &r->config);
+    case CTL_REC_PRODUCER_IDS:
+        return apply_pids(img, &r->pids);
+    }
+    return -ERR_INVALID;
+}
+
+int ctl_image_apply(struct ctl_image *img, const struct ctl_rec *r)
+{
+    if (DCHECK_ENABLED)
+        ctl_image_check(img);
+    if (!ctl_rec_valid(r))
+        return -ERR_INVALID;
+    int rc = apply_one(img, r);
+    if (rc == 0)
+        img->records_applied++;
+    if (DCHECK_ENABLED)
+        ctl_image_check(img);
+    return rc;
+}
+
+int ctl_image_apply_all(struct ctl_image *img, const struct ctl_recs *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        int rc = ctl_image_apply(img, &l->v[i]);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- snapshot ---- */
+
+/* Calls emit with each snapshot record in order (one record on the stack: no list is built). */
+typedef void (*emit_fn)(const struct ctl_rec *r, void *data);
+
+static void snapshot_brokers(const struct ctl_image *img, struct ctl_rec *r, emit_fn emit,
+                             void *data)
+{
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *b = &img->brokers[i];
+        memset(r, 0, sizeof(*r));
+        r->type = CTL_REC_REGISTER_BROKER;
+        r->broker.node_id = b->id;
+        r->broker.incarnation = b->incarnation;
+        memcpy(r->broker.host, b->host, sizeof(b->host));
+        r->broker.port = b->port;
+        memcpy(r->broker.cluster_addr, b->cluster_addr, sizeof(b->cluster_addr));
+        emit(r, data);
+        if (!b->fenced) {
+            memset(r, 0, sizeof(*r));
+            r->type = CTL_REC_BROKER_LIVENESS;
+            r->liveness.node_id = b->id;
+            r->liveness.fenced = false;
+            emit(r, data);
+        }
+    }
+}
+
+static void snapshot_topics(const struct ctl_image *img, struct ctl_rec *r, emit_fn emit,
+                            void *data)
+{
+    for (size_t i = 0; i < img->n_topics; i++) {
+        const struct ctl_topic *t = img->topics[i];
+        memset(r, 0, sizeof(*r));
+        r->type = CTL_REC_TOPIC;
+        memcpy(r->topic.name, t->name, sizeof(t->name));
+        r->topic.id = t->id;
+        r->topic.n_partitions = t->n_partitions;
+        emit(r, data);
+        for (int32_t p = 0; p < t->n_partitions; p++) {
+            const struct ctl_partition *part = &t->parts[p];
+            if (part->n_replicas == 0)
+                continue;
+            memset(r, 0, sizeof(*r));
+            r->type = CTL_REC_PARTITION;
+            r->partition.topic_id = t->id;
+            r->partition.partition = p;
+            r->partition.leader = part->leader;
+            r->partition.leader_epoch = part->leader_epoch;
+            r->partition.n_replicas = part->n_replicas;
+            memcpy(r->partition.replicas, part->replicas, sizeof(part->replicas));
+            emit(r, data);
+        }
+    }
+}
+
+static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
+{
+    struct ctl_rec r;
+    snapshot_brokers(img, &r, emit, data);
+    snapshot_topics(img, &r, emit, data);
+    for (size_t i = 0; i < img->n_configs; i++) {
+        const struct ctl_config *c = &img->configs[i];
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_CONFIG;
+        r.config.resource_type = c->resource_type;
+        memcpy(r.config.resource, c->resource, sizeof(c->resource));
+        memcpy(r.config.key, c->key, sizeof(c->key));
+        memcpy(r.config.value, c->value, sizeof(c->value));
+        emit(&r, data);
+    }
+    if (img->has_pids) {
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_PRODUCER_IDS;
+        r.pids = img->pids;
+        emit(&r, data);
+    }
+}
+
+static void emit_push(const struct ctl_rec *r, void *data)
+{
+    *ctl_recs_push(data, r->type) = *r;
+}
+
+void ctl_image_snapshot(const struct ctl_image *img, struct ctl_recs *out)
+{
+    snapshot_each(img, emit_push, out);
+}
+
+static void emit_encode(const struct ctl_rec *r, void *data)
+{
+    struct kwriter *w = data;
+    size_t pos = kw_pos(w);
+    kw_i32(w, 0);
+    ctl_rec_encode(w, r);
+    kw_patch_i32(w, pos, (int32_t)(kw_pos(w) - pos - 4));
+}
+
+void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out)
+{
+    struct kwriter w = {out};
+    snapshot_each(img, emit_encode, &w);
+}
+
+void ctl_image_copy(struct ctl_image *dst, const struct ctl_image *src)
+{
+    ctl_image_free(dst);
+    struct ctl_recs l;
+    ctl_recs_init(&l);
+    ctl_image_snapshot(src, &l);
+    CHECK(ctl_image_apply_all(dst, &l) == 0);
+    ctl_recs_free(&l);
+}
+
+/* ---- local replica changes ---- */
+
+static bool partition_same(const struct ctl_partition *a, const struct ctl_partition *b)
+{
+    return a->leader == b->leader && a->leader_epoch == b->leader_epoch &&
+           a->n_replicas == b->n_replicas &&
+           memcmp(a->replicas, b->replicas, (size_t)a->n_replicas * sizeof(a->replicas[0])) == 0;
+}
+
+/* Partitions of t that broker_id replicates and that other (the same topic in the other image,
+ * or NULL) does not give it. */
+static void diff_missing(const struct ctl_topic *t, const struct ctl_topic *other,
+                         int32_t broker_id, enum ctl_local_change what, ctl_local_cb cb, void *data)
+{
+    for (int32_t p = 0; p < t->n_partitions; p++) {
+        if (!ctl_partition_has_replica(&t->parts[p], broker_id))
+            continue;
+        bool there = other != NULL && p < other->n_partitions &&
+                     ctl_partition_has_replica(&other->parts[p], broker_id);
+        if (!there)
+            cb(what, t, p, &t->parts[p], data);
+    }
+}
+
+void ctl_image_diff_local(const struct ctl_image *before, const struct ctl_image *after,
+                          int32_t broker_id, ctl_local_cb cb, void *data)
+{
+    for (size_t i = 0; i < before->n_topics; i++) {
+        const struct ctl_topic *t = before->topics[i];
+        diff_missing(t, ctl_image_topic_by_id(after, t->id), broker_id, CTL_LOCAL_REMOVE, cb, data);
+    }
+    for (size_t i = 0; i < after->n_topics; i++) {
+        const struct ctl_topic *t = after->topics[i];
+        const struct ctl_topic *old = ctl_image_topic_by_id(before, t->id);
+        diff_missing(t, old, broker_id, CTL_LOCAL_CREATE, cb, data);
+        for (int32_t p = 0; old != NULL && p < old->n_partitions && p < t->n_partitions; p++) {
+            const struct ctl_partition *a = &old->parts[p], *b = &t->parts[p];
+            if (ctl_partition_has_replica(a, broker_id) &&
+                ctl_partition_has_replica(b, broker_id) && !partition_same(a, b))
+                cb(CTL_LOCAL_CHANGE, t, p, b, data);
+        }
+    }
+}
+
+/* ---- invariants ---- */
+
+static void partition_check(const struct ctl_partition *p)
+{
+    if (p->n_replicas == 0) {
+        CHECK(p->leader == -1 && p->leader_epoch == -1);
+        return;
+    }
+    CHECK(p->n_replicas >= 1 && p->n_replicas <= CTL_REPLICAS_MAX && p->leader_epoch >= 0);
+    CHECK(p->leader == -1 || ctl_partition_has_replica(p, p->leader));
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        for (int32_t j = 0; j < i; j++)
+            CHECK(p->replicas[i] != p->replicas[j]);
+}
+
+void ctl_image_check(const struct ctl_image *img)
+{
+    for (size_t i = 1; i < img->n_brokers; i++)
+        CHECK(img->brokers[i - 1].id < img->brokers[i].id);
+    for (size_t i = 0; i < img->n_topics; i++) {
+        const struct ctl_topic *t = img->topics[i];
+        CHECK(i == 0 || strcmp(img->topics[i - 1]->name, t->name) < 0);
+        CHECK(!ctl_uuid_is_zero(t->id) && topic_index_by_id(img, t->id) == i);
+        CHECK(t->n_partitions >= 1 && t->n_partitions <= CTL_PARTITIONS_MAX);
+        for (int32_t p = 0; p < t->n_partitions; p++)
+            partition_check(&t->parts[p]);
+    }
+    for (size_t i = 0; i < img->n_configs; i++) {
+        const struct ctl_config *c = &img->configs[i];
+        CHECK(i == 0 ||
+              config_cmp(c->resource_type, c->resource, c->key, &img->configs[i - 1]) > 0);
+        CHECK(c->resource_type != CTL_RESOURCE_TOPIC || ctl_image_topic(img, c->resource) != NULL);
+    }
+}

@@ -1,0 +1,315 @@
+/* Encoding and decoding of __cluster_metadata records (controller/records.h). Stateless apart
+ * from struct ctl_recs, a plain growable array. */
+#include "controller/records.h"
+
+#include <string.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/mem.h"
+
+#define REC_VERSION 0
+
+bool ctl_topic_name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > CTL_NAME_MAX)
+        return false;
+    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+bool ctl_uuid_is_zero(struct kuuid u)
+{
+    static const struct kuuid zero;
+    return memcmp(u.b, zero.b, sizeof(u.b)) == 0;
+}
+
+static bool broker_resource_valid(const char *s)
+{
+    size_t len = strlen(s);
+    if (len == 0)
+        return true; /* cluster-wide default */
+    if (len > 10 || (len > 1 && s[0] == '0'))
+        return false;
+    int64_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v <= INT32_MAX;
+}
+
+static bool partition_valid(const struct ctl_rec_partition *p)
+{
+    if (ctl_uuid_is_zero(p->topic_id) || p->partition < 0 || p->partition >= CTL_PARTITIONS_MAX)
+        return false;
+    if (p->leader_epoch < 0 || p->leader_epoch > CTL_EPOCH_MAX || p->n_replicas < 1 ||
+        p->n_replicas > CTL_REPLICAS_MAX)
+        return false;
+    bool leader_found = p->leader == -1;
+    for (int32_t i = 0; i < p->n_replicas; i++) {
+        if (p->replicas[i] < 0)
+            return false;
+        for (int32_t j = 0; j < i; j++)
+            if (p->replicas[j] == p->replicas[i])
+                return false;
+        if (p->replicas[i] == p->leader)
+            leader_found = true;
+    }
+    return leader_found;
+}
+
+bool ctl_rec_valid(const struct ctl_rec *r)
+{
+    switch (r->type) {
+    case CTL_REC_REGISTER_BROKER:
+        return r->broker.node_id >= 0 && r->broker.host[0] != '\0' && r->broker.port >= 1 &&
+               r->broker.port <= 65535;
+    case CTL_REC_BROKER_LIVENESS:
+        return r->liveness.node_id >= 0;
+    case CTL_REC_TOPIC:
+        return ctl_topic_name_valid(r->topic.name, strlen(r->topic.name)) &&
+               !ctl_uuid_is_zero(r->topic.id) && r->topic.n_partitions >= 1 &&
+               r->topic.n_partitions <= CTL_PARTITIONS_MAX;
+    case CTL_REC_PARTITION:
+        return partition_valid(&r->partition);
+    case CTL_REC_REMOVE_TOPIC:
+        return !ctl_uuid_is_zero(r->remove_topic.id);
+    case CTL_REC_CONFIG:
+        if (r->config.key[0] == '\0' || (r->config.deleted && r->config.value[0] != '\0'))
+            return false;
+        if (r->config.resource_type == CTL_RESOURCE_TOPIC)
+            return ctl_topic_name_valid(r->config.resource, strlen(r->config.resource));
+        if (r->config.resource_type == CTL_RESOURCE_BROKER)
+            return broker_resource_valid(r->config.resource);
+        return false;
+    case CTL_REC_PRODUCER_IDS:
+        return r->pids.broker_id >= 0 && r->pids.first >= 0 && r->pids.size >= 1 &&
+               r->pids.size <= CTL_PID_BLOCK_MAX && r->pids.first <= INT64_MAX - r->pids.size;
+    }
+    return false;
+}
+
+static void put_str(struct kwriter *w, const char *s)
+{
+    kw_str(w, false, kstr_c(s));
+}
+
+void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
+{
+    CHECK(ctl_rec_valid(r));
+    kw_i16(w, (int16_t)r->type);
+    kw_i16(w, REC_VERSION);
+    switch (r->type) {
+    case CTL_REC_REGISTER_BROKER:
+        kw_i32(w, r->broker.node_id);
+        kw_uuid(w, r->broker.incarnation);
+        put_str(w, r->broker.host);
+        kw_i32(w, r->broker.port);
+        put_str(w, r->broker.cluster_addr);
+        break;
+    case CTL_REC_BROKER_LIVENESS:
+        kw_i32(w, r->liveness.node_id);
+        kw_i8(w, r->liveness.fenced ? 1 : 0);
+        break;
+    case CTL_REC_TOPIC:
+        put_str(w, r->topic.name);
+        kw_uuid(w, r->topic.id);
+        kw_i32(w, r->topic.n_partitions);
+        break;
+    case CTL_REC_PARTITION:
+        kw_uuid(w, r->partition.topic_id);
+        kw_i32(w, r->partition.partition);
+        kw_i32(w, r->partition.leader);
+        kw_i32(w, r->partition.leader_epoch);
+        kw_i32(w, r->partition.n_replicas);
+        for (int32_t i = 0; i < r->partition.n_replicas; i++)
+            kw_i32(w, r->partition.replicas[i]);
+        break;
+    case CTL_REC_REMOVE_TOPIC:
+        kw_uuid(w, r->remove_topic.id);
+        break;
+    case CTL_REC_CONFIG:
+        kw_i8(w, r->config.resource_type);
+        put_str(w, r->config.resource);
+        put_str(w, r->config.key);
+        kw_str(w, false, r->config.deleted ? KSTR_NULL : kstr_c(r->config.value));
+        break;
+    case CTL_REC_PRODUCER_IDS:
+        kw_i32(w, r->pids.broker_id);
+        kw_i64(w, r->pids.first);
+        kw_i32(w, r->pids.size);
+        break;
+    }
+}
+
+/* Reads a non-null string of at most max bytes without NUL into dst (max + 1 bytes). */
+static void get_str(struct kreader *r, char *dst, size_t max)
+{
+    struct kstr s = kr_str(r, false);
+    if (!kr_ok(r))
+        return;
+    if (s.len < 0 || (size_t)s.len > max || memchr(s.p, '\0', (size_t)s.len) != NULL) {
+        r->err = true;
+        return;
+    }
+    memcpy(dst, s.p, (size_t)s.len);
+    dst[s.len] = '\0';
+}
+
+static void decode_partition(struct kreader *r, struct ctl_rec_partition *p)
+{
+    p->topic_id = kr_uuid(r);
+    p->partition = kr_i32(r);
+    p->leader = kr_i32(r);
+    p->leader_epoch = kr_i32(r);
+    p->n_replicas = kr_i32(r);
+    if (p->n_replicas < 1 || p->n_replicas > CTL_REPLICAS_MAX) {
+        r->err = true;
+        return;
+    }
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        p->replicas[i] = kr_i32(r);
+}
+
+static void decode_config(struct kreader *r, struct ctl_rec_config *c)
+{
+    c->resource_type = kr_i8(r);
+    get_str(r, c->resource, CTL_NAME_MAX);
+    get_str(r, c->key, CTL_CONFIG_KEY_MAX);
+    struct kstr v = kr_str(r, false);
+    if (!kr_ok(r))
+        return;
+    if (v.len < 0) {
+        c->deleted = true;
+        return;
+    }
+    if ((size_t)v.len > CTL_CONFIG_VALUE_MAX || memchr(v.p, '\0', (size_t)v.len) != NULL) {
+        r->err = true;
+        return;
+    }
+    memcpy(c->value, v.p, (size_t)v.len);
+    c->value[v.len] = '\0';
+}
+
+static void decode_body(struct kreader *r, struct ctl_rec *out)
+{
+    switch (out->type) {
+    case CTL_REC_REGISTER_BROKER:
+        out->broker.node_id = kr_i32(r);
+        out->broker.incarnation = kr_uuid(r);
+        get_str(r, out->broker.host, CTL_HOST_MAX);
+        out->broker.port = kr_i32(r);
+        get_str(r, out->broker.cluster_addr, CTL_ADDR_MAX);
+        break;
+    case CTL_REC_BROKER_LIVENESS: {
+        out->liveness.node_id = kr_i32(r);
+        int8_t f = kr_i8(r);
+        if (f != 0 && f != 1)
+            r->err = true;
+        out->liveness.fenced = f == 1;
+        break;
+    }
+    case CTL_REC_TOPIC:
+        get_str(r, out->topic.name, CTL_NAME_MAX);
+        out->topic.id = kr_uuid(r);
+        out->topic.n_partitions = kr_i32(r);
+        break;
+    case CTL_REC_PARTITION:
+        decode_partition(r, &out->partition);
+        break;
+    case CTL_REC_REMOVE_TOPIC:
+        out->remove_topic.id = kr_uuid(r);
+        break;
+    case CTL_REC_CONFIG:
+        decode_config(r, &out->config);
+        break;
+    case CTL_REC_PRODUCER_IDS:
+        out->pids.broker_id = kr_i32(r);
+        out->pids.first = kr_i64(r);
+        out->pids.size = kr_i32(r);
+        break;
+    }
+}
+
+int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct kreader r;
+    kr_init(&r, p, len);
+    int16_t type = kr_i16(&r);
+    int16_t version = kr_i16(&r);
+    if (!kr_ok(&r))
+        return -ERR_CORRUPT;
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_PRODUCER_IDS || version != REC_VERSION)
+        return -ERR_UNSUPPORTED;
+    out->type = (enum ctl_rec_type)type;
+    decode_body(&r, out);
+    if (!kr_ok(&r) || kr_left(&r) != 0 || !ctl_rec_valid(out)) {
+        memset(out, 0, sizeof(*out));
+        return -ERR_CORRUPT;
+    }
+    return 0;
+}
+
+void ctl_recs_init(struct ctl_recs *l)
+{
+    memset(l, 0, sizeof(*l));
+}
+
+void ctl_recs_free(struct ctl_recs *l)
+{
+    mem_free(l->v);
+    ctl_recs_init(l);
+}
+
+struct ctl_rec *ctl_recs_push(struct ctl_recs *l, enum ctl_rec_type type)
+{
+    MEM_GROW(l->v, l->cap, l->n + 1);
+    struct ctl_rec *r = &l->v[l->n++];
+    memset(r, 0, sizeof(*r));
+    r->type = type;
+    return r;
+}
+
+void ctl_recs_encode(const struct ctl_recs *l, struct iobuf *out)
+{
+    struct kwriter w = {out};
+    for (size_t i = 0; i < l->n; i++) {
+        size_t pos = kw_pos(&w);
+        kw_i32(&w, 0);
+        ctl_rec_encode(&w, &l->v[i]);
+        kw_patch_i32(&w, pos, (int32_t)(kw_pos(&w) - pos - 4));
+    }
+}
+
+int ctl_recs_decode(const uint8_t *p, size_t len, size_t max_records, struct ctl_recs *l)
+{
+    struct kreader r;
+    kr_init(&r, p, len);
+    size_t n = 0;
+    while (kr_left(&r) > 0) {
+        int32_t rec_len = kr_i32(&r);
+        if (!kr_ok(&r) || rec_len < 0 || (size_t)rec_len > kr_left(&r))
+            return -ERR_CORRUPT;
+        if (n == max_records)
+            return -ERR_TOO_LARGE;
+        const uint8_t *rec = kr_raw(&r, (size_t)rec_len);
+        struct ctl_rec tmp;
+        int rc = ctl_rec_decode(rec, (size_t)rec_len, &tmp);
+        if (rc != 0)
+            return rc;
+        *ctl_recs_push(l, tmp.type) = tmp;
+        n++;
+    }
+    return kr_ok(&r) ? 0 : -ERR_CORRUPT;
+}

@@ -1,0 +1,151 @@
+/* The records of the __cluster_metadata log: one struct ctl_rec per Kafka record value.
+ *
+ * Every record value starts with int16 type and int16 version (all types are at version 0), then
+ * the fields of its type, big-endian, strings as int16 length + bytes (Kafka STRING):
+ *
+ *   1 REGISTER_BROKER   node_id i32, incarnation uuid, host string, port i32,
+ *                       cluster_addr string (host:port of the broker's Raft listener)
+ *   2 BROKER_LIVENESS   node_id i32, fenced i8 (0/1)
+ *   3 TOPIC             name string, topic_id uuid, n_partitions i32
+ *   4 PARTITION         topic_id uuid, partition i32, leader i32 (-1 none), leader_epoch i32,
+ *                       n_replicas i32, replicas i32[n_replicas] (the partition's voters;
+ *                       replicas[0] is the preferred leader)
+ *   5 REMOVE_TOPIC      topic_id uuid
+ *   6 CONFIG            resource_type i8 (2 topic, 4 broker: Kafka's ConfigResource types),
+ *                       resource string (topic name; broker id in decimal, "" = cluster-wide
+ *                       broker default), key string, value nullable string (null = delete)
+ *   7 PRODUCER_IDS      broker_id i32, first i64, size i32
+ *
+ * A PARTITION record carries the whole state of one partition: it both assigns a new partition
+ * and changes an existing one (leader election, reassignment), so replay never merges deltas.
+ *
+ * Decoding takes bytes from the log (disk or network): never trusted. ctl_rec_decode checks
+ * every length against the bytes left, every count against its bound (before anything is
+ * stored: a record decodes into a fixed-size struct, nothing is allocated), that the value ends
+ * exactly where the record does, and the record's own consistency (ctl_rec_valid). Strings are
+ * copied NUL-terminated, so a string holding a NUL byte is corrupt. */
+#ifndef SP_CONTROLLER_RECORDS_H
+#define SP_CONTROLLER_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/iobuf.h"
+#include "kafka/wire.h"
+
+#define CTL_NAME_MAX 249          /* topic name bytes (Kafka's limit) */
+#define CTL_HOST_MAX 255          /* advertised host bytes */
+#define CTL_ADDR_MAX 255          /* cluster (Raft) address bytes */
+#define CTL_CONFIG_KEY_MAX 255    /* config key bytes */
+#define CTL_CONFIG_VALUE_MAX 1024 /* config value bytes */
+#define CTL_REPLICAS_MAX 16       /* replicas of one partition */
+#define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
+#define CTL_PID_BLOCK_MAX (1 << 20)
+#define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
+
+#define CTL_RESOURCE_TOPIC 2
+#define CTL_RESOURCE_BROKER 4
+
+enum ctl_rec_type {
+    CTL_REC_REGISTER_BROKER = 1,
+    CTL_REC_BROKER_LIVENESS = 2,
+    CTL_REC_TOPIC = 3,
+    CTL_REC_PARTITION = 4,
+    CTL_REC_REMOVE_TOPIC = 5,
+    CTL_REC_CONFIG = 6,
+    CTL_REC_PRODUCER_IDS = 7,
+};
+
+struct ctl_rec_broker {
+    int32_t node_id;                     /* >= 0 */
+    struct kuuid incarnation;            /* changes on every broker start */
+    char host[CTL_HOST_MAX + 1];         /* non-empty */
+    int32_t port;                        /* 1..65535, for clients */
+    char cluster_addr[CTL_ADDR_MAX + 1]; /* may be empty (no Raft listener) */
+};
+
+struct ctl_rec_liveness {
+    int32_t node_id;
+    bool fenced;
+};
+
+struct ctl_rec_topic {
+    char name[CTL_NAME_MAX + 1]; /* 1..249 bytes of [a-zA-Z0-9._-], not "." or ".." */
+    struct kuuid id;             /* not all zero */
+    int32_t n_partitions;        /* 1..CTL_PARTITIONS_MAX */
+};
+
+struct ctl_rec_partition {
+    struct kuuid topic_id;
+    int32_t partition;                  /* 0..CTL_PARTITIONS_MAX-1 */
+    int32_t leader;                     /* -1, or one of replicas */
+    int32_t leader_epoch;               /* 0..CTL_EPOCH_MAX */
+    int32_t n_replicas;                 /* 1..CTL_REPLICAS_MAX */
+    int32_t replicas[CTL_REPLICAS_MAX]; /* distinct ids >= 0 */
+};
+
+struct ctl_rec_remove_topic {
+    struct kuuid id;
+};
+
+struct ctl_rec_config {
+    int8_t resource_type;                 /* CTL_RESOURCE_* */
+    char resource[CTL_NAME_MAX + 1];      /* topic name, or "" / decimal broker id */
+    char key[CTL_CONFIG_KEY_MAX + 1];     /* non-empty */
+    bool deleted;                         /* value is null */
+    char value[CTL_CONFIG_VALUE_MAX + 1]; /* "" when deleted */
+};
+
+struct ctl_rec_pids {
+    int32_t broker_id; /* who asked for the block */
+    int64_t first;     /* >= 0; first + size does not overflow */
+    int32_t size;      /* 1..CTL_PID_BLOCK_MAX */
+};
+
+struct ctl_rec {
+    enum ctl_rec_type type;
+    union {
+        struct ctl_rec_broker broker;
+        struct ctl_rec_liveness liveness;
+        struct ctl_rec_topic topic;
+        struct ctl_rec_partition partition;
+        struct ctl_rec_remove_topic remove_topic;
+        struct ctl_rec_config config;
+        struct ctl_rec_pids pids;
+    };
+};
+
+/* Kafka's topic name rule: 1..249 bytes of [a-zA-Z0-9._-], and not "." or "..". */
+bool ctl_topic_name_valid(const char *name, size_t len);
+bool ctl_uuid_is_zero(struct kuuid u);
+/* The record is internally consistent (bounds, distinct replicas, leader among them, ...). */
+bool ctl_rec_valid(const struct ctl_rec *r);
+
+/* Appends r's value bytes to w. r must be valid (CHECK): records are built by our own code. */
+void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r);
+/* Decodes exactly len bytes into *out. Returns 0, -ERR_CORRUPT (malformed, truncated, trailing
+ * bytes, inconsistent) or -ERR_UNSUPPORTED (unknown type or version). *out is zeroed first. */
+int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out);
+
+/* A growable list of records; records produced by commands and by snapshots. */
+struct ctl_recs {
+    struct ctl_rec *v; /* owned */
+    size_t n;
+    size_t cap;
+};
+
+void ctl_recs_init(struct ctl_recs *l);
+void ctl_recs_free(struct ctl_recs *l); /* leaves an empty, reusable list */
+/* Appends a zeroed record of the given type and returns it (valid until the next push). */
+struct ctl_rec *ctl_recs_push(struct ctl_recs *l, enum ctl_rec_type type);
+
+/* A self-framed form of a list (int32 length + value, per record), for tests, fuzzing and
+ * snapshot files; the log itself frames records as Kafka records inside batches. */
+void ctl_recs_encode(const struct ctl_recs *l, struct iobuf *out);
+/* Appends the decoded records to *l. At most max_records are accepted (-ERR_TOO_LARGE beyond),
+ * so a hostile count cannot grow memory without bound. Returns 0 or a ctl_rec_decode error;
+ * on error *l holds the records decoded before the bad one. */
+int ctl_recs_decode(const uint8_t *p, size_t len, size_t max_records, struct ctl_recs *l);
+
+#endif

@@ -1,0 +1,345 @@
+/* Records of __cluster_metadata (controller/records.h): round trips, and refusal of truncated,
+ * bit-flipped, oversized and unknown input. */
+#include "base/errors.h"
+#include "base/mem.h"
+#include "controller/records.h"
+#include "controller_util.h"
+#include "test.h"
+
+/* One valid record of each type. */
+static size_t sample_records(struct ctl_rec *v)
+{
+    size_t n = 0;
+    struct ctl_rec *r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_REGISTER_BROKER;
+    r->broker.node_id = 3;
+    r->broker.incarnation = ctu_uuid(77);
+    strcpy(r->broker.host, "broker-3.example");
+    r->broker.port = 9092;
+    strcpy(r->broker.cluster_addr, "10.0.0.3:9093");
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_BROKER_LIVENESS;
+    r->liveness.node_id = 3;
+    r->liveness.fenced = true;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_TOPIC;
+    strcpy(r->topic.name, "orders.v2_x-y");
+    r->topic.id = ctu_uuid(5);
+    r->topic.n_partitions = 12;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_PARTITION;
+    r->partition.topic_id = ctu_uuid(5);
+    r->partition.partition = 11;
+    r->partition.leader = 2;
+    r->partition.leader_epoch = 7;
+    r->partition.n_replicas = 3;
+    r->partition.replicas[0] = 1;
+    r->partition.replicas[1] = 2;
+    r->partition.replicas[2] = 3;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_REMOVE_TOPIC;
+    r->remove_topic.id = ctu_uuid(5);
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_CONFIG;
+    r->config.resource_type = CTL_RESOURCE_TOPIC;
+    strcpy(r->config.resource, "orders");
+    strcpy(r->config.key, "retention.ms");
+    strcpy(r->config.value, "86400000");
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_CONFIG;
+    r->config.resource_type = CTL_RESOURCE_BROKER;
+    strcpy(r->config.resource, "");
+    strcpy(r->config.key, "log.retention.ms");
+    r->config.deleted = true;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_PRODUCER_IDS;
+    r->pids.broker_id = 2;
+    r->pids.first = 5000;
+    r->pids.size = 1000;
+    return n;
+}
+
+TEST(controller_records_roundtrip_every_type)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    ASSERT_EQ(n, 8);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *p = ctu_encode(&v[i], &len);
+        struct ctl_rec d;
+        ASSERT_EQ(ctl_rec_decode(p, len, &d), 0);
+        ASSERT_EQ(d.type, v[i].type);
+        ASSERT_MEMEQ(&d, &v[i], sizeof(d)); /* both zero-filled where unused */
+        mem_free(p);
+    }
+}
+
+TEST(controller_records_partition_encoding_is_exact)
+{
+    struct ctl_rec v[16];
+    sample_records(v);
+    size_t len;
+    uint8_t *p = ctu_encode(&v[3], &len);
+    /* type, version, uuid, partition, leader, epoch, count, 3 replicas */
+    ASSERT_EQ(len, 2 + 2 + 16 + 4 + 4 + 4 + 4 + 3 * 4);
+    ASSERT_EQ(p[0], 0);
+    ASSERT_EQ(p[1], CTL_REC_PARTITION);
+    ASSERT_EQ(p[2], 0);
+    ASSERT_EQ(p[3], 0);
+    ASSERT_EQ(p[4], 0xAB);
+    ASSERT_EQ(p[len - 1], 3);
+    mem_free(p);
+}
+
+TEST(controller_records_every_truncation_is_refused)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *p = ctu_encode(&v[i], &len);
+        for (size_t cut = 0; cut < len; cut++) {
+            struct ctl_rec d;
+            int rc = ctl_rec_decode(p, cut, &d);
+            ASSERT_NE(rc, 0);
+            ASSERT_EQ(d.type, 0); /* zeroed on error */
+        }
+        mem_free(p);
+    }
+}
+
+TEST(controller_records_trailing_bytes_are_refused)
+{
+    struct ctl_rec v[16];
+    sample_records(v);
+    size_t len;
+    uint8_t *p = ctu_encode(&v[0], &len);
+    uint8_t *q = mem_alloc(len + 1);
+    memcpy(q, p, len);
+    q[len] = 0;
+    struct ctl_rec d;
+    ASSERT_EQ(ctl_rec_decode(q, len + 1, &d), -ERR_CORRUPT);
+    mem_free(q);
+    mem_free(p);
+}
+
+/* Every single-bit flip either is refused or decodes into a record that is valid and encodes
+ * back to exactly the flipped bytes (no silent normalisation, no crash). */
+TEST(controller_records_bit_flips_refused_or_exact)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    size_t refused = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        uint8_t *p = ctu_encode(&v[i], &len);
+        for (size_t bit = 0; bit < len * 8; bit++) {
+            p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            struct ctl_rec d;
+            int rc = ctl_rec_decode(p, len, &d);
+            total++;
+            if (rc != 0) {
+                refused++;
+            } else {
+                ASSERT(ctl_rec_valid(&d));
+                size_t len2;
+                uint8_t *p2 = ctu_encode(&d, &len2);
+                ASSERT_EQ(len2, len);
+                ASSERT_MEMEQ(p2, p, len);
+                mem_free(p2);
+            }
+            p[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        }
+        mem_free(p);
+    }
+    ASSERT_CMP(refused, >, total / 10);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+TEST(controller_records_unknown_type_or_version_unsupported)
+{
+    struct ctl_rec v[16];
+    sample_records(v);
+    size_t len;
+    uint8_t *p = ctu_encode(&v[1], &len);
+    struct ctl_rec d;
+    put16(p + 2, 1); /* version 1 */
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_UNSUPPORTED);
+    put16(p + 2, 0);
+    put16(p, 99);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_UNSUPPORTED);
+    put16(p, 0);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_UNSUPPORTED);
+    put16(p, CTL_REC_BROKER_LIVENESS);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), 0);
+    mem_free(p);
+}
+
+TEST(controller_records_oversized_counts_and_strings_refused)
+{
+    struct ctl_rec v[16];
+    sample_records(v);
+    size_t len;
+    struct ctl_rec d;
+    /* replica count: 17 (> CTL_REPLICAS_MAX), huge, negative */
+    uint8_t *p = ctu_encode(&v[3], &len);
+    size_t count_at = 2 + 2 + 16 + 4 + 4 + 4;
+    put32(p + count_at, CTL_REPLICAS_MAX + 1);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + count_at, 0x7fffffff);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + count_at, 0xffffffff);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + count_at, 0);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+
+    /* a host string whose length runs past the end, and one over CTL_HOST_MAX bytes */
+    p = ctu_encode(&v[0], &len);
+    size_t host_at = 2 + 2 + 4 + 16;
+    put16(p + host_at, 0x7fff);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+    uint8_t big[2 + 2 + 4 + 16 + 2 + 300 + 4 + 2];
+    memset(big, 'a', sizeof(big));
+    put16(big, CTL_REC_REGISTER_BROKER);
+    put16(big + 2, 0);
+    put32(big + 4, 1);
+    put16(big + host_at, 300);
+    put32(big + host_at + 2 + 300, 9092);
+    put16(big + host_at + 2 + 300 + 4, 0);
+    ASSERT_EQ(ctl_rec_decode(big, sizeof(big), &d), -ERR_CORRUPT);
+    put16(big + host_at, 255); /* at the limit, with the rest shifted: still must parse */
+    put32(big + host_at + 2 + 255, 9092);
+    put16(big + host_at + 2 + 255 + 4, 0);
+    ASSERT_EQ(ctl_rec_decode(big, host_at + 2 + 255 + 4 + 2, &d), 0);
+    ASSERT_EQ(strlen(d.broker.host), 255);
+}
+
+TEST(controller_records_inconsistent_content_refused)
+{
+    struct ctl_rec v[16];
+    sample_records(v);
+    struct ctl_rec d;
+    size_t len;
+    /* leader not among the replicas */
+    struct ctl_rec r = v[3];
+    r.partition.leader = 9;
+    ASSERT(!ctl_rec_valid(&r));
+    r.partition.leader = -1;
+    ASSERT(ctl_rec_valid(&r));
+    r.partition.replicas[2] = 1; /* duplicate replica */
+    ASSERT(!ctl_rec_valid(&r));
+    /* byte-level: duplicate replica in an encoded record */
+    uint8_t *p = ctu_encode(&v[3], &len);
+    put32(p + len - 4, 1);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* a NUL inside a topic name, and invalid names */
+    p = ctu_encode(&v[2], &len);
+    p[2 + 2 + 2 + 1] = '\0';
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    p[2 + 2 + 2 + 1] = '/';
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* liveness flag other than 0/1 */
+    p = ctu_encode(&v[1], &len);
+    p[len - 1] = 2;
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* producer-id block that would overflow */
+    r = v[7];
+    r.pids.first = INT64_MAX - 10;
+    ASSERT(!ctl_rec_valid(&r));
+    r.pids.first = 0;
+    r.pids.size = 0;
+    ASSERT(!ctl_rec_valid(&r));
+    /* config: unknown resource type, bad broker resource */
+    r = v[6];
+    r.config.resource_type = 3;
+    ASSERT(!ctl_rec_valid(&r));
+    r.config.resource_type = CTL_RESOURCE_BROKER;
+    strcpy(r.config.resource, "007");
+    ASSERT(!ctl_rec_valid(&r));
+    strcpy(r.config.resource, "7");
+    ASSERT(ctl_rec_valid(&r));
+    strcpy(r.config.resource, "2147483648");
+    ASSERT(!ctl_rec_valid(&r));
+}
+
+TEST(controller_records_topic_name_rules)
+{
+    ASSERT(ctl_topic_name_valid("a", 1));
+    ASSERT(ctl_topic_name_valid("A-z_0.9", 7));
+    ASSERT(!ctl_topic_name_valid("", 0));
+    ASSERT(!ctl_topic_name_valid(".", 1));
+    ASSERT(!ctl_topic_name_valid("..", 2));
+    ASSERT(ctl_topic_name_valid("...", 3));
+    ASSERT(!ctl_topic_name_valid("a b", 3));
+    ASSERT(!ctl_topic_name_valid("a/b", 3));
+    char name[251];
+    memset(name, 'x', sizeof(name));
+    ASSERT(ctl_topic_name_valid(name, 249));
+    ASSERT(!ctl_topic_name_valid(name, 250));
+}
+
+TEST(controller_records_list_roundtrip_and_limits)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    struct ctl_recs l;
+    ctl_recs_init(&l);
+    for (size_t i = 0; i < n; i++)
+        *ctl_recs_push(&l, v[i].type) = v[i];
+    struct iobuf b;
+    iobuf_init(&b);
+    ctl_recs_encode(&l, &b);
+    size_t len;
+    uint8_t *p = iobuf_flatten(&b, &len);
+    struct ctl_recs d;
+    ctl_recs_init(&d);
+    ASSERT_EQ(ctl_recs_decode(p, len, 100, &d), 0);
+    ASSERT_EQ(d.n, n);
+    ASSERT_MEMEQ(d.v, l.v, n * sizeof(l.v[0]));
+    ctl_recs_free(&d);
+    ASSERT_EQ(ctl_recs_decode(p, len, n - 1, &d), -ERR_TOO_LARGE);
+    ASSERT_EQ(d.n, n - 1);
+    ctl_recs_free(&d);
+    ASSERT_EQ(ctl_recs_decode(p, len - 1, 100, &d), -ERR_CORRUPT);
+    ctl_recs_free(&d);
+    put32(p, 0x7fffffff); /* a frame length past the end */
+    ASSERT_EQ(ctl_recs_decode(p, len, 100, &d), -ERR_CORRUPT);
+    ASSERT_EQ(d.n, 0);
+    ctl_recs_free(&d);
+    mem_free(p);
+    iobuf_destroy(&b);
+    ctl_recs_free(&l);
+}
