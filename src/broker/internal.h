@@ -20,6 +20,7 @@
 #include "broker/topic_config.h"
 #include "kafka/api.h"
 #include "kafka/msg.h"
+#include "kafka/names.h"
 #include "kafka/wire.h"
 #include "net/conn.h"
 #include "net/reactor.h"
@@ -32,7 +33,7 @@ struct flusher;
 struct partition_producers;
 struct plog;
 
-#define TOPIC_NAME_MAX 249
+#define TOPIC_NAME_MAX KTOPIC_NAME_MAX
 
 struct partition {
     struct topic *topic;          /* owner */

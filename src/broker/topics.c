@@ -23,6 +23,7 @@
 #include "broker/producers.h"
 #include "group/coordinator.h"
 #include "kafka/errors.h"
+#include "kafka/names.h"
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
 #include "storage/plog.h"
@@ -34,30 +35,10 @@ static void flush_cb(struct plog *log, int64_t durable_offset, int rc, void *dat
 
 bool topic_name_valid(struct kstr name, char *err, size_t errcap)
 {
-    if (name.len <= 0) {
-        snprintf(err, errcap, "Topic name is empty");
-        return false;
-    }
-    if (name.len > TOPIC_NAME_MAX) {
-        snprintf(err, errcap, "Topic name is longer than %d characters", TOPIC_NAME_MAX);
-        return false;
-    }
-    if ((name.len == 1 && name.p[0] == '.') || (name.len == 2 && !memcmp(name.p, "..", 2))) {
-        snprintf(err, errcap, "Topic name cannot be \".\" or \"..\"");
-        return false;
-    }
-    for (int32_t i = 0; i < name.len; i++) {
-        char c = name.p[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        if (!ok) {
-            snprintf(err, errcap,
-                     "Topic name is illegal: it contains a character other than ASCII "
-                     "alphanumerics, '.', '_' and '-'");
-            return false;
-        }
-    }
-    return true;
+    const char *why = ktopic_name_problem(name.p, name.len > 0 ? (size_t)name.len : 0);
+    if (why)
+        snprintf(err, errcap, "%s", why);
+    return !why;
 }
 
 struct topic *topic_find(struct broker *b, struct kstr name)

@@ -7,8 +7,11 @@
  *   2. The clean marker exists only between a clean catalog_close and the next catalog_open.
  *   3. A topic file is replaced atomically (temp, fsync, rename, directory fsync): a reader
  *      sees the old or the new content, never a mix. Temp files are debris of a crash.
- *   4. Names that reach the file system are checked here, whatever the caller did: no '/', no
- *      leading '.', only [A-Za-z0-9._-], at most CATALOG_NAME_MAX bytes.
+ *   4. Names that reach the file system are checked here, whatever the caller did, by Kafka's
+ *      topic-name rule (kafka/names.h): only [A-Za-z0-9._-] (so no '/'), not "." or "..", at
+ *      most 249 bytes. A name may start with '.' (".foo" is a legal topic): the partition
+ *      directories still end in "-N" and topic files in ".topic", so neither can collide with
+ *      the catalog's own dot-files.
  *
  * Topic files are read as untrusted input: size-capped, every line key=value, required keys
  * present exactly once, numbers in range. */
@@ -29,9 +32,10 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "kafka/names.h"
 #include "storage/io.h"
 
-#define CATALOG_NAME_MAX 249
+#define CATALOG_NAME_MAX KTOPIC_NAME_MAX
 #define TOPIC_FILE_MAX (1 << 20)
 #define TOPIC_PARTITIONS_MAX 1000000
 #define LOCK_FILE ".lock"
@@ -48,17 +52,7 @@ struct catalog {
 
 static bool name_ok(const char *name)
 {
-    size_t n = strlen(name);
-    if (n == 0 || n > CATALOG_NAME_MAX || name[0] == '.')
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return true;
+    return ktopic_name_legal(name, strlen(name));
 }
 
 /* mkdir -p for the data directory itself. */
@@ -96,7 +90,7 @@ static void remove_deleted_dirs(struct catalog *cat)
     size_t n = 0, cap = 0;
     struct dirent *de;
     while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] != '.' && io_has_suffix(de->d_name, ".deleted")) {
+        if (strlen(de->d_name) > strlen(".deleted") && io_has_suffix(de->d_name, ".deleted")) {
             MEM_GROW(names, cap, n + 1);
             names[n++] = mem_strdup(de->d_name);
         }
@@ -320,7 +314,7 @@ int catalog_load(struct catalog *cat, struct catalog_topic **topics, int32_t *n)
             io_unlink(cat->topicsfd, name);
             continue;
         }
-        if (name[0] == '.' || !io_has_suffix(name, TOPIC_SUFFIX))
+        if (strlen(name) <= strlen(TOPIC_SUFFIX) || !io_has_suffix(name, TOPIC_SUFFIX))
             continue;
         struct catalog_topic t;
         int rc = load_topic(cat, name, &t);

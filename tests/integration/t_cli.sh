@@ -14,6 +14,12 @@ rc=0; "$SP" topic create orders --partitions 3 2>"$TMP/err" || rc=$?
 rc=0; "$SP" topic create bad --config no.such=1 2>"$TMP/err" || rc=$?
 [ $rc -ne 0 ] && grep -q "no.such" "$TMP/err" || fail "bad config not named: $(cat "$TMP/err")"
 "$SP" topic list | grep -qx orders || fail "topic list"
+# Kafka's name rule: a leading '.' is legal, "." and ".." are not
+"$SP" topic create .dotted >/dev/null || fail "topic .dotted refused"
+echo dot | "$SP" produce -t .dotted --acks all || fail "produce to .dotted"
+"$SP" consume -t .dotted --from beginning -n 1 --format '%v\n' | grep -qx dot || fail "consume .dotted"
+rc=0; "$SP" topic create .. 2>"$TMP/err" || rc=$?
+[ $rc -ne 0 ] && grep -q 'cannot be "." or ".."' "$TMP/err" || fail "topic .. not refused in words: $(cat "$TMP/err")"
 "$SP" topic describe orders >"$TMP/desc"
 grep -q "PartitionCount: 3" "$TMP/desc" && grep -q "retention.ms=3600000" "$TMP/desc" || fail "describe: $(cat "$TMP/desc")"
 "$SP" topic alter orders --config segment.bytes=1048576 >/dev/null || fail "alter"
