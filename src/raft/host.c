@@ -10,7 +10,7 @@
  *
  * Invariants (host_check):
  *   1. Every group is in the map under its key, and in the heap exactly once (heap_idx names
- *      its slot) unless it is dirty or being ticked; the heap is ordered by slot_ms.
+ *      its slot) unless it is dirty, being ticked or failed; the heap is ordered by slot_ms.
  *   2. A group is in the dirty list iff g->dirty; while any is dirty the flush timer is armed
  *      or a flush is running.
  *   3. n_leaders == the number of groups whose reported leadership says leading.
@@ -20,7 +20,9 @@
  * Group states: added (host_add_group: replica open, dirty) -> scheduled (flush: deadline read,
  * in the heap) -> due (tick: out of the heap, ticked, dirty) -> scheduled ... ; any input or
  * output of the group makes it dirty again (touch), which flush turns back into scheduled after
- * reading its deadline and leadership. removed (host_remove_group) from any state.
+ * reading its deadline and leadership; failed (its replica failed: out of the heap for good,
+ * reported as leading nothing; the owner removes it and re-adds it once the disk is healthy).
+ * removed (host_remove_group) from any state.
  *
  * Why a dirty list rather than reading the deadline after each input: an input may cascade
  * (a step that sends, a durability notice from the flusher that commits and sends), and the
@@ -196,6 +198,10 @@ static void arm_tick(struct host *h)
  * further than HOST_DEADLINE_MAX_MS away. */
 static void schedule(struct host *h, struct host_group *g)
 {
+    if (replica_failed(g->rp)) {
+        heap_remove(h, g); /* its core is frozen: its deadlines would fire forever */
+        return;
+    }
     int64_t now = reactor_now_ms(h->r);
     int64_t d = raft_next_deadline(replica_raft(g->rp));
     d = MIN(MAX(d, now + 1), now + HOST_DEADLINE_MAX_MS);
@@ -206,8 +212,10 @@ static void schedule(struct host *h, struct host_group *g)
 static void check_leader(struct host *h, struct host_group *g)
 {
     const struct raft *core = replica_raft(g->rp);
-    bool leading = raft_role(core) == RAFT_LEADER;
-    int32_t leader = raft_leader(core);
+    /* a failed replica leads nothing and follows no one (its frozen core may say otherwise) */
+    bool failed = replica_failed(g->rp) != 0;
+    bool leading = !failed && raft_role(core) == RAFT_LEADER;
+    int32_t leader = failed ? RAFT_NONE : raft_leader(core);
     if (leading == g->leading && leader == g->leader)
         return;
     if (leading != g->leading)
@@ -221,7 +229,7 @@ static void check_leader(struct host *h, struct host_group *g)
         struct host_leader_change c = {.leading = leading,
                                        .leader = leader,
                                        .term = raft_term(core),
-                                       .role = raft_role(core)};
+                                       .role = failed ? RAFT_FOLLOWER : raft_role(core)};
         g->cb.on_leader(g, &c, g->cb.data);
     }
 }
@@ -570,6 +578,11 @@ void host_get_stats(const struct host *h, struct host_stats *out)
     *out = h->stats;
     out->groups = h->groups.len;
     out->leaders = h->n_leaders;
+    out->failed_groups = 0;
+    const char *key;
+    void *v;
+    for (size_t it = 0; strmap_next(&h->groups, &it, &key, &v);)
+        out->failed_groups += replica_failed(((struct host_group *)v)->rp) != 0;
 }
 
 size_t host_leader_count(const struct host *h)

@@ -33,6 +33,9 @@
  * Leadership. on_leader fires when the pair (this node leads?, leader id) of a group changes,
  * at the end of the iteration in which the change happened (after the replica finished its
  * ready), with the term. The callback may propose or transfer, but not remove the group.
+ * A replica that failed (a storage error, replica.h) counts as leading nothing and following
+ * no one (on_leader says so once), is no longer ticked, and stays until the owner removes it
+ * (and re-adds it over a reopened plog once the disk is healthy).
  *
  * Everything on the reactor thread. */
 #ifndef SP_RAFT_HOST_H
@@ -135,6 +138,7 @@ void host_group_status(const struct host_group *g, struct host_group_status *out
 struct host_stats {
     size_t groups;
     size_t leaders;               /* groups this node leads */
+    size_t failed_groups;         /* replicas failed by a storage error (replica_failed) */
     uint64_t unknown_group_drops; /* messages for groups not here */
     uint64_t invalid_msgs;        /* messages a replica refused (-ERR_INVALID) */
     uint64_t send_failures;       /* transport_send refused (peer down, cap, size, unknown) */

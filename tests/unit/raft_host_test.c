@@ -2,6 +2,7 @@
  * loopback transports, real plogs in temporary directories and one real flusher (polled by
  * the test through the reactor, as the broker does), driven with reactor_run_once in loops
  * bounded by the wall clock. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include "net_test_util.h"
 #include "raft/host.h"
 #include "storage/flusher.h"
+#include "storage/io.h"
 #include "storage/plog.h"
 #include "storage_util.h"
 #include "test.h"
@@ -478,5 +480,61 @@ TEST_T(raft_host_unknown_group_dropped_and_transfer_all, 30)
     printf("  node %d handed over %zu leaderships in %lld ms\n", from, led, (long long)ms);
     ASSERT_CMP(ms, <, 300); /* below the longest election timeout: no group waited for one */
     ASSERT_EQ(host_transfer_all(W.n[from].h), 0);
+    world_free();
+}
+
+/* Node 1's disk fails every fdatasync; the others' work. */
+static int node1_fdatasync(int fd)
+{
+    char link[64], path[1024];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof(path) - 1);
+    if (n < 0)
+        return fdatasync(fd);
+    path[n] = 0;
+    if (strncmp(path, W.n[1].dir, strlen(W.n[1].dir)) == 0) {
+        errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+
+TEST_T(raft_host_failed_replicas_lead_nothing_and_stop_ticking, 30)
+{
+    world_init(4);
+    world_start();
+    struct prop props[4];
+    propose_all(1, 8, props);
+    NT_PUMP_UNTIL(W.r, all_committed(props), 3000);
+    int changes = W.n[1].leader_changes;
+    size_t led = host_leader_count(W.n[1].h);
+    struct storage_io io = storage_io_default;
+    io.fdatasync = node1_fdatasync;
+    storage_io_set(&io);
+    /* node 1 writes each of these (as leader or follower) and fails its fdatasync */
+    propose_all(1, 9, props);
+    struct host_stats st;
+    NT_PUMP_UNTIL(W.r, (host_get_stats(W.n[1].h, &st), st.failed_groups == 4 && st.leaders == 0),
+                  3000);
+    if (led > 0)
+        ASSERT_CMP(W.n[1].leader_changes, >, changes); /* told: it leads nothing now */
+    for (int p = 0; p < 4; p++) {
+        struct host_group_status gs;
+        host_group_status(grp(1, p), &gs);
+        ASSERT_EQ(gs.rs.failed, -EIO);
+    }
+    /* frozen cores are not ticked: node 1's timer goes quiet instead of firing every tick */
+    struct host_stats s0, s1;
+    host_get_stats(W.n[1].h, &s0);
+    nt_pump_for(W.r, 300);
+    host_get_stats(W.n[1].h, &s1);
+    ASSERT_CMP(s1.ticks - s0.ticks, <=, 1);
+    /* the two others go on: every group led among them, new proposals commit there */
+    struct host *h1 = W.n[1].h;
+    W.n[1].h = NULL; /* out of the helpers' sight for a moment */
+    propose_all(1, 10, props);
+    NT_PUMP_UNTIL(W.r, all_committed(props), 3000);
+    W.n[1].h = h1;
+    storage_io_set(NULL);
     world_free();
 }
