@@ -23,6 +23,9 @@
  * groups whose slot has come are ticked. A group's deadline is read again at the end of every
  * iteration in which anything happened to it (an input from the host, a message it sent, a
  * commit); as a safety net no group waits longer than HOST_DEADLINE_MAX_MS between ticks.
+ * The core's clock moves only with raft_tick and every timeout is measured from it, so each
+ * input to a group (message, proposal, transfer) is preceded by a tick to the reactor's time;
+ * otherwise a heartbeat would restart the election timer from a stale clock.
  *
  * Durability. The plogs' flushes complete through flusher_poll: the OWNER polls the flusher
  * on the reactor (watch flusher_fd, call flusher_poll, as broker.c does); each completion runs
@@ -117,7 +120,8 @@ int host_transfer(struct host_group *g, int32_t to);
  * Returns how many transfers were started. */
 size_t host_transfer_all(struct host *h);
 
-/* Sends whatever is queued now (the host does this by itself at the end of each iteration). */
+/* Sends whatever is queued now (the host does this by itself at the end of each iteration).
+ * Not from inside a host callback. */
 void host_flush(struct host *h);
 
 /* The group's replica, for reads and for inputs the host does not wrap. An input made directly
