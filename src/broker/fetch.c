@@ -113,7 +113,7 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
             if (budget == 0 && have_data)
                 continue;
             struct plog_read_result res;
-            int rc = plog_read(log, rp->fetch_offset, hw, budget ? budget : 1, &res);
+            int rc = plog_read_records(log, rp->fetch_offset, hw, budget ? budget : 1, &res);
             if (rc != 0) {
                 op->error_code = kafka_error_from_rc(rc);
                 *errors = true;

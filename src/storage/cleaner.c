@@ -490,6 +490,7 @@ static int out_append(struct clean_job *j, struct out_writer *w, const uint8_t *
         .size = (int64_t)len,
         .max_ts = (int64_t)get_be64(p + KBATCH_OFF_MAX_TIMESTAMP),
         .epoch = h.partition_leader_epoch,
+        .records = h.records_count,
     };
     if (w->len + len > w->cap) {
         int rc = out_flush(w);

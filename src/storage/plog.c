@@ -1020,6 +1020,7 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
         .max_ts = (int64_t)((uint64_t)be32(batch + KBATCH_OFF_MAX_TIMESTAMP) << 32 |
                             be32(batch + KBATCH_OFF_MAX_TIMESTAMP + 4)),
         .epoch = epoch,
+        .records = (int32_t)be32(batch + KBATCH_OFF_RECORDS_COUNT),
     };
     rc = segment_append(a, batch, len, &b, log->cfg.index_interval_bytes);
     if (rc != 0) {
@@ -1126,8 +1127,30 @@ static void remember_read(struct plog *log, int slot, int64_t offset, int64_t po
     }
 }
 
-int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
-              struct plog_read_result *out)
+/* From a record-less batch *b, finds the next batch of seg holding records: 1 (*b is it), 0
+ * (none before the segment's end), 2 (none below max_offset), or -errno / -ERR_CORRUPT. */
+static int skip_empty(struct segment *seg, int64_t max_offset, struct batch_info *b)
+{
+    uint8_t buf[SEGMENT_SCAN_BUF];
+    struct batch_scanner s;
+    scanner_init(&s, seg->file->fd, b->pos + b->size, seg->size, buf, sizeof(buf));
+    for (;;) {
+        struct batch_info nb;
+        const char *why;
+        int rc = scanner_next(&s, &nb, &why);
+        if (rc <= 0)
+            return rc == -ERR_SHORT ? -ERR_CORRUPT : rc;
+        if (nb.last >= max_offset)
+            return 2;
+        if (nb.records != 0) {
+            *b = nb;
+            return 1;
+        }
+    }
+}
+
+static int read_range(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+                      bool skip, struct plog_read_result *out)
 {
     *out = (struct plog_read_result){.first_offset = offset, .next_offset = offset};
     if (offset < log->log_start || offset > leo(log))
@@ -1148,6 +1171,16 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
             continue;
         if (b.last >= max_offset)
             return 0;
+        if (skip && b.records == 0) {
+            rc = skip_empty(seg, max_offset, &b);
+            if (rc < 0)
+                return rc;
+            if (rc == 0)
+                continue; /* only record-less batches left here: on to the next segment */
+            if (rc == 2)
+                return 0;
+            slot = -1;
+        }
         if (!seg->index_loaded && (uint64_t)(seg->size - b.pos) > max_bytes) {
             rc = load_index(log, seg);
             if (rc != 0)
@@ -1176,6 +1209,18 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
         return 0;
     }
     return 0;
+}
+
+int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+              struct plog_read_result *out)
+{
+    return read_range(log, offset, max_offset, max_bytes, false, out);
+}
+
+int plog_read_records(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+                      struct plog_read_result *out)
+{
+    return read_range(log, offset, max_offset, max_bytes, true, out);
 }
 
 /* ---- timestamps ---- */

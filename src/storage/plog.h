@@ -130,6 +130,15 @@ struct plog_read_result {
  * When offset falls in a gap (deleted range), reading starts at the next batch. */
 int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
               struct plog_read_result *out);
+/* plog_read for consumers (Fetch): the read starts at the first batch holding records at or
+ * after the one containing offset, passing over record-less batches (Raft's NOOP and CONFIG
+ * entries, batches the cleaner emptied) as if they were a gap; len 0 if no batch with records
+ * lies below max_offset. So a response never consists of record-less batches only: with
+ * nothing else to read kafka-python 2.0.2 crashes (IndexError) and kafkajs 2.2.4 jumps to
+ * HW - 1, past any data the response left out. Record-less batches after the first batch
+ * are returned (clients step over them). */
+int plog_read_records(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+                      struct plog_read_result *out);
 
 /* The first offset whose batch has maxTimestamp >= ts (ListOffsets by time), via the time
  * index; *offset = -1 when no batch qualifies. *batch_ts receives that batch's maxTimestamp.

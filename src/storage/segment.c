@@ -104,6 +104,7 @@ int scanner_next(struct batch_scanner *s, struct batch_info *b, const char **why
         .size = size,
         .max_ts = (int64_t)be64(p + KBATCH_OFF_MAX_TIMESTAMP),
         .epoch = (int32_t)be32(p + KBATCH_OFF_LEADER_EPOCH),
+        .records = (int32_t)be32(p + KBATCH_OFF_RECORDS_COUNT),
     };
     s->pos += size;
     return 1;

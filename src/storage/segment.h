@@ -45,6 +45,8 @@ struct batch_info {
     int64_t size;   /* total bytes (batchLength + 12) */
     int64_t max_ts; /* maxTimestamp */
     int32_t epoch;  /* partitionLeaderEpoch */
+    int32_t records; /* recordsCount: 0 for a record-less batch (a Raft NOOP/CONFIG entry, or
+                      * one the cleaner emptied but kept for a producer's sequence) */
 };
 
 /* Buffered, bounds-checked reader of consecutive batch headers. */

@@ -632,3 +632,65 @@ TEST_T(storage_plog_throughput_append_and_sequential_read, 120)
     mem_free(b);
     plog_close(log);
 }
+
+/* Appends a record-less control batch (a Raft NOOP) and returns its offset. */
+static int64_t append_noop(struct plog *log)
+{
+    uint8_t b[KBATCH_HEADER_SIZE];
+    kbatch_build_empty_control(b);
+    int64_t base;
+    ASSERT_EQ(plog_append(log, b, sizeof(b), 3, 1000, &base), 0);
+    return base;
+}
+
+/* Reads with plog_read_records: the first offset returned, or -1 when nothing is. */
+static int64_t first_with_records(struct plog *log, int64_t from, int64_t max_offset,
+                                  size_t max_bytes)
+{
+    struct plog_read_result r;
+    ASSERT_EQ(plog_read_records(log, from, max_offset, max_bytes, &r), 0);
+    if (r.len == 0)
+        return -1;
+    uint8_t *b = su_read_bytes(&r);
+    struct kbatch_header h;
+    kbatch_parse_header(b, &h);
+    ASSERT(h.records_count > 0); /* a read never starts on a record-less batch */
+    mem_free(b);
+    fileref_put(r.file);
+    return r.first_offset;
+}
+
+TEST(storage_plog_consumer_reads_pass_over_record_less_batches)
+{
+    struct plog_config cfg = su_config();
+    cfg.segment_bytes = 4096;
+    struct plog *log = su_open(su_dir("p"), &cfg, false, NULL);
+    /* segment 1: data 0-2, noop 3, data 4-5, noop 6, noop 7; then more noops across a roll
+     * and data after them in a later segment */
+    su_append(log, 3, 10, 1000, 3);
+    ASSERT_EQ(append_noop(log), 3);
+    su_append(log, 2, 10, 1000, 3);
+    ASSERT_EQ(append_noop(log), 6);
+    ASSERT_EQ(append_noop(log), 7);
+    int64_t leo = plog_end_offset(log);
+    plog_set_high_watermark(log, leo);
+    ASSERT_EQ(first_with_records(log, 0, leo, 1), 0);
+    ASSERT_EQ(first_with_records(log, 3, leo, 1), 4);  /* noop 3 passed over */
+    ASSERT_EQ(first_with_records(log, 6, leo, 1), -1); /* only noops below HW */
+    ASSERT_EQ(first_with_records(log, 3, 5, 1), -1);   /* data 4-5 reaches past max_offset */
+    /* the raw read (Raft, replication) still returns the noop */
+    struct plog_read_result r;
+    ASSERT_EQ(plog_read(log, 6, leo, 1, &r), 0);
+    ASSERT_EQ(r.first_offset, 6);
+    ASSERT_EQ(r.len, (size_t)KBATCH_HEADER_SIZE);
+    fileref_put(r.file);
+    /* noops filling the rest of a segment: the read continues in the next one */
+    while (plog_segment_count(log) < 3)
+        append_noop(log);
+    int64_t data = su_append(log, 1, 10, 1000, 3);
+    leo = plog_end_offset(log);
+    plog_set_high_watermark(log, leo);
+    ASSERT_EQ(first_with_records(log, 6, leo, 1), data);
+    ASSERT_EQ(first_with_records(log, data, leo, 1), data);
+    plog_close(log);
+}
