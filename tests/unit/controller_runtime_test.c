@@ -42,6 +42,7 @@ static struct {
     struct transport_peer_config peers[N];
     struct ctl_voter voters[N];
     struct node n[N + 1];
+    int64_t request_ms;
 } C;
 
 /* One command's outcome. */
@@ -90,7 +91,8 @@ static void send_raft(struct ctl_runtime *rt, const struct raft_msg *m, void *da
     struct node *nd = data;
     (void)rt;
     struct rpc_group g = {RPC_CONTROLLER_TOPIC, strlen(RPC_CONTROLLER_TOPIC), 0};
-    (void)transport_send(nd->t, m->to, &g, m);
+    if (nd->t) /* NULL: this node is cut off */
+        (void)transport_send(nd->t, m->to, &g, m);
 }
 
 static int send_frame(struct ctl_runtime *rt, int32_t to, uint8_t type, uint64_t id,
@@ -98,7 +100,7 @@ static int send_frame(struct ctl_runtime *rt, int32_t to, uint8_t type, uint64_t
 {
     struct node *nd = data;
     (void)rt;
-    return transport_send_controller(nd->t, to, type, id, body, len);
+    return nd->t ? transport_send_controller(nd->t, to, type, id, body, len) : -ERR_CLOSED;
 }
 
 static void local_cb(enum ctl_local_change what, const struct ctl_topic *t, int32_t partition,
@@ -133,7 +135,7 @@ static int free_port(void)
     return port;
 }
 
-static void node_start(int32_t id)
+static void transport_start(int32_t id)
 {
     struct node *nd = &C.n[id];
     struct transport_config tc = {
@@ -149,11 +151,17 @@ static void node_start(int32_t id)
     };
     ASSERT_EQ(transport_new(C.r, &tc, on_msg, nd, &nd->t), 0);
     transport_set_controller_cb(nd->t, on_ctl, nd);
+}
+
+static void node_start(int32_t id)
+{
+    struct node *nd = &C.n[id];
+    transport_start(id);
     struct ctl_runtime_options o;
     ctl_runtime_options_default(&o);
     o.raft.election_timeout_ms = 300;
     o.raft.heartbeat_ms = 60;
-    o.request_timeout_ms = REQUEST_MS;
+    o.request_timeout_ms = C.request_ms ? C.request_ms : REQUEST_MS;
     o.session_timeout_ms = SESSION_MS;
     o.send_raft = send_raft;
     o.send_frame = send_frame;
@@ -175,7 +183,9 @@ static void node_stop(int32_t id)
 
 static void cluster_start(void)
 {
+    int64_t request_ms = C.request_ms;
     memset(&C, 0, sizeof(C));
+    C.request_ms = request_ms;
     log_set_level(getenv("CTL_RUNTIME_TEST_LOG") ? LOG_INFO : LOG_ERROR);
     C.r = reactor_new();
     ASSERT(C.r != NULL);
@@ -198,6 +208,7 @@ static void cluster_stop(void)
         if (C.n[id].rt)
             node_stop(id);
     reactor_free(C.r);
+    C.request_ms = 0;
     nt_leak_check();
 }
 
@@ -506,6 +517,31 @@ TEST(controller_runtime_forwarded_create_converges_and_pids_disjoint)
                        first[j] + CTL_PID_BLOCK_SIZE <= first[i]);
     PUMP_UNTIL(converged(), 5000);
     ASSERT_EQ(ctl_image_pid_next(ctl_runtime_image(C.n[f].rt)), (int64_t)k * CTL_PID_BLOCK_SIZE);
+
+    /* Back to back at the leader, before either commits: the second is validated against the
+     * working image that holds the first's records. */
+    struct ctl_request dup = {.type = CTL_REQ_CREATE_TOPIC, .name = "twice", .n_partitions = 1,
+                              .rf = 1};
+    struct ctl_request pid = {.type = CTL_REQ_ALLOC_PIDS};
+    pid.reg.node_id = leader;
+    pid.reg.incarnation = C.n[leader].incarnation;
+    struct result r[4] = {{0}};
+    ctl_runtime_submit(C.n[leader].rt, &dup, done_cb, &r[0]);
+    ctl_runtime_submit(C.n[leader].rt, &dup, done_cb, &r[1]);
+    ctl_runtime_submit(C.n[leader].rt, &pid, done_cb, &r[2]);
+    ctl_runtime_submit(C.n[leader].rt, &pid, done_cb, &r[3]);
+    ASSERT(r[1].done); /* refused at once, from the working image */
+    ASSERT_EQ(r[1].a.error, KERR_TOPIC_ALREADY_EXISTS);
+    ASSERT(!r[0].done && !r[2].done && !r[3].done); /* answered only once committed */
+    ASSERT_EQ(ctl_runtime_pending(C.n[leader].rt), 3);
+    PUMP_UNTIL(r[0].done && r[2].done && r[3].done, 3000);
+    ASSERT_EQ(r[0].a.error, KERR_NONE);
+    ASSERT_EQ(r[2].a.error, KERR_NONE);
+    ASSERT_EQ(r[3].a.error, KERR_NONE);
+    ASSERT_EQ(r[2].a.pid_first, (int64_t)k * CTL_PID_BLOCK_SIZE);
+    ASSERT_EQ(r[3].a.pid_first, (int64_t)(k + 1) * CTL_PID_BLOCK_SIZE);
+    /* Committed on the leader by the time it answered. */
+    ASSERT(ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "twice") != NULL);
     cluster_stop();
 }
 
@@ -533,11 +569,14 @@ TEST(controller_runtime_leader_failover_and_restart_replays)
     applied_before = ctl_runtime_applied(C.n[leader].rt);
     ASSERT_CMP(applied_before, >=, 0);
     ASSERT(ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "before") != NULL);
+    ASSERT_EQ(ctl_runtime_skipped(C.n[leader].rt), 0);
     C.n[leader].beating = true;
     /* ...then catches up with what it missed, to an identical image. */
     PUMP_UNTIL(converged() && ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "after"), 5000);
     ASSERT_EQ(create_topic(leader, "third", 1, 1).error, KERR_NONE);
     PUMP_UNTIL(converged() && ctl_image_topic(ctl_runtime_image(C.n[f].rt), "third"), 5000);
+    for (int32_t id = 1; id <= N; id++)
+        ASSERT_EQ(ctl_runtime_skipped(C.n[id].rt), 0);
     cluster_stop();
 }
 
@@ -608,5 +647,38 @@ TEST(controller_runtime_forward_to_dead_leader_answered_retriable)
     ASSERT(r2.a.error == KERR_NOT_CONTROLLER || r2.a.error == KERR_REQUEST_TIMED_OUT);
     ASSERT_EQ(live_nodes(), 1);
     /* Closing answers what is still pending. */
+    cluster_stop();
+}
+
+TEST(controller_runtime_lost_proposal_answered_not_controller)
+{
+    C.request_ms = 8000; /* the loss, not the timeout, must answer */
+    int32_t leader = cluster_ready();
+    for (int32_t id = 1; id <= N; id++)
+        C.n[id].beating = false;
+    PUMP_UNTIL(converged(), 5000);
+    /* The leader is cut off (its transport gone), then takes a command it cannot commit. */
+    transport_free(C.n[leader].t);
+    C.n[leader].t = NULL;
+    struct result res = {0};
+    struct ctl_request req = {.type = CTL_REQ_CREATE_TOPIC, .name = "lost", .n_partitions = 1,
+                              .rf = 1};
+    ctl_runtime_submit(C.n[leader].rt, &req, done_cb, &res);
+    ASSERT(!res.done);
+    ASSERT_EQ(ctl_runtime_pending(C.n[leader].rt), 1);
+    /* The others elect a leader and commit something else at that index. */
+    PUMP_UNTIL(ctl_runtime_leader(C.n[a_follower(leader)].rt) != leader &&
+                   ctl_runtime_leader(C.n[a_follower(leader)].rt) != RAFT_NONE,
+               5000);
+    int32_t l2 = ctl_runtime_leader(C.n[a_follower(leader)].rt);
+    ASSERT_EQ(create_topic(l2, "won", 1, 1).error, KERR_NONE);
+    ASSERT(!res.done);
+    /* Back on the network: its entry is replaced, and the command answered retriable. */
+    transport_start(leader);
+    PUMP_UNTIL(res.done, 6000);
+    ASSERT_EQ(res.a.error, KERR_NOT_CONTROLLER);
+    PUMP_UNTIL(converged(), 5000);
+    ASSERT(ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "lost") == NULL);
+    ASSERT(ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "won") != NULL);
     cluster_stop();
 }
