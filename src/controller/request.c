@@ -12,18 +12,49 @@
 #include "base/errors.h"
 #include "base/mem.h"
 
+static bool str_ok(const char *s, bool nullable)
+{
+    return s ? strlen(s) <= CTL_REQ_STRING_MAX : nullable;
+}
+
+static bool configs_ok(const struct ctl_request *req)
+{
+    if (req->n_configs > CTL_REQ_CONFIGS_MAX || (req->n_configs > 0 && !req->configs))
+        return false;
+    for (size_t i = 0; i < req->n_configs; i++)
+        if (!str_ok(req->configs[i].key, false) || !str_ok(req->configs[i].value, true))
+            return false;
+    return true;
+}
+
+bool ctl_request_well_formed(const struct ctl_request *req)
+{
+    switch (req->type) {
+    case CTL_REQ_CREATE_TOPIC:
+    case CTL_REQ_ALTER_CONFIGS:
+        return str_ok(req->name, false) && configs_ok(req);
+    case CTL_REQ_DELETE_TOPIC:
+    case CTL_REQ_CREATE_PARTITIONS:
+        return str_ok(req->name, false);
+    case CTL_REQ_REGISTER_BROKER:
+        return str_ok(req->reg.host, false) && str_ok(req->reg.cluster_addr, false);
+    case CTL_REQ_HEARTBEAT:
+    case CTL_REQ_ALLOC_PIDS:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static void put_str(struct kwriter *w, const char *s)
 {
-    CHECK(!s || strlen(s) < 32768);
     kw_cstr(w, false, s);
 }
 
 static void put_configs(struct kwriter *w, const struct ctl_request *req)
 {
-    CHECK(req->n_configs <= CTL_REQ_CONFIGS_MAX && (req->n_configs == 0 || req->configs));
     kw_i32(w, (int32_t)req->n_configs);
     for (size_t i = 0; i < req->n_configs; i++) {
-        CHECK(req->configs[i].key);
         put_str(w, req->configs[i].key);
         put_str(w, req->configs[i].value);
     }
@@ -32,33 +63,28 @@ static void put_configs(struct kwriter *w, const struct ctl_request *req)
 void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
 {
     struct kwriter w = {out};
-    CHECK(req->type >= CTL_REQ_CREATE_TOPIC && req->type < CTL_REQ_TYPE_END_);
+    CHECK(ctl_request_well_formed(req));
     kw_i8(&w, (int8_t)req->type);
     switch (req->type) {
     case CTL_REQ_CREATE_TOPIC:
-        CHECK(req->name);
         put_str(&w, req->name);
         kw_i32(&w, req->n_partitions);
         kw_i32(&w, req->rf);
         put_configs(&w, req);
         break;
     case CTL_REQ_DELETE_TOPIC:
-        CHECK(req->name);
         put_str(&w, req->name);
         break;
     case CTL_REQ_CREATE_PARTITIONS:
-        CHECK(req->name);
         put_str(&w, req->name);
         kw_i32(&w, req->n_partitions);
         break;
     case CTL_REQ_ALTER_CONFIGS:
-        CHECK(req->name);
         kw_i8(&w, req->resource_type);
         put_str(&w, req->name);
         put_configs(&w, req);
         break;
     case CTL_REQ_REGISTER_BROKER:
-        CHECK(req->reg.host && req->reg.cluster_addr);
         kw_i32(&w, req->reg.node_id);
         kw_uuid(&w, req->reg.incarnation);
         put_str(&w, req->reg.host);

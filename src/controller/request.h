@@ -32,6 +32,7 @@
 #include "kafka/wire.h"
 
 #define CTL_REQ_CONFIGS_MAX 1000
+#define CTL_REQ_STRING_MAX 32767 /* bytes of one string (int16 length) */
 #define CTL_ANSWER_BYTES (2 + 16 + 8 + 4)
 
 enum ctl_req_type {
@@ -68,9 +69,11 @@ struct ctl_answer {
     int32_t pid_size;
 };
 
-/* Appends the request body to out. The request must be well formed (CHECK: built by our own
- * code): a known type, non-NULL strings (a config value may be NULL), n_configs <=
- * CTL_REQ_CONFIGS_MAX, every string shorter than 32 KiB. */
+/* Whether req can be encoded: a known type, the strings its type needs non-NULL (a config
+ * value may be NULL: a deletion), n_configs <= CTL_REQ_CONFIGS_MAX, every string at most
+ * CTL_REQ_STRING_MAX bytes. Requests built from client input are checked with this first. */
+bool ctl_request_well_formed(const struct ctl_request *req);
+/* Appends the request body to out. req must be well formed (CHECK). */
 void ctl_request_encode(const struct ctl_request *req, struct iobuf *out);
 /* Decodes exactly len bytes into *out (zeroed first). Returns 0 (release with
  * ctl_request_free) or -ERR_CORRUPT (nothing to release). */

@@ -5,8 +5,9 @@
  * proposal waiting for its fate, or a request forwarded to the leader waiting for its answer).
  *
  * Invariants:
- *   1. applied == the replica's commit index outside on_commit: the committed image holds
- *      exactly the records of [0, applied] (minus the skipped ones).
+ *   1. applied <= the replica's commit index, equal outside on_commit unless a log read failed
+ *      (then catch_up resumes at the next commit or tick); the committed image holds exactly
+ *      the records of [0, applied] (minus the skipped ones), each applied once.
  *   2. work_valid  =>  leading and the working image = committed image + every record of the
  *      log above applied (rebuilt by ensure_work, kept up to date by propose_recs).
  *   3. leading  <=>  the core was leader at the last sync_role, in term lead_term; sessions
@@ -157,9 +158,13 @@ static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uin
         skip(rt, h.base_offset, "bad record framing", rc);
 }
 
-/* Applies the records of the batches in [from, to] to img. */
-static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, int64_t to)
+/* Applies the records of the batches in [from, to] to img; *through = the last offset whose
+ * batch was applied (from - 1 if none), so a failed read can be resumed without applying a
+ * batch twice. */
+static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, int64_t to,
+                  int64_t *through)
 {
+    *through = from - 1;
     uint8_t *buf = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -191,6 +196,9 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
             }
             size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
             apply_batch(rt, img, buf + pos, sz);
+            struct kbatch_header h;
+            kbatch_parse_header(buf + pos, &h);
+            *through = kbatch_last_offset(&h);
             pos += sz;
         }
         if (rc != 0 || res.next_offset <= offset)
@@ -203,6 +211,8 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
                   (long long)from, (long long)to, err_str(rc));
     return rc;
 }
+
+static void catch_up(struct ctl_runtime *rt, int64_t commit);
 
 /* ---- pending commands ---------------------------------------------------------------------- */
 
@@ -304,8 +314,8 @@ static int ensure_work(struct ctl_runtime *rt)
     if (rt->work_valid)
         return 0;
     ctl_image_copy(&rt->work, &rt->committed);
-    int64_t last = plog_end_offset(rt->log) - 1;
-    int rc = last > rt->applied ? replay(rt, &rt->work, rt->applied + 1, last) : 0;
+    int64_t last = plog_end_offset(rt->log) - 1, through;
+    int rc = last > rt->applied ? replay(rt, &rt->work, rt->applied + 1, last, &through) : 0;
     if (rc != 0)
         return rc;
     rt->work_valid = true;
@@ -418,8 +428,9 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     int64_t last, term;
     int rc = propose_recs(rt, &recs, &last, &term);
     ctl_recs_free(&recs);
-    if (rc != 0)
-        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
+    if (rc != 0) /* not leader (any more), a transfer under way, or a failed log */
+        return answer_now(rt, done, data,
+                          rc == -ERR_INVALID ? KERR_UNKNOWN_SERVER_ERROR : KERR_NOT_CONTROLLER);
     struct pending *p = pend_add(rt, done, data);
     p->last = last;
     p->term = term;
@@ -439,11 +450,12 @@ static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_d
     size_t len;
     uint8_t *b = iobuf_flatten(&body, &len);
     iobuf_destroy(&body);
+    if (len > RPC_CONTROLLER_BODY_MAX) {
+        mem_free(b);
+        return answer_now(rt, done, data, KERR_INVALID_REQUEST); /* retrying would not help */
+    }
     uint64_t id = ++rt->next_req_id;
-    int rc = len > RPC_CONTROLLER_BODY_MAX
-                 ? -ERR_TOO_LARGE
-                 : rt->opt.send_frame(rt, leader, RPC_CONTROLLER_REQUEST, id, b, len,
-                                      rt->opt.data);
+    int rc = rt->opt.send_frame(rt, leader, RPC_CONTROLLER_REQUEST, id, b, len, rt->opt.data);
     mem_free(b);
     if (rc != 0)
         return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
@@ -456,6 +468,8 @@ static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_d
 void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
                         void *data)
 {
+    if (!ctl_request_well_formed(req))
+        return answer_now(rt, done, data, KERR_INVALID_REQUEST);
     if (rt->closing || replica_failed(rt->rp))
         return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
     sync_role(rt);
@@ -542,6 +556,7 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     if (now_ms > rt->now)
         rt->now = now_ms;
     replica_tick(rt->rp, rt->now);
+    catch_up(rt, raft_commit(replica_raft(rt->rp)));
     sync_role(rt);
     fence_expired(rt);
     settle(rt);
@@ -556,11 +571,10 @@ int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m)
     return rc;
 }
 
-/* Commit advanced: apply the newly committed records, then decide proposals. */
-static void commit_cb(struct replica *rp, int64_t commit, void *data)
+/* Applies the committed records not applied yet (invariant 1; a failed read is retried from
+ * where it stopped on the next commit or tick). */
+static void catch_up(struct ctl_runtime *rt, int64_t commit)
 {
-    struct ctl_runtime *rt = data;
-    (void)rp;
     if (commit <= rt->applied)
         return;
     struct ctl_image before;
@@ -568,11 +582,21 @@ static void commit_cb(struct replica *rp, int64_t commit, void *data)
     if (rt->opt.on_image_change)
         ctl_image_copy(&before, &rt->committed);
     uint64_t n0 = rt->committed.records_applied;
-    (void)replay(rt, &rt->committed, rt->applied + 1, commit);
-    rt->applied = commit;
+    int64_t through;
+    (void)replay(rt, &rt->committed, rt->applied + 1, commit, &through);
+    if (through > rt->applied)
+        rt->applied = through;
     if (rt->opt.on_image_change && rt->committed.records_applied != n0)
         rt->opt.on_image_change(rt, &before, &rt->committed, rt->opt.data);
     ctl_image_free(&before);
+}
+
+/* Commit advanced: apply the newly committed records, then decide proposals. */
+static void commit_cb(struct replica *rp, int64_t commit, void *data)
+{
+    struct ctl_runtime *rt = data;
+    (void)rp;
+    catch_up(rt, commit);
     settle(rt);
 }
 
@@ -650,10 +674,11 @@ int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *v
     int64_t commit = raft_commit(replica_raft(rp));
     rt->rp = rp;
     if (commit > rt->applied) {
-        rc = replay(rt, &rt->committed, 0, commit);
+        int64_t through;
+        rc = replay(rt, &rt->committed, 0, commit, &through);
         if (rc != 0)
             goto out_close_replica;
-        rt->applied = commit;
+        rt->applied = through;
     }
     log_info("ctl_runtime_open", "node=%d dir=%s commit=%lld records=%llu skipped=%llu",
              node_id, dir, (long long)commit, (unsigned long long)rt->committed.records_applied,

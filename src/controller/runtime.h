@@ -31,6 +31,9 @@
  * gained) and on every tick proposes ctl_cmd_fence_expired's records (session_timeout_ms) for
  * brokers whose heartbeats stopped: their partitions' leaders move as commands.h does it.
  *
+ * Cost: with on_image_change set, each commit advance that applies records copies the image
+ * (ctl_image_copy) to hand over `before`: O(image) per commit, fine for metadata rates.
+ *
  * Not yet: metadata snapshots. The whole log is replayed at open and never truncated; a log
  * whose start is above 0 is refused (-ERR_UNSUPPORTED). Voter changes are not driven from here.
  *
@@ -98,7 +101,9 @@ void ctl_runtime_options_default(struct ctl_runtime_options *o);
 int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
                      size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
                      struct ctl_runtime **out);
-/* Answers every pending command with KERR_NOT_CONTROLLER, closes the replica and the log. */
+/* Answers every pending command with KERR_NOT_CONTROLLER (forwarded requests of other nodes:
+ * through send_frame, so close the runtime before the transport), closes the replica and the
+ * log. */
 void ctl_runtime_close(struct ctl_runtime *rt);
 
 /* Inputs. */
@@ -110,8 +115,10 @@ int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m);
 void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
                          const uint8_t *body, size_t len);
 
-/* Runs a command (see above). req is used during the call only. done is called exactly once,
- * possibly before this returns (validation errors, no leader). */
+/* Runs a command (see above). req is used during the call only; one that is not
+ * ctl_request_well_formed is answered KERR_INVALID_REQUEST (as is one whose encoding exceeds
+ * RPC_CONTROLLER_BODY_MAX when it must be forwarded). done is called exactly once, possibly
+ * before this returns (validation errors, no leader). */
 void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
                         void *data);
 

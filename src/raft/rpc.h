@@ -58,7 +58,7 @@
 #define RPC_CLUSTER_ID_MAX 255
 #define RPC_ERROR_TEXT_MAX 1024
 #define RPC_CONTROLLER_TOPIC "__cluster_metadata" /* the controller group: partition 0 */
-#define RPC_CONTROLLER_BODY_MAX (1u << 20)         /* bytes of one controller command/answer */
+#define RPC_CONTROLLER_BODY_MAX (2u << 20)         /* bytes of one controller command/answer */
 
 enum rpc_frame_type {
     RPC_HELLO = 1,

@@ -682,3 +682,48 @@ TEST(controller_runtime_lost_proposal_answered_not_controller)
     ASSERT(ctl_image_topic(ctl_runtime_image(C.n[leader].rt), "won") != NULL);
     cluster_stop();
 }
+
+TEST(controller_runtime_malformed_requests_refused_not_crashed)
+{
+    int32_t leader = cluster_ready();
+    int32_t f = a_follower(leader);
+    /* Shapes the codec cannot carry: refused at once, at the leader and at a follower. */
+    struct ctl_request no_name = {.type = CTL_REQ_DELETE_TOPIC};
+    struct ctl_request bad_type = {.type = 99};
+    struct ctl_config_entry *many = mem_calloc(CTL_REQ_CONFIGS_MAX + 1, sizeof(*many));
+    for (size_t i = 0; i <= CTL_REQ_CONFIGS_MAX; i++)
+        many[i].key = "k";
+    struct ctl_request too_many = {.type = CTL_REQ_ALTER_CONFIGS,
+                                   .name = "",
+                                   .resource_type = CTL_RESOURCE_BROKER,
+                                   .configs = many,
+                                   .n_configs = CTL_REQ_CONFIGS_MAX + 1};
+    const struct ctl_request *bad[] = {&no_name, &bad_type, &too_many};
+    for (size_t i = 0; i < 3; i++) {
+        for (int side = 0; side < 2; side++) {
+            struct result res = {0};
+            ctl_runtime_submit(C.n[side ? f : leader].rt, bad[i], done_cb, &res);
+            ASSERT(res.done);
+            ASSERT_EQ(res.a.error, KERR_INVALID_REQUEST);
+        }
+    }
+    mem_free(many);
+    /* A garbage body at the leader is answered INVALID_REQUEST, not dropped or crashed on. */
+    static const uint8_t junk[] = {CTL_REQ_CREATE_TOPIC, 0xff, 0x00};
+    for (int32_t id = 1; id <= N; id++)
+        C.n[id].beating = false; /* no other controller frames from now on */
+    for (int i = 0; i < 50; i++)
+        pump_once();
+    struct transport_stats before, after;
+    transport_get_stats(C.n[f].t, &before);
+    ASSERT_EQ(transport_send_controller(C.n[f].t, leader, RPC_CONTROLLER_REQUEST, 555, junk,
+                                        sizeof(junk)),
+              0);
+    PUMP_UNTIL((transport_get_stats(C.n[f].t, &after), after.ctl_received == before.ctl_received + 1),
+               2000);
+    /* The answer to an id the follower never used is dropped; nothing is pending. */
+    ASSERT_EQ(ctl_runtime_pending(C.n[f].rt), 0);
+    /* Commands still work. */
+    ASSERT_EQ(create_topic(f, "fine", 1, 1).error, KERR_NONE);
+    cluster_stop();
+}
