@@ -116,8 +116,11 @@ static struct kuuid random_uuid(struct ctl_runtime *rt)
 
 /* ---- replay: log records into an image ----------------------------------------------------- */
 
-static void skip(struct ctl_runtime *rt, int64_t offset, const char *why, int rc)
+static void skip(struct ctl_runtime *rt, const struct ctl_image *img, int64_t offset,
+                 const char *why, int rc)
 {
+    if (img != &rt->committed)
+        return; /* the working image meets the same records again when they commit */
     rt->skipped++;
     log_warn("ctl_record_skipped", "node=%d offset=%lld reason=\"%s\" err=\"%s\"", rt->node,
              (long long)offset, why, err_str(rc));
@@ -134,7 +137,7 @@ static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uin
     if (rc == 0 && kbatch_compression(&h) != KCOMPRESSION_NONE)
         rc = -ERR_UNSUPPORTED;
     if (rc != 0)
-        return skip(rt, h.base_offset, "bad batch", rc);
+        return skip(rt, img, h.base_offset, "bad batch", rc);
     struct krecord_iter it;
     krecord_iter_init(&it, p + KBATCH_HEADER_SIZE, len - KBATCH_HEADER_SIZE, h.records_count);
     struct krecord kr;
@@ -142,20 +145,20 @@ static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uin
         int64_t off = h.base_offset + kr.offset_delta;
         struct ctl_rec r;
         if (kr.value.len < 0) {
-            skip(rt, off, "null value", -ERR_CORRUPT);
+            skip(rt, img, off, "null value", -ERR_CORRUPT);
             continue;
         }
         rc = ctl_rec_decode(kr.value.p, (size_t)kr.value.len, &r);
         if (rc != 0) {
-            skip(rt, off, "record does not decode", rc);
+            skip(rt, img, off, "record does not decode", rc);
             continue;
         }
         rc = ctl_image_apply(img, &r);
         if (rc != 0)
-            skip(rt, off, "record refused by the image", rc);
+            skip(rt, img, off, "record refused by the image", rc);
     }
     if (rc < 0)
-        skip(rt, h.base_offset, "bad record framing", rc);
+        skip(rt, img, h.base_offset, "bad record framing", rc);
 }
 
 /* Applies the records of the batches in [from, to] to img; *through = the last offset whose
@@ -213,6 +216,22 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
 }
 
 static void catch_up(struct ctl_runtime *rt, int64_t commit);
+
+/* Invariants 1-4 of the design comment, as far as they can be checked cheaply. */
+__attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
+{
+    CHECK(rt->applied <= raft_commit(replica_raft(rt->rp)));
+    CHECK(!rt->work_valid || rt->leading);
+    CHECK(rt->leading == (rt->lead_term >= 0));
+    for (size_t i = 0; i < rt->n_pend; i++) {
+        const struct pending *p = rt->pend[i];
+        CHECK(p->done != NULL);
+        CHECK(p->forwarded ? p->target >= 0 && p->req_id > 0 : p->last >= 0 && p->term > 0);
+    }
+    ctl_image_check(&rt->committed);
+    if (rt->work_valid)
+        ctl_image_check(&rt->work);
+}
 
 /* ---- pending commands ---------------------------------------------------------------------- */
 
@@ -472,12 +491,14 @@ void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, c
         return answer_now(rt, done, data, KERR_INVALID_REQUEST);
     if (rt->closing || replica_failed(rt->rp))
         return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
+    DCHECK((runtime_check(rt), true));
     sync_role(rt);
     if (rt->leading)
         submit_local(rt, req, done, data);
     else
         forward(rt, req, done, data);
     sync_role(rt);
+    DCHECK((runtime_check(rt), true));
 }
 
 /* ---- inputs -------------------------------------------------------------------------------- */
@@ -530,10 +551,12 @@ static void deliver_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
 void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
                          const uint8_t *body, size_t len)
 {
+    DCHECK((runtime_check(rt), true));
     if (type == RPC_CONTROLLER_REQUEST)
         deliver_request(rt, from, request_id, body, len);
     else if (type == RPC_CONTROLLER_RESPONSE)
         deliver_response(rt, from, request_id, body, len);
+    DCHECK((runtime_check(rt), true));
 }
 
 static void fence_expired(struct ctl_runtime *rt)
@@ -553,6 +576,7 @@ static void fence_expired(struct ctl_runtime *rt)
 
 void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
 {
+    DCHECK((runtime_check(rt), true));
     if (now_ms > rt->now)
         rt->now = now_ms;
     replica_tick(rt->rp, rt->now);
@@ -562,12 +586,15 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     settle(rt);
     expire(rt);
     sync_role(rt);
+    DCHECK((runtime_check(rt), true));
 }
 
 int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m)
 {
+    DCHECK((runtime_check(rt), true));
     int rc = replica_step(rt->rp, m);
     sync_role(rt);
+    DCHECK((runtime_check(rt), true));
     return rc;
 }
 
