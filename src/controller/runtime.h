@@ -78,7 +78,8 @@ typedef void (*ctl_done_fn)(struct ctl_runtime *rt, const struct ctl_answer *a, 
 
 struct ctl_runtime_options {
     struct raft_options raft;      /* id and seed are set by open */
-    struct flusher *flusher;       /* NULL: the log syncs inline (tests, tools) */
+    struct flusher *flusher;       /* NULL: the log syncs inline (tests, tools); else the owner
+                                      runs flusher_poll, whose completions drive the group */
     int64_t request_timeout_ms;    /* proposals and forwards: 5000 */
     int64_t session_timeout_ms;    /* broker sessions: 9000 (broker.session.timeout.ms) */
     ctl_config_check_fn config_check; /* may be NULL (accept all) */
