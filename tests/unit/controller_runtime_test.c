@@ -17,6 +17,7 @@
 #include "net_test_util.h"
 #include "raft/replica.h"
 #include "raft/transport.h"
+#include "storage/flusher.h"
 #include "test.h"
 
 #define N 3
@@ -43,6 +44,8 @@ static struct {
     struct ctl_voter voters[N];
     struct node n[N + 1];
     int64_t request_ms;
+    bool use_flusher; /* one real flusher thread for every log (the production path) */
+    struct flusher *fl;
 } C;
 
 /* One command's outcome. */
@@ -162,6 +165,7 @@ static void node_start(int32_t id)
     o.raft.election_timeout_ms = 300;
     o.raft.heartbeat_ms = 60;
     o.request_timeout_ms = C.request_ms ? C.request_ms : REQUEST_MS;
+    o.flusher = C.fl;
     o.session_timeout_ms = SESSION_MS;
     o.send_raft = send_raft;
     o.send_frame = send_frame;
@@ -184,8 +188,11 @@ static void node_stop(int32_t id)
 static void cluster_start(void)
 {
     int64_t request_ms = C.request_ms;
+    bool use_flusher = C.use_flusher;
     memset(&C, 0, sizeof(C));
     C.request_ms = request_ms;
+    if (use_flusher)
+        ASSERT_EQ(flusher_start(&C.fl), 0);
     log_set_level(getenv("CTL_RUNTIME_TEST_LOG") ? LOG_INFO : LOG_ERROR);
     C.r = reactor_new();
     ASSERT(C.r != NULL);
@@ -207,6 +214,10 @@ static void cluster_stop(void)
     for (int32_t id = 1; id <= N; id++)
         if (C.n[id].rt)
             node_stop(id);
+    if (C.fl)
+        flusher_stop(C.fl);
+    C.fl = NULL;
+    C.use_flusher = false;
     reactor_free(C.r);
     C.request_ms = 0;
     nt_leak_check();
@@ -224,6 +235,8 @@ static void heartbeat(int32_t id)
 static void pump_once(void)
 {
     ASSERT_EQ(reactor_run_once(C.r, 5), 0);
+    if (C.fl)
+        (void)flusher_poll(C.fl);
     int64_t now = time_mono_ms();
     for (int32_t id = 1; id <= N; id++) {
         struct node *nd = &C.n[id];
@@ -547,7 +560,9 @@ TEST(controller_runtime_forwarded_create_converges_and_pids_disjoint)
 
 TEST(controller_runtime_leader_failover_and_restart_replays)
 {
+    C.use_flusher = true;
     int32_t leader = cluster_ready();
+    ASSERT(C.fl != NULL);
     ASSERT_EQ(create_topic(leader, "before", 2, 3).error, KERR_NONE);
     PUMP_UNTIL(converged(), 5000);
     int64_t term = ctl_runtime_term(C.n[leader].rt);
@@ -577,6 +592,9 @@ TEST(controller_runtime_leader_failover_and_restart_replays)
     PUMP_UNTIL(converged() && ctl_image_topic(ctl_runtime_image(C.n[f].rt), "third"), 5000);
     for (int32_t id = 1; id <= N; id++)
         ASSERT_EQ(ctl_runtime_skipped(C.n[id].rt), 0);
+    struct flusher_stats fs;
+    flusher_get_stats(C.fl, &fs);
+    ASSERT_CMP(fs.syncs, >, 0); /* durability came through the flusher thread */
     cluster_stop();
 }
 
