@@ -139,6 +139,24 @@ void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
     emit_frame(out, RPC_ERROR, from, to, body, 4 + n);
 }
 
+void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_t to,
+                           uint64_t request_id, const uint8_t *body, size_t len)
+{
+    CHECK(type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE);
+    CHECK(len <= RPC_CONTROLLER_BODY_MAX && (len == 0 || body));
+    uint8_t fixed[12];
+    put_be64(fixed, request_id);
+    put_be32(fixed + 8, (uint32_t)len);
+    uint8_t hdr[4 + RPC_HEADER_BYTES];
+    uint32_t crc = frame_head(hdr, type, from, to, sizeof(fixed) + len);
+    crc = crc32c(crc, fixed, sizeof(fixed));
+    put_be32(hdr + 4 + 12, crc32c(crc, body, len));
+    iobuf_append(out, hdr, sizeof(hdr));
+    iobuf_append(out, fixed, sizeof(fixed));
+    if (len)
+        iobuf_append(out, body, len);
+}
+
 /* ---- builder ------------------------------------------------------------------------------- */
 
 void rpc_builder_init(struct rpc_builder *b, uint8_t type)
@@ -435,6 +453,23 @@ int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out)
     return 0;
 }
 
+int rpc_decode_controller(const uint8_t *body, size_t len, struct rpc_controller *out)
+{
+    struct reader r = {body, body + len, false};
+    memset(out, 0, sizeof(*out));
+    uint64_t id = (uint64_t)rd_i64(&r);
+    size_t n = rd_u32(&r);
+    if (r.bad || n > RPC_CONTROLLER_BODY_MAX)
+        return -ERR_CORRUPT;
+    const uint8_t *p = rd_take(&r, n);
+    if (r.bad || r.p != r.end)
+        return -ERR_CORRUPT;
+    out->request_id = id;
+    out->body = p;
+    out->len = n;
+    return 0;
+}
+
 struct topic_ref {
     const char *name;
     size_t len;
@@ -642,6 +677,10 @@ const char *rpc_frame_type_name(uint8_t type)
         return "raft";
     case RPC_HEARTBEATS:
         return "heartbeats";
+    case RPC_CONTROLLER_REQUEST:
+        return "controller_request";
+    case RPC_CONTROLLER_RESPONSE:
+        return "controller_response";
     default:
         return "unknown";
     }

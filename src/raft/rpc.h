@@ -26,6 +26,10 @@
  *     HEARTBEATS  topic table, then two sections, heartbeats then heartbeat responses:
  *                   uvarint n, n times: uvarint topic index, uvarint partition,
  *                   uvarint term, zigzag varint commit, u8 flags (bit 0 reject)
+ *     CONTROLLER_REQUEST, CONTROLLER_RESPONSE
+ *                 u64 request id, u32 n (<= RPC_CONTROLLER_BODY_MAX) + n bytes: an opaque
+ *                 controller command or answer (controller/runtime.h owns its format); a
+ *                 response carries the id of the request it answers
  *   topic table: uvarint n_topics, each u8 len (1..RPC_TOPIC_MAX) + len bytes. A message names
  *   its group by an index into it, so 10,000 heartbeats of one topic cost ~8 bytes each.
  *
@@ -54,6 +58,7 @@
 #define RPC_CLUSTER_ID_MAX 255
 #define RPC_ERROR_TEXT_MAX 1024
 #define RPC_CONTROLLER_TOPIC "__cluster_metadata" /* the controller group: partition 0 */
+#define RPC_CONTROLLER_BODY_MAX (2u << 20)         /* bytes of one controller command/answer */
 
 enum rpc_frame_type {
     RPC_HELLO = 1,
@@ -61,6 +66,8 @@ enum rpc_frame_type {
     RPC_ERROR,
     RPC_RAFT,
     RPC_HEARTBEATS,
+    RPC_CONTROLLER_REQUEST,  /* a command forwarded to the controller leader */
+    RPC_CONTROLLER_RESPONSE, /* its answer */
     RPC_FRAME_TYPE_END_,
 };
 
@@ -91,6 +98,10 @@ void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *c
 void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to);
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
                       const char *text);
+/* type is RPC_CONTROLLER_REQUEST or RPC_CONTROLLER_RESPONSE; len <= RPC_CONTROLLER_BODY_MAX
+ * (CHECK: bodies are built by our own code). */
+void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_t to,
+                           uint64_t request_id, const uint8_t *body, size_t len);
 
 /* Accumulates the messages of one RAFT or HEARTBEATS frame. */
 struct rpc_builder {
@@ -144,6 +155,14 @@ struct rpc_error {
     size_t text_len;
 };
 int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out);
+
+/* The body of a CONTROLLER_REQUEST or CONTROLLER_RESPONSE frame. */
+struct rpc_controller {
+    uint64_t request_id;
+    const uint8_t *body; /* points into the frame */
+    size_t len;          /* <= RPC_CONTROLLER_BODY_MAX */
+};
+int rpc_decode_controller(const uint8_t *body, size_t len, struct rpc_controller *out);
 
 /* One decoded message of a RAFT or HEARTBEATS frame. */
 struct rpc_item {

@@ -68,6 +68,8 @@ struct transport {
     size_t n_peers;
     transport_msg_cb on_msg;
     void *data;
+    transport_ctl_cb on_ctl;
+    void *ctl_data;
     uint64_t rng;
     bool closing;
     struct transport_stats st;
@@ -339,6 +341,25 @@ static void bad_frame(struct inbound *in, const char *why, int rc)
     conn_close(in->c);
 }
 
+static void in_controller(struct inbound *in, const struct rpc_header *h, const uint8_t *body,
+                          size_t body_len, size_t len)
+{
+    struct transport *t = in->t;
+    struct rpc_controller c;
+    int rc = rpc_decode_controller(body, body_len, &c);
+    if (rc != 0)
+        return bad_frame(in, "malformed controller body", rc);
+    struct peer *p = find_peer(t, in->peer);
+    p->st.frames_received++;
+    p->st.bytes_received += 4 + len;
+    if (!t->on_ctl) {
+        t->st.ctl_dropped++;
+        return;
+    }
+    t->st.ctl_received++;
+    t->on_ctl(h->from, h->type, c.request_id, c.body, c.len, t->ctl_data);
+}
+
 static void in_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
 {
     struct inbound *in = conn_get_user(c);
@@ -355,6 +376,8 @@ static void in_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
         return bad_frame(in, "bad header", rc);
     if (h.from != in->peer || h.to != t->self)
         return bad_frame(in, "node ids differ from the handshake", -ERR_INVALID);
+    if (h.type == RPC_CONTROLLER_REQUEST || h.type == RPC_CONTROLLER_RESPONSE)
+        return in_controller(in, &h, body, body_len, len);
     if (h.type != RPC_RAFT && h.type != RPC_HEARTBEATS)
         return bad_frame(in, "unexpected frame type", -ERR_INVALID);
     struct rpc_batch b;
@@ -519,6 +542,47 @@ int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
     rpc_builder_add(b, g, m);
     if (DCHECK_ENABLED)
         transport_check(t);
+    return 0;
+}
+
+void transport_set_controller_cb(struct transport *t, transport_ctl_cb cb, void *data)
+{
+    t->on_ctl = cb;
+    t->ctl_data = data;
+}
+
+int transport_send_controller(struct transport *t, int32_t peer, uint8_t type,
+                              uint64_t request_id, const uint8_t *body, size_t len)
+{
+    CHECK(type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE);
+    CHECK(len <= RPC_CONTROLLER_BODY_MAX);
+    struct peer *p = find_peer(t, peer);
+    if (!p)
+        return -ERR_NOT_FOUND;
+    if (!p->ready) {
+        p->st.drops++;
+        return -ERR_CLOSED;
+    }
+    size_t size = 4 + RPC_HEADER_BYTES + 12 + len;
+    if (size > t->cfg.max_frame_bytes) {
+        p->st.drops++;
+        return -ERR_TOO_LARGE;
+    }
+    if (queued_bytes(p) + size > t->cfg.queue_max_bytes) {
+        p->st.drops++;
+        return -ERR_LIMIT;
+    }
+    /* Queued Raft messages go first, so the frames leave in the order they were sent. */
+    if (!rpc_builder_empty(&p->hb))
+        send_builder(p, &p->hb);
+    if (!rpc_builder_empty(&p->raft))
+        send_builder(p, &p->raft);
+    struct iobuf out;
+    iobuf_init(&out);
+    rpc_encode_controller(&out, type, t->self, peer, request_id, body, len);
+    p->st.frames_sent++;
+    p->st.bytes_sent += iobuf_pending(&out);
+    dial_send(p->d, &out);
     return 0;
 }
 

@@ -33,6 +33,14 @@
  * are valid during the call only (raft_step's contract needs them until raft_advance: the owner
  * copies them or steps and advances within the callback).
  *
+ * Controller frames. transport_send_controller sends one CONTROLLER_REQUEST or
+ * CONTROLLER_RESPONSE frame (raft/rpc.h) to a peer at once, on the same outbound connection
+ * (after the RAFT/HEARTBEATS frames already flushed; not reordered with other controller frames
+ * to that peer). It is dropped like a Raft message when the peer is not connected or its queue
+ * is full: the sender (controller/runtime.h) times requests out. Received ones go to the
+ * on_controller callback set by transport_set_controller_cb; without one they are dropped
+ * (counted in ctl_dropped), which is not a protocol error.
+ *
  * All on the reactor thread. Does not touch the broker: the owner maps groups to cores. */
 #ifndef SP_RAFT_TRANSPORT_H
 #define SP_RAFT_TRANSPORT_H
@@ -90,6 +98,18 @@ int transport_port(const struct transport *t); /* the bound cluster port */
 int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
                    const struct raft_msg *m);
 
+/* A received controller frame: type RPC_CONTROLLER_REQUEST or RPC_CONTROLLER_RESPONSE, body
+ * valid during the call only. */
+typedef void (*transport_ctl_cb)(int32_t from, uint8_t type, uint64_t request_id,
+                                 const uint8_t *body, size_t len, void *data);
+/* Sets (or with NULL removes) the controller frame callback. */
+void transport_set_controller_cb(struct transport *t, transport_ctl_cb cb, void *data);
+/* Sends a controller frame now (see above). type as in rpc_encode_controller; len <=
+ * RPC_CONTROLLER_BODY_MAX. Returns 0, -ERR_NOT_FOUND (not a peer), -ERR_CLOSED (not
+ * connected), -ERR_LIMIT (queue cap) or -ERR_TOO_LARGE (above a frame): dropped and counted. */
+int transport_send_controller(struct transport *t, int32_t peer, uint8_t type,
+                              uint64_t request_id, const uint8_t *body, size_t len);
+
 /* Sends everything queued (see above). */
 void transport_flush(struct transport *t);
 
@@ -115,6 +135,8 @@ struct transport_stats {
     uint64_t inbound_refused;    /* handshakes refused */
     uint64_t inbound_bad_frames; /* connections closed for a bad frame after the handshake */
     int inbound_connections;     /* open now */
+    uint64_t ctl_received;       /* controller frames handed to on_controller */
+    uint64_t ctl_dropped;        /* ... received without a callback set */
 };
 void transport_get_stats(const struct transport *t, struct transport_stats *out);
 

@@ -9,6 +9,7 @@
 
 #include "base/iobuf.h"
 #include "base/mem.h"
+#include "controller/request.h"
 #include "raft/rpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,6 +47,29 @@ static void reencode(const struct rpc_header *h, const struct rpc_batch *bt)
     mem_free(f);
 }
 
+/* A controller command that decodes encodes back to exactly its bytes (the form is canonical). */
+static void controller_body(uint8_t type, const uint8_t *p, size_t len)
+{
+    if (type == RPC_CONTROLLER_RESPONSE) {
+        struct ctl_answer a;
+        (void)ctl_answer_decode(p, len, &a);
+        return;
+    }
+    struct ctl_request req;
+    if (ctl_request_decode(p, len, &req) != 0)
+        return;
+    struct iobuf b;
+    iobuf_init(&b);
+    ctl_request_encode(&req, &b);
+    size_t len2;
+    uint8_t *p2 = iobuf_flatten(&b, &len2);
+    iobuf_destroy(&b);
+    if (len2 != len || memcmp(p2, p, len) != 0)
+        abort();
+    mem_free(p2);
+    ctl_request_free(&req);
+}
+
 static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t len)
 {
     if (h->type == RPC_HELLO) {
@@ -54,6 +78,13 @@ static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t 
     } else if (h->type == RPC_ERROR) {
         struct rpc_error e;
         (void)rpc_decode_error(body, len, &e);
+    } else if (h->type == RPC_CONTROLLER_REQUEST || h->type == RPC_CONTROLLER_RESPONSE) {
+        struct rpc_controller c;
+        if (rpc_decode_controller(body, len, &c) == 0) {
+            if (c.len > RPC_CONTROLLER_BODY_MAX || c.body + c.len != body + len)
+                abort();
+            controller_body(h->type, c.body, c.len);
+        }
     } else if (h->type == RPC_RAFT || h->type == RPC_HEARTBEATS) {
         struct rpc_batch bt;
         if (rpc_decode_batch(h, body, len, &bt) == 0) {

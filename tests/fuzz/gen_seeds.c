@@ -174,6 +174,11 @@ static void raft_rpc_seeds(void)
     put_rpc(&b);
     rpc_encode_error(&b, 2, 1, RPC_ERR_CLUSTER, "wrong cluster");
     put_rpc(&b);
+    static const uint8_t command[] = {2, 0, 6, 'o', 'r', 'd', 'e', 'r', 's'};
+    rpc_encode_controller(&b, RPC_CONTROLLER_REQUEST, 2, 1, 7, command, sizeof(command));
+    put_rpc(&b);
+    rpc_encode_controller(&b, RPC_CONTROLLER_RESPONSE, 1, 2, 7, NULL, 0);
+    put_rpc(&b);
     static const uint8_t payload[] = "batch";
     struct raft_entry e[2] = {{10, 12, 3, RAFT_ENTRY_DATA, payload, sizeof(payload)},
                               {13, 13, 3, RAFT_ENTRY_NOOP, NULL, 0}};

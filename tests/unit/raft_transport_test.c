@@ -446,3 +446,73 @@ TEST(raft_transport_silent_peer_handshake_times_out)
     vote_flows(&c, 1, 2, 1);
     cluster_free(&c);
 }
+
+/* Controller frames received by one node. */
+struct ctl_inbox {
+    size_t n;
+    int32_t from;
+    uint8_t type;
+    uint64_t id;
+    uint8_t body[64];
+    size_t len;
+};
+
+static void on_ctl(int32_t from, uint8_t type, uint64_t id, const uint8_t *body, size_t len,
+                   void *data)
+{
+    struct ctl_inbox *in = data;
+    in->n++;
+    in->from = from;
+    in->type = type;
+    in->id = id;
+    ASSERT_CMP(len, <=, sizeof(in->body));
+    memcpy(in->body, body, len);
+    in->len = len;
+}
+
+TEST(raft_transport_controller_frames_in_order_with_raft)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    struct ctl_inbox ci = {0};
+    /* Without a callback a controller frame is dropped, not a protocol error. */
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2) && connected(&c, 2, 1), 3000);
+    ASSERT_EQ(transport_send_controller(c.t[1], 2, RPC_CONTROLLER_REQUEST, 1, NULL, 0), 0);
+    struct transport_stats ts;
+    NT_PUMP_UNTIL(c.r, (transport_get_stats(c.t[2], &ts), ts.ctl_dropped == 1), 3000);
+    transport_set_controller_cb(c.t[2], on_ctl, &ci);
+    /* A queued vote leaves before the controller frame sent after it. */
+    struct rpc_group g = {"orders", 6, 3};
+    struct raft_msg v = vote(5);
+    ASSERT_EQ(transport_send(c.t[1], 2, &g, &v), 0);
+    ASSERT_EQ(transport_send_controller(c.t[1], 2, RPC_CONTROLLER_REQUEST, 42,
+                                        (const uint8_t *)"create", 6),
+              0);
+    NT_PUMP_UNTIL(c.r, ci.n == 1, 3000);
+    ASSERT_EQ(c.in[2].n, 1); /* the vote came first */
+    ASSERT_EQ(ci.from, 1);
+    ASSERT_EQ(ci.type, RPC_CONTROLLER_REQUEST);
+    ASSERT_UEQ(ci.id, 42);
+    ASSERT_EQ(ci.len, 6);
+    ASSERT_MEMEQ(ci.body, "create", 6);
+    /* The answer goes back on 2's own outbound connection. */
+    struct ctl_inbox c1 = {0};
+    transport_set_controller_cb(c.t[1], on_ctl, &c1);
+    ASSERT_EQ(transport_send_controller(c.t[2], 1, RPC_CONTROLLER_RESPONSE, 42,
+                                        (const uint8_t *)"ok", 2),
+              0);
+    NT_PUMP_UNTIL(c.r, c1.n == 1, 3000);
+    ASSERT_EQ(c1.type, RPC_CONTROLLER_RESPONSE);
+    ASSERT_EQ(c1.from, 2);
+    transport_get_stats(c.t[2], &ts);
+    ASSERT_EQ(ts.ctl_received, 1);
+    ASSERT_EQ(ts.inbound_bad_frames, 0);
+    /* Not connected / not a peer. */
+    ASSERT_EQ(transport_send_controller(c.t[1], 3, RPC_CONTROLLER_REQUEST, 1, NULL, 0),
+              -ERR_CLOSED);
+    ASSERT_EQ(transport_send_controller(c.t[1], 9, RPC_CONTROLLER_REQUEST, 1, NULL, 0),
+              -ERR_NOT_FOUND);
+    cluster_free(&c);
+}

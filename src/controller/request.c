@@ -1,0 +1,279 @@
+/* Controller request and answer codec (layout and contracts in controller/request.h).
+ *
+ * A decoded request owns one allocation: its config array followed by a string arena. Every
+ * string of the body takes 2 + n bytes there and n + 1 in the arena, so an arena of len + 1
+ * bytes always suffices, and the config count is bounded by its bytes (4 per entry at least)
+ * before the array is allocated. */
+#include "controller/request.h"
+
+#include <string.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/mem.h"
+
+static bool str_ok(const char *s, bool nullable)
+{
+    return s ? strlen(s) <= CTL_REQ_STRING_MAX : nullable;
+}
+
+static bool configs_ok(const struct ctl_request *req)
+{
+    if (req->n_configs > CTL_REQ_CONFIGS_MAX || (req->n_configs > 0 && !req->configs))
+        return false;
+    for (size_t i = 0; i < req->n_configs; i++)
+        if (!str_ok(req->configs[i].key, false) || !str_ok(req->configs[i].value, true))
+            return false;
+    return true;
+}
+
+bool ctl_request_well_formed(const struct ctl_request *req)
+{
+    switch (req->type) {
+    case CTL_REQ_CREATE_TOPIC:
+    case CTL_REQ_ALTER_CONFIGS:
+        return str_ok(req->name, false) && configs_ok(req);
+    case CTL_REQ_DELETE_TOPIC:
+    case CTL_REQ_CREATE_PARTITIONS:
+        return str_ok(req->name, false);
+    case CTL_REQ_REGISTER_BROKER:
+        return str_ok(req->reg.host, false) && str_ok(req->reg.cluster_addr, false);
+    case CTL_REQ_HEARTBEAT:
+    case CTL_REQ_ALLOC_PIDS:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void put_str(struct kwriter *w, const char *s)
+{
+    kw_cstr(w, false, s);
+}
+
+static void put_configs(struct kwriter *w, const struct ctl_request *req)
+{
+    kw_i32(w, (int32_t)req->n_configs);
+    for (size_t i = 0; i < req->n_configs; i++) {
+        put_str(w, req->configs[i].key);
+        put_str(w, req->configs[i].value);
+    }
+}
+
+void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
+{
+    struct kwriter w = {out};
+    CHECK(ctl_request_well_formed(req));
+    kw_i8(&w, (int8_t)req->type);
+    switch (req->type) {
+    case CTL_REQ_CREATE_TOPIC:
+        put_str(&w, req->name);
+        kw_i32(&w, req->n_partitions);
+        kw_i32(&w, req->rf);
+        put_configs(&w, req);
+        break;
+    case CTL_REQ_DELETE_TOPIC:
+        put_str(&w, req->name);
+        break;
+    case CTL_REQ_CREATE_PARTITIONS:
+        put_str(&w, req->name);
+        kw_i32(&w, req->n_partitions);
+        break;
+    case CTL_REQ_ALTER_CONFIGS:
+        kw_i8(&w, req->resource_type);
+        put_str(&w, req->name);
+        put_configs(&w, req);
+        break;
+    case CTL_REQ_REGISTER_BROKER:
+        kw_i32(&w, req->reg.node_id);
+        kw_uuid(&w, req->reg.incarnation);
+        put_str(&w, req->reg.host);
+        kw_i32(&w, req->reg.port);
+        put_str(&w, req->reg.cluster_addr);
+        break;
+    case CTL_REQ_HEARTBEAT:
+        kw_i32(&w, req->reg.node_id);
+        kw_uuid(&w, req->reg.incarnation);
+        kw_i8(&w, req->caught_up ? 1 : 0);
+        break;
+    case CTL_REQ_ALLOC_PIDS:
+        kw_i32(&w, req->reg.node_id);
+        kw_uuid(&w, req->reg.incarnation);
+        break;
+    }
+}
+
+/* Decoding state: the reader and the arena strings are copied into. */
+struct dec {
+    struct kreader r;
+    char *arena;
+    size_t used;
+    size_t cap;
+    bool bad;
+};
+
+/* A string (NULL for null when nullable), copied NUL-terminated into the arena. */
+static const char *get_str(struct dec *d, bool nullable)
+{
+    struct kstr s = kr_str(&d->r, false);
+    if (!kr_ok(&d->r) || d->bad) {
+        d->bad = true;
+        return NULL;
+    }
+    if (s.len < 0) {
+        if (!nullable)
+            d->bad = true;
+        return NULL;
+    }
+    if (memchr(s.p, 0, (size_t)s.len) || d->used + (size_t)s.len + 1 > d->cap) {
+        d->bad = true;
+        return NULL;
+    }
+    char *at = d->arena + d->used;
+    memcpy(at, s.p, (size_t)s.len);
+    at[s.len] = 0;
+    d->used += (size_t)s.len + 1;
+    return at;
+}
+
+static void get_configs(struct dec *d, struct ctl_config_entry *v, size_t max,
+                        struct ctl_request *out)
+{
+    int32_t n = kr_i32(&d->r);
+    if (!kr_ok(&d->r) || n < 0 || (size_t)n > max) {
+        d->bad = true;
+        return;
+    }
+    for (int32_t i = 0; i < n && !d->bad; i++) {
+        v[i].key = get_str(d, false);
+        v[i].value = get_str(d, true);
+    }
+    out->configs = v;
+    out->n_configs = (size_t)n;
+}
+
+int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
+{
+    memset(out, 0, sizeof(*out));
+    /* Each config takes at least 4 bytes (two string lengths). */
+    size_t max_configs = MIN((size_t)CTL_REQ_CONFIGS_MAX, len / 4);
+    size_t head = max_configs * sizeof(struct ctl_config_entry);
+    uint8_t *own = mem_alloc(head + len + 1);
+    struct dec d = {.arena = (char *)own + head, .cap = len + 1};
+    struct ctl_config_entry *cv = (struct ctl_config_entry *)(void *)own;
+    kr_init(&d.r, p, len);
+    out->type = (uint8_t)kr_i8(&d.r);
+    switch (out->type) {
+    case CTL_REQ_CREATE_TOPIC:
+        out->name = get_str(&d, false);
+        out->n_partitions = kr_i32(&d.r);
+        out->rf = kr_i32(&d.r);
+        get_configs(&d, cv, max_configs, out);
+        break;
+    case CTL_REQ_DELETE_TOPIC:
+        out->name = get_str(&d, false);
+        break;
+    case CTL_REQ_CREATE_PARTITIONS:
+        out->name = get_str(&d, false);
+        out->n_partitions = kr_i32(&d.r);
+        break;
+    case CTL_REQ_ALTER_CONFIGS:
+        out->resource_type = kr_i8(&d.r);
+        out->name = get_str(&d, false);
+        get_configs(&d, cv, max_configs, out);
+        break;
+    case CTL_REQ_REGISTER_BROKER:
+        out->reg.node_id = kr_i32(&d.r);
+        out->reg.incarnation = kr_uuid(&d.r);
+        out->reg.host = get_str(&d, false);
+        out->reg.port = kr_i32(&d.r);
+        out->reg.cluster_addr = get_str(&d, false);
+        break;
+    case CTL_REQ_HEARTBEAT: {
+        out->reg.node_id = kr_i32(&d.r);
+        out->reg.incarnation = kr_uuid(&d.r);
+        int8_t c = kr_i8(&d.r);
+        if (c != 0 && c != 1)
+            d.bad = true;
+        out->caught_up = c == 1;
+        break;
+    }
+    case CTL_REQ_ALLOC_PIDS:
+        out->reg.node_id = kr_i32(&d.r);
+        out->reg.incarnation = kr_uuid(&d.r);
+        break;
+    default:
+        d.bad = true;
+    }
+    if (d.bad || !kr_ok(&d.r) || kr_left(&d.r) != 0) {
+        mem_free(own);
+        memset(out, 0, sizeof(*out));
+        return -ERR_CORRUPT;
+    }
+    out->owned_ = own;
+    return 0;
+}
+
+void ctl_request_free(struct ctl_request *req)
+{
+    mem_free(req->owned_);
+    memset(req, 0, sizeof(*req));
+}
+
+static void be_put(uint8_t *p, uint64_t v, int bytes)
+{
+    for (int i = bytes - 1; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+}
+
+static uint64_t be_get(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; i++)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+void ctl_answer_encode(const struct ctl_answer *a, uint8_t buf[CTL_ANSWER_BYTES])
+{
+    be_put(buf, (uint16_t)a->error, 2);
+    memcpy(buf + 2, a->topic_id.b, 16);
+    be_put(buf + 18, (uint64_t)a->pid_first, 8);
+    be_put(buf + 26, (uint32_t)a->pid_size, 4);
+}
+
+int ctl_answer_decode(const uint8_t *p, size_t len, struct ctl_answer *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (len != CTL_ANSWER_BYTES)
+        return -ERR_CORRUPT;
+    out->error = (int16_t)be_get(p, 2);
+    memcpy(out->topic_id.b, p + 2, 16);
+    out->pid_first = (int64_t)be_get(p + 18, 8);
+    out->pid_size = (int32_t)be_get(p + 26, 4);
+    return 0;
+}
+
+const char *ctl_req_type_name(uint8_t type)
+{
+    switch (type) {
+    case CTL_REQ_CREATE_TOPIC:
+        return "create_topic";
+    case CTL_REQ_DELETE_TOPIC:
+        return "delete_topic";
+    case CTL_REQ_CREATE_PARTITIONS:
+        return "create_partitions";
+    case CTL_REQ_ALTER_CONFIGS:
+        return "alter_configs";
+    case CTL_REQ_REGISTER_BROKER:
+        return "register_broker";
+    case CTL_REQ_HEARTBEAT:
+        return "heartbeat";
+    case CTL_REQ_ALLOC_PIDS:
+        return "alloc_pids";
+    default:
+        return "unknown";
+    }
+}

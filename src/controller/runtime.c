@@ -1,0 +1,789 @@
+/* The controller runtime (contract in controller/runtime.h).
+ *
+ * Owns: the metadata plog and the replica bound to it, the committed image, the leader's
+ * working image and broker sessions, and the pending commands (struct pending: a local
+ * proposal waiting for its fate, or a request forwarded to the leader waiting for its answer).
+ *
+ * Invariants:
+ *   1. applied <= the replica's commit index, equal outside on_commit unless a log read failed
+ *      (then catch_up resumes at the next commit or tick); the committed image holds exactly
+ *      the records of [0, applied] (minus the skipped ones), each applied once.
+ *   2. work_valid  =>  leading and the working image = committed image + every record of the
+ *      log above applied (rebuilt by ensure_work, kept up to date by propose_recs).
+ *   3. leading  <=>  the core was leader at the last sync_role, in term lead_term; sessions
+ *      are those heard since this node became leader in lead_term.
+ *   4. Every pending entry is answered exactly once: it is removed from the array before its
+ *      done callback runs (which may submit and so append to the array).
+ *
+ * Roles (sync_role, after every input): FOLLOWER/CANDIDATE --elected--> LEADER (working image
+ * invalid, sessions reset) --deposed or new term--> FOLLOWER (working image dropped). Pending
+ * proposals outlive a role change: their fate is read from the log, or they time out.
+ *
+ * Deciding: settle() runs after every commit advance and every tick; expire() on ticks. */
+#include "controller/runtime.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/iobuf.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "kafka/batch.h"
+#include "kafka/errors.h"
+#include "raft/replica.h"
+#include "raft/rpc.h"
+#include "storage/io.h"
+#include "storage/plog.h"
+
+#define CTL_REQUEST_TIMEOUT_MS 5000
+#define CTL_SESSION_TIMEOUT_MS 9000
+#define CTL_REPLAY_READ_BYTES (1u << 20)
+#define CTL_BATCH_DECOMPRESSED_MAX (64u << 20)
+
+struct pending {
+    bool forwarded;
+    int64_t last;       /* proposal: the entry (last, term) */
+    int64_t term;
+    int32_t target;     /* forward: the leader it went to... */
+    uint64_t req_id;    /* ...under this id */
+    int64_t deadline_ms;
+    struct ctl_answer answer; /* proposal: the outcome once committed */
+    ctl_done_fn done;
+    void *data;
+};
+
+struct ctl_runtime {
+    int32_t node;
+    struct ctl_runtime_options opt;
+    struct plog *log;
+    struct replica *rp;
+    struct ctl_image committed;
+    int64_t applied;
+    struct ctl_image work;
+    bool work_valid;
+    bool leading;
+    int64_t lead_term;
+    struct ctl_sessions sessions;
+    struct pending **pend;
+    size_t n_pend;
+    size_t cap_pend;
+    uint64_t next_req_id;
+    uint64_t rng;
+    int64_t now;
+    uint64_t skipped;
+    bool closing;
+};
+
+/* A request from another node, answered by a CONTROLLER_RESPONSE. */
+struct remote {
+    int32_t from;
+    uint64_t req_id;
+};
+
+void ctl_runtime_options_default(struct ctl_runtime_options *o)
+{
+    memset(o, 0, sizeof(*o));
+    raft_options_default(&o->raft, 0, 0);
+    o->request_timeout_ms = CTL_REQUEST_TIMEOUT_MS;
+    o->session_timeout_ms = CTL_SESSION_TIMEOUT_MS;
+}
+
+static uint64_t next_rand(struct ctl_runtime *rt)
+{
+    /* splitmix64 */
+    uint64_t z = (rt->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static struct kuuid random_uuid(struct ctl_runtime *rt)
+{
+    struct kuuid u;
+    if (getrandom(u.b, sizeof(u.b), GRND_NONBLOCK) != (ssize_t)sizeof(u.b)) {
+        uint64_t a = next_rand(rt), b = next_rand(rt);
+        memcpy(u.b, &a, 8);
+        memcpy(u.b + 8, &b, 8);
+    }
+    if (ctl_uuid_is_zero(u))
+        u.b[15] = 1;
+    return u;
+}
+
+/* ---- replay: log records into an image ----------------------------------------------------- */
+
+static void skip(struct ctl_runtime *rt, const struct ctl_image *img, int64_t offset,
+                 const char *why, int rc)
+{
+    if (img != &rt->committed)
+        return; /* the working image meets the same records again when they commit */
+    rt->skipped++;
+    log_warn("ctl_record_skipped", "node=%d offset=%lld reason=\"%s\" err=\"%s\"", rt->node,
+             (long long)offset, why, err_str(rc));
+}
+
+static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uint8_t *p,
+                        size_t len)
+{
+    struct kbatch_header h;
+    kbatch_parse_header(p, &h);
+    if (kbatch_is_control(&h))
+        return; /* Raft's NOOP / CONFIG entries */
+    int rc = kbatch_validate(p, len, true, true, CTL_BATCH_DECOMPRESSED_MAX);
+    if (rc == 0 && kbatch_compression(&h) != KCOMPRESSION_NONE)
+        rc = -ERR_UNSUPPORTED;
+    if (rc != 0)
+        return skip(rt, img, h.base_offset, "bad batch", rc);
+    struct krecord_iter it;
+    krecord_iter_init(&it, p + KBATCH_HEADER_SIZE, len - KBATCH_HEADER_SIZE, h.records_count);
+    struct krecord kr;
+    while ((rc = krecord_iter_next(&it, &kr)) == 1) {
+        int64_t off = h.base_offset + kr.offset_delta;
+        struct ctl_rec r;
+        if (kr.value.len < 0) {
+            skip(rt, img, off, "null value", -ERR_CORRUPT);
+            continue;
+        }
+        rc = ctl_rec_decode(kr.value.p, (size_t)kr.value.len, &r);
+        if (rc != 0) {
+            skip(rt, img, off, "record does not decode", rc);
+            continue;
+        }
+        rc = ctl_image_apply(img, &r);
+        if (rc != 0)
+            skip(rt, img, off, "record refused by the image", rc);
+    }
+    if (rc < 0)
+        skip(rt, img, h.base_offset, "bad record framing", rc);
+}
+
+/* Applies the records of the batches in [from, to] to img; *through = the last offset whose
+ * batch was applied (from - 1 if none), so a failed read can be resumed without applying a
+ * batch twice. */
+static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, int64_t to,
+                  int64_t *through)
+{
+    *through = from - 1;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    int rc = 0;
+    int64_t offset = from;
+    while (offset <= to) {
+        struct plog_read_result res;
+        rc = plog_read(rt->log, offset, to + 1, CTL_REPLAY_READ_BYTES, &res);
+        if (rc != 0 || res.len == 0)
+            break;
+        if (res.len > cap) {
+            cap = res.len;
+            buf = mem_realloc(buf, cap);
+        }
+        ssize_t n = io_pread_full(res.file->fd, buf, res.len, res.pos);
+        fileref_put(res.file);
+        if (n < 0 || (size_t)n != res.len) {
+            rc = n < 0 ? -errno : -ERR_SHORT;
+            break;
+        }
+        size_t pos = 0;
+        while (pos + KBATCH_HEADER_SIZE <= res.len) {
+            int64_t base;
+            int32_t blen;
+            kbatch_peek(buf + pos, &base, &blen);
+            if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
+                (size_t)blen + KBATCH_LOG_OVERHEAD > res.len - pos) {
+                rc = -ERR_CORRUPT;
+                break;
+            }
+            size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
+            apply_batch(rt, img, buf + pos, sz);
+            struct kbatch_header h;
+            kbatch_parse_header(buf + pos, &h);
+            *through = kbatch_last_offset(&h);
+            pos += sz;
+        }
+        if (rc != 0 || res.next_offset <= offset)
+            break; /* no progress: never loop */
+        offset = res.next_offset;
+    }
+    mem_free(buf);
+    if (rc != 0)
+        log_error("ctl_replay_failed", "node=%d from=%lld to=%lld err=\"%s\"", rt->node,
+                  (long long)from, (long long)to, err_str(rc));
+    return rc;
+}
+
+static void catch_up(struct ctl_runtime *rt, int64_t commit);
+
+/* Invariants 1-4 of the design comment, as far as they can be checked cheaply. */
+__attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
+{
+    CHECK(rt->applied <= raft_commit(replica_raft(rt->rp)));
+    CHECK(!rt->work_valid || rt->leading);
+    CHECK(rt->leading == (rt->lead_term >= 0));
+    for (size_t i = 0; i < rt->n_pend; i++) {
+        const struct pending *p = rt->pend[i];
+        CHECK(p->done != NULL);
+        CHECK(p->forwarded ? p->target >= 0 && p->req_id > 0 : p->last >= 0 && p->term > 0);
+    }
+    ctl_image_check(&rt->committed);
+    if (rt->work_valid)
+        ctl_image_check(&rt->work);
+}
+
+/* ---- pending commands ---------------------------------------------------------------------- */
+
+static void answer_now(struct ctl_runtime *rt, ctl_done_fn done, void *data, int16_t error)
+{
+    struct ctl_answer a = {.error = error};
+    done(rt, &a, data);
+}
+
+static struct pending *pend_add(struct ctl_runtime *rt, ctl_done_fn done, void *data)
+{
+    struct pending *p = mem_calloc(1, sizeof(*p));
+    p->done = done;
+    p->data = data;
+    p->deadline_ms = rt->now + rt->opt.request_timeout_ms;
+    MEM_GROW(rt->pend, rt->cap_pend, rt->n_pend + 1);
+    rt->pend[rt->n_pend++] = p;
+    return p;
+}
+
+/* Removes entry i and answers it (invariant 4). */
+static void pend_finish(struct ctl_runtime *rt, size_t i, const struct ctl_answer *a)
+{
+    struct pending *p = rt->pend[i];
+    memmove(&rt->pend[i], &rt->pend[i + 1], (rt->n_pend - i - 1) * sizeof(rt->pend[0]));
+    rt->n_pend--;
+    struct ctl_answer copy = *a;
+    ctl_done_fn done = p->done;
+    void *data = p->data;
+    mem_free(p);
+    done(rt, &copy, data);
+}
+
+static void pend_fail(struct ctl_runtime *rt, size_t i, int16_t error)
+{
+    struct ctl_answer a = {.error = error};
+    pend_finish(rt, i, &a);
+}
+
+/* Answers the proposals whose fate the log has decided. */
+static void settle(struct ctl_runtime *rt)
+{
+    if (!rt->rp)
+        return;
+    for (size_t i = 0; i < rt->n_pend;) {
+        struct pending *p = rt->pend[i];
+        if (p->forwarded) {
+            i++;
+            continue;
+        }
+        enum replica_proposal st = replica_proposal_state(rt->rp, p->last, p->term);
+        if (st == REPLICA_COMMITTED)
+            pend_finish(rt, i, &p->answer);
+        else if (st == REPLICA_LOST)
+            pend_fail(rt, i, KERR_NOT_CONTROLLER);
+        else
+            i++;
+    }
+}
+
+/* Times out what waited too long; fails forwards whose target is no longer the leader. */
+static void expire(struct ctl_runtime *rt)
+{
+    int32_t leader = raft_leader(replica_raft(rt->rp));
+    for (size_t i = 0; i < rt->n_pend;) {
+        struct pending *p = rt->pend[i];
+        if (rt->now >= p->deadline_ms)
+            pend_fail(rt, i, KERR_REQUEST_TIMED_OUT);
+        else if (p->forwarded && leader != p->target)
+            pend_fail(rt, i, KERR_NOT_CONTROLLER);
+        else
+            i++;
+    }
+}
+
+/* ---- roles and the working image ----------------------------------------------------------- */
+
+static void sync_role(struct ctl_runtime *rt)
+{
+    const struct raft *r = replica_raft(rt->rp);
+    bool leader = raft_role(r) == RAFT_LEADER && !replica_failed(rt->rp);
+    int64_t term = raft_term(r);
+    if (leader && rt->leading && rt->lead_term == term)
+        return;
+    if (!leader && !rt->leading)
+        return;
+    rt->work_valid = false;
+    ctl_sessions_free(&rt->sessions);
+    ctl_sessions_init(&rt->sessions);
+    rt->leading = leader;
+    rt->lead_term = leader ? term : -1;
+    log_info(leader ? "ctl_leader_elected" : "ctl_leader_lost", "node=%d term=%lld", rt->node,
+             (long long)term);
+}
+
+/* Invariant 2: rebuilds the working image if it is not valid. */
+static int ensure_work(struct ctl_runtime *rt)
+{
+    if (rt->work_valid)
+        return 0;
+    ctl_image_copy(&rt->work, &rt->committed);
+    int64_t last = plog_end_offset(rt->log) - 1, through;
+    int rc = last > rt->applied ? replay(rt, &rt->work, rt->applied + 1, last, &through) : 0;
+    if (rc != 0)
+        return rc;
+    rt->work_valid = true;
+    return 0;
+}
+
+/* Proposes recs as one batch and applies them to the working image. */
+static int propose_recs(struct ctl_runtime *rt, const struct ctl_recs *recs, int64_t *last,
+                        int64_t *term)
+{
+    CHECK(recs->n > 0 && recs->n <= INT32_MAX);
+    struct iobuf vals;
+    iobuf_init(&vals);
+    struct kwriter w = {&vals};
+    size_t *ends = mem_alloc(recs->n * sizeof(*ends));
+    for (size_t i = 0; i < recs->n; i++) {
+        ctl_rec_encode(&w, &recs->v[i]);
+        ends[i] = iobuf_total(&vals);
+    }
+    size_t flat_len;
+    uint8_t *flat = iobuf_flatten(&vals, &flat_len);
+    iobuf_destroy(&vals);
+    struct kbytes *keys = mem_alloc(recs->n * sizeof(*keys));
+    struct kbytes *values = mem_alloc(recs->n * sizeof(*values));
+    for (size_t i = 0; i < recs->n; i++) {
+        size_t start = i ? ends[i - 1] : 0;
+        keys[i] = (struct kbytes){NULL, -1};
+        values[i] = (struct kbytes){flat + start, (int32_t)(ends[i] - start)};
+    }
+    struct iobuf batch;
+    iobuf_init(&batch);
+    kbatch_build(&batch, time_wall_ms(), keys, values, (int32_t)recs->n);
+    size_t len;
+    uint8_t *b = iobuf_flatten(&batch, &len);
+    iobuf_destroy(&batch);
+    int rc = replica_propose(rt->rp, b, len, (int32_t)recs->n, NULL, last, term);
+    mem_free(b);
+    mem_free(values);
+    mem_free(keys);
+    mem_free(flat);
+    mem_free(ends);
+    if (rc != 0)
+        return rc;
+    if (rt->work_valid && ctl_image_apply_all(&rt->work, recs) != 0) {
+        /* Commands only make records the image accepts; rebuild from the log to stay exact. */
+        log_error("ctl_work_image_refused", "node=%d", rt->node);
+        rt->work_valid = false;
+    }
+    return 0;
+}
+
+/* The leader runs a command against the working image. */
+static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req,
+                           struct ctl_recs *out, struct ctl_answer *a)
+{
+    const struct ctl_image *img = &rt->work;
+    switch (req->type) {
+    case CTL_REQ_CREATE_TOPIC: {
+        struct ctl_create_topic ct = {req->name,  random_uuid(rt), req->n_partitions,
+                                      req->rf,    req->configs,    req->n_configs};
+        a->topic_id = ct.id;
+        return ctl_cmd_create_topic(img, &ct, rt->opt.config_check, rt->opt.config_check_data,
+                                    out);
+    }
+    case CTL_REQ_DELETE_TOPIC:
+        return ctl_cmd_delete_topic(img, req->name, out);
+    case CTL_REQ_CREATE_PARTITIONS:
+        return ctl_cmd_create_partitions(img, req->name, req->n_partitions, out);
+    case CTL_REQ_ALTER_CONFIGS:
+        return ctl_cmd_alter_configs(img, req->resource_type, req->name, req->configs,
+                                     req->n_configs, rt->opt.config_check,
+                                     rt->opt.config_check_data, out);
+    case CTL_REQ_REGISTER_BROKER:
+        return ctl_cmd_register_broker(img, &rt->sessions, &req->reg, rt->now, out);
+    case CTL_REQ_HEARTBEAT:
+        return ctl_cmd_heartbeat(img, &rt->sessions, req->reg.node_id, req->reg.incarnation,
+                                 req->caught_up, rt->now, out);
+    case CTL_REQ_ALLOC_PIDS: {
+        int16_t err = ctl_cmd_alloc_producer_ids(img, req->reg.node_id, req->reg.incarnation,
+                                                 out);
+        for (size_t i = 0; err == KERR_NONE && i < out->n; i++) {
+            if (out->v[i].type == CTL_REC_PRODUCER_IDS) {
+                a->pid_first = out->v[i].pids.first;
+                a->pid_size = out->v[i].pids.size;
+            }
+        }
+        return err;
+    }
+    default:
+        return KERR_INVALID_REQUEST;
+    }
+}
+
+static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
+                         void *data)
+{
+    if (ensure_work(rt) != 0)
+        return answer_now(rt, done, data, KERR_UNKNOWN_SERVER_ERROR);
+    struct ctl_recs recs;
+    ctl_recs_init(&recs);
+    struct ctl_answer a = {0};
+    a.error = run_command(rt, req, &recs, &a);
+    if (a.error != KERR_NONE || recs.n == 0) {
+        ctl_recs_free(&recs);
+        if (a.error != KERR_NONE)
+            a = (struct ctl_answer){.error = a.error};
+        done(rt, &a, data);
+        return;
+    }
+    int64_t last, term;
+    int rc = propose_recs(rt, &recs, &last, &term);
+    ctl_recs_free(&recs);
+    if (rc != 0) /* not leader (any more), a transfer under way, or a failed log */
+        return answer_now(rt, done, data,
+                          rc == -ERR_INVALID ? KERR_UNKNOWN_SERVER_ERROR : KERR_NOT_CONTROLLER);
+    struct pending *p = pend_add(rt, done, data);
+    p->last = last;
+    p->term = term;
+    p->answer = a;
+    settle(rt); /* a group of one commits at once */
+}
+
+static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
+                    void *data)
+{
+    int32_t leader = raft_leader(replica_raft(rt->rp));
+    if (leader == RAFT_NONE || leader == rt->node)
+        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
+    struct iobuf body;
+    iobuf_init(&body);
+    ctl_request_encode(req, &body);
+    size_t len;
+    uint8_t *b = iobuf_flatten(&body, &len);
+    iobuf_destroy(&body);
+    if (len > RPC_CONTROLLER_BODY_MAX) {
+        mem_free(b);
+        return answer_now(rt, done, data, KERR_INVALID_REQUEST); /* retrying would not help */
+    }
+    uint64_t id = ++rt->next_req_id;
+    int rc = rt->opt.send_frame(rt, leader, RPC_CONTROLLER_REQUEST, id, b, len, rt->opt.data);
+    mem_free(b);
+    if (rc != 0)
+        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
+    struct pending *p = pend_add(rt, done, data);
+    p->forwarded = true;
+    p->target = leader;
+    p->req_id = id;
+}
+
+void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
+                        void *data)
+{
+    if (!ctl_request_well_formed(req))
+        return answer_now(rt, done, data, KERR_INVALID_REQUEST);
+    if (rt->closing || replica_failed(rt->rp))
+        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
+    DCHECK((runtime_check(rt), true));
+    sync_role(rt);
+    if (rt->leading)
+        submit_local(rt, req, done, data);
+    else
+        forward(rt, req, done, data);
+    sync_role(rt);
+    DCHECK((runtime_check(rt), true));
+}
+
+/* ---- inputs -------------------------------------------------------------------------------- */
+
+static void remote_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct remote *r = data;
+    uint8_t buf[CTL_ANSWER_BYTES];
+    ctl_answer_encode(a, buf);
+    (void)rt->opt.send_frame(rt, r->from, RPC_CONTROLLER_RESPONSE, r->req_id, buf, sizeof(buf),
+                             rt->opt.data);
+    mem_free(r);
+}
+
+static void deliver_request(struct ctl_runtime *rt, int32_t from, uint64_t id,
+                            const uint8_t *body, size_t len)
+{
+    struct remote *r = mem_alloc(sizeof(*r));
+    r->from = from;
+    r->req_id = id;
+    struct ctl_request req;
+    if (ctl_request_decode(body, len, &req) != 0) {
+        log_warn("ctl_bad_request", "node=%d from=%d bytes=%zu", rt->node, from, len);
+        return answer_now(rt, remote_done, r, KERR_INVALID_REQUEST);
+    }
+    sync_role(rt);
+    if (!rt->leading || rt->closing)
+        answer_now(rt, remote_done, r, KERR_NOT_CONTROLLER); /* never forwarded twice */
+    else
+        submit_local(rt, &req, remote_done, r);
+    ctl_request_free(&req);
+}
+
+static void deliver_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
+                             const uint8_t *body, size_t len)
+{
+    for (size_t i = 0; i < rt->n_pend; i++) {
+        struct pending *p = rt->pend[i];
+        if (!p->forwarded || p->req_id != id || p->target != from)
+            continue;
+        struct ctl_answer a;
+        if (ctl_answer_decode(body, len, &a) != 0)
+            a = (struct ctl_answer){.error = KERR_NOT_CONTROLLER};
+        pend_finish(rt, i, &a);
+        return;
+    }
+    /* An answer after the timeout, or for a request we never sent: dropped. */
+}
+
+void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
+                         const uint8_t *body, size_t len)
+{
+    DCHECK((runtime_check(rt), true));
+    if (type == RPC_CONTROLLER_REQUEST)
+        deliver_request(rt, from, request_id, body, len);
+    else if (type == RPC_CONTROLLER_RESPONSE)
+        deliver_response(rt, from, request_id, body, len);
+    DCHECK((runtime_check(rt), true));
+}
+
+static void fence_expired(struct ctl_runtime *rt)
+{
+    if (!rt->leading || ensure_work(rt) != 0)
+        return;
+    struct ctl_recs recs;
+    ctl_recs_init(&recs);
+    ctl_cmd_fence_expired(&rt->work, &rt->sessions, rt->now, rt->opt.session_timeout_ms, &recs);
+    if (recs.n > 0) {
+        int64_t last, term;
+        int rc = propose_recs(rt, &recs, &last, &term);
+        log_info("ctl_brokers_fenced", "node=%d records=%zu rc=%d", rt->node, recs.n, rc);
+    }
+    ctl_recs_free(&recs);
+}
+
+void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
+{
+    DCHECK((runtime_check(rt), true));
+    if (now_ms > rt->now)
+        rt->now = now_ms;
+    replica_tick(rt->rp, rt->now);
+    catch_up(rt, raft_commit(replica_raft(rt->rp)));
+    sync_role(rt);
+    fence_expired(rt);
+    settle(rt);
+    expire(rt);
+    sync_role(rt);
+    DCHECK((runtime_check(rt), true));
+}
+
+int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m)
+{
+    DCHECK((runtime_check(rt), true));
+    int rc = replica_step(rt->rp, m);
+    sync_role(rt);
+    DCHECK((runtime_check(rt), true));
+    return rc;
+}
+
+/* Applies the committed records not applied yet (invariant 1; a failed read is retried from
+ * where it stopped on the next commit or tick). */
+static void catch_up(struct ctl_runtime *rt, int64_t commit)
+{
+    if (commit <= rt->applied)
+        return;
+    struct ctl_image before;
+    ctl_image_init(&before);
+    if (rt->opt.on_image_change)
+        ctl_image_copy(&before, &rt->committed);
+    uint64_t n0 = rt->committed.records_applied;
+    int64_t through;
+    (void)replay(rt, &rt->committed, rt->applied + 1, commit, &through);
+    if (through > rt->applied)
+        rt->applied = through;
+    if (rt->opt.on_image_change && rt->committed.records_applied != n0)
+        rt->opt.on_image_change(rt, &before, &rt->committed, rt->opt.data);
+    ctl_image_free(&before);
+}
+
+/* Commit advanced: apply the newly committed records, then decide proposals. */
+static void commit_cb(struct replica *rp, int64_t commit, void *data)
+{
+    struct ctl_runtime *rt = data;
+    (void)rp;
+    catch_up(rt, commit);
+    settle(rt);
+}
+
+static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
+{
+    struct ctl_runtime *rt = data;
+    (void)rp;
+    rt->opt.send_raft(rt, m, rt->opt.data);
+}
+
+/* ---- open / close -------------------------------------------------------------------------- */
+
+int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
+                     size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
+                     struct ctl_runtime **out)
+{
+    if (!opt->send_raft || !opt->send_frame || n_voters < 1 || n_voters > RAFT_VOTERS_MAX ||
+        node_id < 0)
+        return -ERR_INVALID;
+    bool member = false;
+    for (size_t i = 0; i < n_voters; i++) {
+        if (voters[i].id < 0)
+            return -ERR_INVALID;
+        for (size_t j = 0; j < i; j++)
+            if (voters[j].id == voters[i].id)
+                return -ERR_INVALID;
+        member |= voters[i].id == node_id;
+    }
+    if (!member)
+        return -ERR_INVALID;
+    struct ctl_runtime *rt = mem_calloc(1, sizeof(*rt));
+    rt->node = node_id;
+    rt->opt = *opt;
+    if (rt->opt.request_timeout_ms <= 0)
+        rt->opt.request_timeout_ms = CTL_REQUEST_TIMEOUT_MS;
+    if (rt->opt.session_timeout_ms <= 0)
+        rt->opt.session_timeout_ms = CTL_SESSION_TIMEOUT_MS;
+    rt->rng = opt->seed ^ ((uint64_t)(uint32_t)node_id << 32) ^ (uint64_t)time_mono_ns();
+    rt->now = now_ms;
+    rt->applied = -1;
+    rt->lead_term = -1;
+    ctl_image_init(&rt->committed);
+    ctl_image_init(&rt->work);
+    ctl_sessions_init(&rt->sessions);
+
+    struct plog_config cfg = {.segment_bytes = 64 << 20,
+                              .segment_ms = -1,
+                              .retention_ms = -1,
+                              .retention_bytes = -1,
+                              .index_interval_bytes = 4096};
+    int rc = plog_open(dir, &cfg, opt->flusher, false, &rt->log, NULL);
+    if (rc != 0) {
+        rt->log = NULL;
+        goto out_free;
+    }
+    if (plog_start_offset(rt->log) > 0) {
+        rc = -ERR_UNSUPPORTED; /* needs a metadata snapshot: a later step */
+        goto out_close_log;
+    }
+    struct replica_options ro;
+    replica_options_default(&ro, node_id, opt->seed ^ (uint64_t)(uint32_t)node_id);
+    ro.raft = opt->raft;
+    ro.raft.id = node_id;
+    ro.raft.seed = opt->seed ^ (uint64_t)(uint32_t)node_id;
+    ro.bootstrap.n_voters = n_voters;
+    for (size_t i = 0; i < n_voters; i++)
+        ro.bootstrap.voters[i] = voters[i].id;
+    ro.send = send_cb;
+    ro.on_commit = commit_cb;
+    ro.data = rt;
+    struct replica *rp;
+    rc = replica_open(rt->log, &ro, now_ms, &rp);
+    if (rc != 0)
+        goto out_close_log;
+    int64_t commit = raft_commit(replica_raft(rp));
+    rt->rp = rp;
+    if (commit > rt->applied) {
+        int64_t through;
+        rc = replay(rt, &rt->committed, 0, commit, &through);
+        if (rc != 0)
+            goto out_close_replica;
+        rt->applied = through;
+    }
+    log_info("ctl_runtime_open", "node=%d dir=%s commit=%lld records=%llu skipped=%llu",
+             node_id, dir, (long long)commit, (unsigned long long)rt->committed.records_applied,
+             (unsigned long long)rt->skipped);
+    *out = rt;
+    return 0;
+
+out_close_replica:
+    replica_close(rt->rp);
+out_close_log:
+    plog_close(rt->log);
+out_free:
+    ctl_sessions_free(&rt->sessions);
+    ctl_image_free(&rt->work);
+    ctl_image_free(&rt->committed);
+    mem_free(rt);
+    return rc;
+}
+
+void ctl_runtime_close(struct ctl_runtime *rt)
+{
+    if (!rt)
+        return;
+    rt->closing = true;
+    while (rt->n_pend > 0)
+        pend_fail(rt, 0, KERR_NOT_CONTROLLER);
+    mem_free(rt->pend);
+    replica_close(rt->rp);
+    plog_close(rt->log);
+    ctl_sessions_free(&rt->sessions);
+    ctl_image_free(&rt->work);
+    ctl_image_free(&rt->committed);
+    mem_free(rt);
+}
+
+/* ---- queries ------------------------------------------------------------------------------- */
+
+const struct ctl_image *ctl_runtime_image(const struct ctl_runtime *rt)
+{
+    return &rt->committed;
+}
+
+int32_t ctl_runtime_leader(const struct ctl_runtime *rt)
+{
+    return raft_leader(replica_raft(rt->rp));
+}
+
+int64_t ctl_runtime_term(const struct ctl_runtime *rt)
+{
+    return raft_term(replica_raft(rt->rp));
+}
+
+enum raft_role ctl_runtime_role(const struct ctl_runtime *rt)
+{
+    return raft_role(replica_raft(rt->rp));
+}
+
+int32_t ctl_runtime_node(const struct ctl_runtime *rt)
+{
+    return rt->node;
+}
+
+int64_t ctl_runtime_applied(const struct ctl_runtime *rt)
+{
+    return rt->applied;
+}
+
+size_t ctl_runtime_pending(const struct ctl_runtime *rt)
+{
+    return rt->n_pend;
+}
+
+uint64_t ctl_runtime_skipped(const struct ctl_runtime *rt)
+{
+    return rt->skipped;
+}
+
+struct replica *ctl_runtime_replica(const struct ctl_runtime *rt)
+{
+    return rt->rp;
+}

@@ -1,0 +1,137 @@
+/* The controller of one node: the Raft group of __cluster_metadata-0 (raft/replica.h over a
+ * plog in its own directory) and the metadata image its committed records build.
+ *
+ * Log contract. Every DATA entry of the group is one magic-2 record batch (uncompressed, as
+ * kbatch_build makes it) holding the records of ONE command: each Kafka record's value is one
+ * controller record (controller/records.h), its key null. Control batches (Raft's NOOP and
+ * CONFIG entries) carry no records and are skipped. Replay is deterministic: a batch that does
+ * not validate, a record value that does not decode and a record the image refuses are skipped
+ * (logged: ctl_record_skipped), identically on every node, since all nodes hold the same bytes.
+ *
+ * Images. The committed image holds every committed record (applied in log order by every node,
+ * leader and followers alike; on_image_change(before, after) runs after each commit advance that
+ * applied records). The leader validates commands against a working image = committed image +
+ * every record in its log above the commit index (its own pending proposals and entries of
+ * earlier terms it will commit), as controller/commands.h requires. The working image is
+ * rebuilt from the committed image and the log tail whenever this node becomes leader (or its
+ * term changes) and dropped when it stops leading.
+ *
+ * Commands (ctl_runtime_submit). At the leader: validated (commands.h), then proposed as one
+ * batch; answered when replica_proposal_state decides: COMMITTED -> the command's outcome,
+ * LOST -> KERR_NOT_CONTROLLER (retriable). A command with no records (a repeated registration)
+ * is answered at once. At a follower: forwarded to the known leader in a CONTROLLER_REQUEST
+ * frame (raft/rpc.h, body controller/request.h) and answered by its CONTROLLER_RESPONSE.
+ * Never left hanging: with no known leader, a frame that cannot be sent, or the target no
+ * longer the leader the answer is KERR_NOT_CONTROLLER at once (or at the next tick); after
+ * request_timeout_ms (proposal or forward) KERR_REQUEST_TIMED_OUT; at close,
+ * KERR_NOT_CONTROLLER. Both errors are retriable: the caller retries (a retried create may then
+ * find TOPIC_ALREADY_EXISTS, as in Kafka).
+ *
+ * Broker sessions. The leader keeps struct ctl_sessions (soft state, reset when leadership is
+ * gained) and on every tick proposes ctl_cmd_fence_expired's records (session_timeout_ms) for
+ * brokers whose heartbeats stopped: their partitions' leaders move as commands.h does it.
+ *
+ * Cost: with on_image_change set, each commit advance that applies records copies the image
+ * (ctl_image_copy) to hand over `before`: O(image) per commit, fine for metadata rates.
+ *
+ * Not yet: metadata snapshots. The whole log is replayed at open and never truncated; a log
+ * whose start is above 0 is refused (-ERR_UNSUPPORTED). Voter changes are not driven from here.
+ *
+ * Threading: the reactor thread. Callbacks must not call ctl_runtime_close; done callbacks may
+ * submit. */
+#ifndef SP_CONTROLLER_RUNTIME_H
+#define SP_CONTROLLER_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller/commands.h"
+#include "controller/image.h"
+#include "controller/request.h"
+#include "raft/raft.h"
+
+struct ctl_runtime;
+struct flusher;
+struct replica;
+
+/* One entry of controller.quorum.voters. host is informational here (the owner configures the
+ * transport); only ids enter the Raft configuration. */
+struct ctl_voter {
+    int32_t id;
+    const char *host;
+    int port;
+};
+
+/* A Raft message of the controller group for node m->to (valid during the call: copy it). */
+typedef void (*ctl_send_raft_fn)(struct ctl_runtime *rt, const struct raft_msg *m, void *data);
+/* A controller frame (type RPC_CONTROLLER_REQUEST / RPC_CONTROLLER_RESPONSE) for node to. Returns
+ * 0 if queued; nonzero if it cannot be sent (the request is then answered at once). */
+typedef int (*ctl_send_frame_fn)(struct ctl_runtime *rt, int32_t to, uint8_t type,
+                                 uint64_t request_id, const uint8_t *body, size_t len,
+                                 void *data);
+/* The committed image changed from before to after (both valid during the call only). */
+typedef void (*ctl_image_change_fn)(struct ctl_runtime *rt, const struct ctl_image *before,
+                                    const struct ctl_image *after, void *data);
+/* A submitted command's outcome (exactly once per submit). */
+typedef void (*ctl_done_fn)(struct ctl_runtime *rt, const struct ctl_answer *a, void *data);
+
+struct ctl_runtime_options {
+    struct raft_options raft;      /* id and seed are set by open */
+    struct flusher *flusher;       /* NULL: the log syncs inline (tests, tools); else the owner
+                                      runs flusher_poll, whose completions drive the group */
+    int64_t request_timeout_ms;    /* proposals and forwards: 5000 */
+    int64_t session_timeout_ms;    /* broker sessions: 9000 (broker.session.timeout.ms) */
+    ctl_config_check_fn config_check; /* may be NULL (accept all) */
+    void *config_check_data;
+    ctl_send_raft_fn send_raft;       /* required */
+    ctl_send_frame_fn send_frame;     /* required */
+    ctl_image_change_fn on_image_change; /* may be NULL */
+    void *data;                       /* for send_raft, send_frame, on_image_change */
+    uint64_t seed;                    /* election jitter and topic ids */
+};
+
+void ctl_runtime_options_default(struct ctl_runtime_options *o);
+
+/* Opens (creating if needed) the metadata log in dir (the partition directory of
+ * __cluster_metadata-0), binds a replica to it with the voters as bootstrap configuration
+ * (node_id must be one of them), and rebuilds the committed image by replaying the log up to
+ * the restored commit index. Returns 0 and *out (release with ctl_runtime_close),
+ * -ERR_INVALID (options, voters), -ERR_UNSUPPORTED (the log starts above 0: snapshots are not
+ * there yet), or an error of plog_open / replica_open. */
+int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
+                     size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
+                     struct ctl_runtime **out);
+/* Answers every pending command with KERR_NOT_CONTROLLER (forwarded requests of other nodes:
+ * through send_frame, so close the runtime before the transport), closes the replica and the
+ * log. */
+void ctl_runtime_close(struct ctl_runtime *rt);
+
+/* Inputs. */
+void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms);
+/* A Raft message of the controller group (the transport's on_msg). Returns replica_step's. */
+int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m);
+/* A controller frame from node from (the transport's controller callback). Malformed bodies
+ * are answered with KERR_INVALID_REQUEST (requests) or dropped (responses). */
+void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
+                         const uint8_t *body, size_t len);
+
+/* Runs a command (see above). req is used during the call only; one that is not
+ * ctl_request_well_formed is answered KERR_INVALID_REQUEST (as is one whose encoding exceeds
+ * RPC_CONTROLLER_BODY_MAX when it must be forwarded). done is called exactly once, possibly
+ * before this returns (validation errors, no leader). */
+void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
+                        void *data);
+
+/* Queries. */
+const struct ctl_image *ctl_runtime_image(const struct ctl_runtime *rt); /* committed */
+int32_t ctl_runtime_leader(const struct ctl_runtime *rt); /* RAFT_NONE if unknown */
+int64_t ctl_runtime_term(const struct ctl_runtime *rt);
+enum raft_role ctl_runtime_role(const struct ctl_runtime *rt);
+int32_t ctl_runtime_node(const struct ctl_runtime *rt);
+int64_t ctl_runtime_applied(const struct ctl_runtime *rt); /* last index applied to the image */
+size_t ctl_runtime_pending(const struct ctl_runtime *rt);  /* commands not answered yet */
+uint64_t ctl_runtime_skipped(const struct ctl_runtime *rt); /* batches/records skipped */
+struct replica *ctl_runtime_replica(const struct ctl_runtime *rt);
+
+#endif
