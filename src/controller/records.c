@@ -7,23 +7,13 @@
 #include "base/check.h"
 #include "base/errors.h"
 #include "base/mem.h"
+#include "kafka/names.h"
 
 #define REC_VERSION 0
 
 bool ctl_topic_name_valid(const char *name, size_t len)
 {
-    if (len == 0 || len > CTL_NAME_MAX)
-        return false;
-    if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return false;
-    }
-    return true;
+    return len <= CTL_NAME_MAX && ktopic_name_legal(name, len);
 }
 
 bool ctl_uuid_is_zero(struct kuuid u)

@@ -32,9 +32,10 @@
 #include <stdint.h>
 
 #include "base/iobuf.h"
+#include "kafka/names.h"
 #include "kafka/wire.h"
 
-#define CTL_NAME_MAX 249          /* topic name bytes (Kafka's limit) */
+#define CTL_NAME_MAX KTOPIC_NAME_MAX /* topic name bytes (Kafka's limit) */
 #define CTL_HOST_MAX 255          /* advertised host bytes */
 #define CTL_ADDR_MAX 255          /* cluster (Raft) address bytes */
 #define CTL_CONFIG_KEY_MAX 255    /* config key bytes */
