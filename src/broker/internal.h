@@ -28,6 +28,7 @@
 struct broker_producers;
 struct catalog;
 struct cleaner;
+struct cluster;
 struct coordinator;
 struct flusher;
 struct partition_producers;
@@ -83,6 +84,7 @@ struct broker {
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
     struct coordinator *groups;   /* consumer groups (groups.c) */
+    struct cluster *cluster;      /* cluster mode (cluster.h); NULL: the single-node broker */
 };
 
 /* Per-connection state. */
