@@ -30,6 +30,7 @@
 #include "base/siphash.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producers.h"
 #include "controller/image.h"
 #include "controller/request.h"
 #include "controller/runtime.h"
@@ -60,6 +61,7 @@ struct cluster {
     struct reactor_timer timer;
     struct kuuid incarnation;
     char cluster_addr[BROKER_HOST_MAX + 16];
+    char id[32];         /* quorum_id(): the transport's and Metadata's cluster id */
     bool registered;
     bool in_flight;      /* a command of ours awaits its answer */
     bool closing;
@@ -174,6 +176,32 @@ static void command_done(struct ctl_runtime *rt, const struct ctl_answer *a, voi
 
 /* ---- local replicas ---- */
 
+static struct partition *group_partition(struct cluster *c, struct host_group *g)
+{
+    const char *topic = host_group_topic(g);
+    return partition_find(c->b, (struct kstr){topic, (int32_t)strlen(topic)},
+                          host_group_partition(g));
+}
+
+static void on_commit(struct host_group *g, int64_t commit, void *data)
+{
+    struct partition *p = group_partition(data, g);
+    if (p)
+        produce_raft_commit(p, host_group_replica(g), commit);
+}
+
+int16_t partition_leader_check(struct broker *b, struct partition *p)
+{
+    if (!b->cluster)
+        return KERR_NONE;
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    if (!g)
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    struct host_group_status st;
+    host_group_status(g, &st);
+    return st.leading && !st.rs.failed ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
+}
+
 static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, int32_t partition)
 {
     for (size_t i = 0; i < c->n_groups; i++)
@@ -182,15 +210,23 @@ static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, in
     return NULL;
 }
 
+/* Leadership of a local replica changed: waits of the old term can no longer be settled here
+ * (NOT_LEADER_OR_FOLLOWER, retriable); a new leader rebuilds its producer state from the log,
+ * which a follower's table did not follow. */
 static void on_leader(struct host_group *g, const struct host_leader_change *ch, void *data)
 {
     struct cluster *c = data;
     const char *topic = host_group_topic(g);
     int32_t index = host_group_partition(g);
-    struct partition *p =
-        partition_find(c->b, (struct kstr){topic, (int32_t)strlen(topic)}, index);
+    struct partition *p = group_partition(c, g);
     if (p && ch->term <= INT32_MAX && ch->term > p->leader_epoch)
         p->leader_epoch = (int32_t)ch->term;
+    if (p) {
+        produce_fail_waiters(p, KERR_NOT_LEADER_OR_FOLLOWER);
+        if (ch->leading)
+            partition_producers_resync(p);
+        fetch_wake_all(p);
+    }
     log_info("cluster_partition_leader", "topic=%s partition=%" PRId32 " leader=%" PRId32
              " term=%" PRId64 " leading=%d", topic, index, ch->leader, ch->term,
              ch->leading ? 1 : 0);
@@ -272,7 +308,8 @@ static void reconcile(struct cluster *c)
             if (!lt && !(lt = local_topic(c, t)))
                 break;
             struct partition *lp = lt->parts[pi];
-            struct host_group_callbacks cb = {.on_leader = on_leader, .data = c};
+            struct host_group_callbacks cb = {.on_leader = on_leader, .on_commit = on_commit,
+                                              .data = c};
             struct host_group *g;
             int rc = host_add_group(c->host, t->name, pi, lp->log, p->replicas,
                                     (size_t)p->n_replicas, &cb, &g);
@@ -352,8 +389,8 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     snprintf(c->cluster_addr, sizeof(c->cluster_addr), "%s:%d", cfg->cluster_host,
              cfg->cluster_port);
 
-    char qid[32];
-    quorum_id(cfg, qid, sizeof(qid));
+    quorum_id(cfg, c->id, sizeof(c->id));
+    const char *qid = c->id;
     struct transport_config tc = {
         .self_id = cfg->node_id,
         .cluster_id = qid,
@@ -419,6 +456,17 @@ void cluster_stop(struct broker *b)
     b->cluster = NULL;
 }
 
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
+                    void *data)
+{
+    ctl_runtime_submit(c->ctl, req, done, data);
+}
+
+const struct ctl_image *cluster_image(const struct cluster *c)
+{
+    return ctl_runtime_image(c->ctl);
+}
+
 struct host *cluster_host(const struct cluster *c)
 {
     return c->host;
@@ -428,6 +476,11 @@ struct host_group *cluster_group(const struct cluster *c, const char *topic, int
 {
     const struct cgroup *cg = cgroup_find(c, topic, partition);
     return cg ? cg->g : NULL;
+}
+
+const char *cluster_id(const struct cluster *c)
+{
+    return c->id;
 }
 
 bool cluster_registered(const struct cluster *c)

@@ -21,7 +21,10 @@
  *     marked the image changed (never inside the controller's or the transport's callbacks),
  *     and once at start (the image replayed at open is reconciled like a change).
  *
- * Not yet (issue 5): the request paths (Metadata, Produce, Fetch... in cluster mode), topic
+ * Requests: CreateTopics, DeleteTopics and CreatePartitions go to the controller
+ * (cluster_admin.c).
+ *
+ * Not yet (issue 5): the other request paths (Metadata, Produce, Fetch... in cluster mode), topic
  * configs from the image, brokers that are not voters (the controller runtime needs this node
  * among the voters: refused at start). */
 #ifndef SP_BROKER_CLUSTER_H
@@ -31,10 +34,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "controller/runtime.h"
+
 struct broker;
 struct cluster;
+struct create_partitions_req;
+struct create_topics_req;
+struct delete_topics_req;
 struct host;
 struct host_group;
+struct metadata_req;
+struct request;
 
 /* Starts cluster mode for b (b->cfg->n_voters > 0, CHECK). Returns 0 and sets b->cluster, or
  * a negative code with a message in err. */
@@ -43,11 +53,32 @@ int cluster_start(struct broker *b, char *err, size_t errcap);
  * No-op when b->cluster is NULL. */
 void cluster_stop(struct broker *b);
 
+/* Runs a controller command (ctl_runtime_submit's contract: done exactly once). */
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
+                    void *data);
+
+/* Admin requests in cluster mode (cluster_admin.c): the decoded request is checked, each topic
+ * submitted to the controller, and the response sent once every command is answered. Return 0
+ * (a slot is reserved and completed later). */
+int cluster_create_topics(struct request *req, const struct create_topics_req *cr);
+int cluster_delete_topics(struct request *req, const struct delete_topics_req *dr);
+int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
+/* Metadata from the image (cluster_req.c). Returns 0. */
+int cluster_metadata(struct request *req, const struct metadata_req *mr);
+/* The partition's leader and leader epoch (Raft's as this broker's group knows them, else the
+ * image's; -1 when none) and whether this broker leads it now. Returns false (outputs -1,
+ * false) when the image has no such partition. */
+bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
+                              int32_t *leader, int32_t *epoch, bool *leading);
+
 /* Queries (b->cluster non-NULL). */
+const struct ctl_image *cluster_image(const struct cluster *c);
 struct host *cluster_host(const struct cluster *c);
 /* The host group of a local replica, or NULL. */
 struct host_group *cluster_group(const struct cluster *c, const char *topic, int32_t partition);
 bool cluster_registered(const struct cluster *c);
+/* The cluster id: the same on every node of one quorum (derived from the voters). */
+const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
 int cluster_port(const struct cluster *c);                   /* the bound cluster port */
 

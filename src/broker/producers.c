@@ -363,6 +363,19 @@ void partition_producers_close(struct partition *p, bool destroy)
     p->producers = NULL;
 }
 
+void partition_producers_resync(struct partition *p)
+{
+    struct partition_producers *pp = p->producers;
+    if (!pp)
+        return;
+    if (dir_open(pp) == 0) {
+        if (list_snapshots(pp) == 0)
+            (void)drop_snapshots_above(pp, -1); /* every one: a follower's may be stale */
+        dir_close(pp);
+    }
+    (void)rebuild(pp);
+}
+
 struct pstate *partition_producers_table(struct partition *p)
 {
     return p->producers->table;
