@@ -65,8 +65,8 @@ int cluster_delete_topics(struct request *req, const struct delete_topics_req *d
 int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
 /* Metadata from the image (cluster_req.c). Returns 0. */
 int cluster_metadata(struct request *req, const struct metadata_req *mr);
-/* The partition's leader and leader epoch (Raft's as this broker's group knows them, else the
- * image's; -1 when none) and whether this broker leads it now. Returns false (outputs -1,
+/* The partition's leader and leader epoch (Raft's as this broker's replica knows them, -1 when
+ * it knows no leader; without a local replica the image's) and whether this broker leads it now. Returns false (outputs -1,
  * false) when the image has no such partition. */
 bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
                               int32_t *leader, int32_t *epoch, bool *leading);

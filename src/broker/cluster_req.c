@@ -2,8 +2,10 @@
  *
  * Metadata lists every registered, unfenced broker (and this one) with the client address it
  * registered, and every topic of the committed image. A partition's leader is the Raft leader
- * this broker's host group knows, else the image's; its leader epoch is that Raft term (else the
- * image's epoch). Replicas are the image's; the ISR is every replica (followers' lag is not
+ * this broker's replica knows (none yet: -1, LEADER_NOT_AVAILABLE) with its Raft term as leader
+ * epoch; a broker without a replica of the partition gives the image's leader and epoch (the
+ * preferred replica: the image does not follow Raft elections yet, so that may be stale; the
+ * client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the image's; the ISR is every replica (followers' lag is not
  * tracked here yet). Unknown topics asked for by name are created through the controller when
  * auto.create.topics.enable allows it, and answered LEADER_NOT_AVAILABLE (retriable) meanwhile.
  * Stateless: everything is read at request time. */
@@ -38,10 +40,10 @@ bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_
     if (g) {
         struct host_group_status st;
         host_group_status(g, &st);
-        if (st.rs.leader != RAFT_NONE && !st.rs.failed) {
-            *leader = st.rs.leader;
-            *epoch = st.rs.term > INT32_MAX ? INT32_MAX : (int32_t)st.rs.term;
-        }
+        /* a local replica knows better than the image (which names the preferred replica
+         * and is not told of Raft elections): no Raft leader known here = none yet */
+        *leader = st.rs.leader != RAFT_NONE && !st.rs.failed ? st.rs.leader : -1;
+        *epoch = st.rs.term > INT32_MAX ? INT32_MAX : (int32_t)st.rs.term;
         *leading = st.leading && !st.rs.failed;
     }
     return true;
