@@ -77,6 +77,37 @@ note "10000 records through leader $lead, read back through follower $follower"
 for i in 1 2 3; do
     [ "$(leader "$i" basic)" = "$lead" ] || fail "node $i names another leader than $lead"
 done
+# on the wire: a follower answers Produce and Fetch NOT_LEADER_OR_FOLLOWER (6), the leader serves
+$PY - "${CL_PORT[$follower]}" "${CL_PORT[$lead]}" "$ROOT/tests/integration" <<'PYEOF' || fail "follower/leader answers"
+import struct, sys
+sys.path.insert(0, sys.argv[3])
+import kwire
+
+def fetch_error(port):
+    body = struct.pack(">iiiib", -1, 100, 1, 1 << 20, 0) + struct.pack(">i", 1)
+    body += kwire.string("basic") + struct.pack(">iiqi", 1, 0, 0, 1 << 20)
+    c = kwire.Conn("127.0.0.1", port)
+    c.send(kwire.request(1, 4, body))
+    f = c.recv_frame()
+    c.close()
+    off = 4 + 4 + 4                        # correlation id, throttle, topic count
+    (ln,) = struct.unpack_from(">h", f, off)
+    off += 2 + ln + 4                      # name, partition count
+    _p, err = struct.unpack_from(">ih", f, off)
+    return err
+
+def produce_error(port):
+    c = kwire.Conn("127.0.0.1", port)
+    c.send(kwire.request(0, 3, kwire.produce_v3("basic", 0, kwire.batch([b"x"]))))
+    errs = kwire.parse_produce_v3_errors(c.recv_frame())
+    c.close()
+    return errs[0][2]
+
+follower, leader = int(sys.argv[1]), int(sys.argv[2])
+got = (produce_error(follower), fetch_error(follower), fetch_error(leader))
+assert got == (6, 6, 0), got
+PYEOF
+note "follower $follower refuses Produce and Fetch (NOT_LEADER_OR_FOLLOWER); leader $lead serves Fetch"
 
 # ---- failover: kill -9 the leader during a produce run ----
 create_topic "$ctl" hist || fail "CreateTopics hist failed"
