@@ -163,7 +163,11 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
             ec = KERR_NOT_LEADER_OR_FOLLOWER; /* another entry committed in its place */
         wait_done(w, ec);
     }
-    fetch_notify(p, 1);
+    /* as update_hw: the bytes proposed since everything was visible bound what became so */
+    size_t bytes = p->hidden_bytes > 0 ? p->hidden_bytes : 1;
+    if (commit + 1 >= plog_end_offset(p->log))
+        p->hidden_bytes = 0;
+    fetch_notify(p, bytes);
 }
 
 void produce_fail_waiters(struct partition *p, int16_t error_code)
