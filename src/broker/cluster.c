@@ -3,8 +3,12 @@
  * State: one struct cluster per broker, on the reactor thread.
  *   - registration: UNREGISTERED (a REGISTER_BROKER submit in flight or due at next_try_ms)
  *     -> REGISTERED (heartbeats every HEARTBEAT_MS; a heartbeat answered STALE_BROKER_EPOCH
- *     goes back to UNREGISTERED). At most one command of ours is in flight at a time
- *     (in_flight), so answers never race each other.
+ *     goes back to UNREGISTERED). At most one registration or heartbeat is in flight at a time
+ *     (in_flight), so their answers never race each other.
+ *   - producer ids: the allocator's source (cluster_pid_source_new) asks the controller for a
+ *     block (ALLOC_PIDS, at most one in flight: pid_in_flight) and answers -EAGAIN until the
+ *     grant is here (pid_ready); grants are checked (ids >= 0, above every block supplied)
+ *     since they come over the network.
  *   - image_dirty: set by on_image_change (and at start), cleared by reconcile().
  *   - groups: the host groups this broker runs, each with the id of the topic it was added for.
  *
@@ -18,6 +22,7 @@
  *     flushes it every tick (TICK_MS), so a message waits at most one tick. */
 #include "broker/cluster.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #include "base/siphash.h"
 #include "base/time.h"
 #include "broker/internal.h"
+#include "broker/producer_ids.h"
 #include "broker/producers.h"
 #include "controller/image.h"
 #include "controller/request.h"
@@ -67,6 +73,9 @@ struct cluster {
     bool closing;
     int64_t next_try_ms; /* next registration or heartbeat */
     bool image_dirty;
+    bool pid_in_flight;          /* an ALLOC_PIDS command awaits its answer */
+    struct pid_block pid_ready;  /* granted, not yet taken by the allocator (count 0: none) */
+    int64_t pid_supplied_end;    /* end of the last block handed to the allocator */
     struct cgroup *groups;
     size_t n_groups;
     size_t cap_groups;
@@ -327,6 +336,76 @@ static void reconcile(struct cluster *c)
                      t->name, pi, p->n_replicas);
         }
     }
+}
+
+/* ---- producer-id blocks from the controller ---- */
+
+struct ctl_pid_source {
+    struct pid_source base;
+    struct broker *b;
+};
+
+static void pid_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    c->pid_in_flight = false;
+    if (c->closing)
+        return;
+    if (a->error != KERR_NONE) {
+        log_info("producer_ids_refused", "error=%s", kafka_error_name(a->error));
+        return;
+    }
+    if (a->pid_size <= 0 || a->pid_first < c->pid_supplied_end ||
+        a->pid_first > INT64_MAX - a->pid_size) {
+        log_warn("producer_ids_bad_grant", "first=%" PRId64 " size=%" PRId32 " supplied_end=%"
+                 PRId64, a->pid_first, a->pid_size, c->pid_supplied_end);
+        return;
+    }
+    c->pid_ready = (struct pid_block){a->pid_first, a->pid_size};
+}
+
+static int cps_next_block(struct pid_source *src, struct pid_block *out)
+{
+    struct cluster *c = ((struct ctl_pid_source *)src)->b->cluster;
+    if (!c)
+        return -EAGAIN;
+    if (c->pid_ready.count > 0) {
+        *out = c->pid_ready;
+        c->pid_supplied_end = out->first + out->count;
+        c->pid_ready = (struct pid_block){0};
+        return 0;
+    }
+    if (!c->pid_in_flight && c->registered) {
+        struct ctl_request req = {.type = CTL_REQ_ALLOC_PIDS};
+        req.reg.node_id = c->b->cfg->node_id;
+        req.reg.incarnation = c->incarnation;
+        c->pid_in_flight = true;
+        ctl_runtime_submit(c->ctl, &req, pid_done, c);
+    }
+    return -EAGAIN;
+}
+
+static int64_t cps_issued_end(const struct pid_source *src)
+{
+    const struct cluster *c = ((const struct ctl_pid_source *)src)->b->cluster;
+    if (!c)
+        return 0;
+    int64_t end = ctl_image_pid_next(ctl_runtime_image(c->ctl));
+    return end > c->pid_supplied_end ? end : c->pid_supplied_end;
+}
+
+static void cps_destroy(struct pid_source *src)
+{
+    mem_free(src);
+}
+
+struct pid_source *cluster_pid_source_new(struct broker *b)
+{
+    struct ctl_pid_source *s = mem_calloc(1, sizeof(*s));
+    s->base = (struct pid_source){cps_next_block, cps_issued_end, cps_destroy};
+    s->b = b;
+    return &s->base;
 }
 
 /* ---- timer ---- */

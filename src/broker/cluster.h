@@ -22,11 +22,12 @@
  *     and once at start (the image replayed at open is reconciled like a change).
  *
  * Requests: CreateTopics, DeleteTopics and CreatePartitions go to the controller
- * (cluster_admin.c).
+ * (cluster_admin.c); Metadata is answered from the image (cluster_req.c); Produce, Fetch and
+ * ListOffsets are served by the partition's Raft leader only (produce.c, fetch.c, offsets.c);
+ * producer ids come from the controller (cluster_pid_source_new); FindCoordinator is refused.
  *
- * Not yet (issue 5): the other request paths (Metadata, Produce, Fetch... in cluster mode), topic
- * configs from the image, brokers that are not voters (the controller runtime needs this node
- * among the voters: refused at start). */
+ * Not yet (issue 5): consumer groups, topic configs from the image, brokers that are not
+ * voters (the controller runtime needs this node among the voters: refused at start). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 
@@ -44,6 +45,7 @@ struct delete_topics_req;
 struct host;
 struct host_group;
 struct metadata_req;
+struct pid_source;
 struct request;
 
 /* Starts cluster mode for b (b->cfg->n_voters > 0, CHECK). Returns 0 and sets b->cluster, or
@@ -70,6 +72,12 @@ int cluster_metadata(struct request *req, const struct metadata_req *mr);
  * false) when the image has no such partition. */
 bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
                               int32_t *leader, int32_t *epoch, bool *leading);
+
+/* The producer-id block source of a cluster-mode broker (broker/producer_ids.h): blocks granted
+ * by the controller (ALLOC_PIDS, recorded in the metadata log), so ids never collide across
+ * brokers. Created before cluster_start: -EAGAIN until the cluster runs, this broker is
+ * registered and a grant has arrived (InitProducerId then answers a retriable error). */
+struct pid_source *cluster_pid_source_new(struct broker *b);
 
 /* Queries (b->cluster non-NULL). */
 const struct ctl_image *cluster_image(const struct cluster *c);

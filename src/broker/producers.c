@@ -37,6 +37,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producer_state.h"
@@ -484,9 +485,13 @@ int broker_producers_start(struct broker *b, char *err, size_t errcap)
                 floor = MAX(floor, pstate_max_pid(tp->parts[i]->producers->table) + 1);
     }
     struct pid_source *src;
-    int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
-    if (rc != 0)
-        return rc;
+    if (b->cfg->n_voters > 0) {
+        src = cluster_pid_source_new(b); /* cluster mode: blocks from the controller */
+    } else {
+        int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
+        if (rc != 0)
+            return rc;
+    }
     struct broker_producers *bp = mem_calloc(1, sizeof(*bp));
     bp->b = b;
     bp->ids = pid_allocator_new(src);

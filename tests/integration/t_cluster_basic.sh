@@ -109,6 +109,31 @@ assert got == (6, 6, 0), got
 PYEOF
 note "follower $follower refuses Produce and Fetch (NOT_LEADER_OR_FOLLOWER); leader $lead serves Fetch"
 
+# producer ids come from the controller in blocks: InitProducerId at each node, ids distinct
+$PY - "${CL_PORT[1]}" "${CL_PORT[2]}" "${CL_PORT[3]}" "$ROOT/tests/integration" <<'PYEOF' ||
+import struct, sys, time
+sys.path.insert(0, sys.argv[4])
+import kwire
+
+def init_pid(port):
+    for _ in range(100):
+        c = kwire.Conn("127.0.0.1", port)
+        c.send(kwire.request(22, 0, kwire.string(None) + struct.pack(">i", 60000)))
+        f = c.recv_frame()
+        c.close()
+        _corr, _thr, err, pid, epoch = struct.unpack_from(">iihqh", f, 0)
+        if err == 0:
+            return pid
+        assert err == 14, err  # COORDINATOR_LOAD_IN_PROGRESS while the block is on its way
+        time.sleep(0.05)
+    raise SystemExit("no producer id from port %d" % port)
+
+pids = [init_pid(int(p)) for p in sys.argv[1:4]]
+assert len(set(pids)) == 3 and min(pids) >= 0, pids
+print("# producer ids from nodes 1, 2, 3: %s" % pids)
+PYEOF
+    fail "InitProducerId in cluster mode"
+
 # ---- failover: kill -9 the leader during a produce run ----
 create_topic "$ctl" hist || fail "CreateTopics hist failed"
 COUNT=12000
