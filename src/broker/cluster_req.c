@@ -5,10 +5,11 @@
  * this broker's replica knows (none yet: -1, LEADER_NOT_AVAILABLE) with its Raft term as leader
  * epoch; a broker without a replica of the partition gives the image's leader and epoch (the
  * preferred replica: the image does not follow Raft elections yet, so that may be stale; the
- * client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the image's; the ISR is every replica (followers' lag is not
- * tracked here yet). Unknown topics asked for by name are created through the controller when
- * auto.create.topics.enable allows it, and answered LEADER_NOT_AVAILABLE (retriable) meanwhile.
- * Stateless: everything is read at request time. */
+ * client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the image's. The ISR,
+ * at the leader, is the leader and every follower whose durable match index has reached the
+ * commit index; elsewhere every replica. Unknown topics asked for by name are created through
+ * the controller when auto.create.topics.enable allows it, and answered LEADER_NOT_AVAILABLE
+ * (retriable) meanwhile. Stateless: everything is read at request time. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -73,6 +74,24 @@ static void describe(const struct cluster *c, const struct ctl_topic *t, struct 
         mp->n_replica_nodes = p->n_replicas;
         mp->isr_nodes = reps;
         mp->n_isr_nodes = p->n_replicas;
+        struct host_group *g = leading ? cluster_group(c, t->name, i) : NULL;
+        if (g) {
+            /* the leader knows its followers' durable match index: in sync = has everything
+             * committed (the leader itself always is) */
+            struct host_group_status st;
+            host_group_status(g, &st);
+            int32_t *isr = arena_calloc(a, (size_t)p->n_replicas, sizeof(*isr));
+            int32_t n = 0;
+            for (int32_t r = 0; r < p->n_replicas; r++) {
+                bool in = reps[r] == st.rs.leader;
+                for (size_t k = 0; k < st.rs.n_peers && !in; k++)
+                    in = st.rs.peers[k] == reps[r] && st.rs.match[k] >= st.rs.commit;
+                if (in)
+                    isr[n++] = reps[r];
+            }
+            mp->isr_nodes = isr;
+            mp->n_isr_nodes = n;
+        }
         mp->offline_replicas = NULL;
         mp->n_offline_replicas = 0;
     }

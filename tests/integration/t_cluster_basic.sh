@@ -33,6 +33,11 @@ grep -q 'cluster.listener' "$TMP/bad.log" || fail "refusal does not name cluster
 
 BOOT="127.0.0.1:${CL_PORT[1]},127.0.0.1:${CL_PORT[2]},127.0.0.1:${CL_PORT[3]}"
 
+# isr NODE TOPIC: partition 0's in-sync replicas as NODE's Metadata gives them, sorted: "1 2 3"
+isr() {
+    kcat -L -b "127.0.0.1:${CL_PORT[$1]}" -t "$2" -m 2 2>/dev/null |
+        sed -n 's/.*partition 0, .*isrs: \([0-9,]*\).*/\1/p' | head -1 | tr ',' '\n' | sort -n | xargs
+}
 # leader NODE TOPIC: the partition 0 leader that NODE's Metadata names (-1 if none)
 leader() {
     kcat -L -b "127.0.0.1:${CL_PORT[$1]}" -t "$2" -m 2 2>/dev/null |
@@ -168,6 +173,10 @@ $PY "$ROOT/tests/integration/history.py" --acked "$TMP/hist.acked" --final "$TMP
     --values $COUNT --partitions 1 --idempotent --ordered --complete ||
     fail "history of hist has anomalies"
 
+want=$(for i in 1 2 3; do if [ "$i" != "$lead" ]; then echo "$i"; fi; done | xargs)
+[ "$(isr "$new" hist)" = "$want" ] || fail "ISR at leader $new: '$(isr "$new" hist)', want '$want'"
+note "ISR without the dead node: $want"
+
 # ---- the killed node comes back and catches up: identical logs ----
 start_node "$lead"
 same=0
@@ -177,6 +186,12 @@ for _ in $(seq 1 200); do
     sleep 0.05
 done
 [ $same = 1 ] || { ls -l "$TMP"/data*/hist-0/; fail "replicas of hist differ after catch-up"; }
+back=""
+for _ in $(seq 1 100); do
+    [ "$(isr "$new" hist)" = "1 2 3" ] && { back=1; break; }
+    sleep 0.05
+done
+[ -n "$back" ] || fail "node $lead not back in the ISR: '$(isr "$new" hist)'"
 note "node $lead restarted, caught up: the three logs of hist are identical ($(cat "$TMP"/data1/hist-0/*.log | wc -c) bytes)"
 
 for i in 1 2 3; do stop_node "$i"; done
