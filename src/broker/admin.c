@@ -6,6 +6,7 @@
 
 #include "base/errors.h"
 #include "base/log.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "kafka/errors.h"
 
@@ -124,6 +125,8 @@ int handle_create_topics(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_create_topics(&req->body, v, req->arena, &cr) != 0)
         return -ERR_CORRUPT;
+    if (b->cluster)
+        return cluster_create_topics(req, &cr);
     struct arena *a = req->arena;
     struct create_topics_resp resp = {0};
     resp.n_topics = cr.n_topics > 0 ? cr.n_topics : 0;
@@ -162,6 +165,8 @@ int handle_delete_topics(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_delete_topics(&req->body, v, req->arena, &dr) != 0)
         return -ERR_CORRUPT;
+    if (b->cluster)
+        return cluster_delete_topics(req, &dr);
     struct arena *a = req->arena;
     struct delete_topics_resp resp = {0};
     resp.n_responses = dr.n_topic_names > 0 ? dr.n_topic_names : 0;
@@ -238,6 +243,8 @@ int handle_create_partitions(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_create_partitions(&req->body, v, req->arena, &cr) != 0)
         return -ERR_CORRUPT;
+    if (b->cluster)
+        return cluster_create_partitions(req, &cr);
     struct arena *a = req->arena;
     struct create_partitions_resp resp = {0};
     resp.n_results = cr.n_topics > 0 ? cr.n_topics : 0;

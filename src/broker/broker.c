@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
 #include "kafka/api.h"
@@ -450,6 +451,16 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         listener_close(b->lis);
         goto out_groups;
     }
+    if (cfg->n_voters > 0) {
+        rc = cluster_start(b, err, errcap);
+        if (rc != 0) {
+            cleaner_end(b);
+            reactor_timer_stop(r, &b->retention_timer);
+            reactor_timer_stop(r, &b->flush_timer);
+            listener_close(b->lis);
+            goto out_groups;
+        }
+    }
     *out = b;
     return 0;
 
@@ -479,6 +490,7 @@ void broker_stop(struct broker *b)
     reactor_timer_stop(b->r, &b->flush_timer);
     broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */
+    cluster_stop(b);        /* replicas closed before their logs */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */
     flusher_poll(b->fl);

@@ -8,6 +8,15 @@
 
 #define BROKER_HOST_MAX 256
 #define BROKER_PATH_MAX 4096
+#define BROKER_VOTERS_MAX 7 /* entries of controller.quorum.voters (= RAFT_VOTERS_MAX) */
+
+/* One entry of controller.quorum.voters: node id@host:port, the inter-broker (cluster)
+ * address on which the broker with that node.id listens. */
+struct broker_voter {
+    int32_t id;
+    char host[BROKER_HOST_MAX];
+    int port;
+};
 
 /* One broker config entry as DescribeConfigs reports it. */
 struct broker_config_entry {
@@ -66,6 +75,17 @@ struct broker_config {
     int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes */
     char admin_host[BROKER_HOST_MAX];         /* admin.listener: HTTP /metrics, /healthz, /v1 */
     int admin_port;                           /* -1: admin listener disabled (empty value) */
+    int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
+
+    /* Cluster mode: on iff n_voters > 0 (controller.quorum.voters set). Then cluster_host and
+     * cluster_port are this broker's inter-broker address: its own voter entry, or
+     * cluster.listener for a broker that is not a voter. Single-node mode: n_voters == 0 and
+     * cluster_port == -1. */
+    char quorum_voters[1024];                 /* controller.quorum.voters, as given */
+    struct broker_voter voters[BROKER_VOTERS_MAX];
+    int n_voters;
+    char cluster_host[BROKER_HOST_MAX];       /* cluster.listener, or this node's voter entry */
+    int cluster_port;
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

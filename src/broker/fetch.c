@@ -95,6 +95,12 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
                 *errors = true;
                 continue;
             }
+            int16_t lec = partition_leader_check(b, t->parts[rp->partition]);
+            if (lec != KERR_NONE) {
+                op->error_code = lec;
+                *errors = true;
+                continue;
+            }
             struct plog *log = t->parts[rp->partition]->log;
             int64_t hw = plog_high_watermark(log);
             op->high_watermark = hw;

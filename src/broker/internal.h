@@ -28,6 +28,7 @@
 struct broker_producers;
 struct catalog;
 struct cleaner;
+struct cluster;
 struct coordinator;
 struct flusher;
 struct partition_producers;
@@ -83,6 +84,7 @@ struct broker {
     bool stopping;
     bool startup_clean;           /* the previous run shut down cleanly */
     struct coordinator *groups;   /* consumer groups (groups.c) */
+    struct cluster *cluster;      /* cluster mode (cluster.h); NULL: the single-node broker */
 };
 
 /* Per-connection state. */
@@ -204,6 +206,14 @@ void flush_policy_tick(struct broker *b);
 void produce_flush_done(struct partition *p, int64_t durable_offset, int rc);
 /* Fails every acks=all wait on p (partition going away). */
 void produce_fail_waiters(struct partition *p, int16_t error_code);
+/* Cluster mode: p's Raft group committed up to commit (HW = commit + 1, set by the replica):
+ * settles the acks=all waits it covers (replica_proposal_state: COMMITTED -> success, LOST ->
+ * NOT_LEADER_OR_FOLLOWER) and wakes parked fetches. */
+struct replica;
+void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t commit);
+/* Cluster mode: KERR_NONE if this broker leads p's Raft group now (or the broker is
+ * single-node), else NOT_LEADER_OR_FOLLOWER. */
+int16_t partition_leader_check(struct broker *b, struct partition *p);
 
 /* Appends a batch the broker built itself (e.g. group metadata, committed offsets) to p, as
  * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0) or the

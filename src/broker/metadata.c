@@ -5,6 +5,7 @@
 #include "base/check.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
@@ -86,6 +87,8 @@ int handle_metadata(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_metadata(&req->body, v, req->arena, &mr) != 0)
         return -ERR_CORRUPT;
+    if (b->cluster)
+        return cluster_metadata(req, &mr);
     struct arena *a = req->arena;
     struct metadata_resp resp = {0};
     struct metadata_broker *self = arena_calloc(a, 1, sizeof(*self));
@@ -156,7 +159,14 @@ int handle_find_coordinator(struct request *req)
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
     struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
-    if (fr.key_type != KAFKA_COORDINATOR_GROUP) {
+    if (b->cluster) {
+        /* consumer groups keep __consumer_offsets on one node: not in cluster mode yet */
+        resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
+        resp.error_message = kstr_c("consumer groups are not supported in cluster mode yet");
+        resp.node_id = -1;
+        resp.host = kstr_c("");
+        resp.port = -1;
+    } else if (fr.key_type != KAFKA_COORDINATOR_GROUP) {
         resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
         resp.error_message = kstr_c("transactions are not supported");
         resp.node_id = -1;

@@ -36,6 +36,11 @@ int handle_list_offsets(struct request *req)
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
+            int16_t lec = partition_leader_check(b, p);
+            if (lec != KERR_NONE) {
+                op->error_code = lec;
+                continue;
+            }
             if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch > p->leader_epoch) {
                 op->error_code = KERR_UNKNOWN_LEADER_EPOCH;
                 continue;
@@ -95,6 +100,11 @@ int handle_delete_records(struct request *req)
             struct partition *p = partition_find(b, rt->name, rp->partition_index);
             if (!p) {
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            int16_t lec = partition_leader_check(b, p);
+            if (lec != KERR_NONE) {
+                op->error_code = lec;
                 continue;
             }
             int64_t hw = plog_high_watermark(p->log);

@@ -30,10 +30,13 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
+#include "raft/host.h"
+#include "raft/replica.h"
 #include "storage/plog.h"
 
 /* Smallest cap on a decompressed records section while validating a compressed batch (the cap
@@ -50,6 +53,8 @@ struct acks_wait {
     void (*done)(struct acks_wait *w, int16_t error_code);
     struct produce_op *op;                 /* produce waits: the request */
     struct produce_resp_partition *result; /* produce waits: where the outcome goes */
+    int64_t raft_last;                     /* cluster mode: the entry proposed (last, term); */
+    int64_t raft_term;                     /* term -1: any outcome of commit >= last is fine */
 };
 
 struct produce_op {
@@ -144,6 +149,27 @@ void produce_flush_done(struct partition *p, int64_t durable_offset, int rc)
     update_hw(p);
 }
 
+void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t commit)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &p->acks_waiters)
+    {
+        struct acks_wait *w = LIST_ENTRY(n, struct acks_wait, node);
+        if (w->end_offset - 1 > commit)
+            break;
+        int16_t ec = KERR_NONE;
+        if (w->raft_term >= 0 &&
+            replica_proposal_state(rp, w->raft_last, w->raft_term) != REPLICA_COMMITTED)
+            ec = KERR_NOT_LEADER_OR_FOLLOWER; /* another entry committed in its place */
+        wait_done(w, ec);
+    }
+    /* as update_hw: the bytes proposed since everything was visible bound what became so */
+    size_t bytes = p->hidden_bytes > 0 ? p->hidden_bytes : 1;
+    if (commit + 1 >= plog_end_offset(p->log))
+        p->hidden_bytes = 0;
+    fetch_notify(p, bytes);
+}
+
 void produce_fail_waiters(struct partition *p, int16_t error_code)
 {
     struct list_node *n, *tmp;
@@ -158,11 +184,14 @@ void produce_fail_waiters(struct partition *p, int16_t error_code)
  * and not appended. */
 static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
                           int16_t version, int16_t acks, struct produce_resp_partition *out,
-                          bool *duplicate)
+                          bool *duplicate, int64_t *raft_last, int64_t *raft_term)
 {
     *duplicate = false;
     struct broker *b = req->b;
     const struct topic_config *tc = &p->topic->cfg;
+    int16_t lec = partition_leader_check(b, p);
+    if (lec != KERR_NONE)
+        return lec;
     if (records.len < KBATCH_HEADER_SIZE)
         return KERR_CORRUPT_MESSAGE;
     uint8_t *batch = (uint8_t *)records.p; /* the frame is ours to rewrite in place */
@@ -209,7 +238,18 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
         out->log_append_time_ms = now;
     }
     int64_t first;
-    rc = plog_append(p->log, batch, len, p->leader_epoch, now, &first);
+    if (b->cluster) {
+        struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+        if (!g)
+            return KERR_NOT_LEADER_OR_FOLLOWER;
+        rc = host_propose(g, batch, len, h.last_offset_delta + 1, &first, raft_last, raft_term);
+        if (rc == -ERR_NOT_LEADER)
+            return KERR_NOT_LEADER_OR_FOLLOWER;
+        if (rc == -ERR_INVALID)
+            return KERR_INVALID_RECORD;
+    } else {
+        rc = plog_append(p->log, batch, len, p->leader_epoch, now, &first);
+    }
     if (rc != 0) {
         if (rc == -ENOSPC)
             log_warn("produce_refused", "topic=%s partition=%d reason=\"disk full\"",
@@ -225,11 +265,10 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
     p->hidden_bytes += len;
-    if (acks != -1) {
+    if (acks != -1 && !b->cluster) {
         flush_policy_appended(p, h.records_count);
         update_hw(p); /* a group of one voter: the leader's append is the majority */
     }
-    (void)b;
     return KERR_NONE;
 }
 
@@ -283,6 +322,7 @@ int handle_produce(struct request *req)
             out->log_start_offset = -1;
             int16_t ec;
             bool dup = false;
+            int64_t raft_last = -1, raft_term = -1;
             struct partition *p = NULL;
             if (v < 3)
                 ec = KERR_UNSUPPORTED_VERSION;
@@ -295,11 +335,39 @@ int handle_produce(struct request *req)
             else if (t->internal)
                 ec = KERR_INVALID_TOPIC_EXCEPTION; /* only the broker writes __consumer_offsets */
             else
-                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out, &dup);
+                ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out, &dup,
+                                &raft_last, &raft_term);
             out->error_code = ec;
             if (ec != KERR_NONE) {
                 any_error = true;
                 out->base_offset = -1;
+                continue;
+            }
+            if (op && b->cluster) {
+                /* the replica makes the entry durable; its commit settles the wait */
+                const struct replica *rpl =
+                    host_group_replica(cluster_group(b->cluster, p->topic->name, p->index));
+                struct replica_status st;
+                replica_status(rpl, &st);
+                int64_t last = dup ? plog_end_offset(p->log) - 1 : raft_last;
+                if (last <= st.commit) { /* decided already (a duplicate of a committed batch) */
+                    if (!dup &&
+                        replica_proposal_state(rpl, raft_last, raft_term) != REPLICA_COMMITTED) {
+                        out->error_code = KERR_NOT_LEADER_OR_FOLLOWER;
+                        out->base_offset = -1;
+                    }
+                    continue;
+                }
+                struct acks_wait *w = &op->waits[op->n_waits++];
+                w->op = op;
+                w->done = produce_wait_done;
+                w->end_offset = last + 1;
+                w->base_offset = dup ? w->end_offset : out->base_offset;
+                w->result = out;
+                w->raft_last = last;
+                w->raft_term = dup ? -1 : raft_term; /* a duplicate: what precedes it commits */
+                list_push_back(&p->acks_waiters, &w->node);
+                op->pending++;
                 continue;
             }
             if (op) {

@@ -37,6 +37,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producer_state.h"
@@ -363,6 +364,19 @@ void partition_producers_close(struct partition *p, bool destroy)
     p->producers = NULL;
 }
 
+void partition_producers_resync(struct partition *p)
+{
+    struct partition_producers *pp = p->producers;
+    if (!pp)
+        return;
+    if (dir_open(pp) == 0) {
+        if (list_snapshots(pp) == 0)
+            (void)drop_snapshots_above(pp, -1); /* every one: a follower's may be stale */
+        dir_close(pp);
+    }
+    (void)rebuild(pp);
+}
+
 struct pstate *partition_producers_table(struct partition *p)
 {
     return p->producers->table;
@@ -471,9 +485,13 @@ int broker_producers_start(struct broker *b, char *err, size_t errcap)
                 floor = MAX(floor, pstate_max_pid(tp->parts[i]->producers->table) + 1);
     }
     struct pid_source *src;
-    int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
-    if (rc != 0)
-        return rc;
+    if (b->cfg->n_voters > 0) {
+        src = cluster_pid_source_new(b); /* cluster mode: blocks from the controller */
+    } else {
+        int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
+        if (rc != 0)
+            return rc;
+    }
     struct broker_producers *bp = mem_calloc(1, sizeof(*bp));
     bp->b = b;
     bp->ids = pid_allocator_new(src);

@@ -60,6 +60,11 @@ int16_t producers_before_append(struct partition *p, const struct kbatch_header 
 void producers_after_append(struct partition *p, const uint8_t *batch, int64_t base_offset,
                             int64_t now_ms);
 
+/* Cluster mode, when this broker becomes the partition's Raft leader: a follower's table (and
+ * the snapshots it wrote at rolls) missed the batches it replicated, so every snapshot is
+ * deleted and the table rebuilt from a scan of the whole log. */
+void partition_producers_resync(struct partition *p);
+
 /* The partition's table (tests, metrics). */
 struct pstate *partition_producers_table(struct partition *p);
 

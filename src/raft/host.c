@@ -76,6 +76,8 @@ struct host {
     bool flushing;             /* inside flush() */
     size_t n_leaders;
     struct host_stats stats;
+    transport_msg_cb foreign;  /* host_set_foreign_cb: groups not run here */
+    void *foreign_data;
 };
 
 /* ---- keys ---- */
@@ -356,6 +358,10 @@ static void on_msg(int32_t from, const struct rpc_group *rg, const struct raft_m
 {
     struct host *h = data;
     struct host_group *g = find(h, rg->topic, rg->topic_len, rg->partition);
+    if (!g && h->foreign) {
+        h->foreign(from, rg, m, h->foreign_data);
+        return;
+    }
     if (!g) {
         if (h->stats.unknown_group_drops++ == 0)
             log_info("raft_unknown_group", "node=%" PRId32 " from=%" PRId32
@@ -396,6 +402,12 @@ int host_new(struct reactor *r, const struct transport_config *tc, const struct 
     }
     *out = h;
     return 0;
+}
+
+void host_set_foreign_cb(struct host *h, transport_msg_cb cb, void *data)
+{
+    h->foreign = cb;
+    h->foreign_data = data;
 }
 
 static void group_free(struct host_group *g)

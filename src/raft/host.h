@@ -95,6 +95,12 @@ int host_new(struct reactor *r, const struct transport_config *tc, const struct 
  * transport and the timers. Not from inside a host or transport callback. */
 void host_free(struct host *h);
 
+/* Messages for groups this host does not run go to cb (with transport_msg_cb's contract)
+ * instead of being dropped, while one is set (NULL: drop again). For a group driven outside the
+ * host on the same transport, such as the controller's __cluster_metadata-0: its owner steps it
+ * and flushes the transport itself. */
+void host_set_foreign_cb(struct host *h, transport_msg_cb cb, void *data);
+
 /* Opens a replica for the group (topic, partition) over log, bootstrap configuration voters
  * (n_voters of them; n_voters == 0: learn it from the log), and starts it ticking. The topic is
  * copied; cb may be NULL. Returns 0 and *out (may be NULL), -ERR_EXISTS (the group is already

@@ -28,6 +28,8 @@ enum ctype {
     C_TSTYPE,   /* CreateTime | LogAppendTime */
     C_LEVEL,    /* log level */
     C_ADMIN,    /* admin_host + admin_port: host:port, or empty to disable */
+    C_VOTERS,   /* quorum_voters text + voters[]: id@host:port,... or empty */
+    C_CLUSTER,  /* cluster_host + cluster_port: host:port, or empty */
 };
 
 struct key {
@@ -141,6 +143,12 @@ static const struct key keys[] = {
      "metadata string of a committed offset"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (/metrics, /healthz, /v1/topics, /v1/groups); empty: off"},
+    {"offsets.topic.replication.factor", C_INT, F(offsets_topic_replication_factor), "3", 1,
+     32767, 1, 0, "replicas of __consumer_offsets partitions in cluster mode"},
+    {"controller.quorum.voters", C_VOTERS, F(quorum_voters), "", 0, 0, 1, 0,
+     "id@host:port,... inter-broker addresses of the metadata voters; set: cluster mode"},
+    {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
+     "inter-broker host:port of a broker that is not a voter"},
 };
 
 #define NKEYS ((int)ARRAY_LEN(keys))
@@ -211,6 +219,75 @@ int config_parse_listener(const char *s, char *host, size_t hostcap, int *port, 
     memcpy(host, h, hlen);
     host[hlen] = '\0';
     *port = (int)v;
+    return 0;
+}
+
+/* Parses controller.quorum.voters: "id@host:port" entries separated by commas (spaces around
+ * them allowed). Ids unique, ports 1..65535, at most BROKER_VOTERS_MAX entries. */
+static int parse_voters(const char *value, struct broker_voter *out, int *n_out, char *err,
+                        size_t errcap)
+{
+    int n = 0;
+    const char *p = value;
+    while (*p) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strcspn(p, ",");
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        char ent[BROKER_HOST_MAX + 32];
+        if (len == 0 || len >= sizeof(ent)) {
+            snprintf(err, errcap, "%s entry %d", len ? "too long" : "empty", n + 1);
+            return -1;
+        }
+        memcpy(ent, p, len);
+        ent[len] = '\0';
+        if (n == BROKER_VOTERS_MAX) {
+            snprintf(err, errcap, "more than %d voters", BROKER_VOTERS_MAX);
+            return -1;
+        }
+        char *at = strchr(ent, '@');
+        if (!at) {
+            snprintf(err, errcap, "entry '%s' is not id@host:port", ent);
+            return -1;
+        }
+        *at = '\0';
+        char *end;
+        errno = 0;
+        long id = strtol(ent, &end, 10);
+        if (errno || *end || !ent[0] || id < 0 || id > INT32_MAX) {
+            snprintf(err, errcap, "bad node id '%s' (0-%d)", ent, INT32_MAX);
+            return -1;
+        }
+        char lerr[200];
+        struct broker_voter *v = &out[n];
+        if (config_parse_listener(at + 1, v->host, sizeof(v->host), &v->port, lerr,
+                                  sizeof(lerr)) != 0 || strstr(at + 1, "://")) {
+            snprintf(err, errcap, "entry %ld: %s", id, strstr(at + 1, "://") ?
+                     "expected host:port" : lerr);
+            return -1;
+        }
+        if (v->port == 0 || !v->host[0]) {
+            snprintf(err, errcap, "entry %ld: needs a host and a port from 1 to 65535", id);
+            return -1;
+        }
+        v->id = (int32_t)id;
+        for (int i = 0; i < n; i++)
+            if (out[i].id == v->id) {
+                snprintf(err, errcap, "node id %ld appears twice", id);
+                return -1;
+            }
+        n++;
+        p += strcspn(p, ",");
+        if (*p == ',') {
+            p++;
+            if (!*p) {
+                snprintf(err, errcap, "empty entry %d", n + 1);
+                return -1;
+            }
+        }
+    }
+    *n_out = n;
     return 0;
 }
 
@@ -337,6 +414,42 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         return 0;
     }
+    case C_VOTERS: {
+        char verr[400];
+        if (strlen(value) >= k->size) {
+            snprintf(err, errcap, "value of %s is too long", name);
+            return -1;
+        }
+        struct broker_voter v[BROKER_VOTERS_MAX];
+        int n = 0;
+        if (parse_voters(value, v, &n, verr, sizeof(verr)) != 0) {
+            snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, verr);
+            return -1;
+        }
+        strcpy(field, value);
+        memcpy(st->cfg->voters, v, sizeof(v));
+        st->cfg->n_voters = n;
+        return 0;
+    }
+    case C_CLUSTER: {
+        char lerr[200];
+        if (!*value) {
+            st->cfg->cluster_host[0] = '\0';
+            st->cfg->cluster_port = -1;
+            return 0;
+        }
+        if (strstr(value, "://") ||
+            config_parse_listener(value, st->cfg->cluster_host, sizeof(st->cfg->cluster_host),
+                                  &st->cfg->cluster_port, lerr, sizeof(lerr)) != 0 ||
+            st->cfg->cluster_port == 0) {
+            st->cfg->cluster_host[0] = '\0';
+            st->cfg->cluster_port = -1;
+            snprintf(err, errcap, "bad value '%s' for %s: expected host:port (port 1-65535)",
+                     value, name);
+            return -1;
+        }
+        return 0;
+    }
     case C_LISTENER: {
         char host[BROKER_HOST_MAX];
         int port;
@@ -424,6 +537,14 @@ static void describe(struct broker_config *cfg, const struct state *st)
                 snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->advertised_host,
                          cfg->advertised_port);
             break;
+        case C_CLUSTER:
+            if (cfg->cluster_port < 0)
+                buf[0] = '\0';
+            else if (strchr(cfg->cluster_host, ':'))
+                snprintf(buf, sizeof(buf), "[%s]:%d", cfg->cluster_host, cfg->cluster_port);
+            else
+                snprintf(buf, sizeof(buf), "%s:%d", cfg->cluster_host, cfg->cluster_port);
+            break;
         case C_ADMIN:
             if (cfg->admin_port < 0)
                 buf[0] = '\0';
@@ -446,6 +567,43 @@ static void describe(struct broker_config *cfg, const struct state *st)
         e->is_default = !set;
         e->sensitive = false;
     }
+}
+
+/* Cluster mode's cross-key rules, once every key is read: a voter's cluster address is its own
+ * voter entry (cluster.listener, if also given, must not differ); a broker that is not a voter
+ * needs cluster.listener; cluster.listener without voters is refused (it would do nothing). */
+static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
+{
+    bool listener_set = cfg->cluster_port > 0;
+    if (cfg->n_voters == 0) {
+        if (listener_set) {
+            snprintf(err, errcap, "cluster.listener is set but controller.quorum.voters is not "
+                     "(cluster mode needs the voters)");
+            return -1;
+        }
+        cfg->cluster_port = -1;
+        return 0;
+    }
+    for (int i = 0; i < cfg->n_voters; i++) {
+        const struct broker_voter *v = &cfg->voters[i];
+        if (v->id != cfg->node_id)
+            continue;
+        if (listener_set && (strcmp(cfg->cluster_host, v->host) || cfg->cluster_port != v->port)) {
+            snprintf(err, errcap, "cluster.listener %s:%d differs from this node's (node.id=%d) "
+                     "entry %s:%d in controller.quorum.voters", cfg->cluster_host,
+                     cfg->cluster_port, cfg->node_id, v->host, v->port);
+            return -1;
+        }
+        snprintf(cfg->cluster_host, sizeof(cfg->cluster_host), "%s", v->host);
+        cfg->cluster_port = v->port;
+        return 0;
+    }
+    if (!listener_set) {
+        snprintf(err, errcap, "node.id=%d is not in controller.quorum.voters: set "
+                 "cluster.listener (its inter-broker host:port)", cfg->node_id);
+        return -1;
+    }
+    return 0;
 }
 
 int config_load(struct broker_config *cfg, const char *file, char *const *sets, int nsets,
@@ -508,7 +666,9 @@ int config_load(struct broker_config *cfg, const char *file, char *const *sets, 
         snprintf(cfg->advertised_host, sizeof(cfg->advertised_host), "%s", h);
         cfg->advertised_port = cfg->listener_port; /* 0: filled in once bound */
     }
-    if (cfg->default_replication_factor > 1)
+    if (cluster_settle(cfg, err, errcap) != 0)
+        return -1;
+    if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this is a "
                  "single-node broker: topics created with -1 will fail",
                  cfg->default_replication_factor);

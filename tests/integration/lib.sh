@@ -20,6 +20,17 @@ cleanup() {
         kill -9 "$BROKER_PID" 2>/dev/null || true
         wait "$BROKER_PID" 2>/dev/null || true
     fi
+    # cluster nodes (start_cluster)
+    local i
+    for i in "${!CL_PID[@]}"; do
+        [ -n "${CL_PID[$i]}" ] && kill -9 "${CL_PID[$i]}" 2>/dev/null || true
+    done
+    if [ $rc -ne 0 ]; then
+        for i in "${!CL_PID[@]}"; do
+            echo "--- node $i log (last 30 lines) ---"
+            tail -n 30 "$TMP/node$i.log" 2>/dev/null || true
+        done
+    fi
     # anything else this test started (clients in the background)
     jobs -p | xargs -r kill -9 2>/dev/null || true
     # test-specific undo (e.g. unmounting), set by the test in EXTRA_CLEANUP
@@ -32,6 +43,9 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
+
+declare -a CL_PID=() CL_PORT=() CL_CPORT=()
+CL_VOTERS=""
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "# $*"; }
@@ -79,3 +93,66 @@ kill9_broker() {
 }
 
 broker_rss_kb() { awk '/VmRSS/ {print $2}' "/proc/$BROKER_PID/status"; }
+
+# ---- three-node clusters (cluster mode: controller.quorum.voters) ----
+
+# init_cluster N: picks client and cluster ports for nodes 1..N and sets CL_VOTERS. Node i's data
+# directory is $TMP/data$i and its log $TMP/node$i.log.
+init_cluster() {
+    local n=$1 i
+    CL_VOTERS=""
+    for i in $(seq 1 "$n"); do
+        CL_PORT[$i]=$(free_port)
+        CL_CPORT[$i]=$(free_port)
+        CL_VOTERS="${CL_VOTERS:+$CL_VOTERS,}$i@127.0.0.1:${CL_CPORT[$i]}"
+    done
+}
+
+# start_node I [--set k=v ...]: starts node I (init_cluster first) and waits until it listens.
+start_node() {
+    local i=$1
+    shift
+    local log=$TMP/node$i.log before
+    before=$(grep -c broker_started "$log" 2>/dev/null || true)
+    "$SP" serve --set "node.id=$i" --set "log.dirs=$TMP/data$i" \
+        --set "listeners=PLAINTEXT://127.0.0.1:${CL_PORT[$i]}" \
+        --set "controller.quorum.voters=$CL_VOTERS" --set admin.listener= \
+        --set group.initial.rebalance.delay.ms=0 "$@" >>"$log" 2>&1 &
+    CL_PID[$i]=$!
+    for _ in $(seq 1 200); do
+        if [ "$(grep -c broker_started "$log" 2>/dev/null || true)" -gt "${before:-0}" ]; then
+            return 0
+        fi
+        kill -0 "${CL_PID[$i]}" 2>/dev/null || { cat "$log"; fail "node $i exited during startup"; }
+        sleep 0.05
+    done
+    fail "node $i did not start within 10 s"
+}
+
+# stop_node I: SIGTERM, and the node must exit 0.
+stop_node() {
+    local i=$1 rc=0
+    kill -TERM "${CL_PID[$i]}"
+    wait "${CL_PID[$i]}" || rc=$?
+    CL_PID[$i]=""
+    [ $rc -eq 0 ] || fail "node $i exited with $rc after SIGTERM"
+}
+
+kill9_node() {
+    local i=$1
+    kill -9 "${CL_PID[$i]}" 2>/dev/null || true
+    wait "${CL_PID[$i]}" 2>/dev/null || true
+    CL_PID[$i]=""
+}
+
+# wait_log I PATTERN COUNT SECONDS: waits until node I's log has COUNT lines matching PATTERN.
+wait_log() {
+    local i=$1 pat=$2 count=$3 secs=$4 n
+    local end=$(( $(date +%s%N) / 1000000 + secs * 1000 ))
+    while :; do
+        n=$(grep -c -- "$pat" "$TMP/node$i.log" 2>/dev/null || true)
+        [ "${n:-0}" -ge "$count" ] && return 0
+        [ $(( $(date +%s%N) / 1000000 )) -lt $end ] || return 1
+        sleep 0.05
+    done
+}

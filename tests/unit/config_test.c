@@ -148,3 +148,105 @@ TEST(topic_config_validation_and_resolution)
     ASSERT_EQ(pc.segment_bytes, 2048);
     config_free(&c);
 }
+
+TEST(config_single_node_by_default)
+{
+    struct broker_config c;
+    char err[512];
+    ASSERT_EQ(config_load(&c, NULL, NULL, 0, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_voters, 0);
+    ASSERT_EQ(c.cluster_port, -1);
+    ASSERT_EQ(c.default_replication_factor, 1);
+    ASSERT_EQ(c.offsets_topic_replication_factor, 3);
+    config_free(&c);
+}
+
+TEST(config_quorum_voters_parse_and_give_the_cluster_address)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {"controller.quorum.voters=1@127.0.0.1:19093, 2@localhost:29093,3@[::1]:39093",
+                    "node.id=2", "default.replication.factor=3",
+                    "offsets.topic.replication.factor=2"};
+    ASSERT_EQ(config_load(&c, NULL, sets, 4, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_voters, 3);
+    ASSERT_EQ(c.voters[0].id, 1);
+    ASSERT_STREQ(c.voters[0].host, "127.0.0.1");
+    ASSERT_EQ(c.voters[0].port, 19093);
+    ASSERT_EQ(c.voters[1].id, 2);
+    ASSERT_STREQ(c.voters[1].host, "localhost");
+    ASSERT_EQ(c.voters[2].id, 3);
+    ASSERT_STREQ(c.voters[2].host, "::1");
+    ASSERT_EQ(c.voters[2].port, 39093);
+    ASSERT_STREQ(c.cluster_host, "localhost"); /* node 2's own entry */
+    ASSERT_EQ(c.cluster_port, 29093);
+    ASSERT_EQ(c.default_replication_factor, 3);
+    ASSERT_EQ(c.offsets_topic_replication_factor, 2);
+    bool found = false;
+    for (int i = 0; i < c.n_entries; i++)
+        if (!strcmp(c.entries[i].name, "controller.quorum.voters")) {
+            found = true;
+            ASSERT(!c.entries[i].is_default);
+            ASSERT(strstr(c.entries[i].value, "2@localhost:29093") != NULL);
+        }
+    ASSERT(found);
+    config_free(&c);
+
+    /* a broker that is not a voter names its own inter-broker address */
+    char *sets2[] = {"controller.quorum.voters=1@127.0.0.1:19093", "node.id=4",
+                     "cluster.listener=127.0.0.1:49093"};
+    ASSERT_EQ(config_load(&c, NULL, sets2, 3, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_voters, 1);
+    ASSERT_STREQ(c.cluster_host, "127.0.0.1");
+    ASSERT_EQ(c.cluster_port, 49093);
+    config_free(&c);
+
+    /* a voter may repeat its own entry as cluster.listener */
+    char *sets3[] = {"controller.quorum.voters=1@127.0.0.1:19093", "node.id=1",
+                     "cluster.listener=127.0.0.1:19093"};
+    ASSERT_EQ(config_load(&c, NULL, sets3, 3, err, sizeof(err)), 0);
+    ASSERT_EQ(c.cluster_port, 19093);
+    config_free(&c);
+}
+
+static void expect_refused(const char *set1, const char *set2, const char *named)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {(char *)set1, (char *)set2};
+    int n = set2 ? 2 : 1;
+    ASSERT_EQ(config_load(&c, NULL, sets, n, err, sizeof(err)), -1);
+    if (!strstr(err, named))
+        fprintf(stderr, "error '%s' does not name '%s'\n", err, named);
+    ASSERT(strstr(err, named) != NULL);
+}
+
+TEST(config_refuses_bad_cluster_keys_by_name)
+{
+    const char *q = "controller.quorum.voters";
+    expect_refused("controller.quorum.voters=1@127.0.0.1:19093,1@127.0.0.1:29093", NULL, q);
+    expect_refused("controller.quorum.voters=1@127.0.0.1:0", NULL, q);
+    expect_refused("controller.quorum.voters=1@127.0.0.1:70000", NULL, q);
+    expect_refused("controller.quorum.voters=1@127.0.0.1", NULL, q);
+    expect_refused("controller.quorum.voters=127.0.0.1:19093", NULL, q);
+    expect_refused("controller.quorum.voters=x@127.0.0.1:19093", NULL, q);
+    expect_refused("controller.quorum.voters=-1@127.0.0.1:19093", NULL, q);
+    expect_refused("controller.quorum.voters=1@127.0.0.1:19093,", NULL, q);
+    expect_refused("controller.quorum.voters=1@127.0.0.1:19093,,2@h:1", NULL, q);
+    expect_refused("controller.quorum.voters=1@:19093", NULL, q);
+    expect_refused("controller.quorum.voters=1@PLAINTEXT://h:19093", NULL, q);
+    expect_refused("controller.quorum.voters=1@h:1,2@h:2,3@h:3,4@h:4,5@h:5,6@h:6,7@h:7,8@h:8",
+                   NULL, q);
+    /* node.id not among the voters and no cluster.listener */
+    expect_refused("controller.quorum.voters=2@127.0.0.1:19093", "node.id=1",
+                   "cluster.listener");
+    /* cluster.listener that contradicts the node's voter entry */
+    expect_refused("controller.quorum.voters=1@127.0.0.1:19093",
+                   "cluster.listener=127.0.0.1:19094", "cluster.listener");
+    /* cluster.listener without voters does nothing: refused */
+    expect_refused("cluster.listener=127.0.0.1:19094", NULL, "controller.quorum.voters");
+    expect_refused("cluster.listener=127.0.0.1", NULL, "cluster.listener");
+    expect_refused("cluster.listener=127.0.0.1:0", NULL, "cluster.listener");
+    expect_refused("offsets.topic.replication.factor=0", NULL, "offsets.topic.replication.factor");
+    expect_refused("default.replication.factor=0", NULL, "default.replication.factor");
+}

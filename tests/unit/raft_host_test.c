@@ -440,6 +440,18 @@ TEST_T(raft_host_heartbeats_of_all_groups_coalesced_per_peer, 30)
     world_free();
 }
 
+static int foreign_msgs; /* messages of group x-0 handed to node 3's foreign callback */
+
+static void on_foreign(int32_t from, const struct rpc_group *g, const struct raft_msg *m,
+                       void *data)
+{
+    ASSERT_EQ((intptr_t)data, 3);
+    ASSERT_EQ(from, 1);
+    ASSERT_EQ(m->from, 1);
+    ASSERT(g->topic_len == 1 && g->topic[0] == 'x' && g->partition == 0);
+    foreign_msgs++;
+}
+
 TEST_T(raft_host_unknown_group_dropped_and_transfer_all, 30)
 {
     world_init(6);
@@ -457,11 +469,18 @@ TEST_T(raft_host_unknown_group_dropped_and_transfer_all, 30)
     ASSERT_EQ(host_add_group(W.n[1].h, "x", 0, xlog, voters, NODES, NULL, &x), 0);
     ASSERT_EQ(host_add_group(W.n[1].h, "x", 0, xlog, voters, NODES, NULL, NULL), -ERR_EXISTS);
     ASSERT_EQ(host_group_find(W.n[2].h, "x", 0), NULL);
+    /* node 3 hands groups it does not run to a callback (as the controller group is) */
+    foreign_msgs = 0;
+    host_set_foreign_cb(W.n[3].h, on_foreign, (void *)(intptr_t)3);
     ASSERT_EQ(host_campaign(x), 0);
     struct host_stats st2, st3;
     NT_PUMP_UNTIL(W.r, (host_get_stats(W.n[2].h, &st2), host_get_stats(W.n[3].h, &st3),
-                        st2.unknown_group_drops > 0 && st3.unknown_group_drops > 0),
+                        st2.unknown_group_drops > 0 && foreign_msgs > 0),
                   2000);
+    ASSERT_CMP(st2.unknown_group_drops, >, 0);
+    ASSERT_CMP(foreign_msgs, >, 0);
+    ASSERT_EQ(st3.unknown_group_drops, 0);
+    host_set_foreign_cb(W.n[3].h, NULL, NULL);
     ASSERT(raft_role(replica_raft(host_group_replica(x))) != RAFT_LEADER);
     ASSERT(all_led()); /* the known groups are unaffected */
     host_remove_group(W.n[1].h, x);

@@ -1,0 +1,578 @@
+/* Cluster mode: transport, controller runtime, replica host (see cluster.h).
+ *
+ * State: one struct cluster per broker, on the reactor thread.
+ *   - registration: UNREGISTERED (a REGISTER_BROKER submit in flight or due at next_try_ms)
+ *     -> REGISTERED (heartbeats every HEARTBEAT_MS; a heartbeat answered STALE_BROKER_EPOCH
+ *     goes back to UNREGISTERED). At most one registration or heartbeat is in flight at a time
+ *     (in_flight), so their answers never race each other.
+ *   - producer ids: the allocator's source (cluster_pid_source_new) asks the controller for a
+ *     block (ALLOC_PIDS, at most one in flight: pid_in_flight) and answers -EAGAIN until the
+ *     grant is here (pid_ready); grants are checked (ids >= 0, above every block supplied)
+ *     since they come over the network.
+ *   - image_dirty: set by on_image_change (and at start), cleared by reconcile().
+ *   - groups: the host groups this broker runs, each with the id of the topic it was added for.
+ *
+ * Invariants:
+ *  1. Every host group's plog belongs to a live local partition (topics.c): a group is
+ *     removed before its topic is deleted, and cluster_stop closes the host before topics.c
+ *     closes the logs.
+ *  2. Nothing here runs inside a controller or transport callback except setting flags and
+ *     stepping the controller: topics and groups change on the cluster timer only.
+ *  3. The controller's Raft messages and frames leave through the shared transport; the timer
+ *     flushes it every tick (TICK_MS), so a message waits at most one tick. */
+#include "broker/cluster.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "base/check.h"
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/siphash.h"
+#include "base/time.h"
+#include "broker/internal.h"
+#include "broker/producer_ids.h"
+#include "broker/producers.h"
+#include "controller/image.h"
+#include "controller/request.h"
+#include "controller/runtime.h"
+#include "kafka/errors.h"
+#include "raft/host.h"
+#include "raft/replica.h"
+#include "raft/rpc.h"
+#include "raft/transport.h"
+#include "storage/catalog.h"
+#include "storage/plog.h"
+
+#define TICK_MS 10
+#define HEARTBEAT_MS 500
+#define REGISTER_RETRY_MS 200
+#define CTL_DIR "__cluster_metadata-0"
+
+struct cgroup {
+    char *topic;         /* owned */
+    int32_t partition;
+    struct kuuid topic_id;
+    struct host_group *g;
+};
+
+struct cluster {
+    struct broker *b;
+    struct host *host;
+    struct ctl_runtime *ctl;
+    struct reactor_timer timer;
+    struct kuuid incarnation;
+    char cluster_addr[BROKER_HOST_MAX + 16];
+    char id[32];         /* quorum_id(): the transport's and Metadata's cluster id */
+    bool registered;
+    bool in_flight;      /* a command of ours awaits its answer */
+    bool closing;
+    int64_t next_try_ms; /* next registration or heartbeat */
+    bool image_dirty;
+    bool pid_in_flight;          /* an ALLOC_PIDS command awaits its answer */
+    struct pid_block pid_ready;  /* granted, not yet taken by the allocator (count 0: none) */
+    int64_t pid_supplied_end;    /* end of the last block handed to the allocator */
+    struct cgroup *groups;
+    size_t n_groups;
+    size_t cap_groups;
+};
+
+/* ---- transport <-> controller ---- */
+
+static bool is_controller_group(const struct rpc_group *g)
+{
+    return g->partition == 0 && g->topic_len == strlen(RPC_CONTROLLER_TOPIC) &&
+           memcmp(g->topic, RPC_CONTROLLER_TOPIC, g->topic_len) == 0;
+}
+
+static void on_foreign_msg(int32_t from, const struct rpc_group *g, const struct raft_msg *m,
+                           void *data)
+{
+    struct cluster *c = data;
+    (void)from;
+    if (c->ctl && is_controller_group(g))
+        (void)ctl_runtime_step(c->ctl, m); /* bad messages are the runtime's to refuse */
+}
+
+static void on_controller_frame(int32_t from, uint8_t type, uint64_t request_id,
+                                const uint8_t *body, size_t len, void *data)
+{
+    struct cluster *c = data;
+    if (c->ctl)
+        ctl_runtime_deliver(c->ctl, from, type, request_id, body, len);
+}
+
+static void send_raft(struct ctl_runtime *rt, const struct raft_msg *m, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    struct rpc_group g = {RPC_CONTROLLER_TOPIC, strlen(RPC_CONTROLLER_TOPIC), 0};
+    (void)transport_send(host_transport(c->host), m->to, &g, m); /* Raft tolerates loss */
+}
+
+static int send_frame(struct ctl_runtime *rt, int32_t to, uint8_t type, uint64_t request_id,
+                      const uint8_t *body, size_t len, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    return transport_send_controller(host_transport(c->host), to, type, request_id, body, len);
+}
+
+static void on_image_change(struct ctl_runtime *rt, const struct ctl_image *before,
+                            const struct ctl_image *after, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    (void)before;
+    (void)after;
+    c->image_dirty = true;
+}
+
+/* ---- registration and heartbeats ---- */
+
+static void command_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data);
+
+static void submit_own(struct cluster *c, bool heartbeat)
+{
+    const struct broker_config *cfg = c->b->cfg;
+    struct ctl_request req = {.type = heartbeat ? CTL_REQ_HEARTBEAT : CTL_REQ_REGISTER_BROKER};
+    req.reg.node_id = cfg->node_id;
+    req.reg.incarnation = c->incarnation;
+    req.reg.host = cfg->advertised_host;
+    req.reg.port = c->b->advertised_port;
+    req.reg.cluster_addr = c->cluster_addr;
+    /* caught up: this node knows a controller leader and has applied what it committed */
+    struct replica_status st;
+    replica_status(ctl_runtime_replica(c->ctl), &st);
+    req.caught_up = st.leader != RAFT_NONE && ctl_runtime_applied(c->ctl) >= st.commit;
+    c->in_flight = true;
+    ctl_runtime_submit(c->ctl, &req, command_done, c);
+}
+
+static void command_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    c->in_flight = false;
+    if (c->closing)
+        return;
+    int64_t now = time_mono_ms();
+    if (!c->registered) {
+        if (a->error == KERR_NONE) {
+            c->registered = true;
+            log_info("cluster_registered", "node=%" PRId32 " controller=%" PRId32,
+                     c->b->cfg->node_id, ctl_runtime_leader(c->ctl));
+            c->next_try_ms = now; /* heartbeat at once: unfences when caught up */
+        } else {
+            c->next_try_ms = now + REGISTER_RETRY_MS;
+        }
+        return;
+    }
+    if (a->error == KERR_STALE_BROKER_EPOCH) {
+        log_warn("cluster_registration_lost", "node=%" PRId32 " action=register",
+                 c->b->cfg->node_id);
+        c->registered = false;
+        c->next_try_ms = now;
+        return;
+    }
+    /* other errors (no controller, timeout) are retried by the next heartbeat */
+    c->next_try_ms = now + HEARTBEAT_MS;
+}
+
+/* ---- local replicas ---- */
+
+static struct partition *group_partition(struct cluster *c, struct host_group *g)
+{
+    const char *topic = host_group_topic(g);
+    return partition_find(c->b, (struct kstr){topic, (int32_t)strlen(topic)},
+                          host_group_partition(g));
+}
+
+static void on_commit(struct host_group *g, int64_t commit, void *data)
+{
+    struct partition *p = group_partition(data, g);
+    if (p)
+        produce_raft_commit(p, host_group_replica(g), commit);
+}
+
+int16_t partition_leader_check(struct broker *b, struct partition *p)
+{
+    if (!b->cluster)
+        return KERR_NONE;
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    if (!g)
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    struct host_group_status st;
+    host_group_status(g, &st);
+    return st.leading && !st.rs.failed ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
+}
+
+static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, int32_t partition)
+{
+    for (size_t i = 0; i < c->n_groups; i++)
+        if (c->groups[i].partition == partition && !strcmp(c->groups[i].topic, topic))
+            return &c->groups[i];
+    return NULL;
+}
+
+/* Leadership of a local replica changed: waits of the old term can no longer be settled here
+ * (NOT_LEADER_OR_FOLLOWER, retriable); a new leader rebuilds its producer state from the log,
+ * which a follower's table did not follow. */
+static void on_leader(struct host_group *g, const struct host_leader_change *ch, void *data)
+{
+    struct cluster *c = data;
+    const char *topic = host_group_topic(g);
+    int32_t index = host_group_partition(g);
+    struct partition *p = group_partition(c, g);
+    if (p && ch->term <= INT32_MAX && ch->term > p->leader_epoch)
+        p->leader_epoch = (int32_t)ch->term;
+    if (p) {
+        produce_fail_waiters(p, KERR_NOT_LEADER_OR_FOLLOWER);
+        if (ch->leading)
+            partition_producers_resync(p);
+        fetch_wake_all(p);
+    }
+    log_info("cluster_partition_leader", "topic=%s partition=%" PRId32 " leader=%" PRId32
+             " term=%" PRId64 " leading=%d", topic, index, ch->leader, ch->term,
+             ch->leading ? 1 : 0);
+}
+
+static void group_remove_at(struct cluster *c, size_t i)
+{
+    struct cgroup *cg = &c->groups[i];
+    host_remove_group(c->host, cg->g);
+    log_info("cluster_replica_removed", "topic=%s partition=%" PRId32, cg->topic, cg->partition);
+    mem_free(cg->topic);
+    c->groups[i] = c->groups[--c->n_groups];
+}
+
+/* The local topic for image topic t (matched by name), created or grown as needed. NULL on
+ * failure (logged; retried at the next change). A topic deleted and created again while this
+ * broker was down keeps its old local data: not handled yet. */
+static struct topic *local_topic(struct cluster *c, const struct ctl_topic *t)
+{
+    struct broker *b = c->b;
+    struct kstr name = {t->name, (int32_t)strlen(t->name)};
+    struct topic *lt = topic_find(b, name);
+    char err[256];
+    if (!lt) {
+        if (topic_create(b, name, t->n_partitions, NULL, 0, err, sizeof(err)) != 0) {
+            log_error("cluster_topic_create_failed", "topic=%s error=\"%s\"", t->name, err);
+            return NULL;
+        }
+        lt = topic_find(b, name);
+        CHECK(lt != NULL);
+        /* the catalog keeps the id topic_create drew: local topics are matched by name */
+    } else if (lt->n_parts < t->n_partitions) {
+        if (topic_add_partitions(b, lt, t->n_partitions, err, sizeof(err)) != 0) {
+            log_error("cluster_partitions_create_failed", "topic=%s error=\"%s\"", t->name, err);
+            return NULL;
+        }
+    }
+    return lt;
+}
+
+static void reconcile(struct cluster *c)
+{
+    const struct ctl_image *img = ctl_runtime_image(c->ctl);
+    int32_t self = c->b->cfg->node_id;
+    c->image_dirty = false;
+    /* removals first: groups whose topic or replica left the image; the local topic goes
+     * with its last group when the image no longer has it (or has another topic of that name).
+     * Local topics this run never attached are left alone: an image replayed from a metadata
+     * log that is behind may not list them yet. */
+    for (size_t i = c->n_groups; i-- > 0;) {
+        struct cgroup *cg = &c->groups[i];
+        const struct ctl_topic *t = ctl_image_topic(img, cg->topic);
+        bool same = t && !memcmp(t->id.b, cg->topic_id.b, 16);
+        if (same && cg->partition < t->n_partitions &&
+            ctl_partition_has_replica(&t->parts[cg->partition], self))
+            continue;
+        char name[TOPIC_NAME_MAX + 1];
+        snprintf(name, sizeof(name), "%s", cg->topic);
+        group_remove_at(c, i);
+        if (same)
+            continue; /* only this replica moved away */
+        bool last = true;
+        for (size_t j = 0; j < c->n_groups; j++)
+            last &= strcmp(c->groups[j].topic, name) != 0;
+        struct topic *lt = topic_find(c->b, (struct kstr){name, (int32_t)strlen(name)});
+        if (last && lt) {
+            log_info("cluster_topic_removed", "topic=%s", name);
+            topic_delete(c->b, lt);
+        }
+    }
+    /* creations */
+    for (size_t ti = 0; ti < img->n_topics; ti++) {
+        const struct ctl_topic *t = img->topics[ti];
+        struct topic *lt = NULL;
+        for (int32_t pi = 0; pi < t->n_partitions; pi++) {
+            const struct ctl_partition *p = &t->parts[pi];
+            if (!ctl_partition_has_replica(p, self) || cgroup_find(c, t->name, pi))
+                continue;
+            if (!lt && !(lt = local_topic(c, t)))
+                break;
+            struct partition *lp = lt->parts[pi];
+            struct host_group_callbacks cb = {.on_leader = on_leader, .on_commit = on_commit,
+                                              .data = c};
+            struct host_group *g;
+            int rc = host_add_group(c->host, t->name, pi, lp->log, p->replicas,
+                                    (size_t)p->n_replicas, &cb, &g);
+            if (rc != 0) {
+                log_error("cluster_replica_open_failed", "topic=%s partition=%" PRId32
+                          " error=\"%s\"", t->name, pi, err_str(rc));
+                continue;
+            }
+            if (c->n_groups == c->cap_groups) {
+                c->cap_groups = c->cap_groups ? 2 * c->cap_groups : 16;
+                c->groups = mem_realloc(c->groups, c->cap_groups * sizeof(*c->groups));
+            }
+            c->groups[c->n_groups++] = (struct cgroup){mem_strdup(t->name), pi, t->id, g};
+            log_info("cluster_replica_added", "topic=%s partition=%" PRId32 " replicas=%" PRId32,
+                     t->name, pi, p->n_replicas);
+        }
+    }
+}
+
+/* ---- producer-id blocks from the controller ---- */
+
+struct ctl_pid_source {
+    struct pid_source base;
+    struct broker *b;
+};
+
+static void pid_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    c->pid_in_flight = false;
+    if (c->closing)
+        return;
+    if (a->error != KERR_NONE) {
+        log_info("producer_ids_refused", "error=%s", kafka_error_name(a->error));
+        return;
+    }
+    if (a->pid_size <= 0 || a->pid_first < c->pid_supplied_end ||
+        a->pid_first > INT64_MAX - a->pid_size) {
+        log_warn("producer_ids_bad_grant", "first=%" PRId64 " size=%" PRId32 " supplied_end=%"
+                 PRId64, a->pid_first, a->pid_size, c->pid_supplied_end);
+        return;
+    }
+    c->pid_ready = (struct pid_block){a->pid_first, a->pid_size};
+}
+
+static int cps_next_block(struct pid_source *src, struct pid_block *out)
+{
+    struct cluster *c = ((struct ctl_pid_source *)src)->b->cluster;
+    if (!c)
+        return -EAGAIN;
+    if (c->pid_ready.count > 0) {
+        *out = c->pid_ready;
+        c->pid_supplied_end = out->first + out->count;
+        c->pid_ready = (struct pid_block){0};
+        return 0;
+    }
+    if (!c->pid_in_flight && c->registered) {
+        struct ctl_request req = {.type = CTL_REQ_ALLOC_PIDS};
+        req.reg.node_id = c->b->cfg->node_id;
+        req.reg.incarnation = c->incarnation;
+        c->pid_in_flight = true;
+        ctl_runtime_submit(c->ctl, &req, pid_done, c);
+    }
+    return -EAGAIN;
+}
+
+static int64_t cps_issued_end(const struct pid_source *src)
+{
+    const struct cluster *c = ((const struct ctl_pid_source *)src)->b->cluster;
+    if (!c)
+        return 0;
+    int64_t end = ctl_image_pid_next(ctl_runtime_image(c->ctl));
+    return end > c->pid_supplied_end ? end : c->pid_supplied_end;
+}
+
+static void cps_destroy(struct pid_source *src)
+{
+    mem_free(src);
+}
+
+struct pid_source *cluster_pid_source_new(struct broker *b)
+{
+    struct ctl_pid_source *s = mem_calloc(1, sizeof(*s));
+    s->base = (struct pid_source){cps_next_block, cps_issued_end, cps_destroy};
+    s->b = b;
+    return &s->base;
+}
+
+/* ---- timer ---- */
+
+static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct cluster *c = data;
+    int64_t now = time_mono_ms();
+    ctl_runtime_tick(c->ctl, now);
+    if (!c->in_flight && now >= c->next_try_ms) {
+        c->next_try_ms = now + (c->registered ? HEARTBEAT_MS : REGISTER_RETRY_MS);
+        submit_own(c, c->registered);
+    }
+    if (c->image_dirty)
+        reconcile(c);
+    transport_flush(host_transport(c->host));
+    reactor_timer_start(r, t, TICK_MS);
+}
+
+/* ---- lifecycle ---- */
+
+/* The transport's cluster id: the same on every node of one quorum, derived from the voters. */
+static void quorum_id(const struct broker_config *cfg, char *out, size_t cap)
+{
+    char canon[BROKER_VOTERS_MAX * (BROKER_HOST_MAX + 24)];
+    size_t n = 0;
+    for (int i = 0; i < cfg->n_voters; i++)
+        n += (size_t)snprintf(canon + n, sizeof(canon) - n, "%" PRId32 "@%s:%d,",
+                              cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port);
+    static const uint8_t key[SIPHASH_KEY_SIZE] = "streampulse-qrm";
+    snprintf(out, cap, "sp-%016" PRIx64, siphash64(key, canon, n));
+}
+
+int cluster_start(struct broker *b, char *err, size_t errcap)
+{
+    const struct broker_config *cfg = b->cfg;
+    CHECK(cfg->n_voters > 0);
+    bool voter = false;
+    struct transport_peer_config peers[BROKER_VOTERS_MAX];
+    struct ctl_voter voters[BROKER_VOTERS_MAX];
+    for (int i = 0; i < cfg->n_voters; i++) {
+        peers[i] = (struct transport_peer_config){cfg->voters[i].id, cfg->voters[i].host,
+                                                  cfg->voters[i].port};
+        voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host,
+                                       cfg->voters[i].port};
+        voter |= cfg->voters[i].id == cfg->node_id;
+    }
+    if (!voter) {
+        snprintf(err, errcap, "node.id=%" PRId32 " is not in controller.quorum.voters: brokers "
+                 "that are not voters are not supported yet", cfg->node_id);
+        return -ERR_UNSUPPORTED;
+    }
+    struct cluster *c = mem_calloc(1, sizeof(*c));
+    c->b = b;
+    if (getrandom(c->incarnation.b, sizeof(c->incarnation.b), 0) !=
+        (ssize_t)sizeof(c->incarnation.b)) {
+        uint64_t x = (uint64_t)time_mono_ns() ^ ((uint64_t)cfg->node_id << 32);
+        memcpy(c->incarnation.b, &x, sizeof(x));
+    }
+    snprintf(c->cluster_addr, sizeof(c->cluster_addr), "%s:%d", cfg->cluster_host,
+             cfg->cluster_port);
+
+    quorum_id(cfg, c->id, sizeof(c->id));
+    const char *qid = c->id;
+    struct transport_config tc = {
+        .self_id = cfg->node_id,
+        .cluster_id = qid,
+        .listen_host = cfg->cluster_host,
+        .listen_port = cfg->cluster_port,
+        .peers = peers,
+        .n_peers = (size_t)cfg->n_voters,
+        .seed = c->incarnation.b[0] | (uint64_t)c->incarnation.b[1] << 8,
+    };
+    struct host_options ho = {.seed = tc.seed};
+    int rc = host_new(b->r, &tc, &ho, &c->host);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot listen on the cluster address %s: %s", c->cluster_addr,
+                 err_str(rc));
+        mem_free(c);
+        return rc;
+    }
+    host_set_foreign_cb(c->host, on_foreign_msg, c);
+    transport_set_controller_cb(host_transport(c->host), on_controller_frame, c);
+
+    char dir[BROKER_PATH_MAX + 32];
+    snprintf(dir, sizeof(dir), "%s/%s", cfg->log_dirs, CTL_DIR);
+    struct ctl_runtime_options o;
+    ctl_runtime_options_default(&o);
+    o.flusher = b->fl;
+    o.send_raft = send_raft;
+    o.send_frame = send_frame;
+    o.on_image_change = on_image_change;
+    o.data = c;
+    o.seed = tc.seed;
+    rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),
+                          &c->ctl);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot open the metadata log %s: %s", dir, err_str(rc));
+        host_free(c->host);
+        mem_free(c);
+        return rc;
+    }
+    c->image_dirty = true; /* the replayed image: attach the local replicas */
+    reactor_timer_init(&c->timer, on_timer, c);
+    reactor_timer_start(b->r, &c->timer, 0);
+    b->cluster = c;
+    log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%d quorum=%s",
+             cfg->node_id, c->cluster_addr, cfg->n_voters, qid);
+    return 0;
+}
+
+void cluster_stop(struct broker *b)
+{
+    struct cluster *c = b->cluster;
+    if (!c)
+        return;
+    c->closing = true;
+    reactor_timer_stop(b->r, &c->timer);
+    ctl_runtime_close(c->ctl); /* answers our pending command (ignored: closing) */
+    c->ctl = NULL;
+    transport_flush(host_transport(c->host));
+    host_free(c->host); /* closes every replica; topics.c closes the plogs */
+    for (size_t i = 0; i < c->n_groups; i++)
+        mem_free(c->groups[i].topic);
+    mem_free(c->groups);
+    mem_free(c);
+    b->cluster = NULL;
+}
+
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
+                    void *data)
+{
+    ctl_runtime_submit(c->ctl, req, done, data);
+}
+
+const struct ctl_image *cluster_image(const struct cluster *c)
+{
+    return ctl_runtime_image(c->ctl);
+}
+
+struct host *cluster_host(const struct cluster *c)
+{
+    return c->host;
+}
+
+struct host_group *cluster_group(const struct cluster *c, const char *topic, int32_t partition)
+{
+    const struct cgroup *cg = cgroup_find(c, topic, partition);
+    return cg ? cg->g : NULL;
+}
+
+const char *cluster_id(const struct cluster *c)
+{
+    return c->id;
+}
+
+bool cluster_registered(const struct cluster *c)
+{
+    return c->registered;
+}
+
+int32_t cluster_controller_leader(const struct cluster *c)
+{
+    return ctl_runtime_leader(c->ctl);
+}
+
+int cluster_port(const struct cluster *c)
+{
+    return transport_port(host_transport(c->host));
+}

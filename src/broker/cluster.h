@@ -1,0 +1,93 @@
+/* Cluster mode of the broker (controller.quorum.voters set): the inter-broker transport, the
+ * controller (the metadata Raft group __cluster_metadata-0, controller/runtime.h) and the
+ * replica host (raft/host.h) that runs a Raft group for every local partition replica.
+ *
+ * Started by broker_start after the topics are loaded and stopped by broker_stop before they
+ * close. Without voters none of this exists (b->cluster == NULL) and the broker is the
+ * single-node one.
+ *
+ * What it does:
+ *   - one transport on this node's cluster address (cfg->cluster_host:port), owned by the host;
+ *     the controller group's Raft messages reach ctl_runtime_step through the host's foreign
+ *     callback, controller frames reach ctl_runtime_deliver;
+ *   - registers this broker (node id, advertised client address, cluster address) with the
+ *     controller, retrying until it is accepted, then heartbeats; a heartbeat refused as
+ *     STALE_BROKER_EPOCH registers again;
+ *   - keeps the local replicas equal to the committed image: for every partition whose
+ *     replicas include this node, the topic exists locally (topics.c, same partition count)
+ *     and a host group runs over the partition's plog with voters = its replicas; a group whose
+ *     topic left the image (or was created again under a new id) is removed and the local
+ *     topic deleted. This reconciliation runs on the cluster timer after on_image_change
+ *     marked the image changed (never inside the controller's or the transport's callbacks),
+ *     and once at start (the image replayed at open is reconciled like a change).
+ *
+ * Requests: CreateTopics, DeleteTopics and CreatePartitions go to the controller
+ * (cluster_admin.c); Metadata is answered from the image (cluster_req.c); Produce, Fetch and
+ * ListOffsets are served by the partition's Raft leader only (produce.c, fetch.c, offsets.c);
+ * producer ids come from the controller (cluster_pid_source_new); FindCoordinator is refused.
+ *
+ * Not yet (issue 5): consumer groups, topic configs from the image, brokers that are not
+ * voters (the controller runtime needs this node among the voters: refused at start). */
+#ifndef SP_BROKER_CLUSTER_H
+#define SP_BROKER_CLUSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller/runtime.h"
+
+struct broker;
+struct cluster;
+struct create_partitions_req;
+struct create_topics_req;
+struct delete_topics_req;
+struct host;
+struct host_group;
+struct metadata_req;
+struct pid_source;
+struct request;
+
+/* Starts cluster mode for b (b->cfg->n_voters > 0, CHECK). Returns 0 and sets b->cluster, or
+ * a negative code with a message in err. */
+int cluster_start(struct broker *b, char *err, size_t errcap);
+/* Closes the controller and the host (every replica; the plogs stay open for topics.c to close).
+ * No-op when b->cluster is NULL. */
+void cluster_stop(struct broker *b);
+
+/* Runs a controller command (ctl_runtime_submit's contract: done exactly once). */
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
+                    void *data);
+
+/* Admin requests in cluster mode (cluster_admin.c): the decoded request is checked, each topic
+ * submitted to the controller, and the response sent once every command is answered. Return 0
+ * (a slot is reserved and completed later). */
+int cluster_create_topics(struct request *req, const struct create_topics_req *cr);
+int cluster_delete_topics(struct request *req, const struct delete_topics_req *dr);
+int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
+/* Metadata from the image (cluster_req.c). Returns 0. */
+int cluster_metadata(struct request *req, const struct metadata_req *mr);
+/* The partition's leader and leader epoch (Raft's as this broker's replica knows them, -1 when
+ * it knows no leader; without a local replica the image's) and whether this broker leads it now. Returns false (outputs -1,
+ * false) when the image has no such partition. */
+bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
+                              int32_t *leader, int32_t *epoch, bool *leading);
+
+/* The producer-id block source of a cluster-mode broker (broker/producer_ids.h): blocks granted
+ * by the controller (ALLOC_PIDS, recorded in the metadata log), so ids never collide across
+ * brokers. Created before cluster_start: -EAGAIN until the cluster runs, this broker is
+ * registered and a grant has arrived (InitProducerId then answers a retriable error). */
+struct pid_source *cluster_pid_source_new(struct broker *b);
+
+/* Queries (b->cluster non-NULL). */
+const struct ctl_image *cluster_image(const struct cluster *c);
+struct host *cluster_host(const struct cluster *c);
+/* The host group of a local replica, or NULL. */
+struct host_group *cluster_group(const struct cluster *c, const char *topic, int32_t partition);
+bool cluster_registered(const struct cluster *c);
+/* The cluster id: the same on every node of one quorum (derived from the voters). */
+const char *cluster_id(const struct cluster *c);
+int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
+int cluster_port(const struct cluster *c);                   /* the bound cluster port */
+
+#endif

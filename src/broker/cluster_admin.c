@@ -1,0 +1,307 @@
+/* Cluster mode: CreateTopics, DeleteTopics and CreatePartitions go to the controller.
+ *
+ * Each topic of a request is checked here as far as the broker can (name, counts, configs,
+ * defaults resolved from this broker's config), then submitted as one controller command
+ * (ctl_runtime_submit through cluster_submit). The request is answered once every command has
+ * its outcome: an admin_op holds the response slot, a copy of the header and the response
+ * (strings copied into its own arena) until its pending count reaches zero.
+ *
+ * Invariants:
+ *  1. op->pending == commands submitted and not yet answered + 1 while submitting (the extra
+ *     reference keeps answers given during ctl_runtime_submit from sending early); the response
+ *     goes out exactly once, when it reaches zero, and the op is freed then.
+ *  2. The controller answers every command exactly once (at close: NOT_CONTROLLER), so no op
+ *     outlives the cluster; a slot outlives its connection (net/conn.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/errors.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "broker/cluster.h"
+#include "broker/internal.h"
+#include "controller/request.h"
+#include "kafka/errors.h"
+
+#define ERRMSG_MAX 300
+
+struct admin_op;
+
+struct admin_item {
+    struct admin_op *op;
+    int32_t index;
+};
+
+struct admin_op {
+    struct broker *b;
+    struct conn_slot *slot;
+    struct kreq_header hdr;
+    struct arena arena;
+    int pending;
+    struct admin_item *items;
+    union {
+        struct create_topics_resp create;
+        struct delete_topics_resp del;
+        struct create_partitions_resp grow;
+    } resp;
+};
+
+static struct admin_op *op_new(struct request *req, int32_t n)
+{
+    struct admin_op *op = mem_calloc(1, sizeof(*op));
+    op->b = req->b;
+    op->slot = conn_slot_reserve(req->conn);
+    op->hdr = req->hdr;
+    op->hdr.client_id = KSTR_NULL; /* points into the frame */
+    arena_init(&op->arena, 4096);
+    op->items = arena_calloc(&op->arena, (size_t)(n > 0 ? n : 1), sizeof(*op->items));
+    for (int32_t i = 0; i < n; i++)
+        op->items[i] = (struct admin_item){op, i};
+    op->pending = 1;
+    return op;
+}
+
+static struct kstr copy_str(struct arena *a, struct kstr s)
+{
+    if (s.len < 0)
+        return KSTR_NULL;
+    return (struct kstr){arena_strndup(a, s.p ? s.p : "", (size_t)s.len), s.len};
+}
+
+static struct kstr copy_msg(struct arena *a, const char *msg)
+{
+    size_t n = strlen(msg);
+    return (struct kstr){arena_strndup(a, msg, n), (int32_t)n};
+}
+
+static void op_release(struct admin_op *op)
+{
+    if (--op->pending > 0)
+        return;
+    struct response r;
+    response_begin(&r, &op->hdr);
+    int16_t v = op->hdr.api_version;
+    switch (op->hdr.api_key) {
+    case KAPI_CREATE_TOPICS:
+        kmsg_encode_create_topics(&r.w, v, &op->resp.create);
+        break;
+    case KAPI_DELETE_TOPICS:
+        kmsg_encode_delete_topics(&r.w, v, &op->resp.del);
+        break;
+    default:
+        kmsg_encode_create_partitions(&r.w, v, &op->resp.grow);
+        break;
+    }
+    response_send(&r, op->slot);
+    arena_destroy(&op->arena);
+    mem_free(op);
+}
+
+static const char *controller_error_text(int16_t ec)
+{
+    switch (ec) {
+    case KERR_NOT_CONTROLLER:
+        return "No controller available now; retry.";
+    case KERR_REQUEST_TIMED_OUT:
+        return "The controller did not answer in time; retry.";
+    default:
+        return NULL;
+    }
+}
+
+static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct admin_item *it = data;
+    struct admin_op *op = it->op;
+    (void)rt;
+    const char *why = controller_error_text(a->error);
+    switch (op->hdr.api_key) {
+    case KAPI_CREATE_TOPICS: {
+        struct create_topics_resp_topic *o = &op->resp.create.topics[it->index];
+        o->error_code = a->error;
+        if (a->error == KERR_TOPIC_ALREADY_EXISTS)
+            why = "Topic already exists.";
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
+    case KAPI_DELETE_TOPICS:
+        op->resp.del.responses[it->index].error_code = a->error;
+        break;
+    default: {
+        struct create_partitions_resp_result *o = &op->resp.grow.results[it->index];
+        o->error_code = a->error;
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
+    }
+    op_release(op);
+}
+
+static bool dup_before(const struct kstr *first, int32_t i, size_t stride)
+{
+    const struct kstr *cur = (const struct kstr *)((const char *)first + (size_t)i * stride);
+    for (int32_t j = 0; j < i; j++) {
+        const struct kstr *o = (const struct kstr *)((const char *)first + (size_t)j * stride);
+        if (o->len == cur->len && o->len >= 0 && memcmp(o->p, cur->p, (size_t)o->len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Checks one topic of a CreateTopics request and fills the command (strings in a). */
+static int16_t create_check(struct broker *b, struct arena *a,
+                            const struct create_topics_req_topic *t, struct ctl_request *cmd,
+                            char *err, size_t errcap)
+{
+    if (!topic_name_valid(t->name, err, errcap))
+        return KERR_INVALID_TOPIC_EXCEPTION;
+    if (t->n_assignments > 0) {
+        snprintf(err, errcap, "Replica assignments are not supported in cluster mode yet; give "
+                 "numPartitions and replicationFactor.");
+        return KERR_INVALID_REPLICA_ASSIGNMENT;
+    }
+    int32_t parts = t->num_partitions == -1 ? b->cfg->num_partitions : t->num_partitions;
+    int32_t rf = t->replication_factor == -1 ? b->cfg->default_replication_factor
+                                             : t->replication_factor;
+    if (parts <= 0) {
+        snprintf(err, errcap, "Number of partitions must be larger than 0.");
+        return KERR_INVALID_PARTITIONS;
+    }
+    if (rf <= 0) {
+        snprintf(err, errcap, "Replication factor must be larger than 0.");
+        return KERR_INVALID_REPLICATION_FACTOR;
+    }
+    struct ctl_config_entry *cfgs =
+        arena_calloc(a, (size_t)(t->n_configs > 0 ? t->n_configs : 1), sizeof(*cfgs));
+    size_t k = 0;
+    for (int32_t i = 0; i < t->n_configs; i++) {
+        const struct config_entry *c = &t->configs[i];
+        if (c->name.len <= 0) {
+            snprintf(err, errcap, "Config name is empty");
+            return KERR_INVALID_CONFIG;
+        }
+        if (!topic_config_validate(c->name.p, (size_t)c->name.len, c->value.p,
+                                   c->value.len >= 0 ? (size_t)c->value.len : 0, err, errcap))
+            return KERR_INVALID_CONFIG;
+        if (c->value.len < 0)
+            continue; /* null: the default, i.e. no override */
+        cfgs[k].key = arena_strndup(a, c->name.p, (size_t)c->name.len);
+        cfgs[k++].value = arena_strndup(a, c->value.p, (size_t)c->value.len);
+    }
+    *cmd = (struct ctl_request){
+        .type = CTL_REQ_CREATE_TOPIC,
+        .name = arena_strndup(a, t->name.p, (size_t)t->name.len),
+        .n_partitions = parts,
+        .rf = rf,
+        .configs = cfgs,
+        .n_configs = k,
+    };
+    return KERR_NONE;
+}
+
+int cluster_create_topics(struct request *req, const struct create_topics_req *cr)
+{
+    struct broker *b = req->b;
+    int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
+    struct admin_op *op = op_new(req, n);
+    struct create_topics_resp *resp = &op->resp.create;
+    resp->n_topics = n;
+    resp->topics = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->topics));
+    for (int32_t i = 0; i < n; i++) {
+        const struct create_topics_req_topic *t = &cr->topics[i];
+        struct create_topics_resp_topic *o = &resp->topics[i];
+        o->name = copy_str(&op->arena, t->name);
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        struct ctl_request cmd;
+        if (dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Topic appears more than once in the request.");
+        } else {
+            o->error_code = create_check(b, req->arena, t, &cmd, err, sizeof(err));
+        }
+        if (o->error_code != KERR_NONE) {
+            o->error_message = copy_msg(&op->arena, err);
+            continue;
+        }
+        if (cr->validate_only)
+            continue;
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
+    }
+    op_release(op);
+    return 0;
+}
+
+int cluster_delete_topics(struct request *req, const struct delete_topics_req *dr)
+{
+    struct broker *b = req->b;
+    int32_t n = dr->n_topic_names > 0 ? dr->n_topic_names : 0;
+    struct admin_op *op = op_new(req, n);
+    struct delete_topics_resp *resp = &op->resp.del;
+    resp->n_responses = n;
+    resp->responses = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->responses));
+    for (int32_t i = 0; i < n; i++) {
+        struct delete_topics_resp_topic *o = &resp->responses[i];
+        struct kstr name = dr->topic_names[i];
+        o->name = copy_str(&op->arena, name);
+        if (!b->cfg->delete_topic_enable) {
+            o->error_code = KERR_TOPIC_DELETION_DISABLED;
+            continue;
+        }
+        if (name.len <= 0 || name.len > TOPIC_NAME_MAX) {
+            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            continue;
+        }
+        struct ctl_request cmd = {.type = CTL_REQ_DELETE_TOPIC,
+                                  .name = arena_strndup(req->arena, name.p, (size_t)name.len)};
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
+    }
+    op_release(op);
+    return 0;
+}
+
+int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr)
+{
+    struct broker *b = req->b;
+    int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
+    struct admin_op *op = op_new(req, n);
+    struct create_partitions_resp *resp = &op->resp.grow;
+    resp->n_results = n;
+    resp->results = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->results));
+    for (int32_t i = 0; i < n; i++) {
+        const struct create_partitions_req_topic *t = &cr->topics[i];
+        struct create_partitions_resp_result *o = &resp->results[i];
+        o->name = copy_str(&op->arena, t->name);
+        o->error_message = KSTR_NULL;
+        const char *err = NULL;
+        if (dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
+            o->error_code = KERR_INVALID_REQUEST;
+            err = "Duplicate topic in the request.";
+        } else if (t->n_assignments >= 0) {
+            o->error_code = KERR_INVALID_REPLICA_ASSIGNMENT;
+            err = "Replica assignments are not supported in cluster mode yet.";
+        } else if (t->name.len <= 0 || t->name.len > TOPIC_NAME_MAX) {
+            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            err = "The topic does not exist.";
+        }
+        if (err) {
+            o->error_message = copy_msg(&op->arena, err);
+            continue;
+        }
+        if (cr->validate_only)
+            continue;
+        struct ctl_request cmd = {.type = CTL_REQ_CREATE_PARTITIONS,
+                                  .name = arena_strndup(req->arena, t->name.p,
+                                                        (size_t)t->name.len),
+                                  .n_partitions = t->count};
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
+    }
+    op_release(op);
+    return 0;
+}
