@@ -211,7 +211,7 @@ static int jparse(struct jreader *r, struct jval *v, int depth)
     }
     char buf[64];
     size_t n = 0;
-    while (r->p < r->end && n < sizeof(buf) - 1 && strchr("+-0123456789.eE", *r->p))
+    while (r->p < r->end && n < sizeof(buf) - 1 && *r->p && strchr("+-0123456789.eE", *r->p))
         buf[n++] = *r->p++;
     buf[n] = 0;
     char *endp;
@@ -230,11 +230,18 @@ static const struct jval *jget(const struct jval *o, const char *key, enum jtype
     return NULL;
 }
 
+/* A number as an integer; out of range (or NaN) gives def: the bytes are untrusted. */
+static long long jll(const struct jval *v, long long def)
+{
+    if (!v || v->type != J_NUM || !(v->num >= -9e18 && v->num <= 9e18))
+        return def;
+    return (long long)v->num;
+}
+
 /* The integer member key, or def when absent or not a number. */
 static long long jint(const struct jval *o, const char *key, long long def)
 {
-    const struct jval *v = jget(o, key, J_NUM);
-    return v ? (long long)v->num : def;
+    return jll(jget(o, key, J_NUM), def);
 }
 
 static const char *jstr(const struct jval *o, const char *key, const char *def)
@@ -356,10 +363,10 @@ static void print_replicas(const struct jval *p)
     const struct jval *r = jget(p, "replicas", J_ARR);
     char line[128] = "";
     size_t used = 0;
-    for (size_t i = 0; r && i < r->n && used < sizeof(line) - 16; i++)
+    for (size_t i = 0; r && i < r->n && used + 24 < sizeof(line); i++) /* 24: ",%lld" */
         if (r->items[i].type == J_NUM)
             used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%lld", i ? "," : "",
-                                     (long long)r->items[i].num);
+                                     jll(&r->items[i], -1));
     printf("  %-10s", used ? line : "-");
 }
 
@@ -375,7 +382,7 @@ static void print_lags(const struct jval *p, bool leader)
         const struct jval *lag = jget(&f->items[i], "lag", J_NUM);
         long long id = jint(&f->items[i], "id", -1);
         if (lag)
-            printf(" %lld:%lld", id, (long long)lag->num);
+            printf(" %lld:%lld", id, jll(lag, -1));
         else
             printf(" %lld:?", id);
     }
@@ -407,7 +414,7 @@ static int status_print(struct node_answer *ans, size_t n)
     const struct jval *ct = jget(ctl, "term", J_NUM);
     char term[32] = "unknown";
     if (ct)
-        snprintf(term, sizeof(term), "%lld", (long long)ct->num);
+        snprintf(term, sizeof(term), "%lld", jll(ct, -1));
     if (cl >= 0)
         printf("controller: leader %lld, term %s\n", cl, term);
     else

@@ -115,6 +115,34 @@ rc=0
 
 for i in 1 2 3; do [ -n "${CL_PID[$i]}" ] && stop_node "$i"; done
 
+# hostile answers: a listener that sends each of these bodies once; broken JSON fails in words,
+# absurd values print without crashing
+fake() { # BODY: serves one HTTP answer with BODY on a free port, prints the port
+    local port
+    port=$(free_port)
+    rm -f "$TMP/fake.ready"
+    $PY - "$port" "$1" "$TMP/fake.ready" >/dev/null 2>&1 <<'PYEOF' &
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1); s.settimeout(10)
+open(sys.argv[3], "w").close()
+c, _ = s.accept(); c.recv(4096)
+c.sendall(b"HTTP/1.0 200 OK\r\n\r\n" + sys.argv[2].encode()); c.close()
+PYEOF
+    for _ in $(seq 100); do
+        [ -e "$TMP/fake.ready" ] && break
+        sleep 0.05
+    done
+    echo "$port"
+}
+rc=0
+"$SP" cluster status --admin "127.0.0.1:$(fake '{"mode":"cluster","brokers":[{"id":1')" >/dev/null 2>"$TMP/h.err" || rc=$?
+[ $rc = 1 ] && grep -q 'not a JSON object' "$TMP/h.err" || fail "truncated JSON: rc=$rc $(cat "$TMP/h.err")"
+"$SP" cluster status --admin "127.0.0.1:$(fake '{"mode":"cluster","controller":{"leader":1e999,"term":-1e300},"brokers":[{"id":"x","fenced":3}],"partitions":[{"topic":"t","partition":1e300,"replicas":[1e999,-1e999,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30],"role":"leader","followers":[{"id":2,"lag":1e40},{}]},{"x":[[[[[[]]]]]]}]}')" \
+    >"$TMP/h.out" 2>"$TMP/h.err" || fail "absurd values: $(cat "$TMP/h.err")"
+grep -qE '^  t ' "$TMP/h.out" || fail "absurd values: no row for t: $(cat "$TMP/h.out")"
+note "hostile answers: truncated JSON refused in words, absurd values printed"
+
 # single-node: a small JSON, and the CLI says so
 start_broker
 curl -sf "http://$ADMIN/v1/cluster" | grep -q '"mode":"single-node"' || fail "single-node /v1/cluster"
