@@ -216,8 +216,7 @@ void cluster_metrics_write(struct broker *b, struct strbuf *out)
         st[i] = hs.rs;
     }
     static const char *const names[] = {"streampulse_raft_term", "streampulse_raft_role",
-                                        "streampulse_raft_commit_index",
-                                        "streampulse_raft_leader"};
+                                        "streampulse_raft_commit_index", "streampulse_raft_leader"};
     static const char *const helps[] = {
         "Raft term of the partition's replica on this node.",
         "Role of the partition's replica on this node: 0 follower, 1 pre-candidate, 2 candidate, "
@@ -274,11 +273,10 @@ void cluster_metrics_write(struct broker *b, struct strbuf *out)
 
     /* The transport's view of every other voter. */
     struct transport *t = host_transport(cluster_host(c));
-    static const char *const tnames[] = {"streampulse_transport_peer_connected",
-                                         "streampulse_transport_sent_bytes_total",
-                                         "streampulse_transport_received_bytes_total",
-                                         "streampulse_transport_dropped_messages_total",
-                                         "streampulse_transport_reconnects_total"};
+    static const char *const tnames[] = {
+        "streampulse_transport_peer_connected", "streampulse_transport_sent_bytes_total",
+        "streampulse_transport_received_bytes_total",
+        "streampulse_transport_dropped_messages_total", "streampulse_transport_reconnects_total"};
     static const char *const thelps[] = {
         "1 while the outbound inter-broker connection to the peer is up.",
         "Bytes of Raft frames sent to the peer.", "Bytes of Raft frames received from the peer.",
@@ -296,7 +294,7 @@ void cluster_metrics_write(struct broker *b, struct strbuf *out)
             char peer[16];
             snprintf(peer, sizeof(peer), "%d", (int)id);
             struct prom_label l = prom_label("peer", peer);
-            uint64_t val = f == 0 ? (ps.connected ? 1 : 0)
+            uint64_t val = f == 0   ? (ps.connected ? 1 : 0)
                            : f == 1 ? ps.bytes_sent
                            : f == 2 ? ps.bytes_received
                            : f == 3 ? ps.drops

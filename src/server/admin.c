@@ -162,7 +162,8 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
     } else {
         resp->status = 404;
         resp->content_type = TEXT_PLAIN;
-        strbuf_puts(&resp->body, "not found; try /metrics, /healthz, /v1/topics, /v1/groups, /v1/cluster\n");
+        strbuf_puts(&resp->body,
+                    "not found; try /metrics, /healthz, /v1/topics, /v1/groups, /v1/cluster\n");
     }
 }
 
