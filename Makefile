@@ -6,6 +6,7 @@
 #   make test            install missing deps, run unit, sim, integration and fuzz-smoke tiers
 #   make sim             Raft simulation seeds (tests/sim): 3 fault profiles, then a sanitizer run
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
+#   make bench-cluster   single node vs a three-node cluster (acks=all), leader failover times
 #   make unit            unit tests only (sanitizer build)
 #   make integration     integration tests only
 #
@@ -54,7 +55,7 @@ SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test unit sim integration fuzz-smoke bench deps clean format
+.PHONY: all run test unit sim integration fuzz-smoke bench bench-cluster deps clean format
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
@@ -124,6 +125,11 @@ bench:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 	bench/run
+
+# The cluster benchmark (bench/cluster): single node vs three nodes, and leader failover times.
+bench-cluster:
+	@$(MAKE) --no-print-directory $(BUILD)/streampulse
+	bench/cluster
 
 format:
 	clang-format -i $$(find src tests bench -name '*.[ch]')

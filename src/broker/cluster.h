@@ -90,4 +90,23 @@ const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
 int cluster_port(const struct cluster *c);                   /* the bound cluster port */
 
+/* Status (cluster_status.c), for the admin listener; reactor thread. */
+struct strbuf;
+/* "follower", "precandidate", "candidate", "leader". */
+const char *cluster_role_name(enum raft_role role);
+/* GET /v1/cluster: {"node_id", "mode": "single-node"} without cluster mode; otherwise also
+ * cluster_id, registered, controller {leader (-1 unknown), term (null: unknown)}, brokers
+ * [{id, host, port, cluster_address, fenced}] from the image, and partitions [{topic,
+ * partition, replicas, leader (-1 unknown), term, role ("failed" for a failed replica),
+ * commit_index, high_watermark, log_end_offset, durable_index, followers}] for every local
+ * replica sorted by (topic, partition); followers is filled on the leader only:
+ * [{id, match_index (-1 unknown), lag (null while unknown)}]. No trailing newline. */
+void cluster_status_json(struct broker *b, struct strbuf *out);
+/* The cluster metric families (none without cluster mode): streampulse_controller_leader,
+ * streampulse_raft_{term,role,commit_index,leader}{topic,partition},
+ * streampulse_raft_follower_lag{topic,partition,follower} (leader only),
+ * streampulse_transport_{peer_connected,sent_bytes_total,received_bytes_total,
+ * dropped_messages_total,reconnects_total}{peer}. */
+void cluster_metrics_write(struct broker *b, struct strbuf *out);
+
 #endif

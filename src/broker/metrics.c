@@ -25,6 +25,7 @@
  *   streampulse_group_members{group}                       gauge
  *   streampulse_group_committed_offset{group,topic,partition} gauge
  *   streampulse_group_lag{group,topic,partition}           gauge
+ *   cluster mode only: the families of cluster_metrics_write (broker/cluster.h)
  * Lag is max(0, HW - committed offset), the definition `streampulse group describe` uses (its
  * log end is what ListOffsets(latest) answers: the high watermark). Partitions without a
  * committed offset have no lag sample; committed offsets of partitions that no longer exist
@@ -37,6 +38,7 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/snapshot.h"
 #include "group/coordinator.h"
@@ -152,8 +154,6 @@ static void write_partitions(struct broker *b, struct strbuf *out)
             }
         }
     }
-    /* Raft (per partition group, once raft/ lands): streampulse_raft_term, _role, _commit_index
-     * and _voters with {topic,partition} labels belong here, next to the leader epoch. */
     mem_free(ts);
 }
 
@@ -273,4 +273,5 @@ void broker_metrics_write(struct broker *b, struct strbuf *out)
     write_storage(b, out);
     write_partitions(b, out);
     write_groups(b, out);
+    cluster_metrics_write(b, out); /* cluster mode only (cluster_status.c) */
 }

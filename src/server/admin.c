@@ -21,6 +21,7 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/metrics.h"
 #include "server/httpd.h"
 #include "server/version.h"
@@ -146,17 +147,23 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
         resp->content_type = JSON_TYPE;
         broker_groups_json(a->b, &resp->body);
         strbuf_putc(&resp->body, '\n');
+    } else if (path_is(req, "/v1/cluster")) {
+        resp->content_type = JSON_TYPE;
+        cluster_status_json(a->b, &resp->body);
+        strbuf_putc(&resp->body, '\n');
     } else if (path_is(req, "/")) {
         resp->content_type = TEXT_PLAIN;
         strbuf_puts(&resp->body, "StreamPulse admin\n"
                                  "/metrics     Prometheus metrics\n"
                                  "/healthz     health\n"
                                  "/v1/topics   topics and partitions (JSON)\n"
-                                 "/v1/groups   consumer groups, offsets and lag (JSON)\n");
+                                 "/v1/groups   consumer groups, offsets and lag (JSON)\n"
+                                 "/v1/cluster  brokers, controller, Raft replicas (JSON)\n");
     } else {
         resp->status = 404;
         resp->content_type = TEXT_PLAIN;
-        strbuf_puts(&resp->body, "not found; try /metrics, /healthz, /v1/topics, /v1/groups\n");
+        strbuf_puts(&resp->body,
+                    "not found; try /metrics, /healthz, /v1/topics, /v1/groups, /v1/cluster\n");
     }
 }
 

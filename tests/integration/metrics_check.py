@@ -17,6 +17,9 @@ usage: metrics_check.py COMMAND ADMIN_HOST:PORT [ARGS]
   topics ADMIN TOPIC NPARTS RECORDS
                               /v1/topics: valid JSON, TOPIC has NPARTS partitions whose end
                               offsets add up to RECORDS, and /metrics agrees
+  cluster ADMIN TOPIC NODES   cluster mode (t_cluster_status.sh): the Raft, controller and
+                              transport families parse, have their types and agree with
+                              GET /v1/cluster for partition 0 of TOPIC; NODES: voter count
   health ADMIN STATUS [TEXT]  GET /healthz answers STATUS (and contains TEXT)
   badhttp ADMIN               hostile and malformed HTTP: each gets its 4xx (or a close)
   slowloris ADMIN N SECONDS   N connections trickle a head one byte a second: each must be
@@ -328,6 +331,58 @@ def cmd_families(admin):
     check(value(fams, "streampulse_storage_fsync_latency_seconds",
                 "streampulse_storage_fsync_latency_seconds_count") >= 1, "fsyncs were measured")
     print("families: %d, samples: %d" % (len(fams), sum(len(f["samples"]) for f in fams.values())))
+
+
+CLUSTER_EXPECTED = {
+    "streampulse_controller_leader": "gauge",
+    "streampulse_raft_term": "gauge",
+    "streampulse_raft_role": "gauge",
+    "streampulse_raft_commit_index": "gauge",
+    "streampulse_raft_leader": "gauge",
+    "streampulse_raft_follower_lag": "gauge",
+    "streampulse_transport_peer_connected": "gauge",
+    "streampulse_transport_sent_bytes_total": "counter",
+    "streampulse_transport_received_bytes_total": "counter",
+    "streampulse_transport_dropped_messages_total": "counter",
+    "streampulse_transport_reconnects_total": "counter",
+}
+ROLES = {"follower": 0, "precandidate": 1, "candidate": 2, "leader": 3}
+
+
+def cmd_cluster(admin, topic, nodes):
+    nodes = int(nodes)
+    fams = scrape(admin)
+    for name, typ in list(EXPECTED.items()) + list(CLUSTER_EXPECTED.items()):
+        check(name in fams and fams[name]["type"] == typ,
+              "family %s is a %s (%s)" % (name, typ, fams.get(name, {}).get("type")))
+    status, _, body = http_get(admin, "/v1/cluster")
+    check(status == 200, "GET /v1/cluster answers 200 (%d)" % status)
+    doc = json.loads(body)
+    check(doc["mode"] == "cluster", "mode is cluster")
+    ctl = value(fams, "streampulse_controller_leader")
+    check(1 <= ctl <= nodes and ctl == doc["controller"]["leader"],
+          "controller leader %s agrees with /v1/cluster" % ctl)
+    parts = [p for p in doc["partitions"] if p["topic"] == topic and p["partition"] == 0]
+    check(len(parts) == 1, "/v1/cluster lists %s-0" % topic)
+    p = parts[0]
+    lab = {"topic": topic, "partition": "0"}
+    check(value(fams, "streampulse_raft_term", **lab) == p["term"] >= 1, "raft term agrees")
+    check(value(fams, "streampulse_raft_role", **lab) == ROLES[p["role"]], "raft role agrees")
+    check(value(fams, "streampulse_raft_leader", **lab) == p["leader"], "raft leader agrees")
+    commit = value(fams, "streampulse_raft_commit_index", **lab)
+    check(commit <= p["commit_index"] and p["high_watermark"] == p["commit_index"] + 1,
+          "commit index %s, HW = commit + 1" % commit)
+    if p["role"] == "leader":
+        lags = {int(l["follower"]): v for n, l, v in fams["streampulse_raft_follower_lag"]["samples"]
+                if l["topic"] == topic and l["partition"] == "0"}
+        check(sorted(lags) == sorted(f["id"] for f in p["followers"]) and len(lags) == nodes - 1,
+              "a lag sample for each follower: %s" % lags)
+    peers = {l["peer"]: v for n, l, v in fams["streampulse_transport_peer_connected"]["samples"]}
+    check(len(peers) == nodes - 1 and all(v == 1 for v in peers.values()),
+          "connected to every peer: %s" % peers)
+    sent = sum(v for n, l, v in fams["streampulse_transport_sent_bytes_total"]["samples"])
+    check(sent > 0, "transport bytes sent %d" % sent)
+    print("cluster families ok at %s (role %s)" % (admin, p["role"]))
 
 
 def flat(fams):
