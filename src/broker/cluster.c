@@ -517,6 +517,22 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     return 0;
 }
 
+void cluster_handover(struct broker *b, int64_t max_ms)
+{
+    struct cluster *c = b->cluster;
+    if (!c)
+        return;
+    int64_t start = time_mono_ms();
+    size_t started = host_transfer_all(c->host);
+    /* The reactor runs on (clients, transport, flusher) so the transfers complete and the
+     * requests answered meanwhile (NOT_LEADER_OR_FOLLOWER once the transfer is under way, acks
+     * for what commits) go out. Bounded: a transfer whose target does not answer gives up. */
+    while (started > 0 && host_leader_count(c->host) > 0 && time_mono_ms() - start < max_ms)
+        reactor_run_once(b->r, 10);
+    log_info("cluster_handover", "node=%" PRId32 " transfers=%zu still_leading=%zu ms=%" PRId64,
+             b->cfg->node_id, started, host_leader_count(c->host), time_mono_ms() - start);
+}
+
 void cluster_stop(struct broker *b)
 {
     struct cluster *c = b->cluster;

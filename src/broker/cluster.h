@@ -90,4 +90,10 @@ const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
 int cluster_port(const struct cluster *c);                   /* the bound cluster port */
 
+/* Graceful shutdown (broker_stop, before anything closes): every partition this node leads is
+ * handed to its most up-to-date other voter (host_transfer_all), and the reactor runs until
+ * this node leads none or max_ms passed, so producers see a leader change without an election
+ * timeout. No-op when b->cluster is NULL. Not from inside a reactor callback. */
+void cluster_handover(struct broker *b, int64_t max_ms);
+
 #endif
