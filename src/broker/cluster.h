@@ -96,4 +96,13 @@ int cluster_port(const struct cluster *c);                   /* the bound cluste
  * timeout. No-op when b->cluster is NULL. Not from inside a reactor callback. */
 void cluster_handover(struct broker *b, int64_t max_ms);
 
+/* Where to send a client when this broker's replica of the partition has known no leader for
+ * CLUSTER_LEADER_HINT_AFTER_MS (this node is probably cut off from the others): another replica
+ * of the image, a different one each second; -1 otherwise (a leader is known, the election is
+ * recent, or there is no local replica). Metadata names it as leader with leader epoch -1, so a
+ * client stuck asking a cut-off broker goes to a node that knows (and that answers
+ * NOT_LEADER_OR_FOLLOWER with better metadata if it does not lead). */
+#define CLUSTER_LEADER_HINT_AFTER_MS 1000
+int32_t cluster_leader_hint(const struct cluster *c, const char *topic, int32_t partition);
+
 #endif
