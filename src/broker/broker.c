@@ -484,6 +484,7 @@ out_free:
 
 void broker_stop(struct broker *b)
 {
+    cluster_handover(b, 1000); /* while clients and the transport still run */
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
     cleaner_end(b);         /* before the logs close: finishes or drops passes in flight */

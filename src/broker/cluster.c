@@ -58,6 +58,7 @@ struct cgroup {
     int32_t partition;
     struct kuuid topic_id;
     struct host_group *g;
+    int64_t leaderless_since; /* time_mono_ms since the replica knows no leader, or -1 */
 };
 
 struct cluster {
@@ -236,6 +237,9 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
             partition_producers_resync(p);
         fetch_wake_all(p);
     }
+    struct cgroup *cg = cgroup_find(c, topic, index);
+    if (cg)
+        cg->leaderless_since = ch->leader == RAFT_NONE ? time_mono_ms() : -1;
     log_info("cluster_partition_leader", "topic=%s partition=%" PRId32 " leader=%" PRId32
              " term=%" PRId64 " leading=%d", topic, index, ch->leader, ch->term,
              ch->leading ? 1 : 0);
@@ -331,7 +335,8 @@ static void reconcile(struct cluster *c)
                 c->cap_groups = c->cap_groups ? 2 * c->cap_groups : 16;
                 c->groups = mem_realloc(c->groups, c->cap_groups * sizeof(*c->groups));
             }
-            c->groups[c->n_groups++] = (struct cgroup){mem_strdup(t->name), pi, t->id, g};
+            c->groups[c->n_groups++] = (struct cgroup){mem_strdup(t->name), pi, t->id, g,
+                                                             time_mono_ms()};
             log_info("cluster_replica_added", "topic=%s partition=%" PRId32 " replicas=%" PRId32,
                      t->name, pi, p->n_replicas);
         }
@@ -517,6 +522,22 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     return 0;
 }
 
+void cluster_handover(struct broker *b, int64_t max_ms)
+{
+    struct cluster *c = b->cluster;
+    if (!c)
+        return;
+    int64_t start = time_mono_ms();
+    size_t started = host_transfer_all(c->host);
+    /* The reactor runs on (clients, transport, flusher) so the transfers complete and the
+     * requests answered meanwhile (NOT_LEADER_OR_FOLLOWER once the transfer is under way, acks
+     * for what commits) go out. Bounded: a transfer whose target does not answer gives up. */
+    while (started > 0 && host_leader_count(c->host) > 0 && time_mono_ms() - start < max_ms)
+        reactor_run_once(b->r, 10);
+    log_info("cluster_handover", "node=%" PRId32 " transfers=%zu still_leading=%zu ms=%" PRId64,
+             b->cfg->node_id, started, host_leader_count(c->host), time_mono_ms() - start);
+}
+
 void cluster_stop(struct broker *b)
 {
     struct cluster *c = b->cluster;
@@ -572,7 +593,36 @@ int32_t cluster_controller_leader(const struct cluster *c)
     return ctl_runtime_leader(c->ctl);
 }
 
+int64_t cluster_controller_term(const struct cluster *c)
+{
+    return ctl_runtime_term(c->ctl);
+}
+
 int cluster_port(const struct cluster *c)
 {
     return transport_port(host_transport(c->host));
+}
+
+int32_t cluster_leader_hint(const struct cluster *c, const char *topic, int32_t partition)
+{
+    const struct cgroup *cg = cgroup_find(c, topic, partition);
+    const struct ctl_topic *t = ctl_image_topic(cluster_image(c), topic);
+    if (!cg || cg->leaderless_since < 0 || !t || partition < 0 || partition >= t->n_partitions)
+        return -1;
+    int64_t now = time_mono_ms();
+    if (now - cg->leaderless_since < CLUSTER_LEADER_HINT_AFTER_MS)
+        return -1;
+    const struct ctl_partition *p = &t->parts[partition];
+    int32_t self = c->b->cfg->node_id;
+    int32_t others = 0;
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        others += p->replicas[i] != self;
+    if (others == 0)
+        return -1;
+    /* a different one each second: a hint that names a dead node is not followed forever */
+    int32_t k = (int32_t)((now / 1000) % others);
+    for (int32_t i = 0; i < p->n_replicas; i++)
+        if (p->replicas[i] != self && k-- == 0)
+            return p->replicas[i];
+    return -1;
 }

@@ -88,6 +88,7 @@ bool cluster_registered(const struct cluster *c);
 /* The cluster id: the same on every node of one quorum (derived from the voters). */
 const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
+int64_t cluster_controller_term(const struct cluster *c);   /* this node's metadata-group term */
 int cluster_port(const struct cluster *c);                   /* the bound cluster port */
 
 /* Status (cluster_status.c), for the admin listener; reactor thread. */
@@ -95,7 +96,7 @@ struct strbuf;
 /* "follower", "precandidate", "candidate", "leader". */
 const char *cluster_role_name(enum raft_role role);
 /* GET /v1/cluster: {"node_id", "mode": "single-node"} without cluster mode; otherwise also
- * cluster_id, registered, controller {leader (-1 unknown), term (null: unknown)}, brokers
+ * cluster_id, registered, controller {leader (-1 unknown), term}, brokers
  * [{id, host, port, cluster_address, fenced}] from the image, and partitions [{topic,
  * partition, replicas, leader (-1 unknown), term, role ("failed" for a failed replica),
  * commit_index, high_watermark, log_end_offset, durable_index, followers}] for every local
@@ -108,5 +109,20 @@ void cluster_status_json(struct broker *b, struct strbuf *out);
  * streampulse_transport_{peer_connected,sent_bytes_total,received_bytes_total,
  * dropped_messages_total,reconnects_total}{peer}. */
 void cluster_metrics_write(struct broker *b, struct strbuf *out);
+
+/* Graceful shutdown (broker_stop, before anything closes): every partition this node leads is
+ * handed to its most up-to-date other voter (host_transfer_all), and the reactor runs until
+ * this node leads none or max_ms passed, so producers see a leader change without an election
+ * timeout. No-op when b->cluster is NULL. Not from inside a reactor callback. */
+void cluster_handover(struct broker *b, int64_t max_ms);
+
+/* Where to send a client when this broker's replica of the partition has known no leader for
+ * CLUSTER_LEADER_HINT_AFTER_MS (this node is probably cut off from the others): another replica
+ * of the image, a different one each second; -1 otherwise (a leader is known, the election is
+ * recent, or there is no local replica). Metadata names it as leader with leader epoch -1, so a
+ * client stuck asking a cut-off broker goes to a node that knows (and that answers
+ * NOT_LEADER_OR_FOLLOWER with better metadata if it does not lead). */
+#define CLUSTER_LEADER_HINT_AFTER_MS 1000
+int32_t cluster_leader_hint(const struct cluster *c, const char *topic, int32_t partition);
 
 #endif

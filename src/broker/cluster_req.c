@@ -3,7 +3,8 @@
  * Metadata lists every registered, unfenced broker (and this one) with the client address it
  * registered, and every topic of the committed image. A partition's leader is the Raft leader
  * this broker's replica knows (none yet: -1, LEADER_NOT_AVAILABLE) with its Raft term as leader
- * epoch; a broker without a replica of the partition gives the image's leader and epoch (the
+ * epoch (known none for over a second, as when this node is cut off: another replica as a hint,
+ * epoch -1, cluster_leader_hint); a broker without a replica of the partition gives the image's leader and epoch (the
  * preferred replica: the image does not follow Raft elections yet, so that may be stale; the
  * client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the image's. The ISR,
  * at the leader, is the leader and every follower whose durable match index has reached the
@@ -65,6 +66,13 @@ static void describe(const struct cluster *c, const struct ctl_topic *t, struct 
         struct metadata_partition *mp = &mt->partitions[i];
         bool leading;
         cluster_partition_leader(c, t->name, i, &mp->leader_id, &mp->leader_epoch, &leading);
+        if (mp->leader_id < 0) {
+            int32_t hint = cluster_leader_hint(c, t->name, i);
+            if (hint >= 0) {
+                mp->leader_id = hint;
+                mp->leader_epoch = -1;
+            }
+        }
         mp->error_code = mp->leader_id < 0 ? KERR_LEADER_NOT_AVAILABLE : KERR_NONE;
         mp->partition_index = i;
         int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas ? p->n_replicas : 1),

@@ -159,10 +159,8 @@ void cluster_status_json(struct broker *b, struct strbuf *out)
     int32_t ctl_leader = cluster_controller_leader(c);
     json_key(&j, "leader");
     json_i64(&j, ctl_leader == RAFT_NONE ? -1 : ctl_leader);
-    /* The controller's term needs ctl_runtime_term(c->ctl), which cluster.c does not expose
-     * yet: null ("unknown") until it does. */
     json_key(&j, "term");
-    json_null(&j);
+    json_i64(&j, cluster_controller_term(c));
     json_obj_end(&j);
 
     const struct ctl_image *img = cluster_image(c);
@@ -206,6 +204,9 @@ void cluster_metrics_write(struct broker *b, struct strbuf *out)
                 "Node id of the controller quorum's leader as this node knows it (-1 unknown).");
     prom_sample_i64(out, "streampulse_controller_leader", NULL, 0,
                     ctl_leader == RAFT_NONE ? -1 : ctl_leader);
+    prom_family(out, "streampulse_controller_term", PROM_GAUGE,
+                "Term of the controller quorum (the metadata Raft group) at this node.");
+    prom_sample_i64(out, "streampulse_controller_term", NULL, 0, cluster_controller_term(c));
 
     size_t n;
     struct host_group **gs = sorted_groups(c, &n);

@@ -570,7 +570,8 @@ static void describe(struct broker_config *cfg, const struct state *st)
 }
 
 /* Cluster mode's cross-key rules, once every key is read: a voter's cluster address is its own
- * voter entry (cluster.listener, if also given, must not differ); a broker that is not a voter
+ * voter entry, unless cluster.listener is also given: it then listens there, and its voter entry
+ * is only how the peers reach it (through a proxy, as the fault tests do); a broker that is not a voter
  * needs cluster.listener; cluster.listener without voters is refused (it would do nothing). */
 static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
 {
@@ -588,12 +589,8 @@ static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
         const struct broker_voter *v = &cfg->voters[i];
         if (v->id != cfg->node_id)
             continue;
-        if (listener_set && (strcmp(cfg->cluster_host, v->host) || cfg->cluster_port != v->port)) {
-            snprintf(err, errcap, "cluster.listener %s:%d differs from this node's (node.id=%d) "
-                     "entry %s:%d in controller.quorum.voters", cfg->cluster_host,
-                     cfg->cluster_port, cfg->node_id, v->host, v->port);
-            return -1;
-        }
+        if (listener_set)
+            return 0; /* listens there; peers reach it through its voter entry (a proxy, NAT) */
         snprintf(cfg->cluster_host, sizeof(cfg->cluster_host), "%s", v->host);
         cfg->cluster_port = v->port;
         return 0;

@@ -335,6 +335,7 @@ def cmd_families(admin):
 
 CLUSTER_EXPECTED = {
     "streampulse_controller_leader": "gauge",
+    "streampulse_controller_term": "gauge",
     "streampulse_raft_term": "gauge",
     "streampulse_raft_role": "gauge",
     "streampulse_raft_commit_index": "gauge",
@@ -362,6 +363,9 @@ def cmd_cluster(admin, topic, nodes):
     ctl = value(fams, "streampulse_controller_leader")
     check(1 <= ctl <= nodes and ctl == doc["controller"]["leader"],
           "controller leader %s agrees with /v1/cluster" % ctl)
+    cterm = value(fams, "streampulse_controller_term")
+    check(cterm >= 1 and cterm == doc["controller"]["term"],
+          "controller term %s agrees with /v1/cluster" % cterm)
     parts = [p for p in doc["partitions"] if p["topic"] == topic and p["partition"] == 0]
     check(len(parts) == 1, "/v1/cluster lists %s-0" % topic)
     p = parts[0]
