@@ -18,7 +18,7 @@ static struct kstr arena_msg(struct arena *a, const char *msg)
     return (struct kstr){arena_strndup(a, msg, n), (int32_t)n};
 }
 
-static bool dup_name(const struct kstr *names, int32_t i, size_t stride)
+bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride)
 {
     const struct kstr *cur = (const struct kstr *)((const char *)names + (size_t)i * stride);
     for (int32_t j = 0; j < i; j++) {
@@ -137,7 +137,7 @@ int handle_create_topics(struct request *req)
         o->name = t->name;
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
-        if (dup_name(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+        if (kstr_dup_before(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Topic '%.*s' appears more than once in the request.",
                      t->name.len > 0 ? t->name.len : 0, t->name.p);
@@ -255,7 +255,7 @@ int handle_create_partitions(struct request *req)
         o->name = t->name;
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
-        if (dup_name(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+        if (kstr_dup_before(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Duplicate topic in the request.");
         } else {

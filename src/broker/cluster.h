@@ -93,8 +93,6 @@ int cluster_port(const struct cluster *c);                   /* the bound cluste
 
 /* Status (cluster_status.c), for the admin listener; reactor thread. */
 struct strbuf;
-/* "follower", "precandidate", "candidate", "leader". */
-const char *cluster_role_name(enum raft_role role);
 /* GET /v1/cluster: {"node_id", "mode": "single-node"} without cluster mode; otherwise also
  * cluster_id, registered, controller {leader (-1 unknown), term}, brokers
  * [{id, host, port, cluster_address, fenced}] from the image, and partitions [{topic,

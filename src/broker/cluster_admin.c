@@ -140,17 +140,6 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     op_release(op);
 }
 
-static bool dup_before(const struct kstr *first, int32_t i, size_t stride)
-{
-    const struct kstr *cur = (const struct kstr *)((const char *)first + (size_t)i * stride);
-    for (int32_t j = 0; j < i; j++) {
-        const struct kstr *o = (const struct kstr *)((const char *)first + (size_t)j * stride);
-        if (o->len == cur->len && o->len >= 0 && memcmp(o->p, cur->p, (size_t)o->len) == 0)
-            return true;
-    }
-    return false;
-}
-
 /* Checks one topic of a CreateTopics request and fills the command (strings in a). */
 static int16_t create_check(struct broker *b, struct arena *a,
                             const struct create_topics_req_topic *t, struct ctl_request *cmd,
@@ -217,7 +206,7 @@ int cluster_create_topics(struct request *req, const struct create_topics_req *c
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
-        if (dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
+        if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Topic appears more than once in the request.");
         } else {
@@ -279,7 +268,7 @@ int cluster_create_partitions(struct request *req, const struct create_partition
         o->name = copy_str(&op->arena, t->name);
         o->error_message = KSTR_NULL;
         const char *err = NULL;
-        if (dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
+        if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             err = "Duplicate topic in the request.";
         } else if (t->n_assignments >= 0) {

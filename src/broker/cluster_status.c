@@ -24,21 +24,6 @@
 #include "raft/replica.h"
 #include "raft/transport.h"
 
-const char *cluster_role_name(enum raft_role role)
-{
-    switch (role) {
-    case RAFT_FOLLOWER:
-        return "follower";
-    case RAFT_PRECANDIDATE:
-        return "precandidate";
-    case RAFT_CANDIDATE:
-        return "candidate";
-    case RAFT_LEADER:
-        return "leader";
-    }
-    return "unknown";
-}
-
 static int group_cmp(const void *x, const void *y)
 {
     const struct host_group *a = *(const struct host_group *const *)x;
@@ -104,7 +89,7 @@ static void json_partition(struct json *j, const struct cluster *c, const struct
     json_key(j, "term");
     json_i64(j, rs->term);
     json_key(j, "role");
-    json_cstr(j, rs->failed ? "failed" : cluster_role_name(rs->role));
+    json_cstr(j, rs->failed ? "failed" : raft_role_name(rs->role));
     json_key(j, "commit_index");
     json_i64(j, rs->commit);
     json_key(j, "high_watermark");

@@ -166,6 +166,9 @@ void api_versions_reply_unsupported(struct request *req);
 
 /* Validates a topic name as Kafka does: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
 bool topic_name_valid(struct kstr name, char *err, size_t errcap);
+/* Whether the name (a struct kstr) of element i of an array of stride-byte elements, the first
+ * of whose names is at names, repeats one of elements 0..i-1 (duplicate topics in a request). */
+bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride);
 struct topic *topic_find(struct broker *b, struct kstr name);
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
 /* Loads every topic of the catalog and opens (recovers) its logs. */
