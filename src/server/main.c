@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "server/crash.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -25,6 +26,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    crash_handler_install();
     if (argc < 2) {
         usage(stderr);
         return 2;

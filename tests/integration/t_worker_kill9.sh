@@ -84,7 +84,7 @@ for w in a c; do
     kill -TERM "${!pid_var}"
     rc=0
     wait "${!pid_var}" || rc=$?
-    [ $rc -eq 0 ] || fail "worker $w exited $rc after SIGTERM"
+    [ $rc -eq 0 ] || fail "worker $w exited $rc after SIGTERM; its log ends: $(tail -40 "$TMP/$w.log")"
     grep -q event=worker_stopped "$TMP/$w.log" || fail "worker $w: no worker_stopped line"
 done
 
