@@ -54,8 +54,8 @@
 /* Leader's replication to one peer, as in etcd-raft: probing (one append in flight, `next`
  * moves only on an answer) until an append is acknowledged, then replicating (`next` moves on
  * when an append leaves; up to RAFT_INFLIGHT_MAX appends carrying entries in flight, each
- * remembered by its last index); back to probing on a reject or when the window makes no
- * progress for an election timeout (an append or its answer was lost). */
+ * remembered by its last index); back to probing on a reject. A window that makes no
+ * progress for a heartbeat interval is checked with an empty append (send_check). */
 struct peer {
     int32_t id;
     int64_t match;       /* leader: durable match the peer acknowledged (-1: none yet) */
@@ -498,6 +498,21 @@ static void send_append(struct raft *r, struct peer *p)
     p->ready_slot = (size_t)(m - r->msgs);
 }
 
+/* An empty append at a replicating peer's next - 1 (see bcast_heartbeat). */
+static void send_check(struct raft *r, struct peer *p)
+{
+    if (p->next - 1 < r->log.start - 1) {
+        peer_probe(p, p->match + 1); /* compacted meanwhile: an install */
+        return;
+    }
+    struct raft_msg *m = msg_new(r, RAFT_MSG_APPEND, p->id);
+    m->index = p->next - 1;
+    m->log_term = termlog_term_at(&r->log, m->index);
+    m->commit = r->commit;
+    m->last = m->index;
+    p->commit_sent = MAX(p->commit_sent, r->commit);
+}
+
 /* Sends to p if it has something to learn and room: probing, nothing in flight; replicating,
  * a free slot in the window and no append with entries to it in this ready yet. */
 static void maybe_send_append(struct raft *r, struct peer *p)
@@ -525,16 +540,18 @@ static void bcast_heartbeat(struct raft *r)
             continue;
         struct raft_msg *m = msg_new(r, RAFT_MSG_HEARTBEAT, p->id);
         m->commit = MIN(p->match, r->commit);
-        /* Probing, an append that got no answer for a heartbeat interval is presumed lost.
-         * Replicating, a window that made no progress for an election timeout (answers wait
-         * for the follower's fsync, which may take longer than a heartbeat interval): probe
-         * again from the acknowledged match. */
+        /* Probing, an append that got no answer for a heartbeat interval is presumed lost. */
         if (!p->replicate && p->inflight_ms >= 0 &&
             r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
             p->inflight_ms = -1;
+        /* Replicating, a window that made no progress for a heartbeat interval may only wait
+         * for the follower's fsync (often slower than that): re-sending its entries would
+         * just load the follower. An empty append at the window's end tells: it is
+         * acknowledged once durable if every append arrived, rejected (back to probing from
+         * the hint) if one was lost. */
         if (p->replicate && p->inflight_ms >= 0 &&
-            r->now_ms - p->inflight_ms >= r->opt.election_timeout_ms)
-            peer_probe(p, p->match + 1);
+            r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
+            send_check(r, p);
         maybe_send_append(r, p);
     }
 }

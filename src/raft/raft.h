@@ -51,9 +51,11 @@
  *      append at a time; once one is acknowledged it replicates, sending each new range as
  *      soon as it exists, without waiting for answers, up to RAFT_INFLIGHT_MAX appends with
  *      entries in flight (a ready holds at most one of them per follower). It falls back to
- *      probing on a reject, or when the window makes no progress for an election timeout (a
- *      message was lost). Its next append continues right after the m->last the adapter left
- *      in the ready's message, which the core reads back in raft_advance.
+ *      probing on a reject. A window without progress for a heartbeat interval is not re-sent
+ *      (the follower may just be slow to fsync): each heartbeat then also sends an empty
+ *      append at the window's end, which the follower acknowledges once durable or rejects
+ *      if something was lost. Its next append continues right after the m->last the adapter
+ *      left in the ready's message, which the core reads back in raft_advance.
  *   5. rd.commit: every index <= commit is committed (the Kafka high watermark is commit + 1);
  *      apply up to it. It never decreases while the core lives.
  *   6. raft_advance(r, &rd) releases the ready (its arrays belong to the core). It may leave

@@ -690,23 +690,55 @@ TEST(raft_pipeline_continues_after_a_prefix_the_adapter_sent)
     rt_cluster_free(&c);
 }
 
-/* Appends lost while replicating: the window makes no progress, and after an election timeout
- * the leader probes again from the acknowledged match; the follower catches up. */
-TEST(raft_pipeline_lost_appends_time_out_into_probing)
+/* A window without progress for a heartbeat interval is checked with an empty append at its
+ * end, not re-sent: a follower that only fsyncs slowly gets no entries twice, and one that
+ * lost an append rejects the check and is probed again from its hint. */
+TEST(raft_pipeline_stalled_window_checked_not_resent)
 {
     struct rt_cluster c;
     rt_cluster_init(&c, 3, true, true);
     struct rt_node *l = elect(&c);
     int32_t f = l->id == 2 ? 3 : 2;
+    struct rt_node *fn = rt_node(&c, f);
     int64_t match = raft_match_index(l->r, f);
+    /* Slow durability: f gets the appends but reports nothing durable. */
+    fn->auto_sync = false;
     for (int i = 0; i < 3; i++)
         ASSERT_EQ(rt_propose(&c, l->id, 1, "x"), 0);
-    rt_clear(l); /* lost */
-    rt_advance(&c, 100); /* heartbeats flow, the window does not move yet */
+    rt_stabilize(&c);
+    ASSERT_EQ(rt_last(fn), raft_last_index(l->r));
+    for (int t = 0; t < 40; t++) { /* 200 ms: the leader's messages to f go by hand */
+        c.now_ms += 5;
+        for (size_t i = 0; i < c.n; i++)
+            raft_tick(c.nodes[i].r, c.now_ms);
+        rt_ready(l);
+        size_t k;
+        struct rt_msg *msgs = rt_take(l, &k);
+        for (size_t i = 0; i < k; i++) {
+            const struct raft_msg *m = &msgs[i].m;
+            if (m->to != f)
+                continue;
+            ASSERT(m->type != RAFT_MSG_APPEND || m->n_entries == 0);
+            rt_step(fn, m);
+        }
+        rt_msgs_free(msgs, k);
+        rt_stabilize(&c);
+    }
     ASSERT_EQ(raft_match_index(l->r, f), match);
-    rt_advance(&c, 300);
+    /* Its fsync completes: the answer to a check acknowledges the whole window. */
+    fn->auto_sync = true;
+    rt_sync(fn);
+    rt_advance(&c, 60);
     ASSERT_EQ(raft_match_index(l->r, f), raft_last_index(l->r));
-    ASSERT(rt_logs_equal(rt_node(&c, f), l));
+    /* Appends lost: the check is rejected and f is repaired within two heartbeats. */
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(rt_propose(&c, l->id, 1, "y"), 0);
+    rt_clear(l);
+    int rejects = c.rejects;
+    rt_advance(&c, 100);
+    ASSERT_CMP(c.rejects, >, rejects);
+    ASSERT_EQ(raft_match_index(l->r, f), raft_last_index(l->r));
+    ASSERT(rt_logs_equal(fn, l));
     rt_cluster_free(&c);
 }
 
@@ -854,9 +886,7 @@ TEST(raft_install_when_follower_is_behind_the_leaders_log_start)
     ASSERT_EQ(rt_compact(l, 30), -ERR_INVALID); /* beyond commit */
     rt_isolate(&c, f->id, false);
     ASSERT_EQ(rt_propose(&c, l->id, 1, "j"), 0);
-    /* The appends lost in the partition filled f's window: the leader probes again once it
-     * has made no progress for an election timeout (150 ms). */
-    rt_advance(&c, 250);
+    rt_advance(&c, 100);
     ASSERT_EQ(raft_log_start(f->r), 15);
     ASSERT_EQ(f->start, 15);
     ASSERT(rt_logs_equal(f, l));
