@@ -536,8 +536,8 @@ TEST(raft_propose_refused_off_the_leader)
 /* ---- pipelining (probe / replicate) ------------------------------------------------------- */
 
 /* The leader's APPENDs with entries in its outbox to `to`, in order. */
-static size_t appends_to(const struct rt_msg *msgs, size_t k, int32_t to, const struct raft_msg **out,
-                         size_t cap)
+static size_t appends_to(const struct rt_msg *msgs, size_t k, int32_t to,
+                         const struct raft_msg **out, size_t cap)
 {
     size_t n = 0;
     for (size_t i = 0; i < k; i++) {
