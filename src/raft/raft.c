@@ -24,7 +24,9 @@
  *      one in (commit, last]; every configuration valid; conf(r) is the last one.
  *   6. peers: exactly the ids of conf(r) (both sides), each once.
  *   7. leader: for each peer, -1 <= match < next <= last + 1 (match of self unused: a leader's
- *      own durable copy counts through `durable`).
+ *      own durable copy counts through `durable`); a probing peer has no infl; a replicating
+ *      one has at most RAFT_INFLIGHT_MAX, ascending in (match, next), and inflight_ms >= 0
+ *      iff it has any.
  *   8. follower: matched_hi <= last; ack_wait <= matched_hi.
  *   9. pending writes: wr entries are contiguous from base_last + 1 to last, with terms.
  *  10. a leader's term and vote are durable (hs_durable): a node never leads a term it could
@@ -49,11 +51,22 @@
 
 #define PEERS_MAX (2 * RAFT_VOTERS_MAX)
 
+/* Leader's replication to one peer, as in etcd-raft: probing (one append in flight, `next`
+ * moves only on an answer) until an append is acknowledged, then replicating (`next` moves on
+ * when an append leaves; up to RAFT_INFLIGHT_MAX appends carrying entries in flight, each
+ * remembered by its last index); back to probing on a reject. A window that makes no
+ * progress for a heartbeat interval is checked with an empty append (send_check). */
 struct peer {
     int32_t id;
     int64_t match;       /* leader: durable match the peer acknowledged (-1: none yet) */
     int64_t next;        /* leader: first index of the next append to it */
-    int64_t inflight_ms; /* leader: when the outstanding append was sent; -1: none */
+    int64_t inflight_ms; /* leader: probing: when the outstanding append was sent; replicating:
+                          * when the window last made progress; -1: nothing in flight */
+    bool replicate;      /* leader: replicating (else probing) */
+    size_t n_infl;       /* leader, replicating: appends in flight */
+    int64_t infl[RAFT_INFLIGHT_MAX]; /* ... their last indexes, ascending */
+    size_t ready_slot;   /* replicating: r->msgs slot of this ready's append with entries to
+                          * the peer (SIZE_MAX: none); at most one per ready, see raft_advance */
     int64_t commit_sent; /* leader: highest commit index sent in an append */
     bool active;         /* leader: heard from since the last CheckQuorum */
     int8_t vote;         /* candidate: 0 unknown, 1 granted, -1 refused */
@@ -210,6 +223,26 @@ static void hs_changed(struct raft *r)
     r->hs_durable = false;
 }
 
+static struct peer peer_new(const struct raft *r, int32_t id)
+{
+    return (struct peer){.id = id,
+                         .match = -1,
+                         .next = r->log.last + 1,
+                         .inflight_ms = -1,
+                         .commit_sent = -1,
+                         .ready_slot = SIZE_MAX};
+}
+
+/* Back to probing from index next (nothing in flight). */
+static void peer_probe(struct peer *p, int64_t next)
+{
+    p->replicate = false;
+    p->n_infl = 0;
+    p->ready_slot = SIZE_MAX;
+    p->inflight_ms = -1;
+    p->next = next;
+}
+
 static void rebuild_peers(struct raft *r)
 {
     struct peer old[PEERS_MAX];
@@ -225,11 +258,7 @@ static void rebuild_peers(struct raft *r)
             if (peer_find(r, id))
                 continue;
             struct peer *p = &r->peers[r->n_peers++];
-            *p = (struct peer){.id = id,
-                               .match = -1,
-                               .next = r->log.last + 1,
-                               .inflight_ms = -1,
-                               .commit_sent = -1};
+            *p = peer_new(r, id);
             for (size_t k = 0; k < n_old; k++)
                 if (old[k].id == id)
                     *p = old[k];
@@ -437,7 +466,7 @@ static void send_install(struct raft *r, struct peer *p)
     m->log_term = termlog_term_at(&r->log, at);
     m->commit = r->commit;
     m->conf = r->confs[0].conf;
-    p->next = at + 1;
+    peer_probe(p, at + 1);
     p->inflight_ms = r->now_ms;
 }
 
@@ -452,17 +481,46 @@ static void send_append(struct raft *r, struct peer *p)
     m->log_term = termlog_term_at(&r->log, m->index);
     m->commit = r->commit;
     m->last = r->log.last;
-    /* Only appends that carry entries occupy the one in-flight slot: an empty one (the commit
+    p->commit_sent = MAX(p->commit_sent, r->commit);
+    /* Only appends that carry entries occupy an in-flight slot: an empty one (the commit
      * index, or a probe at our last index) must not delay the next batch of entries. */
-    if (p->next <= r->log.last)
+    if (p->next > r->log.last)
+        return;
+    if (!p->replicate) {
         p->inflight_ms = r->now_ms;
+        return;
+    }
+    CHECK(p->n_infl < RAFT_INFLIGHT_MAX);
+    p->infl[p->n_infl++] = r->log.last;
+    if (p->inflight_ms < 0)
+        p->inflight_ms = r->now_ms;
+    p->next = r->log.last + 1;
+    p->ready_slot = (size_t)(m - r->msgs);
+}
+
+/* An empty append at a replicating peer's next - 1 (see bcast_heartbeat). */
+static void send_check(struct raft *r, struct peer *p)
+{
+    if (p->next - 1 < r->log.start - 1) {
+        peer_probe(p, p->match + 1); /* compacted meanwhile: an install */
+        return;
+    }
+    struct raft_msg *m = msg_new(r, RAFT_MSG_APPEND, p->id);
+    m->index = p->next - 1;
+    m->log_term = termlog_term_at(&r->log, m->index);
+    m->commit = r->commit;
+    m->last = m->index;
     p->commit_sent = MAX(p->commit_sent, r->commit);
 }
 
-/* Sends to p if it has nothing in flight and something to learn. */
+/* Sends to p if it has something to learn and room: probing, nothing in flight; replicating,
+ * a free slot in the window and no append with entries to it in this ready yet. */
 static void maybe_send_append(struct raft *r, struct peer *p)
 {
-    if (p->id == r->opt.id || p->inflight_ms >= 0)
+    if (p->id == r->opt.id)
+        return;
+    if (p->replicate ? p->n_infl >= RAFT_INFLIGHT_MAX || p->ready_slot != SIZE_MAX
+                     : p->inflight_ms >= 0)
         return;
     if (p->next <= r->log.last || p->commit_sent < r->commit)
         send_append(r, p);
@@ -482,9 +540,18 @@ static void bcast_heartbeat(struct raft *r)
             continue;
         struct raft_msg *m = msg_new(r, RAFT_MSG_HEARTBEAT, p->id);
         m->commit = MIN(p->match, r->commit);
-        /* An append that got no answer for a heartbeat interval is presumed lost. */
-        if (p->inflight_ms >= 0 && r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
+        /* Probing, an append that got no answer for a heartbeat interval is presumed lost. */
+        if (!p->replicate && p->inflight_ms >= 0 &&
+            r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
             p->inflight_ms = -1;
+        /* Replicating, a window that made no progress for a heartbeat interval may only wait
+         * for the follower's fsync (often slower than that): re-sending its entries would
+         * just load the follower. An empty append at the window's end tells: it is
+         * acknowledged once durable if every append arrived, rejected (back to probing from
+         * the hint) if one was lost. */
+        if (p->replicate && p->inflight_ms >= 0 &&
+            r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
+            send_check(r, p);
         maybe_send_append(r, p);
     }
 }
@@ -639,11 +706,7 @@ static void become_leader(struct raft *r)
     r->transferee = RAFT_NONE;
     for (size_t i = 0; i < r->n_peers; i++) {
         struct peer *p = &r->peers[i];
-        *p = (struct peer){.id = p->id,
-                           .match = -1,
-                           .next = r->log.last + 1,
-                           .inflight_ms = -1,
-                           .commit_sent = -1};
+        *p = peer_new(r, p->id);
     }
     r->heartbeat_deadline_ms = r->now_ms + r->opt.heartbeat_ms;
     r->quorum_deadline_ms = r->now_ms + r->opt.election_timeout_ms;
@@ -780,11 +843,15 @@ static bool msg_ok(const struct raft *r, const struct raft_msg *m)
 
 /* ---- follower handlers --------------------------------------------------------------------- */
 
+/* Acknowledges what is durable and matches the leader. A leader pipelining appends keeps the
+ * follower's owed point (ack_wait) moving ahead of each fsync, so every durability step is
+ * acknowledged at once, not only the one that reaches ack_wait. */
 static void send_ack(struct raft *r)
 {
     struct raft_msg *m = msg_new(r, RAFT_MSG_APPEND_RESP, r->leader);
     m->index = MIN(r->durable, r->matched_hi);
-    r->ack_wait = -1;
+    if (r->durable >= r->ack_wait)
+        r->ack_wait = -1;
 }
 
 /* Owe the leader an acknowledgement up to `upto`: now if durable already, else once it is.
@@ -891,23 +958,38 @@ static int handle_append_resp(struct raft *r, struct peer *p, const struct raft_
         return -ERR_INVALID;
     p->active = true;
     if (m->reject) {
-        if (m->index != p->next - 1)
-            return 0; /* answers an older probe */
+        /* Probing, only the answer to the outstanding probe counts; replicating, any reject
+         * above the match (one of the window's appends did not fit) sends us back to probing
+         * from the rejected point. */
+        if (p->replicate ? m->index <= p->match || m->index >= p->next : m->index != p->next - 1)
+            return 0; /* answers an older append */
         int64_t j = m->last;
         if (j >= r->log.start - 1)
             j = termlog_find_le_boundary(&r->log, j, m->log_term);
-        int64_t next = MIN(j + 1, p->next - 1);
-        p->next = MAX(next, p->match + 1);
-        p->inflight_ms = -1;
+        int64_t next = MIN(j + 1, m->index);
+        peer_probe(p, MAX(next, p->match + 1));
         send_append(r, p);
         return 0;
     }
     bool advanced = m->index > p->match;
     if (advanced)
         p->match = m->index;
-    if (m->index >= p->next - 1) {
+    if (p->replicate) {
+        size_t k = 0;
+        while (k < p->n_infl && p->infl[k] <= m->index)
+            k++;
+        memmove(p->infl, p->infl + k, (p->n_infl - k) * sizeof(p->infl[0]));
+        p->n_infl -= k;
+        if (m->index >= p->next)
+            p->next = m->index + 1;
+        if (p->n_infl == 0)
+            p->inflight_ms = -1;
+        else if (advanced)
+            p->inflight_ms = r->now_ms;
+    } else if (m->index >= p->next - 1) {
         p->next = m->index + 1;
         p->inflight_ms = -1;
+        p->replicate = true; /* the follower's log matches ours up to next - 1 */
     }
     if (advanced)
         maybe_commit(r);
@@ -1188,10 +1270,15 @@ int raft_transfer_leader(struct raft *r, int32_t to)
     struct peer *p = peer_find(r, to);
     r->transferee = to;
     r->transfer_deadline_ms = r->now_ms + r->opt.election_timeout_ms;
-    if (p->match == r->log.last)
+    if (p->match == r->log.last) {
         send_timeout_now(r, to);
-    else
-        maybe_send_append(r, p);
+        return 0;
+    }
+    /* Catch it up from what it acknowledged, without waiting for a replicating window to
+     * time out: the transfer gives up after an election timeout. */
+    if (p->replicate)
+        peer_probe(p, p->match + 1);
+    maybe_send_append(r, p);
     return 0;
 }
 
@@ -1214,8 +1301,7 @@ void raft_persisted(struct raft *r, int64_t index, int64_t term)
     r->durable = index;
     if (r->role == RAFT_LEADER)
         maybe_commit(r);
-    else if (r->role == RAFT_FOLLOWER && r->ack_wait >= 0 && r->durable >= r->ack_wait &&
-             r->leader != RAFT_NONE)
+    else if (r->role == RAFT_FOLLOWER && r->ack_wait >= 0 && r->leader != RAFT_NONE)
         send_ack(r);
 }
 
@@ -1295,7 +1381,25 @@ void raft_ready(struct raft *r, struct raft_ready *rd)
 void raft_advance(struct raft *r, struct raft_ready *rd)
 {
     CHECK(r->in_ready);
-    (void)rd;
+    /* The adapter may have sent only a prefix of an append (contract 4: it lowered m->last);
+     * a replicating peer then continues right after that prefix. */
+    bool resend = false;
+    for (size_t i = 0; i < r->n_peers; i++) {
+        struct peer *p = &r->peers[i];
+        size_t slot = p->ready_slot;
+        if (slot == SIZE_MAX)
+            continue;
+        p->ready_slot = SIZE_MAX;
+        CHECK(slot < rd->n_msgs && rd->msgs == r->msgs);
+        const struct raft_msg *m = &rd->msgs[slot];
+        CHECK(m->type == RAFT_MSG_APPEND && m->to == p->id && p->replicate && p->n_infl > 0);
+        if (m->last < p->infl[p->n_infl - 1] && m->last > m->index &&
+            p->infl[p->n_infl - 1] == p->next - 1) {
+            p->infl[p->n_infl - 1] = m->last;
+            p->next = m->last + 1;
+        }
+        resend = true;
+    }
     r->in_ready = false;
     r->rep_role = r->role;
     r->rep_leader = r->leader;
@@ -1317,6 +1421,9 @@ void raft_advance(struct raft *r, struct raft_ready *rd)
         r->msgs = NULL;
         r->cap_msgs = 0;
     }
+    /* Entries proposed during the ready go out now, in the next ready. */
+    if (resend && r->role == RAFT_LEADER)
+        bcast_append(r);
     DCHECK((raft_check(r), true));
 }
 
@@ -1548,8 +1655,14 @@ void raft_check(const struct raft *r)
         CHECK(raft_conf_has(c, p->id));
         for (size_t j = 0; j < i; j++)
             CHECK(r->peers[j].id != p->id);
-        if (r->role == RAFT_LEADER && p->id != r->opt.id)
-            CHECK(p->match >= -1 && p->match < p->next && p->next <= l->last + 1);
+        if (r->role != RAFT_LEADER || p->id == r->opt.id)
+            continue;
+        CHECK(p->match >= -1 && p->match < p->next && p->next <= l->last + 1);
+        CHECK(p->n_infl <= RAFT_INFLIGHT_MAX && (p->replicate || p->n_infl == 0));
+        CHECK(!p->replicate || (p->n_infl == 0) == (p->inflight_ms < 0));
+        for (size_t k = 0; k < p->n_infl; k++)
+            CHECK(p->infl[k] > p->match && p->infl[k] < p->next &&
+                  (k == 0 || p->infl[k] > p->infl[k - 1]));
     }
     CHECK(r->matched_hi <= l->last && r->ack_wait <= MAX(r->matched_hi, -1));
     CHECK(!r->hs_durable || r->n_held == 0);

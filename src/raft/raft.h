@@ -47,9 +47,19 @@
  *      (whole entries; it may send only a prefix of the range to bound the message size, and
  *      then lowers m->last to match). Heartbeats are ordinary messages (RAFT_MSG_HEARTBEAT):
  *      the transport may coalesce the heartbeats of many groups between two brokers.
+ *      Pipelining (etcd-raft's probe/replicate): a leader first probes a follower with one
+ *      append at a time; once one is acknowledged it replicates, sending each new range as
+ *      soon as it exists, without waiting for answers, up to RAFT_INFLIGHT_MAX appends with
+ *      entries in flight (a ready holds at most one of them per follower). It falls back to
+ *      probing on a reject. A window without progress for a heartbeat interval is not re-sent
+ *      (the follower may just be slow to fsync): each heartbeat then also sends an empty
+ *      append at the window's end, which the follower acknowledges once durable or rejects
+ *      if something was lost. Its next append continues right after the m->last the adapter
+ *      left in the ready's message, which the core reads back in raft_advance.
  *   5. rd.commit: every index <= commit is committed (the Kafka high watermark is commit + 1);
  *      apply up to it. It never decreases while the core lives.
- *   6. raft_advance(r, &rd) releases the ready (its arrays belong to the core).
+ *   6. raft_advance(r, &rd) releases the ready (its arrays belong to the core). It may leave
+ *      a new ready behind (appends of entries proposed meanwhile): check raft_has_ready again.
  *
  * ## Storage contract (the adapter)
  *   - raft_persisted_hard_state(r, term, vote): the hard state of a ready is durable (contract
@@ -88,6 +98,10 @@
 
 #define RAFT_TERM_MAX INT32_MAX        /* terms are Kafka leader epochs */
 #define RAFT_MSG_ENTRIES_MAX (1 << 16) /* entries one APPEND may carry */
+/* Appends carrying entries a leader keeps in flight to one follower once it replicates to it
+ * (see contract 4): with the adapter's bound on one append's size, this bounds the bytes
+ * in flight per follower. */
+#define RAFT_INFLIGHT_MAX 8
 
 struct raft;
 

@@ -533,6 +533,248 @@ TEST(raft_propose_refused_off_the_leader)
     rt_cluster_free(&c);
 }
 
+/* ---- pipelining (probe / replicate) ------------------------------------------------------- */
+
+/* The leader's APPENDs with entries in its outbox to `to`, in order. */
+static size_t appends_to(const struct rt_msg *msgs, size_t k, int32_t to,
+                         const struct raft_msg **out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++) {
+        const struct raft_msg *m = &msgs[i].m;
+        if (m->type == RAFT_MSG_APPEND && m->to == to && m->n_entries > 0) {
+            ASSERT(n < cap);
+            out[n++] = m;
+        }
+    }
+    return n;
+}
+
+/* A replicating leader sends each new entry at once without waiting for answers, contiguous
+ * (each append's prev is the previous one's last), up to RAFT_INFLIGHT_MAX in flight; an
+ * acknowledgement frees the window and the next append carries everything held back. */
+TEST(raft_pipeline_window_sends_without_answers_stops_at_the_window_resumes_on_acks)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    struct rt_node *l = elect(&c);
+    int64_t last0 = raft_last_index(l->r);
+    for (int i = 0; i < RAFT_INFLIGHT_MAX + 3; i++)
+        ASSERT_EQ(rt_propose(&c, l->id, 1, "x"), 0);
+    int32_t f = l->id == 2 ? 3 : 2;
+    size_t k0, k;
+    struct rt_msg *msgs = rt_take(l, &k0);
+    const struct raft_msg *a[2 * RAFT_INFLIGHT_MAX];
+    size_t n = appends_to(msgs, k0, f, a, ARRAY_LEN(a));
+    ASSERT_EQ(n, (size_t)RAFT_INFLIGHT_MAX);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_EQ(a[i]->index, last0 + (int64_t)i);
+        ASSERT_EQ(a[i]->last, last0 + (int64_t)i + 1);
+        ASSERT_EQ(a[i]->n_entries, 1u);
+    }
+    /* No answers: more proposals send nothing to f. */
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "y"), 0);
+    struct rt_msg *more = rt_take(l, &k);
+    const struct raft_msg *b[4];
+    ASSERT_EQ(appends_to(more, k, f, b, ARRAY_LEN(b)), 0u);
+    rt_msgs_free(more, k);
+    /* The follower answers the first two appends (one ack covers both): two slots free, and
+     * one append carries the four entries held back. */
+    struct rt_node *fn = rt_node(&c, f);
+    rt_step(fn, a[0]);
+    rt_step(fn, a[1]);
+    size_t fk;
+    struct rt_msg *acks = rt_take(fn, &fk);
+    ASSERT_CMP(fk, >=, 1u);
+    rt_step(l, &acks[fk - 1].m);
+    ASSERT_EQ(raft_match_index(l->r, f), last0 + 2);
+    rt_msgs_free(acks, fk);
+    more = rt_take(l, &k);
+    ASSERT_EQ(appends_to(more, k, f, b, ARRAY_LEN(b)), 1u);
+    ASSERT_EQ(b[0]->index, last0 + RAFT_INFLIGHT_MAX);
+    ASSERT_EQ(b[0]->last, raft_last_index(l->r));
+    ASSERT_EQ(b[0]->n_entries, 4u);
+    rt_msgs_free(more, k);
+    rt_msgs_free(msgs, k0);
+    /* Everything still converges once messages flow. */
+    rt_advance(&c, 300);
+    for (size_t i = 0; i < c.n; i++)
+        ASSERT(rt_logs_equal(&c.nodes[i], l));
+    ASSERT_EQ(raft_commit(l->r), raft_last_index(l->r));
+    rt_cluster_free(&c);
+}
+
+/* A reject sends a replicating leader back to probing: one append at a time, from the hint,
+ * until one is acknowledged; then it pipelines again. */
+TEST(raft_pipeline_reject_falls_back_to_probing_until_an_ack)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    struct rt_node *l = elect(&c);
+    int32_t f = l->id == 2 ? 3 : 2;
+    int64_t match = raft_match_index(l->r, f);
+    ASSERT_EQ(match, raft_last_index(l->r));
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(rt_propose(&c, l->id, 1, "x"), 0);
+    rt_clear(l);
+    /* f rejects the second in-flight append (its prev, match + 1, is missing there). */
+    struct raft_msg rej = rt_msg(RAFT_MSG_APPEND_RESP, f, l->id, raft_term(l->r));
+    rej.reject = true;
+    rej.index = match + 1;
+    rej.last = match;
+    rej.log_term = raft_term(l->r);
+    rt_step(l, &rej);
+    size_t kp, k;
+    struct rt_msg *probe = rt_take(l, &kp);
+    const struct raft_msg *a[4], *pa[4];
+    ASSERT_EQ(appends_to(probe, kp, f, pa, ARRAY_LEN(pa)), 1u);
+    ASSERT_EQ(pa[0]->index, match); /* the probe restarts right after the hint */
+    ASSERT_EQ(pa[0]->last, match + 3);
+    /* Probing: new entries wait for the probe's answer. */
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "y"), 0);
+    struct rt_msg *msgs = rt_take(l, &k);
+    ASSERT_EQ(appends_to(msgs, k, f, a, ARRAY_LEN(a)), 0u);
+    rt_msgs_free(msgs, k);
+    /* A reject of an older append changes nothing. */
+    rej.index = match - 1;
+    rej.last = match - 1;
+    rt_step(l, &rej);
+    ASSERT_EQ(rt_count(l, RAFT_MSG_APPEND), 0u);
+    /* The probe is acknowledged: replicating again, the rest goes out and later entries go
+     * out at once. */
+    struct rt_node *fn = rt_node(&c, f);
+    rt_step(fn, pa[0]);
+    rt_msgs_free(probe, kp);
+    const struct raft_msg *ack = rt_find(fn, RAFT_MSG_APPEND_RESP, l->id);
+    ASSERT(ack && !ack->reject && ack->index == match + 3);
+    rt_step(l, ack);
+    rt_clear(fn);
+    msgs = rt_take(l, &k);
+    ASSERT_EQ(appends_to(msgs, k, f, a, ARRAY_LEN(a)), 1u);
+    ASSERT_EQ(a[0]->index, match + 3);
+    rt_msgs_free(msgs, k);
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "z"), 0);
+    msgs = rt_take(l, &k);
+    ASSERT_EQ(appends_to(msgs, k, f, a, ARRAY_LEN(a)), 1u);
+    ASSERT_EQ(a[0]->index, match + 4);
+    rt_msgs_free(msgs, k);
+    rt_advance(&c, 300);
+    for (size_t i = 0; i < c.n; i++)
+        ASSERT(rt_logs_equal(&c.nodes[i], l));
+    rt_cluster_free(&c);
+}
+
+/* The adapter may send only a prefix of an append (lowering m->last): the next append of a
+ * replicating leader continues right after that prefix, so a backlog goes out as a pipeline of
+ * contiguous appends. */
+TEST(raft_pipeline_continues_after_a_prefix_the_adapter_sent)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    struct rt_node *l = elect(&c);
+    int32_t f = l->id == 2 ? 3 : 2;
+    int64_t last0 = raft_last_index(l->r);
+    l->append_max_entries = 1;
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(raft_propose(l->r, 2, (const uint8_t *)"ab", 2, NULL, NULL, NULL), 0);
+    rt_ready(l);
+    size_t k;
+    struct rt_msg *msgs = rt_take(l, &k);
+    const struct raft_msg *a[8];
+    ASSERT_EQ(appends_to(msgs, k, f, a, ARRAY_LEN(a)), 3u);
+    for (size_t i = 0; i < 3; i++) {
+        ASSERT_EQ(a[i]->index, last0 + 2 * (int64_t)i);
+        ASSERT_EQ(a[i]->last, last0 + 2 * (int64_t)i + 2);
+    }
+    rt_msgs_free(msgs, k);
+    rt_cluster_free(&c);
+}
+
+/* A window without progress for a heartbeat interval is checked with an empty append at its
+ * end, not re-sent: a follower that only fsyncs slowly gets no entries twice, and one that
+ * lost an append rejects the check and is probed again from its hint. */
+TEST(raft_pipeline_stalled_window_checked_not_resent)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    struct rt_node *l = elect(&c);
+    int32_t f = l->id == 2 ? 3 : 2;
+    struct rt_node *fn = rt_node(&c, f);
+    int64_t match = raft_match_index(l->r, f);
+    /* Slow durability: f gets the appends but reports nothing durable. */
+    fn->auto_sync = false;
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(rt_propose(&c, l->id, 1, "x"), 0);
+    rt_stabilize(&c);
+    ASSERT_EQ(rt_last(fn), raft_last_index(l->r));
+    for (int t = 0; t < 40; t++) { /* 200 ms: the leader's messages to f go by hand */
+        c.now_ms += 5;
+        for (size_t i = 0; i < c.n; i++)
+            raft_tick(c.nodes[i].r, c.now_ms);
+        rt_ready(l);
+        size_t k;
+        struct rt_msg *msgs = rt_take(l, &k);
+        for (size_t i = 0; i < k; i++) {
+            const struct raft_msg *m = &msgs[i].m;
+            if (m->to != f)
+                continue;
+            ASSERT(m->type != RAFT_MSG_APPEND || m->n_entries == 0);
+            rt_step(fn, m);
+        }
+        rt_msgs_free(msgs, k);
+        rt_stabilize(&c);
+    }
+    ASSERT_EQ(raft_match_index(l->r, f), match);
+    /* Its fsync completes: the answer to a check acknowledges the whole window. */
+    fn->auto_sync = true;
+    rt_sync(fn);
+    rt_advance(&c, 60);
+    ASSERT_EQ(raft_match_index(l->r, f), raft_last_index(l->r));
+    /* Appends lost: the check is rejected and f is repaired within two heartbeats. */
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(rt_propose(&c, l->id, 1, "y"), 0);
+    rt_clear(l);
+    int rejects = c.rejects;
+    rt_advance(&c, 100);
+    ASSERT_CMP(c.rejects, >, rejects);
+    ASSERT_EQ(raft_match_index(l->r, f), raft_last_index(l->r));
+    ASSERT(rt_logs_equal(fn, l));
+    rt_cluster_free(&c);
+}
+
+/* With appends pipelined, each durability step of a follower is acknowledged at once, even
+ * though more entries (not yet durable) arrived meanwhile. */
+TEST(raft_follower_acknowledges_each_durable_step_of_a_pipeline)
+{
+    struct rt_node n;
+    rt_node_init(&n, 1, V3, 3, NULL, 0, 1, -1, true, true);
+    n.auto_sync = false;
+    struct raft_entry e1 = {.first = 0, .last = 2, .term = 1, .kind = RAFT_ENTRY_DATA};
+    struct raft_entry e2 = {.first = 3, .last = 5, .term = 1, .kind = RAFT_ENTRY_DATA};
+    struct raft_msg m = rt_msg(RAFT_MSG_APPEND, 2, 1, 1);
+    m.entries = &e1;
+    m.n_entries = 1;
+    ASSERT_EQ(rt_step(&n, &m), 0);
+    raft_persisted_hard_state(n.r, n.hs_term, n.hs_vote);
+    m.index = 2;
+    m.log_term = 1;
+    m.entries = &e2;
+    ASSERT_EQ(rt_step(&n, &m), 0);
+    rt_clear(&n);
+    raft_persisted(n.r, 2, 1);
+    rt_ready(&n);
+    const struct raft_msg *ack = rt_find(&n, RAFT_MSG_APPEND_RESP, 2);
+    ASSERT(ack && !ack->reject);
+    ASSERT_EQ(ack->index, 2);
+    rt_clear(&n);
+    raft_persisted(n.r, 5, 1);
+    rt_ready(&n);
+    ack = rt_find(&n, RAFT_MSG_APPEND_RESP, 2);
+    ASSERT(ack && !ack->reject);
+    ASSERT_EQ(ack->index, 5);
+    rt_node_free(&n);
+}
+
 /* ---- multi-index entries and truncation --------------------------------------------------------
  */
 
