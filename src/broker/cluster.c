@@ -54,7 +54,7 @@
 #define CTL_DIR "__cluster_metadata-0"
 
 struct cgroup {
-    char *topic;         /* owned */
+    char *topic; /* owned */
     int32_t partition;
     struct kuuid topic_id;
     struct host_group *g;
@@ -68,15 +68,15 @@ struct cluster {
     struct reactor_timer timer;
     struct kuuid incarnation;
     char cluster_addr[BROKER_HOST_MAX + 16];
-    char id[32];         /* quorum_id(): the transport's and Metadata's cluster id */
+    char id[32]; /* quorum_id(): the transport's and Metadata's cluster id */
     bool registered;
-    bool in_flight;      /* a command of ours awaits its answer */
+    bool in_flight; /* a command of ours awaits its answer */
     bool closing;
     int64_t next_try_ms; /* next registration or heartbeat */
     bool image_dirty;
-    bool pid_in_flight;          /* an ALLOC_PIDS command awaits its answer */
-    struct pid_block pid_ready;  /* granted, not yet taken by the allocator (count 0: none) */
-    int64_t pid_supplied_end;    /* end of the last block handed to the allocator */
+    bool pid_in_flight;         /* an ALLOC_PIDS command awaits its answer */
+    struct pid_block pid_ready; /* granted, not yet taken by the allocator (count 0: none) */
+    int64_t pid_supplied_end;   /* end of the last block handed to the allocator */
     struct cgroup *groups;
     size_t n_groups;
     size_t cap_groups;
@@ -193,11 +193,20 @@ static struct partition *group_partition(struct cluster *c, struct host_group *g
                           host_group_partition(g));
 }
 
+static bool is_offsets_topic(const struct partition *p)
+{
+    return !strcmp(p->topic->name, OFFSETS_TOPIC);
+}
+
 static void on_commit(struct host_group *g, int64_t commit, void *data)
 {
-    struct partition *p = group_partition(data, g);
-    if (p)
-        produce_raft_commit(p, host_group_replica(g), commit);
+    struct cluster *c = data;
+    struct partition *p = group_partition(c, g);
+    if (!p)
+        return;
+    produce_raft_commit(p, host_group_replica(g), commit);
+    if (is_offsets_topic(p))
+        groups_offsets_commit(c->b, p, commit);
 }
 
 int16_t partition_leader_check(struct broker *b, struct partition *p)
@@ -236,18 +245,23 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
         if (ch->leading)
             partition_producers_resync(p);
         fetch_wake_all(p);
+        if (is_offsets_topic(p)) /* the group coordinator moves with the leadership */
+            groups_offsets_leader(c->b, p, ch->leading);
     }
     struct cgroup *cg = cgroup_find(c, topic, index);
     if (cg)
         cg->leaderless_since = ch->leader == RAFT_NONE ? time_mono_ms() : -1;
-    log_info("cluster_partition_leader", "topic=%s partition=%" PRId32 " leader=%" PRId32
-             " term=%" PRId64 " leading=%d", topic, index, ch->leader, ch->term,
-             ch->leading ? 1 : 0);
+    log_info("cluster_partition_leader",
+             "topic=%s partition=%" PRId32 " leader=%" PRId32 " term=%" PRId64 " leading=%d", topic,
+             index, ch->leader, ch->term, ch->leading ? 1 : 0);
 }
 
 static void group_remove_at(struct cluster *c, size_t i)
 {
     struct cgroup *cg = &c->groups[i];
+    struct partition *p = group_partition(c, cg->g);
+    if (p && is_offsets_topic(p))
+        groups_offsets_leader(c->b, p, false);
     host_remove_group(c->host, cg->g);
     log_info("cluster_replica_removed", "topic=%s partition=%" PRId32, cg->topic, cg->partition);
     mem_free(cg->topic);
@@ -264,7 +278,21 @@ static struct topic *local_topic(struct cluster *c, const struct ctl_topic *t)
     struct topic *lt = topic_find(b, name);
     char err[256];
     if (!lt) {
-        if (topic_create(b, name, t->n_partitions, NULL, 0, err, sizeof(err)) != 0) {
+        /* the configs the topic was created with (later changes are not applied yet) */
+        const struct ctl_config *cf;
+        size_t n_cf =
+            ctl_image_configs_of(ctl_runtime_image(c->ctl), CTL_RESOURCE_TOPIC, t->name, &cf);
+        struct topic_config_kv *kv = mem_calloc(n_cf ? n_cf : 1, sizeof(*kv));
+        for (size_t i = 0; i < n_cf; i++)
+            kv[i] = (struct topic_config_kv){cf[i].key, cf[i].value};
+        int rc = topic_create(b, name, t->n_partitions, kv, (int)n_cf, err, sizeof(err));
+        mem_free(kv);
+        if (rc != 0 && n_cf > 0) { /* never lose the replica over a config this node refuses */
+            log_warn("cluster_topic_configs_refused", "topic=%s error=\"%s\" action=defaults",
+                     t->name, err);
+            rc = topic_create(b, name, t->n_partitions, NULL, 0, err, sizeof(err));
+        }
+        if (rc != 0) {
             log_error("cluster_topic_create_failed", "topic=%s error=\"%s\"", t->name, err);
             return NULL;
         }
@@ -321,22 +349,22 @@ static void reconcile(struct cluster *c)
             if (!lt && !(lt = local_topic(c, t)))
                 break;
             struct partition *lp = lt->parts[pi];
-            struct host_group_callbacks cb = {.on_leader = on_leader, .on_commit = on_commit,
-                                              .data = c};
+            struct host_group_callbacks cb = {
+                .on_leader = on_leader, .on_commit = on_commit, .data = c};
             struct host_group *g;
             int rc = host_add_group(c->host, t->name, pi, lp->log, p->replicas,
                                     (size_t)p->n_replicas, &cb, &g);
             if (rc != 0) {
-                log_error("cluster_replica_open_failed", "topic=%s partition=%" PRId32
-                          " error=\"%s\"", t->name, pi, err_str(rc));
+                log_error("cluster_replica_open_failed",
+                          "topic=%s partition=%" PRId32 " error=\"%s\"", t->name, pi, err_str(rc));
                 continue;
             }
             if (c->n_groups == c->cap_groups) {
                 c->cap_groups = c->cap_groups ? 2 * c->cap_groups : 16;
                 c->groups = mem_realloc(c->groups, c->cap_groups * sizeof(*c->groups));
             }
-            c->groups[c->n_groups++] = (struct cgroup){mem_strdup(t->name), pi, t->id, g,
-                                                             time_mono_ms()};
+            c->groups[c->n_groups++] =
+                (struct cgroup){mem_strdup(t->name), pi, t->id, g, time_mono_ms()};
             log_info("cluster_replica_added", "topic=%s partition=%" PRId32 " replicas=%" PRId32,
                      t->name, pi, p->n_replicas);
         }
@@ -363,8 +391,9 @@ static void pid_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *d
     }
     if (a->pid_size <= 0 || a->pid_first < c->pid_supplied_end ||
         a->pid_first > INT64_MAX - a->pid_size) {
-        log_warn("producer_ids_bad_grant", "first=%" PRId64 " size=%" PRId32 " supplied_end=%"
-                 PRId64, a->pid_first, a->pid_size, c->pid_supplied_end);
+        log_warn("producer_ids_bad_grant",
+                 "first=%" PRId64 " size=%" PRId32 " supplied_end=%" PRId64, a->pid_first,
+                 a->pid_size, c->pid_supplied_end);
         return;
     }
     c->pid_ready = (struct pid_block){a->pid_first, a->pid_size};
@@ -438,8 +467,8 @@ static void quorum_id(const struct broker_config *cfg, char *out, size_t cap)
     char canon[BROKER_VOTERS_MAX * (BROKER_HOST_MAX + 24)];
     size_t n = 0;
     for (int i = 0; i < cfg->n_voters; i++)
-        n += (size_t)snprintf(canon + n, sizeof(canon) - n, "%" PRId32 "@%s:%d,",
-                              cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port);
+        n += (size_t)snprintf(canon + n, sizeof(canon) - n, "%" PRId32 "@%s:%d,", cfg->voters[i].id,
+                              cfg->voters[i].host, cfg->voters[i].port);
     static const uint8_t key[SIPHASH_KEY_SIZE] = "streampulse-qrm";
     snprintf(out, cap, "sp-%016" PRIx64, siphash64(key, canon, n));
 }
@@ -454,13 +483,14 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     for (int i = 0; i < cfg->n_voters; i++) {
         peers[i] = (struct transport_peer_config){cfg->voters[i].id, cfg->voters[i].host,
                                                   cfg->voters[i].port};
-        voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host,
-                                       cfg->voters[i].port};
+        voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port};
         voter |= cfg->voters[i].id == cfg->node_id;
     }
     if (!voter) {
-        snprintf(err, errcap, "node.id=%" PRId32 " is not in controller.quorum.voters: brokers "
-                 "that are not voters are not supported yet", cfg->node_id);
+        snprintf(err, errcap,
+                 "node.id=%" PRId32 " is not in controller.quorum.voters: brokers "
+                 "that are not voters are not supported yet",
+                 cfg->node_id);
         return -ERR_UNSUPPORTED;
     }
     struct cluster *c = mem_calloc(1, sizeof(*c));
@@ -556,8 +586,7 @@ void cluster_stop(struct broker *b)
     b->cluster = NULL;
 }
 
-void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
-                    void *data)
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done, void *data)
 {
     ctl_runtime_submit(c->ctl, req, done, data);
 }

@@ -24,10 +24,13 @@
  * Requests: CreateTopics, DeleteTopics and CreatePartitions go to the controller
  * (cluster_admin.c); Metadata is answered from the image (cluster_req.c); Produce, Fetch and
  * ListOffsets are served by the partition's Raft leader only (produce.c, fetch.c, offsets.c);
- * producer ids come from the controller (cluster_pid_source_new); FindCoordinator is refused.
+ * producer ids come from the controller (cluster_pid_source_new); FindCoordinator names the
+ * Raft leader of the group's __consumer_offsets partition (cluster_req.c), whose broker
+ * coordinates the group (groups.c: the coordinator follows that leadership).
  *
- * Not yet (issue 5): consumer groups, topic configs from the image, brokers that are not
- * voters (the controller runtime needs this node among the voters: refused at start). */
+ * Not yet (issue 5): topic config changes after creation (a local topic gets the configs the
+ * image had when it was created here), brokers that are not voters (the controller runtime
+ * needs this node among the voters: refused at start). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 
@@ -56,8 +59,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap);
 void cluster_stop(struct broker *b);
 
 /* Runs a controller command (ctl_runtime_submit's contract: done exactly once). */
-void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done,
-                    void *data);
+void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done, void *data);
 
 /* Admin requests in cluster mode (cluster_admin.c): the decoded request is checked, each topic
  * submitted to the controller, and the response sent once every command is answered. Return 0
@@ -67,9 +69,19 @@ int cluster_delete_topics(struct request *req, const struct delete_topics_req *d
 int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
 /* Metadata from the image (cluster_req.c). Returns 0. */
 int cluster_metadata(struct request *req, const struct metadata_req *mr);
+/* FindCoordinator for a group (cluster_req.c): the broker leading the group's partition of
+ * __consumer_offsets; COORDINATOR_NOT_AVAILABLE while it has no leader, and while the topic
+ * does not exist (its creation is then asked of the controller, with
+ * offsets.topic.num.partitions and offsets.topic.replication.factor). Fills *resp (strings in
+ * req's arena or static). */
+struct find_coordinator_resp;
+void cluster_find_coordinator(struct request *req, struct kstr group,
+                              struct find_coordinator_resp *resp);
+/* Whether the image has this topic-partition. */
+bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_t partition);
 /* The partition's leader and leader epoch (Raft's as this broker's replica knows them, -1 when
- * it knows no leader; without a local replica the image's) and whether this broker leads it now. Returns false (outputs -1,
- * false) when the image has no such partition. */
+ * it knows no leader; without a local replica the image's) and whether this broker leads it now.
+ * Returns false (outputs -1, false) when the image has no such partition. */
 bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
                               int32_t *leader, int32_t *epoch, bool *leading);
 
@@ -89,7 +101,7 @@ bool cluster_registered(const struct cluster *c);
 const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
 int64_t cluster_controller_term(const struct cluster *c);   /* this node's metadata-group term */
-int cluster_port(const struct cluster *c);                   /* the bound cluster port */
+int cluster_port(const struct cluster *c);                  /* the bound cluster port */
 
 /* Status (cluster_status.c), for the admin listener; reactor thread. */
 struct strbuf;

@@ -4,13 +4,13 @@
  * registered, and every topic of the committed image. A partition's leader is the Raft leader
  * this broker's replica knows (none yet: -1, LEADER_NOT_AVAILABLE) with its Raft term as leader
  * epoch (known none for over a second, as when this node is cut off: another replica as a hint,
- * epoch -1, cluster_leader_hint); a broker without a replica of the partition gives the image's leader and epoch (the
- * preferred replica: the image does not follow Raft elections yet, so that may be stale; the
- * client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the image's. The ISR,
- * at the leader, is the leader and every follower whose durable match index has reached the
- * commit index; elsewhere every replica. Unknown topics asked for by name are created through
- * the controller when auto.create.topics.enable allows it, and answered LEADER_NOT_AVAILABLE
- * (retriable) meanwhile. Stateless: everything is read at request time. */
+ * epoch -1, cluster_leader_hint); a broker without a replica of the partition gives the image's
+ * leader and epoch (the preferred replica: the image does not follow Raft elections yet, so that
+ * may be stale; the client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are the
+ * image's. The ISR, at the leader, is the leader and every follower whose durable match index has
+ * reached the commit index; elsewhere every replica. Unknown topics asked for by name are created
+ * through the controller when auto.create.topics.enable allows it, and answered
+ * LEADER_NOT_AVAILABLE (retriable) meanwhile. Stateless: everything is read at request time. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,7 +19,9 @@
 #include "base/log.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
+#include "controller/commands.h"
 #include "controller/image.h"
+#include "group/records.h"
 #include "kafka/errors.h"
 #include "raft/host.h"
 #include "raft/replica.h"
@@ -56,11 +58,11 @@ static void describe(const struct cluster *c, const struct ctl_topic *t, struct 
 {
     mt->error_code = KERR_NONE;
     mt->name = kstr_c(arena_strndup(a, t->name, strlen(t->name)));
-    mt->is_internal = false;
+    mt->is_internal = !strcmp(t->name, OFFSETS_TOPIC);
     mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
     mt->n_partitions = t->n_partitions;
-    mt->partitions = arena_calloc(a, (size_t)(t->n_partitions ? t->n_partitions : 1),
-                                  sizeof(*mt->partitions));
+    mt->partitions =
+        arena_calloc(a, (size_t)(t->n_partitions ? t->n_partitions : 1), sizeof(*mt->partitions));
     for (int32_t i = 0; i < t->n_partitions; i++) {
         const struct ctl_partition *p = &t->parts[i];
         struct metadata_partition *mp = &mt->partitions[i];
@@ -75,8 +77,7 @@ static void describe(const struct cluster *c, const struct ctl_topic *t, struct 
         }
         mp->error_code = mp->leader_id < 0 ? KERR_LEADER_NOT_AVAILABLE : KERR_NONE;
         mp->partition_index = i;
-        int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas ? p->n_replicas : 1),
-                                     sizeof(*reps));
+        int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas ? p->n_replicas : 1), sizeof(*reps));
         memcpy(reps, p->replicas, (size_t)p->n_replicas * sizeof(*reps));
         mp->replica_nodes = reps;
         mp->n_replica_nodes = p->n_replicas;
@@ -110,6 +111,70 @@ static void auto_create_done(struct ctl_runtime *rt, const struct ctl_answer *a,
     (void)rt;
     (void)a;
     (void)data;
+}
+
+bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_t partition)
+{
+    char name[TOPIC_NAME_MAX + 1];
+    if (topic.len <= 0 || topic.len > TOPIC_NAME_MAX)
+        return false;
+    memcpy(name, topic.p, (size_t)topic.len);
+    name[topic.len] = '\0';
+    const struct ctl_topic *t = ctl_image_topic(cluster_image(c), name);
+    return t && partition >= 0 && partition < t->n_partitions;
+}
+
+static void coordinator_unavailable(struct find_coordinator_resp *resp, const char *why)
+{
+    resp->error_code = KERR_COORDINATOR_NOT_AVAILABLE;
+    resp->error_message = kstr_c(why);
+    resp->node_id = -1;
+    resp->host = kstr_c("");
+    resp->port = -1;
+}
+
+void cluster_find_coordinator(struct request *req, struct kstr group,
+                              struct find_coordinator_resp *resp)
+{
+    struct broker *b = req->b;
+    struct cluster *c = b->cluster;
+    const struct ctl_image *img = cluster_image(c);
+    const struct ctl_topic *t = ctl_image_topic(img, OFFSETS_TOPIC);
+    if (!t) {
+        struct ctl_config_entry cfgs[OFFSETS_TOPIC_N_OVERRIDES];
+        for (size_t i = 0; i < OFFSETS_TOPIC_N_OVERRIDES; i++)
+            cfgs[i] = (struct ctl_config_entry){offsets_topic_overrides[i].key,
+                                                offsets_topic_overrides[i].value};
+        struct ctl_request cmd = {.type = CTL_REQ_CREATE_TOPIC,
+                                  .name = OFFSETS_TOPIC,
+                                  .n_partitions = b->cfg->offsets_topic_num_partitions,
+                                  .rf = b->cfg->offsets_topic_replication_factor,
+                                  .configs = cfgs,
+                                  .n_configs = OFFSETS_TOPIC_N_OVERRIDES};
+        cluster_submit(c, &cmd, auto_create_done, NULL);
+        coordinator_unavailable(resp, "the offsets topic is being created");
+        return;
+    }
+    int32_t p = grec_partition_for(group, t->n_partitions);
+    int32_t leader, epoch;
+    bool leading;
+    cluster_partition_leader(c, OFFSETS_TOPIC, p, &leader, &epoch, &leading);
+    if (leading) {
+        resp->error_code = KERR_NONE;
+        resp->node_id = b->cfg->node_id;
+        resp->host = kstr_c(b->cfg->advertised_host);
+        resp->port = b->advertised_port;
+        return;
+    }
+    const struct ctl_broker *br = leader >= 0 ? ctl_image_broker(img, leader) : NULL;
+    if (!br || br->fenced) {
+        coordinator_unavailable(resp, "the group's offsets partition has no leader now");
+        return;
+    }
+    resp->error_code = KERR_NONE;
+    resp->node_id = br->id;
+    resp->host = kstr_c(arena_strndup(req->arena, br->host, strlen(br->host)));
+    resp->port = br->port;
 }
 
 int cluster_metadata(struct request *req, const struct metadata_req *mr)
@@ -152,8 +217,8 @@ int cluster_metadata(struct request *req, const struct metadata_req *mr)
         for (size_t i = 0; i < img->n_topics; i++)
             describe(c, img->topics[i], &resp.topics[resp.n_topics++], a);
     } else {
-        resp.topics = arena_calloc(a, (size_t)(mr->n_topics ? mr->n_topics : 1),
-                                   sizeof(*resp.topics));
+        resp.topics =
+            arena_calloc(a, (size_t)(mr->n_topics ? mr->n_topics : 1), sizeof(*resp.topics));
         bool may_create = b->cfg->auto_create_topics && (v < 4 || mr->allow_auto_topic_creation);
         for (int32_t i = 0; i < mr->n_topics; i++) {
             struct metadata_topic *mt = &resp.topics[resp.n_topics++];

@@ -8,7 +8,14 @@
  * over and the handler does not touch it afterwards.
  *
  * __consumer_offsets is created on first need (cleanup.policy=compact, 100 MiB segments, as
- * Kafka does) with offsets.topic.num.partitions partitions; an existing topic keeps its count. */
+ * Kafka does) with offsets.topic.num.partitions partitions; an existing topic keeps its count.
+ *
+ * Cluster mode: the controller creates __consumer_offsets (at the first FindCoordinator,
+ * cluster_req.c) with offsets.topic.replication.factor replicas; each of its partitions is a
+ * Raft group, and this broker coordinates the groups of the partitions it leads: at a new
+ * leadership it waits until everything its log held is committed, replays the partition, and
+ * serves; when leadership goes, the groups leave memory (clients get NOT_COORDINATOR and ask
+ * FindCoordinator again). Records are proposed through Raft and answered at commit. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +26,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "group/coordinator.h"
 #include "kafka/batch.h"
@@ -87,9 +95,8 @@ static void join_done(void *waiter, const struct group_join_result *res)
     resp.members = arena_calloc(&op->arena, (size_t)(res->n_members ? res->n_members : 1),
                                 sizeof(*resp.members));
     for (int32_t i = 0; i < res->n_members; i++)
-        resp.members[i] = (struct join_group_member){res->members[i].member_id,
-                                                     res->members[i].instance_id,
-                                                     res->members[i].metadata};
+        resp.members[i] = (struct join_group_member){
+            res->members[i].member_id, res->members[i].instance_id, res->members[i].metadata};
     struct response r;
     response_begin(&r, &op->hdr);
     kmsg_encode_join_group(&r.w, op->hdr.api_version, &resp);
@@ -136,8 +143,8 @@ int handle_join_group(struct request *req)
         return -ERR_CORRUPT;
     struct group_join_req gr = {.member_id = jr.member_id,
                                 .instance_id = jr.group_instance_id,
-                                .client_id = req->hdr.client_id.len >= 0 ? req->hdr.client_id
-                                                                         : kstr_c(""),
+                                .client_id =
+                                    req->hdr.client_id.len >= 0 ? req->hdr.client_id : kstr_c(""),
                                 .client_host = client_host(req),
                                 .protocol_type = jr.protocol_type,
                                 .session_timeout_ms = jr.session_timeout_ms,
@@ -195,14 +202,14 @@ int handle_leave_group(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_leave_group(&req->body, v, req->arena, &lr) != 0)
         return -ERR_CORRUPT;
-    int16_t *errors = arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1),
-                                   sizeof(*errors));
+    int16_t *errors =
+        arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1), sizeof(*errors));
     struct leave_group_resp resp = {0};
-    resp.error_code = coordinator_leave(req->b->groups, lr.group_id, lr.members, lr.n_members,
-                                        errors);
+    resp.error_code =
+        coordinator_leave(req->b->groups, lr.group_id, lr.members, lr.n_members, errors);
     resp.n_members = lr.n_members;
-    resp.members = arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1),
-                                sizeof(*resp.members));
+    resp.members =
+        arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1), sizeof(*resp.members));
     for (int32_t i = 0; i < lr.n_members; i++)
         resp.members[i] = (struct leave_group_resp_member){
             lr.members[i].member_id, lr.members[i].group_instance_id, errors[i]};
@@ -236,8 +243,8 @@ int handle_offset_commit(struct request *req)
     struct group_op *op = op_new(req);
     struct offset_commit_resp *resp = &op->resp.commit;
     resp->n_topics = cr.n_topics;
-    resp->topics = arena_calloc(&op->arena, (size_t)(cr.n_topics ? cr.n_topics : 1),
-                                sizeof(*resp->topics));
+    resp->topics =
+        arena_calloc(&op->arena, (size_t)(cr.n_topics ? cr.n_topics : 1), sizeof(*resp->topics));
     for (int32_t i = 0; i < cr.n_topics; i++) {
         struct offset_commit_resp_topic *t = &resp->topics[i];
         t->name = copy_str(&op->arena, cr.topics[i].name);
@@ -287,8 +294,8 @@ int handle_describe_groups(struct request *req)
         return -ERR_CORRUPT;
     struct describe_groups_resp resp = {0};
     resp.n_groups = dr.n_groups;
-    resp.groups = arena_calloc(req->arena, (size_t)(dr.n_groups ? dr.n_groups : 1),
-                               sizeof(*resp.groups));
+    resp.groups =
+        arena_calloc(req->arena, (size_t)(dr.n_groups ? dr.n_groups : 1), sizeof(*resp.groups));
     for (int32_t i = 0; i < dr.n_groups; i++)
         coordinator_describe(req->b->groups, dr.groups[i], req->arena, &resp.groups[i]);
     send_now(req, enc_describe, &resp);
@@ -375,8 +382,8 @@ int handle_offset_delete(struct request *req)
     struct group_op *op = op_new(req);
     struct offset_delete_resp *resp = &op->resp.odel;
     resp->n_topics = dr.n_topics;
-    resp->topics = arena_calloc(&op->arena, (size_t)(dr.n_topics ? dr.n_topics : 1),
-                                sizeof(*resp->topics));
+    resp->topics =
+        arena_calloc(&op->arena, (size_t)(dr.n_topics ? dr.n_topics : 1), sizeof(*resp->topics));
     for (int32_t i = 0; i < dr.n_topics; i++) {
         struct offset_delete_resp_topic *t = &resp->topics[i];
         t->name = copy_str(&op->arena, dr.topics[i].name);
@@ -401,17 +408,18 @@ int handle_offset_delete(struct request *req)
 
 /* ---- the coordinator's storage ---- */
 
+const struct topic_config_kv offsets_topic_overrides[OFFSETS_TOPIC_N_OVERRIDES] = {
+    {"cleanup.policy", "compact"}, {"segment.bytes", "104857600"}};
+
 static struct topic *offsets_topic(struct broker *b, bool create)
 {
     struct kstr name = kstr_c(OFFSETS_TOPIC);
     struct topic *t = topic_find(b, name);
-    if (t || !create)
+    if (t || !create || b->cfg->n_voters > 0) /* cluster mode: the controller creates it */
         return t;
-    static const struct topic_config_kv overrides[] = {{"cleanup.policy", "compact"},
-                                                        {"segment.bytes", "104857600"}};
     char err[256];
-    int rc = topic_create(b, name, coordinator_partitions(b->groups), overrides,
-                          (int)ARRAY_LEN(overrides), err, sizeof(err));
+    int rc = topic_create(b, name, coordinator_partitions(b->groups), offsets_topic_overrides,
+                          (int)ARRAY_LEN(offsets_topic_overrides), err, sizeof(err));
     if (rc != 0) {
         log_error("offsets_topic_create_failed", "error=\"%s\"", err);
         return NULL;
@@ -430,12 +438,15 @@ static int io_append(void *ctx, int32_t partition, uint8_t *batch, size_t len,
         return -ERR_NOT_FOUND;
     if (partition < 0 || partition >= t->n_parts)
         return -ERR_INVALID;
-    return broker_internal_append(t->parts[partition], batch, len, done, arg);
+    return broker_internal_append(b, t->parts[partition], batch, len, done, arg);
 }
 
 static bool io_partition_exists(void *ctx, struct kstr topic, int32_t partition)
 {
-    return partition_find(ctx, topic, partition) != NULL;
+    struct broker *b = ctx;
+    if (b->cluster) /* this broker may hold no replica of it */
+        return cluster_partition_exists(b->cluster, topic, partition);
+    return partition_find(b, topic, partition) != NULL;
 }
 
 /* Feeds the records of one batch (from disk: checked, never trusted) to the coordinator. */
@@ -542,13 +553,14 @@ int groups_start(struct broker *b, char *err, size_t errcap)
         .offsets_retention_check_ms = cfg->offsets_retention_check_interval_ms,
         .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
         .max_groups = 100000,
+        .cluster = cfg->n_voters > 0,
     };
     struct coordinator_io io = {io_append, io_partition_exists, group_join_done, group_sync_done,
                                 b};
     b->groups = coordinator_new(b->r, &cc, &io);
     struct topic *t = offsets_topic(b, false);
-    if (!t)
-        return 0;
+    if (!t || cc.cluster)
+        return 0; /* cluster mode: partitions load as this broker comes to lead them */
     coordinator_set_partitions(b->groups, t->n_parts);
     int64_t t0 = time_mono_ms();
     int batches = 0, skipped = 0;
@@ -566,6 +578,51 @@ int groups_start(struct broker *b, char *err, size_t errcap)
              coordinator_group_count(b->groups), batches, skipped,
              (long long)(time_mono_ms() - t0));
     return 0;
+}
+
+/* Replays __consumer_offsets-<index> into the coordinator once everything the log held when
+ * this broker won its leadership is committed. */
+static void offsets_load_if_ready(struct broker *b, struct partition *p, int64_t commit)
+{
+    if (p->coord_load_at < 0 || commit < p->coord_load_at)
+        return;
+    p->coord_load_at = -1;
+    int64_t t0 = time_mono_ms();
+    int batches = 0, skipped = 0;
+    int rc = replay_partition(b, p, &batches, &skipped);
+    if (rc != 0) {
+        /* stays loading: its groups get COORDINATOR_LOAD_IN_PROGRESS, never a partial state */
+        log_error("groups_load_failed", "partition=%d error=\"%s\"", p->index, err_str(rc));
+        return;
+    }
+    coordinator_load_end(b->groups, p->index);
+    log_info("groups_loaded", "partition=%d groups=%zu batches=%d skipped=%d ms=%lld", p->index,
+             coordinator_group_count(b->groups), batches, skipped,
+             (long long)(time_mono_ms() - t0));
+}
+
+void groups_offsets_leader(struct broker *b, struct partition *p, bool leading)
+{
+    if (!b->groups)
+        return;
+    coordinator_set_partitions(b->groups, p->topic->n_parts);
+    if (p->index >= coordinator_partitions(b->groups))
+        return;
+    p->coord_load_at = -1;
+    if (!leading) {
+        if (coordinator_owns(b->groups, p->index))
+            coordinator_unload(b->groups, p->index);
+        return;
+    }
+    coordinator_load_begin(b->groups, p->index);
+    p->coord_load_at = plog_end_offset(p->log) - 1;
+    offsets_load_if_ready(b, p, plog_high_watermark(p->log) - 1);
+}
+
+void groups_offsets_commit(struct broker *b, struct partition *p, int64_t commit)
+{
+    if (b->groups)
+        offsets_load_if_ready(b, p, commit);
 }
 
 void groups_stop(struct broker *b)

@@ -37,29 +37,31 @@ struct plog;
 #define TOPIC_NAME_MAX KTOPIC_NAME_MAX
 
 struct partition {
-    struct topic *topic;          /* owner */
-    int32_t index;                /* partition number */
-    struct plog *log;             /* owned */
-    int32_t leader_epoch;         /* Raft term of this (single-voter) group */
+    struct topic *topic;             /* owner */
+    int32_t index;                   /* partition number */
+    struct plog *log;                /* owned */
+    int32_t leader_epoch;            /* Raft term of this (single-voter) group */
     struct list_node acks_waiters;   /* struct acks_wait, in offset order */
     struct list_node fetch_watchers; /* struct fetch_watch */
-    int64_t unflushed_records;    /* acks=0/1 records appended since the last flush request */
-    size_t hidden_bytes;          /* bytes appended and not yet below HW (upper bound) */
-    int64_t last_flush_ms;        /* monotonic time of the last flush request */
-    uint64_t records_in;          /* records appended since start (metrics) */
-    uint64_t bytes_in;            /* batch bytes appended since start */
+    int64_t unflushed_records;       /* acks=0/1 records appended since the last flush request */
+    size_t hidden_bytes;             /* bytes appended and not yet below HW (upper bound) */
+    int64_t last_flush_ms;           /* monotonic time of the last flush request */
+    uint64_t records_in;             /* records appended since start (metrics) */
+    uint64_t bytes_in;               /* batch bytes appended since start */
     struct partition_producers *producers; /* idempotent-producer state (broker/producers.h) */
+    int64_t coord_load_at;                 /* cluster mode, __consumer_offsets led here: replay its
+                                            * groups once commit >= this (-1: nothing to wait for) */
 };
 
 struct topic {
-    char *name;                   /* owned; also the strmap key (copied there) */
-    uint8_t id[16];               /* topic id */
-    bool internal;                /* __consumer_offsets and friends */
-    struct partition **parts;     /* owned, n_parts entries */
+    char *name;               /* owned; also the strmap key (copied there) */
+    uint8_t id[16];           /* topic id */
+    bool internal;            /* __consumer_offsets and friends */
+    struct partition **parts; /* owned, n_parts entries */
     int32_t n_parts;
     struct topic_config_kv *overrides; /* owned strings, n_overrides entries */
     int n_overrides;
-    struct topic_config cfg;      /* effective config */
+    struct topic_config cfg; /* effective config */
 };
 
 struct broker {
@@ -68,23 +70,23 @@ struct broker {
     struct catalog *cat;
     struct flusher *fl;
     struct listener *lis;
-    struct strmap topics;         /* name -> struct topic * */
+    struct strmap topics; /* name -> struct topic * */
     int32_t total_partitions;
     char cluster_id[32];
-    int advertised_port;          /* cfg's, or the bound port when configured as 0 */
-    struct arena scratch;         /* per-request decode memory, reset after each request */
+    int advertised_port;  /* cfg's, or the bound port when configured as 0 */
+    struct arena scratch; /* per-request decode memory, reset after each request */
     struct reactor_timer retention_timer;
     struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
-    int64_t flush_tick_ms;        /* its period, 0 when off */
+    int64_t flush_tick_ms;            /* its period, 0 when off */
     int flusher_fd;
-    struct kreq_stats req_stats;  /* per-API requests, errors, latency (metrics.h) */
+    struct kreq_stats req_stats;        /* per-API requests, errors, latency (metrics.h) */
     struct broker_producers *producers; /* producer ids, expiry (broker/producers.h) */
-    struct cleaner *cleaner;      /* log compaction (NULL when log.cleaner.enable=false) */
+    struct cleaner *cleaner;            /* log compaction (NULL when log.cleaner.enable=false) */
     struct reactor_timer cleaner_timer; /* every log.cleaner.backoff.ms: offer logs */
     bool stopping;
-    bool startup_clean;           /* the previous run shut down cleanly */
-    struct coordinator *groups;   /* consumer groups (groups.c) */
-    struct cluster *cluster;      /* cluster mode (cluster.h); NULL: the single-node broker */
+    bool startup_clean;         /* the previous run shut down cleanly */
+    struct coordinator *groups; /* consumer groups (groups.c) */
+    struct cluster *cluster;    /* cluster mode (cluster.h); NULL: the single-node broker */
 };
 
 /* Per-connection state. */
@@ -100,9 +102,9 @@ struct request {
     struct session *s;
     struct conn *conn;
     struct kreq_header hdr;
-    struct kreader body;    /* positioned after the header */
-    struct arena *arena;    /* scratch: valid until the handler returns */
-    uint8_t *frame;         /* the whole frame (mutable: produce rewrites batch headers) */
+    struct kreader body; /* positioned after the header */
+    struct arena *arena; /* scratch: valid until the handler returns */
+    uint8_t *frame;      /* the whole frame (mutable: produce rewrites batch headers) */
     size_t frame_len;
 };
 
@@ -158,6 +160,15 @@ int handle_offset_delete(struct request *req);
 int groups_start(struct broker *b, char *err, size_t errcap);
 /* Frees the coordinator; call after the logs are closed (appends in flight have completed). */
 void groups_stop(struct broker *b);
+/* Cluster mode: this broker's replica of __consumer_offsets-<index> became the Raft leader
+ * (leading) or stopped being it. Its groups are replayed once everything the new leader's log
+ * held when it won is committed (groups_offsets_commit), and dropped when it stops leading. */
+void groups_offsets_leader(struct broker *b, struct partition *p, bool leading);
+/* Cluster mode: the commit index of __consumer_offsets-<index>'s Raft group advanced. */
+void groups_offsets_commit(struct broker *b, struct partition *p, int64_t commit);
+/* Its topic configs when __consumer_offsets is created (compact, 100 MiB segments). */
+#define OFFSETS_TOPIC_N_OVERRIDES 2
+extern const struct topic_config_kv offsets_topic_overrides[OFFSETS_TOPIC_N_OVERRIDES];
 
 /* ApiVersions error reply for an unsupported version (KIP-511). */
 void api_versions_reply_unsupported(struct request *req);
@@ -184,8 +195,8 @@ int topic_delete(struct broker *b, struct topic *t);
 int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char *err,
                          size_t errcap);
 /* Replaces the topic's overrides (validated), persists and applies them. */
-int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs,
-                        int n, char *err, size_t errcap);
+int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs, int n,
+                        char *err, size_t errcap);
 /* Closes every topic's logs (clean shutdown) and frees the registry. */
 void topics_close_all(struct broker *b);
 /* Applies retention and segment.ms to every partition. */
@@ -219,12 +230,14 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
 int16_t partition_leader_check(struct broker *b, struct partition *p);
 
 /* Appends a batch the broker built itself (e.g. group metadata, committed offsets) to p, as
- * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0) or the
- * write failed later (rc < 0; also when the partition goes away). Returns 0 if the append was
- * made (cb will run), or a negative code (nothing written, cb will not run). The batch must be
- * valid (kbatch_validate); its baseOffset and leader epoch are rewritten in place. */
+ * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0; in cluster
+ * mode: committed by a durable majority of p's Raft group) or the write failed later (rc < 0;
+ * also when the partition goes away or its leadership is lost). Returns 0 if the append was
+ * made (cb will run), or a negative code (nothing written, cb will not run; -ERR_NOT_LEADER in
+ * cluster mode when this broker does not lead p). The batch must be valid (kbatch_validate);
+ * its baseOffset and leader epoch are rewritten in place. */
 typedef void (*internal_append_cb)(void *arg, int rc, int64_t base_offset);
-int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
+int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch, size_t len,
                            internal_append_cb cb, void *arg);
 
 /* ---- fetch.c ---- */

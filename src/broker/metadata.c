@@ -116,8 +116,8 @@ int handle_metadata(struct request *req)
             describe_topic(b, t, &resp.topics[resp.n_topics++], a);
         }
     } else {
-        resp.topics = arena_calloc(a, (size_t)(mr.n_topics ? mr.n_topics : 1),
-                                   sizeof(*resp.topics));
+        resp.topics =
+            arena_calloc(a, (size_t)(mr.n_topics ? mr.n_topics : 1), sizeof(*resp.topics));
         bool may_create = b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
         for (int32_t i = 0; i < mr.n_topics; i++) {
             struct metadata_topic *mt = &resp.topics[resp.n_topics++];
@@ -128,8 +128,7 @@ int handle_metadata(struct request *req)
             char err[256];
             if (!t && may_create && name.len > 0 && topic_name_valid(name, err, sizeof(err)) &&
                 !(name.len >= 2 && name.p[0] == '_' && name.p[1] == '_')) {
-                if (topic_create(b, name, b->cfg->num_partitions, NULL, 0, err, sizeof(err)) ==
-                    0) {
+                if (topic_create(b, name, b->cfg->num_partitions, NULL, 0, err, sizeof(err)) == 0) {
                     t = topic_find(b, name);
                 } else {
                     log_warn("topic_auto_create_failed", "topic=%.*s reason=\"%s\"", name.len,
@@ -159,19 +158,14 @@ int handle_find_coordinator(struct request *req)
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
     struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
-    if (b->cluster) {
-        /* consumer groups keep __consumer_offsets on one node: not in cluster mode yet */
-        resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
-        resp.error_message = kstr_c("consumer groups are not supported in cluster mode yet");
-        resp.node_id = -1;
-        resp.host = kstr_c("");
-        resp.port = -1;
-    } else if (fr.key_type != KAFKA_COORDINATOR_GROUP) {
+    if (fr.key_type != KAFKA_COORDINATOR_GROUP) {
         resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
         resp.error_message = kstr_c("transactions are not supported");
         resp.node_id = -1;
         resp.host = kstr_c("");
         resp.port = -1;
+    } else if (b->cluster) {
+        cluster_find_coordinator(req, fr.key, &resp);
     } else {
         resp.error_code = KERR_NONE;
         resp.node_id = b->cfg->node_id;

@@ -46,9 +46,9 @@
 struct produce_op;
 
 struct acks_wait {
-    struct list_node node;                 /* in partition->acks_waiters */
-    int64_t base_offset;                   /* first offset of the batch: HW stops here */
-    int64_t end_offset;                    /* durable offset that satisfies this wait */
+    struct list_node node; /* in partition->acks_waiters */
+    int64_t base_offset;   /* first offset of the batch: HW stops here */
+    int64_t end_offset;    /* durable offset that satisfies this wait */
     /* called once, after unlinking, with KERR_NONE or the failure */
     void (*done)(struct acks_wait *w, int16_t error_code);
     struct produce_op *op;                 /* produce waits: the request */
@@ -61,9 +61,9 @@ struct produce_op {
     struct broker *b;
     struct conn_slot *slot;
     struct kreq_header hdr;
-    struct arena arena;       /* the response and the waits live here */
+    struct arena arena; /* the response and the waits live here */
     struct produce_resp resp;
-    struct acks_wait *waits;  /* n_waits entries, linked while pending */
+    struct acks_wait *waits; /* n_waits entries, linked while pending */
     int n_waits;
     int pending;
     struct reactor_timer timer;
@@ -308,8 +308,8 @@ int handle_produce(struct request *req)
         struct produce_resp_topic *ot = &resp->topics[i];
         ot->name = rt->name;
         if (op && rt->name.len > 0)
-            ot->name = (struct kstr){arena_strndup(ra, rt->name.p, (size_t)rt->name.len),
-                                     rt->name.len};
+            ot->name =
+                (struct kstr){arena_strndup(ra, rt->name.p, (size_t)rt->name.len), rt->name.len};
         ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
         ot->partitions = arena_calloc(ra, (size_t)ot->n_partitions, sizeof(*ot->partitions));
         struct topic *t = topic_find(b, rt->name);
@@ -458,11 +458,21 @@ static void internal_wait_done(struct acks_wait *w, int16_t error_code)
     mem_free(iw);
 }
 
-int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
+int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch, size_t len,
                            internal_append_cb cb, void *arg)
 {
-    int64_t first;
-    int rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
+    int64_t first, raft_last = -1, raft_term = -1;
+    int rc;
+    if (b->cluster) {
+        struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+        if (!g || partition_leader_check(b, p) != KERR_NONE)
+            return -ERR_NOT_LEADER;
+        struct kbatch_header hh;
+        kbatch_parse_header(batch, &hh);
+        rc = host_propose(g, batch, len, hh.last_offset_delta + 1, &first, &raft_last, &raft_term);
+    } else {
+        rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
+    }
     if (rc != 0)
         return rc;
     struct kbatch_header h;
@@ -472,12 +482,16 @@ int broker_internal_append(struct partition *p, uint8_t *batch, size_t len,
     p->hidden_bytes += len;
     struct internal_wait *iw = mem_calloc(1, sizeof(*iw));
     iw->w.base_offset = first;
-    iw->w.end_offset = plog_end_offset(p->log);
+    iw->w.end_offset = b->cluster ? raft_last + 1 : plog_end_offset(p->log);
+    iw->w.raft_last = raft_last;
+    iw->w.raft_term = raft_term;
     iw->w.done = internal_wait_done;
     iw->base_offset = first;
     iw->cb = cb;
     iw->arg = arg;
     list_push_back(&p->acks_waiters, &iw->w.node);
+    if (b->cluster)
+        return 0; /* the replica makes it durable; its commit settles the wait */
     update_hw(p);
     plog_flush(p->log);
     return 0;

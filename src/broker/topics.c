@@ -76,6 +76,7 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     p->log = log;
     int32_t e = plog_last_epoch(log);
     p->leader_epoch = e < 0 ? 0 : e;
+    p->coord_load_at = -1;
     list_init(&p->acks_waiters);
     list_init(&p->fetch_watchers);
     plog_set_flush_cb(log, flush_cb, p);
@@ -182,8 +183,8 @@ int topics_load(struct broker *b, struct broker_startup *info)
     b->startup_clean = info->clean;
     for (int32_t i = 0; i < n && rc == 0; i++) {
         struct catalog_topic *ct = &cts[i];
-        struct topic_config_kv *kvs = mem_calloc((size_t)(ct->n_configs ? ct->n_configs : 1),
-                                                 sizeof(*kvs));
+        struct topic_config_kv *kvs =
+            mem_calloc((size_t)(ct->n_configs ? ct->n_configs : 1), sizeof(*kvs));
         for (int j = 0; j < ct->n_configs; j++)
             kvs[j] = (struct topic_config_kv){ct->configs[j].key, ct->configs[j].value};
         struct topic *t = topic_new(b, ct->name, ct->partitions, kvs, ct->n_configs);
@@ -208,8 +209,7 @@ int topics_load(struct broker *b, struct broker_startup *info)
 }
 
 int topic_create(struct broker *b, struct kstr name, int32_t partitions,
-                 const struct topic_config_kv *overrides, int n_overrides, char *err,
-                 size_t errcap)
+                 const struct topic_config_kv *overrides, int n_overrides, char *err, size_t errcap)
 {
     CHECK(partitions > 0);
     if (b->total_partitions + (int64_t)partitions > b->cfg->max_partitions) {
@@ -271,14 +271,15 @@ int topic_delete(struct broker *b, struct topic *t)
     return 0;
 }
 
-int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char *err,
-                         size_t errcap)
+int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char *err, size_t errcap)
 {
     CHECK(count > t->n_parts);
     int32_t add = count - t->n_parts;
     if (b->total_partitions + (int64_t)add > b->cfg->max_partitions) {
-        snprintf(err, errcap, "Adding %d partitions would exceed the broker's limit of %d "
-                 "partitions (max.partitions)", add, b->cfg->max_partitions);
+        snprintf(err, errcap,
+                 "Adding %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)",
+                 add, b->cfg->max_partitions);
         return -ERR_LIMIT;
     }
     int rc = save_topic(b, t, count);
@@ -304,8 +305,8 @@ int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char 
     return rc;
 }
 
-int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs,
-                        int n, char *err, size_t errcap)
+int topic_set_overrides(struct broker *b, struct topic *t, const struct topic_config_kv *kvs, int n,
+                        char *err, size_t errcap)
 {
     int old_n = t->n_overrides;
     struct topic_config_kv *old = t->overrides;

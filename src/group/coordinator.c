@@ -1,7 +1,8 @@
 /* The group coordinator (see coordinator.h).
  *
- * Owns: the groups (strmap id -> struct cgroup, each with its timer), the loading flags of the
- * partitions of __consumer_offsets, and the appends in flight (struct pending).
+ * Owns: the groups (strmap id -> struct cgroup, each with its timer), the state of each
+ * partition of __consumer_offsets (loaded, loading, not ours), and the appends in flight
+ * (struct pending).
  *
  * Invariants (coordinator_check):
  *  1. Every group in the map is not Dead; a Dead group is removed in the same call that kills
@@ -11,9 +12,12 @@
  *     member ids does not stay in the map (a failed JoinGroup leaves nothing behind).
  *  4. Every struct pending is answered exactly once, by its append's completion or at once when
  *     the append is refused.
+ *  5. Groups exist only for partitions that are LOADED or LOADING (coordinator_unload drops
+ *     the others' at once; a completion for a partition that is no longer ours applies nothing).
  *
  * A partition's groups are LOADING between coordinator_load_begin and _end; requests for them
- * are refused with COORDINATOR_LOAD_IN_PROGRESS. */
+ * are refused with COORDINATOR_LOAD_IN_PROGRESS. In cluster mode a partition is NOT_OWNED
+ * until this broker leads it (requests: NOT_COORDINATOR). */
 #include "group/coordinator.h"
 
 #include <stdlib.h>
@@ -29,6 +33,8 @@
 #include "kafka/batch.h"
 #include "kafka/errors.h"
 
+enum pstate { PART_LOADED, PART_LOADING, PART_NOT_OWNED };
+
 struct cgroup {
     struct group *g;
     struct coordinator *c;
@@ -40,11 +46,12 @@ struct coordinator {
     struct coordinator_config cfg;
     struct coordinator_io io;
     struct group_hooks hooks;
-    struct strmap groups;        /* id -> struct cgroup * */
+    struct strmap groups; /* id -> struct cgroup * */
     int32_t n_partitions;
-    bool *loading;               /* per partition */
+    uint8_t *pstate;  /* per partition: enum pstate */
+    bool start_owned; /* partitions start LOADED (single node) or NOT_OWNED */
     struct reactor_timer expire_timer;
-    uint64_t skipped_records;    /* replayed records that did not decode */
+    uint64_t skipped_records; /* replayed records that did not decode */
 };
 
 /* ---- time ---- */
@@ -90,8 +97,7 @@ static void recs_end(struct recs *rs, size_t key_before, size_t value_before, bo
         rs->value_len = mem_realloc(rs->value_len, (size_t)rs->cap * sizeof(*rs->value_len));
     }
     rs->key_len[rs->n] = iobuf_total(&rs->keys) - key_before;
-    rs->value_len[rs->n] =
-        tombstone ? -1 : (int32_t)(iobuf_total(&rs->values) - value_before);
+    rs->value_len[rs->n] = tombstone ? -1 : (int32_t)(iobuf_total(&rs->values) - value_before);
     rs->n++;
 }
 
@@ -154,8 +160,8 @@ struct pending {
     int32_t partition;
     uint8_t *batch;
     size_t len;
-    bool apply;       /* replay the records into memory once durable (commits) */
-    int16_t **ecs;    /* error codes to set if the write fails */
+    bool apply;    /* replay the records into memory once durable (commits) */
+    int16_t **ecs; /* error codes to set if the write fails */
     int32_t n_ecs;
     void (*done)(void *arg);
     void *arg;
@@ -165,12 +171,15 @@ static void apply_batch(struct coordinator *c, int32_t p, const uint8_t *batch, 
 
 static void pending_finish(struct pending *pd, int rc)
 {
-    if (rc == 0 && pd->apply)
-        apply_batch(pd->c, pd->partition, pd->batch, pd->len);
+    struct coordinator *c = pd->c;
+    bool ours = pd->partition < c->n_partitions && c->pstate[pd->partition] == PART_LOADED;
+    if (rc == 0 && pd->apply && ours)
+        apply_batch(c, pd->partition, pd->batch, pd->len);
     if (rc != 0) {
         log_warn("group_write_failed", "partition=%d error=\"%s\"", pd->partition, err_str(rc));
+        /* a coordinator that lost its partition sends clients looking for the new one */
         for (int32_t i = 0; i < pd->n_ecs; i++)
-            *pd->ecs[i] = KERR_COORDINATOR_NOT_AVAILABLE;
+            *pd->ecs[i] = ours ? KERR_COORDINATOR_NOT_AVAILABLE : KERR_NOT_COORDINATOR;
     }
     if (pd->done)
         pd->done(pd->arg);
@@ -242,9 +251,8 @@ static void drop(struct coordinator *c, struct cgroup *cg)
 static void touch(struct coordinator *c, struct cgroup *cg)
 {
     struct group *g = cg->g;
-    if (g->state == GROUP_DEAD ||
-        (g->state == GROUP_EMPTY && g->generation == 0 && group_offset_count(g) == 0 &&
-         g->n_pending == 0)) {
+    if (g->state == GROUP_DEAD || (g->state == GROUP_EMPTY && g->generation == 0 &&
+                                   group_offset_count(g) == 0 && g->n_pending == 0)) {
         drop(c, cg);
         return;
     }
@@ -273,9 +281,9 @@ static void store_group(void *env, struct group *g)
     recs_destroy(&rs);
 }
 
-static bool loading(const struct coordinator *c, struct kstr group_id)
+static enum pstate group_pstate(const struct coordinator *c, struct kstr group_id)
 {
-    return c->loading[coordinator_partition_for(c, group_id)];
+    return c->pstate[coordinator_partition_for(c, group_id)];
 }
 
 /* Common checks of a request naming a group: NONE or the error to answer with. */
@@ -283,8 +291,14 @@ static int16_t check_group_id(const struct coordinator *c, struct kstr group_id)
 {
     if (group_id.len <= 0 || memchr(group_id.p, '\0', (size_t)group_id.len))
         return KERR_INVALID_GROUP_ID;
-    if (loading(c, group_id))
+    switch (group_pstate(c, group_id)) {
+    case PART_LOADED:
+        break;
+    case PART_LOADING:
         return KERR_COORDINATOR_LOAD_IN_PROGRESS;
+    case PART_NOT_OWNED:
+        return KERR_NOT_COORDINATOR;
+    }
     return KERR_NONE;
 }
 
@@ -320,8 +334,9 @@ struct coordinator *coordinator_new(struct reactor *r, const struct coordinator_
     c->io = *io;
     c->hooks = (struct group_hooks){io->join_done, io->sync_done, store_group, c};
     strmap_init(&c->groups);
-    c->n_partitions = cfg->offsets_partitions;
-    c->loading = mem_calloc((size_t)c->n_partitions, sizeof(*c->loading));
+    c->start_owned = !cfg->cluster;
+    c->n_partitions = 0;
+    coordinator_set_partitions(c, cfg->offsets_partitions);
     reactor_timer_init(&c->expire_timer, on_expire_timer, c);
     reactor_timer_start(r, &c->expire_timer, cfg->offsets_retention_check_ms);
     return c;
@@ -340,7 +355,7 @@ void coordinator_free(struct coordinator *c)
         mem_free(cg);
     }
     strmap_destroy(&c->groups);
-    mem_free(c->loading);
+    mem_free(c->pstate);
     mem_free(c);
 }
 
@@ -349,11 +364,17 @@ void coordinator_set_partitions(struct coordinator *c, int32_t n)
     CHECK(n > 0);
     if (n == c->n_partitions)
         return;
-    log_warn("offsets_topic_partitions", "configured=%d existing=%d action=use_existing",
-             c->n_partitions, n);
-    mem_free(c->loading);
+    if (c->n_partitions > 0)
+        log_warn("offsets_topic_partitions", "configured=%d existing=%d action=use_existing",
+                 c->n_partitions, n);
+    /* groups were placed by the old count: none may stay */
+    for (int32_t p = 0; p < c->n_partitions; p++)
+        coordinator_unload(c, p);
+    mem_free(c->pstate);
     c->n_partitions = n;
-    c->loading = mem_calloc((size_t)n, sizeof(*c->loading));
+    c->pstate = mem_calloc((size_t)n, sizeof(*c->pstate));
+    for (int32_t p = 0; p < n; p++)
+        c->pstate[p] = c->start_owned ? PART_LOADED : PART_NOT_OWNED;
 }
 
 int32_t coordinator_partitions(const struct coordinator *c)
@@ -386,8 +407,8 @@ static void apply_group_record(struct coordinator *c, struct kstr id, struct kby
         if (!cg)
             return;
         if (group_offset_count(cg->g) > 0) {
-            struct group_restore empty = {kstr_c(""), cg->g->generation, KSTR_NULL, KSTR_NULL,
-                                          time_wall_ms(), NULL, 0};
+            struct group_restore empty = {
+                kstr_c(""), cg->g->generation, KSTR_NULL, KSTR_NULL, time_wall_ms(), NULL, 0};
             group_restore(cg->g, &empty, now_ms(c));
             touch(c, cg);
         } else {
@@ -468,17 +489,44 @@ static void apply_batch(struct coordinator *c, int32_t p, const uint8_t *batch, 
 void coordinator_load_begin(struct coordinator *c, int32_t p)
 {
     CHECK(p >= 0 && p < c->n_partitions);
-    c->loading[p] = true;
+    coordinator_unload(c, p); /* a replay starts from nothing */
+    c->pstate[p] = PART_LOADING;
 }
 
 void coordinator_load_end(struct coordinator *c, int32_t p)
 {
     CHECK(p >= 0 && p < c->n_partitions);
-    c->loading[p] = false;
+    c->pstate[p] = PART_LOADED;
     if (c->skipped_records)
         log_warn("group_records_skipped", "partition=%d records=%llu", p,
                  (unsigned long long)c->skipped_records);
     c->skipped_records = 0;
+}
+
+void coordinator_unload(struct coordinator *c, int32_t p)
+{
+    CHECK(p >= 0 && p < c->n_partitions);
+    size_t n = c->groups.len, k = 0;
+    struct cgroup **doomed = mem_calloc(n ? n : 1, sizeof(*doomed));
+    size_t it = 0;
+    const char *key;
+    void *v;
+    while (strmap_next(&c->groups, &it, &key, &v)) {
+        struct cgroup *cg = v;
+        if (coordinator_partition_for(c, kstr_c(cg->g->id)) == p)
+            doomed[k++] = cg;
+    }
+    for (size_t i = 0; i < k; i++)
+        drop(c, doomed[i]); /* waiting JoinGroup/SyncGroup: NOT_COORDINATOR */
+    mem_free(doomed);
+    if (k > 0)
+        log_info("groups_unloaded", "partition=%d groups=%zu", p, k);
+    c->pstate[p] = PART_NOT_OWNED;
+}
+
+bool coordinator_owns(const struct coordinator *c, int32_t p)
+{
+    return p >= 0 && p < c->n_partitions && c->pstate[p] != PART_NOT_OWNED;
 }
 
 /* ---- invariants ---- */
@@ -510,8 +558,8 @@ static void join_refuse(struct coordinator *c, void *waiter, int16_t ec, struct 
     c->io.join_done(waiter, &res);
 }
 
-void coordinator_join(struct coordinator *c, struct kstr group_id,
-                      const struct group_join_req *req, void *waiter)
+void coordinator_join(struct coordinator *c, struct kstr group_id, const struct group_join_req *req,
+                      void *waiter)
 {
     int16_t ec = check_group_id(c, group_id);
     struct cgroup *cg = ec == KERR_NONE ? find(c, group_id) : NULL;
@@ -528,8 +576,8 @@ void coordinator_join(struct coordinator *c, struct kstr group_id,
     DCHECK((coordinator_check(c), true));
 }
 
-void coordinator_sync(struct coordinator *c, struct kstr group_id,
-                      const struct group_sync_req *req, void *waiter)
+void coordinator_sync(struct coordinator *c, struct kstr group_id, const struct group_sync_req *req,
+                      void *waiter)
 {
     int16_t ec = check_group_id(c, group_id);
     struct cgroup *cg = ec == KERR_NONE ? find(c, group_id) : NULL;
@@ -600,8 +648,8 @@ bool coordinator_commit(struct coordinator *c, const struct offset_commit_req *r
             ec = KERR_ILLEGAL_GENERATION;
     }
     if (ec == KERR_NONE)
-        ec = group_commit_allowed(cg->g, req->member_id, req->group_instance_id,
-                                  req->generation_id, now_ms(c));
+        ec = group_commit_allowed(cg->g, req->member_id, req->group_instance_id, req->generation_id,
+                                  now_ms(c));
     if (ec != KERR_NONE) {
         fill_commit_errors(resp, ec);
         if (cg)
@@ -692,8 +740,8 @@ void coordinator_fetch_offsets(struct coordinator *c, const struct offset_fetch_
         return;
     }
     resp->n_topics = req->n_topics;
-    resp->topics = arena_calloc(a, (size_t)(req->n_topics ? req->n_topics : 1),
-                                sizeof(*resp->topics));
+    resp->topics =
+        arena_calloc(a, (size_t)(req->n_topics ? req->n_topics : 1), sizeof(*resp->topics));
     for (int32_t i = 0; i < req->n_topics; i++) {
         const struct offset_fetch_req_topic *rt = &req->topics[i];
         struct offset_fetch_resp_topic *t = &resp->topics[i];
@@ -705,8 +753,7 @@ void coordinator_fetch_offsets(struct coordinator *c, const struct offset_fetch_
             int32_t pi = rt->partition_indexes[j];
             const struct group_offset *o = cg ? group_offset_get(cg->g, rt->name, pi) : NULL;
             t->partitions[j] = (struct offset_fetch_resp_partition){
-                pi, o ? o->offset : -1, o ? o->leader_epoch : -1,
-                kstr_c(o ? o->metadata : ""), ec};
+                pi, o ? o->offset : -1, o ? o->leader_epoch : -1, kstr_c(o ? o->metadata : ""), ec};
         }
     }
 }
@@ -740,8 +787,8 @@ void coordinator_describe(struct coordinator *c, struct kstr group_id, struct ar
     out->protocol_type = kstr_c(g->protocol_type ? g->protocol_type : "");
     out->protocol_data = kstr_c(stable && g->protocol_name ? g->protocol_name : "");
     out->n_members = g->n_members;
-    out->members = arena_calloc(a, (size_t)(g->n_members ? g->n_members : 1),
-                                sizeof(*out->members));
+    out->members =
+        arena_calloc(a, (size_t)(g->n_members ? g->n_members : 1), sizeof(*out->members));
     for (int32_t i = 0; i < g->n_members; i++) {
         const struct group_member *m = g->members[i];
         struct describe_groups_member *d = &out->members[i];
@@ -755,8 +802,8 @@ void coordinator_describe(struct coordinator *c, struct kstr group_id, struct ar
             continue; /* as Kafka: metadata and assignment only once Stable */
         for (int32_t k = 0; k < m->n_protocols; k++)
             if (strcmp(m->protocols[k].name, g->protocol_name) == 0 && m->protocols[k].metadata)
-                d->member_metadata = (struct kbytes){m->protocols[k].metadata,
-                                                     m->protocols[k].metadata_len};
+                d->member_metadata =
+                    (struct kbytes){m->protocols[k].metadata, m->protocols[k].metadata_len};
         if (m->assignment)
             d->member_assignment = (struct kbytes){m->assignment, m->assignment_len};
     }
@@ -780,7 +827,7 @@ void coordinator_list(struct coordinator *c, const struct list_groups_req *req, 
         const struct group *g = ((struct cgroup *)v)->g;
         if (req->n_states_filter > 0 && !want[g->state])
             continue;
-        if (c->loading[coordinator_partition_for(c, kstr_c(g->id))])
+        if (group_pstate(c, kstr_c(g->id)) != PART_LOADED)
             continue;
         resp->groups[resp->n_groups++] = (struct list_groups_group){
             kstr_c(g->id), kstr_c(g->protocol_type ? g->protocol_type : ""),
@@ -887,7 +934,7 @@ static void drop_offsets(struct coordinator *c, bool only_empty, offset_match_fn
         if (only_empty && g->state != GROUP_EMPTY)
             continue;
         struct kstr id = kstr_c(g->id);
-        if (c->loading[coordinator_partition_for(c, id)])
+        if (group_pstate(c, id) != PART_LOADED)
             continue;
         struct recs rs;
         recs_init(&rs);

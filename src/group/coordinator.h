@@ -9,7 +9,11 @@
  * crash in between loses at most the latest generation's record: members then rejoin).
  *
  * Group g lives in partition grec_partition_for(g, n) of __consumer_offsets. While a partition
- * loads, requests for its groups get COORDINATOR_LOAD_IN_PROGRESS.
+ * loads, requests for its groups get COORDINATOR_LOAD_IN_PROGRESS. On a single node every
+ * partition is this broker's from the start; in cluster mode (cfg.cluster) none is until the
+ * broker, leading that partition's Raft group, replays it (load_begin ... load_end), and it
+ * stops being so at coordinator_unload (leadership lost): requests for groups of a partition
+ * that is not ours get NOT_COORDINATOR, and clients look for the coordinator again.
  *
  * Limits: group.max.size members per group, group.max.metadata.bytes per member's protocols
  * and per assignment, offset.metadata.max.bytes per committed metadata string, and at most
@@ -52,6 +56,7 @@ struct coordinator_config {
     int64_t offsets_retention_check_ms; /* offsets.retention.check.interval.ms */
     int32_t offset_metadata_max_bytes;  /* offset.metadata.max.bytes */
     int32_t max_groups;
+    bool cluster; /* partitions start not ours (see above) */
 };
 
 /* cfg and io are copied. The expiry timer starts at once. */
@@ -62,25 +67,32 @@ struct coordinator *coordinator_new(struct reactor *r, const struct coordinator_
 void coordinator_free(struct coordinator *c);
 
 /* The partition count of __consumer_offsets when the topic already exists with another count
- * than configured (the existing one wins: group placement must not move). */
+ * than configured (the existing one wins: group placement must not move). Changing it unloads
+ * every partition first. */
 void coordinator_set_partitions(struct coordinator *c, int32_t n);
 int32_t coordinator_partitions(const struct coordinator *c);
 int32_t coordinator_partition_for(const struct coordinator *c, struct kstr group_id);
 
 /* Replay of partition p: begin, every record in log order (value.len -1: tombstone), end.
- * Records that do not decode are skipped and counted. */
+ * Records that do not decode are skipped and counted. load_begin drops what p held before. */
 void coordinator_load_begin(struct coordinator *c, int32_t p);
 void coordinator_load_record(struct coordinator *c, int32_t p, struct kbytes key,
                              struct kbytes value);
 void coordinator_load_end(struct coordinator *c, int32_t p);
+/* Partition p is no longer ours: its groups are dropped from memory (waiting JoinGroup and
+ * SyncGroup answered NOT_COORDINATOR; appends in flight complete without touching memory and
+ * answer NOT_COORDINATOR if they fail). */
+void coordinator_unload(struct coordinator *c, int32_t p);
+/* Whether p is loaded or loading here. */
+bool coordinator_owns(const struct coordinator *c, int32_t p);
 
 /* ---- requests (errors as group.h documents, plus INVALID_GROUP_ID for an empty group id,
  * COORDINATOR_LOAD_IN_PROGRESS while its partition loads) ---- */
 
-void coordinator_join(struct coordinator *c, struct kstr group_id,
-                      const struct group_join_req *req, void *waiter);
-void coordinator_sync(struct coordinator *c, struct kstr group_id,
-                      const struct group_sync_req *req, void *waiter);
+void coordinator_join(struct coordinator *c, struct kstr group_id, const struct group_join_req *req,
+                      void *waiter);
+void coordinator_sync(struct coordinator *c, struct kstr group_id, const struct group_sync_req *req,
+                      void *waiter);
 int16_t coordinator_heartbeat(struct coordinator *c, const struct heartbeat_req *req);
 /* Each member leaves; errors[i] gets its result. Returns the request-level error. */
 int16_t coordinator_leave(struct coordinator *c, struct kstr group_id,

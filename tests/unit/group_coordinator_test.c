@@ -220,7 +220,7 @@ static void on_commit_done(void *arg)
     commits_done++;
 }
 
-static struct coordinator *mk_coord(struct reactor **r)
+static struct coordinator *mk_coord_mode(struct reactor **r, bool cluster)
 {
     *r = reactor_new();
     ASSERT(*r);
@@ -231,11 +231,17 @@ static struct coordinator *mk_coord(struct reactor **r)
         .offsets_retention_check_ms = 600000,
         .offset_metadata_max_bytes = 10,
         .max_groups = 100,
+        .cluster = cluster,
     };
     struct coordinator_io io = {fake_append, fake_exists, nop_join, nop_sync, NULL};
     n_appends = 0;
     commits_done = 0;
     return coordinator_new(*r, &cfg, &io);
+}
+
+static struct coordinator *mk_coord(struct reactor **r)
+{
+    return mk_coord_mode(r, false);
 }
 
 /* Completes the fake appends in order (rc for all). */
@@ -256,9 +262,12 @@ static void free_appends(void)
 static struct offset_commit_req commit_req(struct arena *a, const char *group, int64_t off,
                                            const char *md)
 {
-    struct offset_commit_req q = {.group_id = kstr_c(group), .generation_id = -1,
-                                  .member_id = kstr_c(""), .group_instance_id = KSTR_NULL,
-                                  .retention_time_ms = -1, .n_topics = 1};
+    struct offset_commit_req q = {.group_id = kstr_c(group),
+                                  .generation_id = -1,
+                                  .member_id = kstr_c(""),
+                                  .group_instance_id = KSTR_NULL,
+                                  .retention_time_ms = -1,
+                                  .n_topics = 1};
     q.topics = arena_calloc(a, 1, sizeof(*q.topics));
     q.topics[0].name = kstr_c("t");
     q.topics[0].n_partitions = 2;
@@ -368,10 +377,14 @@ TEST(coordinator_replay_rebuilds_groups_offsets_and_deletions)
     /* a stable one-member group with an offset, and a group deleted after commits */
     int16_t jerr = -1, serr = -1;
     struct join_group_protocol proto = {kstr_c("range"), {(const uint8_t *)"sub", 3}};
-    struct group_join_req jr = {.member_id = kstr_c(""), .instance_id = KSTR_NULL,
-                                .client_id = kstr_c("cl"), .client_host = kstr_c("/h"),
-                                .protocol_type = kstr_c("consumer"), .session_timeout_ms = 10000,
-                                .rebalance_timeout_ms = 10000, .protocols = &proto,
+    struct group_join_req jr = {.member_id = kstr_c(""),
+                                .instance_id = KSTR_NULL,
+                                .client_id = kstr_c("cl"),
+                                .client_host = kstr_c("/h"),
+                                .protocol_type = kstr_c("consumer"),
+                                .session_timeout_ms = 10000,
+                                .rebalance_timeout_ms = 10000,
+                                .protocols = &proto,
                                 .n_protocols = 1};
     coordinator_join(c, kstr_c("live"), &jr, &jerr);
     ASSERT_EQ(jerr, 0);
@@ -405,8 +418,8 @@ TEST(coordinator_replay_rebuilds_groups_offsets_and_deletions)
     ASSERT_STREQ(g2->members[0]->member_id, member);
     ASSERT_EQ(g2->members[0]->assignment_len, 1);
     ASSERT(!coordinator_find(c2, kstr_c("gone"))); /* tombstoned */
-    ASSERT_EQ(coordinator_heartbeat(c2, &(struct heartbeat_req){kstr_c("live"), 1,
-                                                               kstr_c(member), KSTR_NULL}),
+    ASSERT_EQ(coordinator_heartbeat(
+                  c2, &(struct heartbeat_req){kstr_c("live"), 1, kstr_c(member), KSTR_NULL}),
               KERR_NONE);
     coordinator_free(c2);
     reactor_free(r2);
@@ -425,7 +438,8 @@ TEST(coordinator_refuses_while_loading_and_skips_garbage_records)
     struct heartbeat_req hb = {kstr_c("g"), 1, kstr_c("m"), KSTR_NULL};
     ASSERT_EQ(coordinator_heartbeat(c, &hb), KERR_COORDINATOR_LOAD_IN_PROGRESS);
     int16_t jerr = -1;
-    struct group_join_req jr = {.member_id = kstr_c(""), .instance_id = KSTR_NULL,
+    struct group_join_req jr = {.member_id = kstr_c(""),
+                                .instance_id = KSTR_NULL,
                                 .protocol_type = kstr_c("consumer"),
                                 .session_timeout_ms = 10000};
     coordinator_join(c, kstr_c("g"), &jr, &jerr);
@@ -447,6 +461,68 @@ TEST(coordinator_refuses_while_loading_and_skips_garbage_records)
     coordinator_describe(c, kstr_c("nope"), &a, &d);
     ASSERT_EQ(d.error_code, KERR_NONE);
     ASSERT(kstr_eq(d.group_state, "Dead"));
+    arena_destroy(&a);
+    coordinator_free(c);
+    reactor_free(r);
+    free_appends();
+}
+
+/* Cluster mode: a partition is served only between load_end and unload (the broker follows its
+ * Raft leadership); a commit whose append completes after the unload changes nothing here and,
+ * failing, sends the client to the new coordinator. */
+TEST(coordinator_in_cluster_mode_serves_only_partitions_it_leads)
+{
+    struct reactor *r;
+    struct coordinator *c = mk_coord_mode(&r, true);
+    struct arena a;
+    arena_init(&a, 0);
+    int32_t p = coordinator_partition_for(c, kstr_c("g"));
+    struct heartbeat_req hb = {kstr_c("g"), 1, kstr_c("m"), KSTR_NULL};
+    ASSERT(!coordinator_owns(c, p));
+    ASSERT_EQ(coordinator_heartbeat(c, &hb), KERR_NOT_COORDINATOR);
+    struct offset_commit_req q = commit_req(&a, "g", 5, "");
+    struct offset_commit_resp resp = commit_resp(&a);
+    ASSERT(!coordinator_commit(c, &q, &resp, on_commit_done, NULL));
+    ASSERT_EQ(resp.topics[0].partitions[0].error_code, KERR_NOT_COORDINATOR);
+    ASSERT_EQ(n_appends, 0);
+
+    coordinator_load_begin(c, p); /* won the leadership: replaying */
+    ASSERT(coordinator_owns(c, p));
+    ASSERT_EQ(coordinator_heartbeat(c, &hb), KERR_COORDINATOR_LOAD_IN_PROGRESS);
+    coordinator_load_end(c, p);
+    resp = commit_resp(&a);
+    ASSERT(coordinator_commit(c, &q, &resp, on_commit_done, NULL));
+    complete_appends(0);
+    ASSERT_EQ(resp.topics[0].partitions[0].error_code, KERR_NONE);
+    ASSERT_EQ(fetched(c, &a, "g", 1), 5);
+    free_appends();
+
+    /* a commit in flight when the leadership goes: not applied; its failure = NOT_COORDINATOR */
+    struct offset_commit_req q2 = commit_req(&a, "g", 6, "");
+    struct offset_commit_resp resp2 = commit_resp(&a);
+    ASSERT(coordinator_commit(c, &q2, &resp2, on_commit_done, NULL));
+    coordinator_unload(c, p);
+    ASSERT(!coordinator_owns(c, p));
+    ASSERT(!coordinator_find(c, kstr_c("g")));
+    ASSERT_EQ(coordinator_group_count(c), 0);
+    complete_appends(-ERR_FENCED);
+    ASSERT_EQ(resp2.topics[0].partitions[0].error_code, KERR_NOT_COORDINATOR);
+    free_appends();
+    struct offset_commit_resp resp3 = commit_resp(&a);
+    ASSERT(!coordinator_commit(c, &q2, &resp3, on_commit_done, NULL));
+    ASSERT_EQ(resp3.topics[0].partitions[0].error_code, KERR_NOT_COORDINATOR);
+
+    /* leading again: the replay starts from nothing (no group left from the first time) */
+    coordinator_load_begin(c, p);
+    ASSERT_EQ(coordinator_group_count(c), 0);
+    coordinator_load_end(c, p);
+    ASSERT_EQ(fetched(c, &a, "g", 1), -1);
+    /* another partition of the topic was never ours */
+    ASSERT(!coordinator_owns(c, (p + 1) % 4));
+    /* a new partition count unloads everything */
+    coordinator_set_partitions(c, 8);
+    for (int32_t i = 0; i < 8; i++)
+        ASSERT(!coordinator_owns(c, i));
     arena_destroy(&a);
     coordinator_free(c);
     reactor_free(r);
@@ -504,7 +580,7 @@ TEST(coordinator_forgets_offsets_of_a_deleted_topic)
     struct group *g = coordinator_find(c, kstr_c("both"));
     ASSERT(g);
     ASSERT(!group_offset_get(g, kstr_c("t"), 1));
-    ASSERT(group_offset_get(g, kstr_c("u"), 1)); /* (partition 9 of the request does not exist) */
+    ASSERT(group_offset_get(g, kstr_c("u"), 1));  /* (partition 9 of the request does not exist) */
     ASSERT(!coordinator_find(c, kstr_c("only"))); /* Empty and without offsets: removed */
     ASSERT_EQ(n_appends, 2);
     int32_t recs = 0;
@@ -534,10 +610,14 @@ TEST(coordinator_lists_by_state_and_deletes_offsets_unless_subscribed)
     free_appends();
     static const uint8_t sub[] = {0, 0, 0, 0, 0, 1, 0, 1, 't', 0xff, 0xff, 0xff, 0xff};
     struct join_group_protocol proto = {kstr_c("range"), {sub, sizeof(sub)}};
-    struct group_join_req jr = {.member_id = kstr_c(""), .instance_id = KSTR_NULL,
-                                .client_id = kstr_c("cl"), .client_host = kstr_c("/h"),
-                                .protocol_type = kstr_c("consumer"), .session_timeout_ms = 10000,
-                                .protocols = &proto, .n_protocols = 1};
+    struct group_join_req jr = {.member_id = kstr_c(""),
+                                .instance_id = KSTR_NULL,
+                                .client_id = kstr_c("cl"),
+                                .client_host = kstr_c("/h"),
+                                .protocol_type = kstr_c("consumer"),
+                                .session_timeout_ms = 10000,
+                                .protocols = &proto,
+                                .n_protocols = 1};
     int16_t jerr = -1;
     coordinator_join(c, kstr_c("busy"), &jr, &jerr);
     ASSERT_EQ(jerr, 0);
