@@ -61,6 +61,11 @@
 /* Reads per readable event before yielding to other connections (level-triggered: the rest is
  * picked up next iteration). */
 #define READS_PER_EVENT 8
+/* ... and bytes: each frame is handled as it arrives (a 1 MiB produce request costs ms of
+ * validation and appending), and an event that read many MiB would hold the iteration, so
+ * timers (Raft heartbeats) and the end-of-iteration flush of replication traffic would wait
+ * behind it for 100+ ms. */
+#define READ_BYTES_PER_EVENT ((size_t)1 << 20)
 /* sendfile count per call; the kernel caps a call near 2 GiB anyway. */
 #define SENDFILE_MAX ((size_t)1 << 30)
 /* An empty `out` whose chunk array grew past this many entries gives it back. */
@@ -431,8 +436,8 @@ static bool frame_size_ok(struct conn *c, int32_t size)
         return false;
     }
     if ((size_t)size > c->l->lim.max_frame_bytes) {
-        log_warn("frame_too_large", "conn=%llu peer=%s size=%d max=%zu",
-                 (unsigned long long)c->id, c->peer, (int)size, c->l->lim.max_frame_bytes);
+        log_warn("frame_too_large", "conn=%llu peer=%s size=%d max=%zu", (unsigned long long)c->id,
+                 c->peer, (int)size, c->l->lim.max_frame_bytes);
         conn_close(c);
         return false;
     }
@@ -573,7 +578,10 @@ static void on_readable(struct conn *c)
         return;
     }
     deliver_rbuf(c); /* frames left from before a pause go first */
-    for (int i = 0; i < READS_PER_EVENT && c->state == CONN_OPEN && !c->paused; i++) {
+    size_t got = 0;
+    for (int i = 0;
+         i < READS_PER_EVENT && got < READ_BYTES_PER_EVENT && c->state == CONN_OPEN && !c->paused;
+         i++) {
         bool scratch = c->rbuf == NULL;
         size_t room = scratch ? CONN_READ_CHUNK : rbuf_make_room(c);
         uint8_t *dst = scratch ? l->scratch : c->rbuf + c->rend;
@@ -592,6 +600,7 @@ static void on_readable(struct conn *c)
             break;
         }
         l->stats.bytes_in += (uint64_t)n;
+        got += (size_t)n;
         if (scratch) {
             size_t used = deliver(c, dst, (size_t)n);
             if (c->state == CONN_OPEN && used < (size_t)n)
