@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/check.h"
 #include "base/mem.h"
 #include "base/time.h"
 #include "cli/common.h"
@@ -46,6 +47,7 @@ struct bench_opts {
     const char *compression; /* --compression */
     size_t size;             /* --size: value bytes per record */
     int64_t records;         /* --records */
+    int64_t rate;            /* --rate: records per second, 0 = as fast as possible */
     bool keep;               /* --keep-topic */
 };
 
@@ -75,7 +77,8 @@ static const char bench_help[] =
     "starting the consumer to the first record. The producer uses linger.ms=5,\n"
     "batch.num.messages=10000, queue.buffering.max.messages=1000000 and\n"
     "queue.buffering.max.kbytes=32768; -X applies to both producer and consumer and\n"
-    "overrides these. Latencies are measured at full load, so they include queueing.\n"
+    "overrides these. Latencies are measured at full load, so they include queueing,\n"
+    "unless --rate paces the producer below what the cluster can take.\n"
     "\n"
     "Options:\n"
     "  -t, --topic NAME               topic to create (default: streampulse-bench-PID-TIME);\n"
@@ -86,11 +89,14 @@ static const char bench_help[] =
     "  -z, --compression CODEC        none|gzip|snappy|lz4|zstd (default none)\n"
     "  -s, --size BYTES               value size (default 100)\n"
     "  -n, --records N                records to produce (default 1000000)\n"
+    "      --rate N                   enqueue at most N records per second (default 0:\n"
+    "                                 unpaced)\n"
     "      --keep-topic               do not delete the topic afterwards\n"
     "\n" CLI_COMMON_HELP;
 
 enum {
     OPT_KEEP = CLI_OPT_CMD,
+    OPT_RATE,
 };
 
 static const struct option bench_longopts[] = {
@@ -102,6 +108,7 @@ static const struct option bench_longopts[] = {
     {"size", required_argument, NULL, 's'},
     {"records", required_argument, NULL, 'n'},
     {"keep-topic", no_argument, NULL, OPT_KEEP},
+    {"rate", required_argument, NULL, OPT_RATE},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -164,6 +171,11 @@ static int parse_args(struct cli_common *c, struct bench_opts *o, int argc, char
             break;
         case OPT_KEEP:
             o->keep = true;
+            break;
+        case OPT_RATE:
+            if (cli_parse_int(c, "--rate", optarg, 0, INT32_MAX, &n) != 0)
+                return -1;
+            o->rate = n;
             break;
         default:
             return -1;
@@ -276,6 +288,36 @@ static void delete_topic(const struct cli_common *c, const char *topic, rd_kafka
     rd_kafka_DeleteTopic_destroy(dt);
 }
 
+/* Waits (up to the command timeout) until every partition of the topic has a leader, so the
+ * produce phase does not time a fresh topic's election (a cluster elects its replicas' leaders
+ * after CreateTopics answers). Returns 0, or -1 after a warning (the phase then goes on). */
+static int wait_leaders(const struct cli_common *c, rd_kafka_t *rk, const char *topic)
+{
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    if (!rkt)
+        return -1;
+    int64_t deadline = time_mono_ns() + (int64_t)c->timeout_ms * 1000000;
+    int rc = -1;
+    while (rc != 0 && time_mono_ns() < deadline && !cli_interrupted) {
+        const struct rd_kafka_metadata *md = NULL;
+        if (rd_kafka_metadata(rk, 0, rkt, &md, 1000) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+            bool ready =
+                md->topic_cnt == 1 && !md->topics[0].err && md->topics[0].partition_cnt > 0;
+            for (int i = 0; ready && i < md->topics[0].partition_cnt; i++)
+                ready = !md->topics[0].partitions[i].err && md->topics[0].partitions[i].leader >= 0;
+            rc = ready ? 0 : -1;
+            rd_kafka_metadata_destroy(md);
+        }
+        if (rc != 0)
+            usleep(50 * 1000);
+    }
+    rd_kafka_topic_destroy(rkt);
+    if (rc != 0)
+        fprintf(stderr, "streampulse bench: warning: topic '%s' has partitions without a leader\n",
+                topic);
+    return rc;
+}
+
 /* --- produce phase ------------------------------------------------------------------------- */
 
 static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
@@ -358,6 +400,12 @@ static int produce_phase(struct cli_common *c, const struct bench_opts *o, rd_ka
     int64_t i = 0;
     for (; i < o->records && !cli_interrupted; i++) {
         const char *payload = pool + ((uint64_t)i * POOL_STRIDE) % POOL_BYTES;
+        if (o->rate > 0) { /* record i is due i/rate seconds after the start */
+            int64_t due = start + (int64_t)((double)i * 1e9 / (double)o->rate);
+            int64_t now;
+            while ((now = time_mono_ns()) < due && !cli_interrupted)
+                rd_kafka_poll(rk, (int)MIN((due - now) / 1000000, 10));
+        }
         r->enqueued_ns[i] = time_mono_ns();
         while (rd_kafka_produce(rkt, RD_KAFKA_PARTITION_UA, 0, (void *)payload, o->size, NULL, 0,
                                 (void *)(uintptr_t)i) == -1) {
@@ -513,6 +561,7 @@ static int bench_run(struct cli_common *c, struct bench_opts *o)
     if (created == 0 && partitions != o->partitions)
         fprintf(stderr, "streampulse bench: warning: topic has %d partitions, asked for %d\n",
                 partitions, o->partitions);
+    (void)wait_leaders(c, rk, o->topic);
     pool = make_pool(o->size);
     r.enqueued_ns = mem_alloc((size_t)o->records * sizeof(int64_t));
     r.latency_ns = mem_alloc((size_t)o->records * sizeof(int64_t));
