@@ -5,9 +5,9 @@
  * defaults resolved from this broker's config), then submitted as one controller command
  * (ctl_runtime_submit through cluster_submit). AlterConfigs of a topic becomes one
  * CTL_REQ_ALTER_CONFIGS that sets the keys given and deletes the others the image holds
- * (cluster_configs.h: AlterConfigs replaces the whole set). The request is answered once every command has
- * its outcome: an admin_op holds the response slot, a copy of the header and the response
- * (strings copied into its own arena) until its pending count reaches zero.
+ * (cluster_configs.h: AlterConfigs replaces the whole set). The request is answered once every
+ * command has its outcome: an admin_op holds the response slot, a copy of the header and the
+ * response (strings copied into its own arena) until its pending count reaches zero.
  *
  * Invariants:
  *  1. op->pending == commands submitted and not yet answered + 1 while submitting (the extra
@@ -335,8 +335,7 @@ static int16_t alter_check(struct broker *b, struct arena *a,
     size_t n_want = 0;
     for (int32_t i = 0; i < rr->n_configs; i++) {
         if (kstr_dup_before(&rr->configs[0].name, i, sizeof(rr->configs[0]))) {
-            snprintf(err, errcap, "Config %s appears more than once in the request.",
-                     kvs[i].key);
+            snprintf(err, errcap, "Config %s appears more than once in the request.", kvs[i].key);
             return KERR_INVALID_REQUEST;
         }
         if (kvs[i].value)

@@ -67,9 +67,8 @@ int cluster_image_overrides(const struct ctl_image *img, const char *topic,
     int n = 0, bad = 0;
     for (size_t i = 0; i < n_cf; i++) {
         char err[256];
-        if (n == cap ||
-            !topic_config_validate(cf[i].key, strlen(cf[i].key), cf[i].value,
-                                   strlen(cf[i].value), err, sizeof(err))) {
+        if (n == cap || !topic_config_validate(cf[i].key, strlen(cf[i].key), cf[i].value,
+                                               strlen(cf[i].value), err, sizeof(err))) {
             bad++;
             continue;
         }
@@ -80,8 +79,7 @@ int cluster_image_overrides(const struct ctl_image *img, const char *topic,
     return n;
 }
 
-int16_t cluster_config_check(int8_t resource_type, const char *key, const char *value,
-                             void *data)
+int16_t cluster_config_check(int8_t resource_type, const char *key, const char *value, void *data)
 {
     (void)data;
     if (resource_type != CTL_RESOURCE_TOPIC)

@@ -59,8 +59,7 @@ int cluster_image_overrides(const struct ctl_image *img, const char *topic,
 /* The controller's config check (ctl_runtime_options.config_check): topic configs must pass
  * topic_config_validate (a NULL value, a deletion, always does); broker configs are refused
  * (INVALID_REQUEST: they are static). */
-int16_t cluster_config_check(int8_t resource_type, const char *key, const char *value,
-                             void *data);
+int16_t cluster_config_check(int8_t resource_type, const char *key, const char *value, void *data);
 
 /* The broker the leader `self` of partition p should hand leadership to, or -1: p's preferred
  * replica replicas[0] when it is not self, is registered and unfenced in img, and st (the
