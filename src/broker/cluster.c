@@ -11,6 +11,8 @@
  *     since they come over the network.
  *   - image_dirty: set by on_image_change (and at start), cleared by reconcile().
  *   - groups: the host groups this broker runs, each with the id of the topic it was added for.
+ *   - next_balance_ms: when the next preferred-leader pass runs (cluster_balance.c; 0 until
+ *     registered with auto.leader.rebalance.enable).
  *
  * Invariants:
  *  1. Every host group's plog belongs to a live local partition (topics.c): a group is

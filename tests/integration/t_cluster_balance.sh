@@ -5,7 +5,7 @@
 # produce run, another node leads; restarted, the preferred replica gets the leadership back
 # within a few seconds (the handing leader logs the move) and history.py finds no anomaly. With
 # auto.leader.rebalance.enable=false nothing moves back. All stop cleanly.
-# timeout: 90
+# timeout: 60
 source "$(dirname "$0")/lib.sh"
 
 init_cluster 3

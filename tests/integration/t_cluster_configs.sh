@@ -7,7 +7,7 @@
 # segment.bytes and retention.bytes set through node 2; node 3 restarted applies the change it
 # missed (its log says so), and after more records every replica has dropped its old segments.
 # All stop cleanly.
-# timeout: 90
+# timeout: 60
 source "$(dirname "$0")/lib.sh"
 
 CFG="$PY $ROOT/tests/integration/cluster_configs.py"
