@@ -7,6 +7,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "broker/cluster.h"
+#include "broker/cluster_configs.h"
 #include "broker/internal.h"
 #include "kafka/errors.h"
 
@@ -29,9 +30,8 @@ bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride)
     return false;
 }
 
-/* Validates configs; on success fills kvs (NUL-terminated copies in a). */
-static int16_t check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
-                             struct topic_config_kv **out, char *err, size_t errcap)
+int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
+                            struct topic_config_kv **out, char *err, size_t errcap)
 {
     struct topic_config_kv *kvs = arena_calloc(a, (size_t)(n > 0 ? n : 1), sizeof(*kvs));
     for (int32_t i = 0; i < n; i++) {
@@ -107,7 +107,7 @@ static int16_t create_one(struct broker *b, struct arena *a,
         return KERR_INVALID_PARTITIONS;
     }
     struct topic_config_kv *kvs;
-    int16_t ec = check_configs(a, t->configs, t->n_configs, &kvs, err, errcap);
+    int16_t ec = admin_check_configs(a, t->configs, t->n_configs, &kvs, err, errcap);
     if (ec != KERR_NONE)
         return ec;
     if (validate_only)
@@ -279,11 +279,11 @@ static const struct broker_config_entry *broker_entry(const struct broker *b, co
     return NULL;
 }
 
-static const char *override_of(const struct topic *t, const char *key)
+static const char *override_of(const struct topic_config_kv *ovs, int n, const char *key)
 {
-    for (int i = 0; i < t->n_overrides; i++)
-        if (strcmp(t->overrides[i].key, key) == 0)
-            return t->overrides[i].value;
+    for (int i = 0; i < n; i++)
+        if (strcmp(ovs[i].key, key) == 0)
+            return ovs[i].value;
     return NULL;
 }
 
@@ -297,7 +297,10 @@ static bool key_requested(const struct describe_configs_req_resource *rr, const 
     return false;
 }
 
-static void describe_topic_configs(struct broker *b, struct arena *a, struct topic *t,
+/* A topic's configs: its overrides ovs[0..n_ovs) and its effective config tc. */
+static void describe_topic_configs(struct broker *b, struct arena *a,
+                                   const struct topic_config_kv *ovs, int n_ovs,
+                                   const struct topic_config *tc,
                                    const struct describe_configs_req_resource *rr,
                                    bool synonyms, struct describe_configs_result *res)
 {
@@ -308,10 +311,10 @@ static void describe_topic_configs(struct broker *b, struct arena *a, struct top
         if (!key_requested(rr, name))
             continue;
         struct describe_configs_entry *e = &res->configs[res->n_configs++];
-        const char *ov = override_of(t, name);
+        const char *ov = override_of(ovs, n_ovs, name);
         const struct broker_config_entry *be = broker_entry(b, topic_config_broker_key(i));
         char buf[64];
-        topic_config_value_text(&t->cfg, i, buf, sizeof(buf));
+        topic_config_value_text(tc, i, buf, sizeof(buf));
         e->name = kstr_c(name);
         e->value = arena_msg(a, ov ? ov : buf);
         e->read_only = false;
@@ -382,14 +385,37 @@ int handle_describe_configs(struct request *req)
         res->resource_type = rr->resource_type;
         res->resource_name = rr->resource_name;
         res->error_message = KSTR_NULL;
-        if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
+        if (rr->resource_type == KAFKA_RESOURCE_TOPIC && b->cluster) {
+            /* cluster mode: the image's configs, on any broker */
+            const struct ctl_image *img = cluster_image(b->cluster);
+            const struct ctl_topic *ct = NULL;
+            if (rr->resource_name.len > 0 && rr->resource_name.len <= TOPIC_NAME_MAX &&
+                !memchr(rr->resource_name.p, '\0', (size_t)rr->resource_name.len)) {
+                char name[TOPIC_NAME_MAX + 1];
+                memcpy(name, rr->resource_name.p, (size_t)rr->resource_name.len);
+                name[rr->resource_name.len] = '\0';
+                ct = ctl_image_topic(img, name);
+            }
+            if (!ct) {
+                res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                res->error_message = kstr_c("Topic does not exist");
+                continue;
+            }
+            int cap = topic_config_key_count();
+            struct topic_config_kv *ovs = arena_calloc(a, (size_t)cap, sizeof(*ovs));
+            int n_ovs = cluster_image_overrides(img, ct->name, ovs, cap, NULL);
+            struct topic_config tc;
+            topic_config_resolve(&tc, b->cfg, ovs, n_ovs);
+            describe_topic_configs(b, a, ovs, n_ovs, &tc, rr, v >= 1 && dr.include_synonyms, res);
+        } else if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
             struct topic *t = topic_find(b, rr->resource_name);
             if (!t) {
                 res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 res->error_message = kstr_c("Topic does not exist");
                 continue;
             }
-            describe_topic_configs(b, a, t, rr, v >= 1 && dr.include_synonyms, res);
+            describe_topic_configs(b, a, t->overrides, t->n_overrides, &t->cfg, rr,
+                                   v >= 1 && dr.include_synonyms, res);
         } else if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
             if (!is_this_broker(b, rr->resource_name)) {
                 res->error_code = KERR_INVALID_REQUEST;
@@ -416,6 +442,8 @@ int handle_alter_configs(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_alter_configs(&req->body, v, req->arena, &ar) != 0)
         return -ERR_CORRUPT;
+    if (b->cluster)
+        return cluster_alter_configs(req, &ar);
     struct arena *a = req->arena;
     struct alter_configs_resp resp = {0};
     resp.n_responses = ar.n_resources > 0 ? ar.n_resources : 0;
@@ -441,7 +469,7 @@ int handle_alter_configs(struct request *req)
                 o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 snprintf(err, sizeof(err), "Topic does not exist");
             } else {
-                o->error_code = check_configs(a, rr->configs, rr->n_configs, &kvs, err,
+                o->error_code = admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err,
                                               sizeof(err));
                 if (o->error_code == KERR_NONE && !ar.validate_only &&
                     topic_set_overrides(b, t, kvs, rr->n_configs > 0 ? rr->n_configs : 0, err,

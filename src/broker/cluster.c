@@ -11,6 +11,8 @@
  *     since they come over the network.
  *   - image_dirty: set by on_image_change (and at start), cleared by reconcile().
  *   - groups: the host groups this broker runs, each with the id of the topic it was added for.
+ *   - next_balance_ms: when the next preferred-leader pass runs (cluster_balance.c; 0 until
+ *     registered with auto.leader.rebalance.enable).
  *
  * Invariants:
  *  1. Every host group's plog belongs to a live local partition (topics.c): a group is
@@ -34,6 +36,7 @@
 #include "base/mem.h"
 #include "base/siphash.h"
 #include "base/time.h"
+#include "broker/cluster_configs.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producers.h"
@@ -80,6 +83,7 @@ struct cluster {
     struct cgroup *groups;
     size_t n_groups;
     size_t cap_groups;
+    int64_t next_balance_ms; /* next preferred-leader pass (cluster_balance.c), 0: not set */
 };
 
 /* ---- transport <-> controller ---- */
@@ -278,7 +282,7 @@ static struct topic *local_topic(struct cluster *c, const struct ctl_topic *t)
     struct topic *lt = topic_find(b, name);
     char err[256];
     if (!lt) {
-        /* the configs the topic was created with (later changes are not applied yet) */
+        /* the image's configs now (later changes: cluster_configs_apply) */
         const struct ctl_config *cf;
         size_t n_cf =
             ctl_image_configs_of(ctl_runtime_image(c->ctl), CTL_RESOURCE_TOPIC, t->name, &cf);
@@ -444,6 +448,19 @@ struct pid_source *cluster_pid_source_new(struct broker *b)
 
 /* ---- timer ---- */
 
+/* Preferred-leader balancing (cluster_balance.c) every leader.imbalance.check.interval.seconds
+ * once registered, when auto.leader.rebalance.enable. */
+static void balance_tick(struct cluster *c, int64_t now)
+{
+    const struct broker_config *cfg = c->b->cfg;
+    if (!cfg->auto_leader_rebalance_enable || !c->registered)
+        return;
+    if (c->next_balance_ms != 0 && now >= c->next_balance_ms)
+        (void)cluster_balance(c->b);
+    if (c->next_balance_ms == 0 || now >= c->next_balance_ms)
+        c->next_balance_ms = now + (int64_t)cfg->leader_imbalance_check_interval_s * 1000;
+}
+
 static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
 {
     struct cluster *c = data;
@@ -453,8 +470,11 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         c->next_try_ms = now + (c->registered ? HEARTBEAT_MS : REGISTER_RETRY_MS);
         submit_own(c, c->registered);
     }
-    if (c->image_dirty)
+    if (c->image_dirty) {
         reconcile(c);
+        (void)cluster_configs_apply(c->b); /* topic configs of the image (cluster_configs.c) */
+    }
+    balance_tick(c, now);
     transport_flush(host_transport(c->host));
     reactor_timer_start(r, t, TICK_MS);
 }
@@ -533,6 +553,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.send_raft = send_raft;
     o.send_frame = send_frame;
     o.on_image_change = on_image_change;
+    o.config_check = cluster_config_check; /* topic configs as the single node checks them */
     o.data = c;
     o.seed = tc.seed;
     rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),

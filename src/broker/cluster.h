@@ -28,9 +28,13 @@
  * Raft leader of the group's __consumer_offsets partition (cluster_req.c), whose broker
  * coordinates the group (groups.c: the coordinator follows that leadership).
  *
- * Not yet (issue 5): topic config changes after creation (a local topic gets the configs the
- * image had when it was created here), brokers that are not voters (the controller runtime
- * needs this node among the voters: refused at start). */
+ * Topic configs live in the metadata log: AlterConfigs goes to the controller, DescribeConfigs
+ * answers from the image, and every broker applies the image's configs to its local topics
+ * after each change; each partition's leader hands the leadership to the preferred replica
+ * when it is live and caught up (cluster_configs.h).
+ *
+ * Not yet (issue 5): brokers that are not voters (the controller runtime needs this node among
+ * the voters: refused at start). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 
@@ -67,6 +71,11 @@ void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_f
 int cluster_create_topics(struct request *req, const struct create_topics_req *cr);
 int cluster_delete_topics(struct request *req, const struct delete_topics_req *dr);
 int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
+/* AlterConfigs (cluster_admin.c): topic resources checked as the single node does, then their
+ * whole set of overrides replaced through the controller (CTL_REQ_ALTER_CONFIGS, see
+ * cluster_configs.h); broker resources refused as on the single node. */
+struct alter_configs_req;
+int cluster_alter_configs(struct request *req, const struct alter_configs_req *ar);
 /* Metadata from the image (cluster_req.c). Returns 0. */
 int cluster_metadata(struct request *req, const struct metadata_req *mr);
 /* FindCoordinator for a group (cluster_req.c): the broker leading the group's partition of

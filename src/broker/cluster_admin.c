@@ -1,10 +1,13 @@
-/* Cluster mode: CreateTopics, DeleteTopics and CreatePartitions go to the controller.
+/* Cluster mode: CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs go to the
+ * controller.
  *
  * Each topic of a request is checked here as far as the broker can (name, counts, configs,
  * defaults resolved from this broker's config), then submitted as one controller command
- * (ctl_runtime_submit through cluster_submit). The request is answered once every command has
- * its outcome: an admin_op holds the response slot, a copy of the header and the response
- * (strings copied into its own arena) until its pending count reaches zero.
+ * (ctl_runtime_submit through cluster_submit). AlterConfigs of a topic becomes one
+ * CTL_REQ_ALTER_CONFIGS that sets the keys given and deletes the others the image holds
+ * (cluster_configs.h: AlterConfigs replaces the whole set). The request is answered once every
+ * command has its outcome: an admin_op holds the response slot, a copy of the header and the
+ * response (strings copied into its own arena) until its pending count reaches zero.
  *
  * Invariants:
  *  1. op->pending == commands submitted and not yet answered + 1 while submitting (the extra
@@ -20,6 +23,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "broker/cluster.h"
+#include "broker/cluster_configs.h"
 #include "broker/internal.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
@@ -44,6 +48,7 @@ struct admin_op {
         struct create_topics_resp create;
         struct delete_topics_resp del;
         struct create_partitions_resp grow;
+        struct alter_configs_resp alter;
     } resp;
 };
 
@@ -89,6 +94,9 @@ static void op_release(struct admin_op *op)
     case KAPI_DELETE_TOPICS:
         kmsg_encode_delete_topics(&r.w, v, &op->resp.del);
         break;
+    case KAPI_ALTER_CONFIGS:
+        kmsg_encode_alter_configs(&r.w, v, &op->resp.alter);
+        break;
     default:
         kmsg_encode_create_partitions(&r.w, v, &op->resp.grow);
         break;
@@ -129,6 +137,15 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     case KAPI_DELETE_TOPICS:
         op->resp.del.responses[it->index].error_code = a->error;
         break;
+    case KAPI_ALTER_CONFIGS: {
+        struct alter_configs_resp_resource *o = &op->resp.alter.responses[it->index];
+        o->error_code = a->error;
+        if (a->error == KERR_UNKNOWN_TOPIC_OR_PARTITION)
+            why = "Topic does not exist";
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
     default: {
         struct create_partitions_resp_result *o = &op->resp.grow.results[it->index];
         o->error_code = a->error;
@@ -288,6 +305,91 @@ int cluster_create_partitions(struct request *req, const struct create_partition
                                   .name = arena_strndup(req->arena, t->name.p,
                                                         (size_t)t->name.len),
                                   .n_partitions = t->count};
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
+    }
+    op_release(op);
+    return 0;
+}
+
+/* Checks one topic resource of an AlterConfigs request against the image and fills the
+ * command (strings in a). */
+static int16_t alter_check(struct broker *b, struct arena *a,
+                           const struct alter_configs_req_resource *rr, struct ctl_request *cmd,
+                           char *err, size_t errcap)
+{
+    struct kstr name = rr->resource_name;
+    const struct ctl_topic *t = NULL;
+    const struct ctl_image *img = cluster_image(b->cluster);
+    if (name.len > 0 && name.len <= TOPIC_NAME_MAX && !memchr(name.p, '\0', (size_t)name.len))
+        t = ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
+    if (!t) {
+        snprintf(err, errcap, "Topic does not exist");
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct topic_config_kv *kvs;
+    int16_t ec = admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err, errcap);
+    if (ec != KERR_NONE)
+        return ec;
+    /* the new set: the keys given a value (a null value means the default: no override) */
+    size_t n_want = 0;
+    for (int32_t i = 0; i < rr->n_configs; i++) {
+        if (kstr_dup_before(&rr->configs[0].name, i, sizeof(rr->configs[0]))) {
+            snprintf(err, errcap, "Config %s appears more than once in the request.", kvs[i].key);
+            return KERR_INVALID_REQUEST;
+        }
+        if (kvs[i].value)
+            kvs[n_want++] = kvs[i];
+    }
+    const struct ctl_config *cur;
+    size_t n_cur = ctl_image_configs_of(img, CTL_RESOURCE_TOPIC, t->name, &cur);
+    struct ctl_config_entry *ops = arena_calloc(a, n_cur + n_want + 1, sizeof(*ops));
+    size_t n_ops = cluster_configs_replace_ops(cur, n_cur, kvs, n_want, ops);
+    /* the image's strings change with the next apply: the command gets copies */
+    for (size_t i = 0; i < n_ops; i++)
+        ops[i].key = arena_strndup(a, ops[i].key, strlen(ops[i].key));
+    *cmd = (struct ctl_request){
+        .type = CTL_REQ_ALTER_CONFIGS,
+        .name = arena_strndup(a, t->name, strlen(t->name)),
+        .resource_type = CTL_RESOURCE_TOPIC,
+        .configs = ops,
+        .n_configs = n_ops,
+    };
+    return KERR_NONE;
+}
+
+int cluster_alter_configs(struct request *req, const struct alter_configs_req *ar)
+{
+    struct broker *b = req->b;
+    int32_t n = ar->n_resources > 0 ? ar->n_resources : 0;
+    struct admin_op *op = op_new(req, n);
+    struct alter_configs_resp *resp = &op->resp.alter;
+    resp->n_responses = n;
+    resp->responses = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->responses));
+    for (int32_t i = 0; i < n; i++) {
+        const struct alter_configs_req_resource *rr = &ar->resources[i];
+        struct alter_configs_resp_resource *o = &resp->responses[i];
+        o->resource_type = rr->resource_type;
+        o->resource_name = copy_str(&op->arena, rr->resource_name);
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        struct ctl_request cmd;
+        if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Broker configuration is static: set it in the config file "
+                                       "or with --set and restart");
+        } else if (rr->resource_type != KAFKA_RESOURCE_TOPIC) {
+            o->error_code = KERR_INVALID_REQUEST;
+            snprintf(err, sizeof(err), "Unsupported resource type");
+        } else {
+            o->error_code = alter_check(b, req->arena, rr, &cmd, err, sizeof(err));
+        }
+        if (o->error_code != KERR_NONE) {
+            o->error_message = copy_msg(&op->arena, err);
+            continue;
+        }
+        if (ar->validate_only)
+            continue;
         op->pending++;
         cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
     }

@@ -76,6 +76,8 @@ struct broker_config {
     char admin_host[BROKER_HOST_MAX];         /* admin.listener: HTTP /metrics, /healthz, /v1 */
     int admin_port;                           /* -1: admin listener disabled (empty value) */
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
+    bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable (cluster mode) */
+    int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */
 
     /* Cluster mode: on iff n_voters > 0 (controller.quorum.voters set). Then cluster_host and
      * cluster_port are this broker's inter-broker address: its own voter entry, or

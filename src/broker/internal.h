@@ -180,6 +180,11 @@ bool topic_name_valid(struct kstr name, char *err, size_t errcap);
 /* Whether the name (a struct kstr) of element i of an array of stride-byte elements, the first
  * of whose names is at names, repeats one of elements 0..i-1 (duplicate topics in a request). */
 bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride);
+/* admin.c: checks the configs of a CreateTopics or AlterConfigs resource as the single node
+ * does (names non-empty, keys known, values valid). Returns KERR_NONE and *out (n entries,
+ * NUL-terminated copies in a; a null value stays NULL), or the error with a message in err. */
+int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
+                            struct topic_config_kv **out, char *err, size_t errcap);
 struct topic *topic_find(struct broker *b, struct kstr name);
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
 /* Loads every topic of the catalog and opens (recovers) its logs. */
