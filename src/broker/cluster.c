@@ -369,6 +369,14 @@ static void reconcile(struct cluster *c)
             }
             c->groups[c->n_groups++] =
                 (struct cgroup){mem_strdup(t->name), pi, t->id, g, time_mono_ms()};
+            /* a new partition: its preferred replica stands at once rather than after an
+             * election timeout, so the topic takes writes right after CreateTopics (as in
+             * Kafka, where the controller names the leader); a replica that was not created
+             * yet elsewhere only delays the election to the usual timeout */
+            struct replica_status rst;
+            replica_status(host_group_replica(g), &rst);
+            if (p->replicas[0] == self && rst.term == 0 && rst.last < 0)
+                (void)host_campaign(g);
             log_info("cluster_replica_added", "topic=%s partition=%" PRId32 " replicas=%" PRId32,
                      t->name, pi, p->n_replicas);
         }
