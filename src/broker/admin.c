@@ -44,8 +44,8 @@ int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, in
                                    c->value.len >= 0 ? (size_t)c->value.len : 0, err, errcap))
             return KERR_INVALID_CONFIG;
         kvs[i].key = arena_strndup(a, c->name.p, (size_t)c->name.len);
-        kvs[i].value = c->value.len >= 0 ? arena_strndup(a, c->value.p, (size_t)c->value.len)
-                                         : NULL;
+        kvs[i].value =
+            c->value.len >= 0 ? arena_strndup(a, c->value.p, (size_t)c->value.len) : NULL;
     }
     *out = kvs;
     return KERR_NONE;
@@ -65,9 +65,10 @@ static int16_t create_one(struct broker *b, struct arena *a,
     int32_t rf = t->replication_factor;
     if (t->n_assignments > 0) {
         if (parts != -1 || rf != -1) {
-            snprintf(err, errcap, "Both numPartitions or replicationFactor and "
-                                  "replicasAssignments were set. Both cannot be used at the same "
-                                  "time.");
+            snprintf(err, errcap,
+                     "Both numPartitions or replicationFactor and "
+                     "replicasAssignments were set. Both cannot be used at the same "
+                     "time.");
             return KERR_INVALID_REQUEST;
         }
         for (int32_t i = 0; i < t->n_assignments; i++) {
@@ -77,8 +78,10 @@ static int16_t create_one(struct broker *b, struct arena *a,
                 if (t->assignments[j].partition_index == i)
                     seen = true;
             if (!seen || as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
-                snprintf(err, errcap, "Replica assignment must give partitions 0..%d exactly one "
-                         "replica each, on broker %d", t->n_assignments - 1, b->cfg->node_id);
+                snprintf(err, errcap,
+                         "Replica assignment must give partitions 0..%d exactly one "
+                         "replica each, on broker %d",
+                         t->n_assignments - 1, b->cfg->node_id);
                 return KERR_INVALID_REPLICA_ASSIGNMENT;
             }
         }
@@ -102,8 +105,10 @@ static int16_t create_one(struct broker *b, struct arena *a,
         return KERR_INVALID_REPLICATION_FACTOR;
     }
     if (b->total_partitions + (int64_t)parts > b->cfg->max_partitions) {
-        snprintf(err, errcap, "Creating %d partitions would exceed the broker's limit of %d "
-                 "partitions (max.partitions)", parts, b->cfg->max_partitions);
+        snprintf(err, errcap,
+                 "Creating %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)",
+                 parts, b->cfg->max_partitions);
         return KERR_INVALID_PARTITIONS;
     }
     struct topic_config_kv *kvs;
@@ -112,8 +117,7 @@ static int16_t create_one(struct broker *b, struct arena *a,
         return ec;
     if (validate_only)
         return KERR_NONE;
-    if (topic_create(b, t->name, parts, kvs, t->n_configs > 0 ? t->n_configs : 0, err, errcap) !=
-        0)
+    if (topic_create(b, t->name, parts, kvs, t->n_configs > 0 ? t->n_configs : 0, err, errcap) != 0)
         return KERR_KAFKA_STORAGE_ERROR;
     return KERR_NONE;
 }
@@ -201,8 +205,10 @@ static int16_t grow_one(struct broker *b, const struct create_partitions_req_top
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
     if (t->count < top->n_parts) {
-        snprintf(err, errcap, "Topic currently has %d partitions, which is higher than the "
-                 "requested %d.", top->n_parts, t->count);
+        snprintf(err, errcap,
+                 "Topic currently has %d partitions, which is higher than the "
+                 "requested %d.",
+                 top->n_parts, t->count);
         return KERR_INVALID_PARTITIONS;
     }
     if (t->count == top->n_parts) {
@@ -210,21 +216,27 @@ static int16_t grow_one(struct broker *b, const struct create_partitions_req_top
         return KERR_INVALID_PARTITIONS;
     }
     if (b->total_partitions + (int64_t)(t->count - top->n_parts) > b->cfg->max_partitions) {
-        snprintf(err, errcap, "Adding %d partitions would exceed the broker's limit of %d "
-                 "partitions (max.partitions)", t->count - top->n_parts, b->cfg->max_partitions);
+        snprintf(err, errcap,
+                 "Adding %d partitions would exceed the broker's limit of %d "
+                 "partitions (max.partitions)",
+                 t->count - top->n_parts, b->cfg->max_partitions);
         return KERR_INVALID_PARTITIONS;
     }
     if (t->n_assignments >= 0) {
         if (t->n_assignments != t->count - top->n_parts) {
-            snprintf(err, errcap, "Increasing the number of partitions by %d but %d assignments "
-                     "provided.", t->count - top->n_parts, t->n_assignments);
+            snprintf(err, errcap,
+                     "Increasing the number of partitions by %d but %d assignments "
+                     "provided.",
+                     t->count - top->n_parts, t->n_assignments);
             return KERR_INVALID_REPLICA_ASSIGNMENT;
         }
         for (int32_t i = 0; i < t->n_assignments; i++) {
             const struct create_partitions_assignment *as = &t->assignments[i];
             if (as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
-                snprintf(err, errcap, "Each new partition needs exactly one replica, on broker "
-                         "%d.", b->cfg->node_id);
+                snprintf(err, errcap,
+                         "Each new partition needs exactly one replica, on broker "
+                         "%d.",
+                         b->cfg->node_id);
                 return KERR_INVALID_REPLICA_ASSIGNMENT;
             }
         }
@@ -301,8 +313,8 @@ static bool key_requested(const struct describe_configs_req_resource *rr, const 
 static void describe_topic_configs(struct broker *b, struct arena *a,
                                    const struct topic_config_kv *ovs, int n_ovs,
                                    const struct topic_config *tc,
-                                   const struct describe_configs_req_resource *rr,
-                                   bool synonyms, struct describe_configs_result *res)
+                                   const struct describe_configs_req_resource *rr, bool synonyms,
+                                   struct describe_configs_result *res)
 {
     int nk = topic_config_key_count();
     res->configs = arena_calloc(a, (size_t)nk, sizeof(*res->configs));
@@ -435,6 +447,21 @@ int handle_describe_configs(struct request *req)
     return 0;
 }
 
+int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errcap)
+{
+    if (resource_type == KAFKA_RESOURCE_BROKER) {
+        snprintf(err, errcap,
+                 "Broker configuration is static: set it in the config file or "
+                 "with --set and restart");
+        return KERR_INVALID_REQUEST;
+    }
+    if (resource_type != KAFKA_RESOURCE_TOPIC) {
+        snprintf(err, errcap, "Unsupported resource type");
+        return KERR_INVALID_REQUEST;
+    }
+    return KERR_NONE;
+}
+
 int handle_alter_configs(struct request *req)
 {
     struct broker *b = req->b;
@@ -455,22 +482,16 @@ int handle_alter_configs(struct request *req)
         o->resource_name = rr->resource_name;
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
-        if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
-            o->error_code = KERR_INVALID_REQUEST;
-            snprintf(err, sizeof(err), "Broker configuration is static: set it in the config file "
-                                       "or with --set and restart");
-        } else if (rr->resource_type != KAFKA_RESOURCE_TOPIC) {
-            o->error_code = KERR_INVALID_REQUEST;
-            snprintf(err, sizeof(err), "Unsupported resource type");
-        } else {
+        o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (o->error_code == KERR_NONE) {
             struct topic *t = topic_find(b, rr->resource_name);
             struct topic_config_kv *kvs;
             if (!t) {
                 o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 snprintf(err, sizeof(err), "Topic does not exist");
             } else {
-                o->error_code = admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err,
-                                              sizeof(err));
+                o->error_code =
+                    admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err, sizeof(err));
                 if (o->error_code == KERR_NONE && !ar.validate_only &&
                     topic_set_overrides(b, t, kvs, rr->n_configs > 0 ? rr->n_configs : 0, err,
                                         sizeof(err)) != 0)

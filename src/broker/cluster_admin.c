@@ -165,13 +165,14 @@ static int16_t create_check(struct broker *b, struct arena *a,
     if (!topic_name_valid(t->name, err, errcap))
         return KERR_INVALID_TOPIC_EXCEPTION;
     if (t->n_assignments > 0) {
-        snprintf(err, errcap, "Replica assignments are not supported in cluster mode yet; give "
+        snprintf(err, errcap,
+                 "Replica assignments are not supported in cluster mode yet; give "
                  "numPartitions and replicationFactor.");
         return KERR_INVALID_REPLICA_ASSIGNMENT;
     }
     int32_t parts = t->num_partitions == -1 ? b->cfg->num_partitions : t->num_partitions;
-    int32_t rf = t->replication_factor == -1 ? b->cfg->default_replication_factor
-                                             : t->replication_factor;
+    int32_t rf =
+        t->replication_factor == -1 ? b->cfg->default_replication_factor : t->replication_factor;
     if (parts <= 0) {
         snprintf(err, errcap, "Number of partitions must be larger than 0.");
         return KERR_INVALID_PARTITIONS;
@@ -302,8 +303,7 @@ int cluster_create_partitions(struct request *req, const struct create_partition
         if (cr->validate_only)
             continue;
         struct ctl_request cmd = {.type = CTL_REQ_CREATE_PARTITIONS,
-                                  .name = arena_strndup(req->arena, t->name.p,
-                                                        (size_t)t->name.len),
+                                  .name = arena_strndup(req->arena, t->name.p, (size_t)t->name.len),
                                   .n_partitions = t->count};
         op->pending++;
         cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
@@ -374,16 +374,9 @@ int cluster_alter_configs(struct request *req, const struct alter_configs_req *a
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
-        if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
-            o->error_code = KERR_INVALID_REQUEST;
-            snprintf(err, sizeof(err), "Broker configuration is static: set it in the config file "
-                                       "or with --set and restart");
-        } else if (rr->resource_type != KAFKA_RESOURCE_TOPIC) {
-            o->error_code = KERR_INVALID_REQUEST;
-            snprintf(err, sizeof(err), "Unsupported resource type");
-        } else {
+        o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (o->error_code == KERR_NONE)
             o->error_code = alter_check(b, req->arena, rr, &cmd, err, sizeof(err));
-        }
         if (o->error_code != KERR_NONE) {
             o->error_message = copy_msg(&op->arena, err);
             continue;

@@ -185,6 +185,9 @@ bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride);
  * NUL-terminated copies in a; a null value stays NULL), or the error with a message in err. */
 int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
                             struct topic_config_kv **out, char *err, size_t errcap);
+/* AlterConfigs: KERR_NONE for a topic resource; INVALID_REQUEST with the reason in err for a
+ * broker (static configuration) or any other resource type. */
+int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errcap);
 struct topic *topic_find(struct broker *b, struct kstr name);
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
 /* Loads every topic of the catalog and opens (recovers) its logs. */

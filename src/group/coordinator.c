@@ -503,22 +503,32 @@ void coordinator_load_end(struct coordinator *c, int32_t p)
     c->skipped_records = 0;
 }
 
+/* Every group, in a fresh array (*n entries; free it): a map that is changed while walked
+ * would skip entries. */
+static struct cgroup **all_groups(const struct coordinator *c, size_t *n)
+{
+    struct cgroup **all = mem_calloc(c->groups.len ? c->groups.len : 1, sizeof(*all));
+    size_t it = 0, k = 0;
+    const char *key;
+    void *v;
+    while (strmap_next(&c->groups, &it, &key, &v))
+        all[k++] = v;
+    *n = k;
+    return all;
+}
+
 void coordinator_unload(struct coordinator *c, int32_t p)
 {
     CHECK(p >= 0 && p < c->n_partitions);
-    size_t n = c->groups.len, k = 0;
-    struct cgroup **doomed = mem_calloc(n ? n : 1, sizeof(*doomed));
-    size_t it = 0;
-    const char *key;
-    void *v;
-    while (strmap_next(&c->groups, &it, &key, &v)) {
-        struct cgroup *cg = v;
-        if (coordinator_partition_for(c, kstr_c(cg->g->id)) == p)
-            doomed[k++] = cg;
+    size_t n, k = 0;
+    struct cgroup **all = all_groups(c, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (coordinator_partition_for(c, kstr_c(all[i]->g->id)) != p)
+            continue;
+        drop(c, all[i]); /* waiting JoinGroup/SyncGroup: NOT_COORDINATOR */
+        k++;
     }
-    for (size_t i = 0; i < k; i++)
-        drop(c, doomed[i]); /* waiting JoinGroup/SyncGroup: NOT_COORDINATOR */
-    mem_free(doomed);
+    mem_free(all);
     if (k > 0)
         log_info("groups_unloaded", "partition=%d groups=%zu", p, k);
     c->pstate[p] = PART_NOT_OWNED;
@@ -923,13 +933,10 @@ typedef bool (*offset_match_fn)(const struct group *g, const struct group_offset
 static void drop_offsets(struct coordinator *c, bool only_empty, offset_match_fn match,
                          const void *arg, const char *why)
 {
-    size_t n = c->groups.len, k = 0;
-    struct cgroup **doomed = mem_calloc(n ? n : 1, sizeof(*doomed));
-    size_t it = 0;
-    const char *key;
-    void *v;
-    while (strmap_next(&c->groups, &it, &key, &v)) {
-        struct cgroup *cg = v;
+    size_t n, k = 0;
+    struct cgroup **all = all_groups(c, &n), **doomed = all; /* doomed[k] trails all[gi] */
+    for (size_t gi = 0; gi < n; gi++) {
+        struct cgroup *cg = all[gi];
         struct group *g = cg->g;
         if (only_empty && g->state != GROUP_EMPTY)
             continue;
@@ -969,7 +976,7 @@ static void drop_offsets(struct coordinator *c, bool only_empty, offset_match_fn
         group_mark_dead(doomed[i]->g);
         drop(c, doomed[i]);
     }
-    mem_free(doomed);
+    mem_free(all);
 }
 
 struct expiry {
