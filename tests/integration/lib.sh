@@ -129,6 +129,18 @@ start_node() {
     fail "node $i did not start within 10 s"
 }
 
+# start_cluster N [--set k=v ...]: init_cluster N, starts nodes 1..N with those settings and
+# waits until each has registered with the controller.
+start_cluster() {
+    local n=$1 i
+    shift
+    init_cluster "$n"
+    for i in $(seq 1 "$n"); do start_node "$i" "$@"; done
+    for i in $(seq 1 "$n"); do
+        wait_log "$i" 'event=cluster_registered' 1 10 || fail "node $i did not register within 10 s"
+    done
+}
+
 # stop_node I: SIGTERM, and the node must exit 0.
 stop_node() {
     local i=$1 rc=0

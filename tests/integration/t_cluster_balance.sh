@@ -8,12 +8,8 @@
 # timeout: 60
 source "$(dirname "$0")/lib.sh"
 
-init_cluster 3
 OPTS=(--set leader.imbalance.check.interval.seconds=1)
-for i in 1 2 3; do start_node "$i" "${OPTS[@]}"; done
-for i in 1 2 3; do
-    wait_log "$i" 'event=cluster_registered' 1 10 || fail "node $i did not register within 10 s"
-done
+start_cluster 3 "${OPTS[@]}"
 BOOT="127.0.0.1:${CL_PORT[1]},127.0.0.1:${CL_PORT[2]},127.0.0.1:${CL_PORT[3]}"
 
 # leader NODE TOPIC: partition 0's leader as NODE's Metadata names it ("" if unknown)

@@ -8,11 +8,7 @@
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 
-init_cluster 3
-for i in 1 2 3; do start_node "$i"; done
-for i in 1 2 3; do
-    wait_log "$i" 'event=cluster_registered' 1 10 || fail "node $i did not register within 10 s"
-done
+start_cluster 3
 ctl=$(grep -h 'event=ctl_leader_elected' "$TMP"/node*.log | tail -1 | sed -n 's/.* node=\([0-9]*\) .*/\1/p')
 [ -n "$ctl" ] || fail "no controller leader elected"
 note "controller leader: node $ctl; every node registered"

@@ -11,11 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 
 CFG="$PY $ROOT/tests/integration/cluster_configs.py"
-init_cluster 3
-for i in 1 2 3; do start_node "$i" --set log.retention.check.interval.ms=200; done
-for i in 1 2 3; do
-    wait_log "$i" 'event=cluster_registered' 1 10 || fail "node $i did not register within 10 s"
-done
+start_cluster 3 --set log.retention.check.interval.ms=200
 B() { echo "127.0.0.1:${CL_PORT[$1]}"; }
 # log_bytes I: bytes of topic cfgt's segment files on node I
 log_bytes() { cat "$TMP"/data$1/cfgt-0/*.log 2>/dev/null | wc -c; }

@@ -10,11 +10,7 @@
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 
-init_cluster 3
-for i in 1 2 3; do start_node "$i"; done
-for i in 1 2 3; do
-    wait_log "$i" 'event=cluster_registered' 1 10 || fail "node $i did not register within 10 s"
-done
+start_cluster 3
 BOOT="127.0.0.1:${CL_PORT[1]},127.0.0.1:${CL_PORT[2]},127.0.0.1:${CL_PORT[3]}"
 CG="$PY $ROOT/tests/integration/cluster_group.py"
 N=3000
