@@ -19,6 +19,12 @@
  * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
  * between raft_ready and raft_advance (no input may reach the core then).
  *
+ * Copies: a proposal is copied once (the caller's buffer does not live until the ready is
+ * written); that copy is appended in place (plog_append gives it its offset and epoch) and
+ * sent on to followers as it is when their append starts with it (fill_from_ready); other
+ * ranges are read back from the log (fill_append), and entries from a leader's message are
+ * copied into the scratch batch before appending.
+ *
  * Durability: appended entries become durable through the plog's flusher; the flush callback
  * reports raft_persisted(durable - 1, term there). Hard state is written synchronously inside
  * process() (temp file + fdatasync + rename + directory fsync) and reported after the ready's
@@ -56,27 +62,27 @@
 #define REPLICA_PROCESS_MAX 10000 /* readies per input: a bound, never reached in practice */
 
 struct replica {
-    struct plog *log;             /* borrowed */
-    int dirfd;                    /* partition directory */
+    struct plog *log; /* borrowed */
+    int dirfd;        /* partition directory */
     struct replica_options opt;
     struct raft *r;
-    struct conflog cl;            /* CONFIG entries' configurations */
-    struct raft_hard_state hs;    /* as last written */
-    int failed;                   /* 0, or the error that failed the replica */
-    bool busy;                    /* inside process() */
-    bool ready_taken;             /* between raft_ready and raft_advance */
-    int64_t durable_reported;     /* last index reported with raft_persisted */
-    int64_t commit;               /* last commit applied (HW - 1) */
-    uint8_t *scratch;             /* batch being appended (plog_append writes into it) */
+    struct conflog cl;         /* CONFIG entries' configurations */
+    struct raft_hard_state hs; /* as last written */
+    int failed;                /* 0, or the error that failed the replica */
+    bool busy;                 /* inside process() */
+    bool ready_taken;          /* between raft_ready and raft_advance */
+    int64_t durable_reported;  /* last index reported with raft_persisted */
+    int64_t commit;            /* last commit applied (HW - 1) */
+    uint8_t *scratch;          /* batch being appended (plog_append writes into it) */
     size_t scratch_cap;
-    uint8_t **props;              /* proposal copies, freed after the ready that wrote them */
+    uint8_t **props; /* proposal copies, freed after the ready that wrote them */
     size_t n_props;
     size_t cap_props;
-    uint8_t *msgbuf;              /* batches of the APPEND being sent */
+    uint8_t *msgbuf; /* batches of the APPEND being sent */
     size_t msgbuf_cap;
-    uint8_t *confbuf;             /* CONFIG payloads of the APPEND being sent */
+    uint8_t *confbuf; /* CONFIG payloads of the APPEND being sent */
     size_t confbuf_cap;
-    struct raft_entry *ents;      /* entries of the APPEND being sent */
+    struct raft_entry *ents; /* entries of the APPEND being sent */
     size_t ents_cap;
 };
 
@@ -126,7 +132,8 @@ __attribute__((unused)) static void replica_check(const struct replica *rp)
     CHECK(plog_end_offset(rp->log) == raft_last_index(rp->r) + 1);
     CHECK(plog_start_offset(rp->log) == raft_log_start(rp->r));
     CHECK(rp->durable_reported <= plog_durable_offset(rp->log) - 1);
-    CHECK(log_term_at(rp->log, raft_last_index(rp->r)) == raft_term_at(rp->r, raft_last_index(rp->r)));
+    CHECK(log_term_at(rp->log, raft_last_index(rp->r)) ==
+          raft_term_at(rp->r, raft_last_index(rp->r)));
     for (size_t i = 0; i < rp->cl.n; i++) {
         const struct conflog_rec *c = &rp->cl.r[i];
         if (c->index >= plog_start_offset(rp->log))
@@ -197,6 +204,15 @@ static uint8_t *scratch(struct replica *rp, size_t len)
     return rp->scratch;
 }
 
+/* The proposal copy payload points at, if it is one of ours (ours to rewrite in place). */
+static uint8_t *own_prop(const struct replica *rp, const uint8_t *payload)
+{
+    for (size_t i = rp->n_props; i-- > 0;)
+        if (rp->props[i] == payload)
+            return rp->props[i];
+    return NULL;
+}
+
 static int append_entry(struct replica *rp, const struct raft_entry *e)
 {
     int64_t leo = plog_end_offset(rp->log);
@@ -208,9 +224,15 @@ static int append_entry(struct replica *rp, const struct raft_entry *e)
     uint8_t *b;
     size_t len;
     if (e->kind == RAFT_ENTRY_DATA) {
+        /* plog_append rewrites base offset and epoch in place: a proposal copy of ours takes
+         * them itself (it is then the bytes of the log, which fill_from_ready sends on);
+         * another payload (a leader's message, borrowed) is copied first */
         len = e->len;
-        b = scratch(rp, len);
-        memcpy(b, e->payload, len); /* plog_append rewrites base offset and epoch in place */
+        b = own_prop(rp, e->payload);
+        if (!b) {
+            b = scratch(rp, len);
+            memcpy(b, e->payload, len);
+        }
     } else {
         if (e->kind == RAFT_ENTRY_CONFIG) {
             struct raft_conf c;
@@ -355,11 +377,42 @@ static bool fill_append(struct replica *rp, struct raft_msg *m)
     return true;
 }
 
+/* Attaches a prefix of [m->index + 1, m->last] from this ready's own entries when they start
+ * the range and are all proposals of ours, already written (append_entry gave them their
+ * offsets and epoch in place): a leader sending what it has just proposed need not read it
+ * back from its log once per follower. Returns false to fall back to fill_append. */
+static bool fill_from_ready(struct replica *rp, const struct raft_ready *rd, struct raft_msg *m)
+{
+    size_t i = 0;
+    while (i < rd->n_entries && rd->entries[i].first < m->index + 1)
+        i++;
+    if (m->last <= m->index || i == rd->n_entries || rd->entries[i].first != m->index + 1)
+        return false;
+    size_t n = 0, bytes = 0;
+    for (size_t j = i; j < rd->n_entries && rd->entries[j].last <= m->last; j++) {
+        const struct raft_entry *e = &rd->entries[j];
+        if (e->kind != RAFT_ENTRY_DATA || !own_prop(rp, e->payload))
+            return false;
+        if (n == RAFT_MSG_ENTRIES_MAX || (n > 0 && bytes + e->len > rp->opt.msg_bytes_max))
+            break;
+        n++;
+        bytes += e->len;
+    }
+    if (n == 0)
+        return false;
+    MEM_GROW(rp->ents, rp->ents_cap, n);
+    memcpy(rp->ents, rd->entries + i, n * sizeof(*rp->ents));
+    m->entries = rp->ents;
+    m->n_entries = n;
+    m->last = rp->ents[n - 1].last;
+    return true;
+}
+
 static void send_msgs(struct replica *rp, const struct raft_ready *rd)
 {
     for (size_t i = 0; i < rd->n_msgs; i++) {
         struct raft_msg *m = &rd->msgs[i];
-        if (m->type == RAFT_MSG_APPEND && !fill_append(rp, m))
+        if (m->type == RAFT_MSG_APPEND && !fill_from_ready(rp, rd, m) && !fill_append(rp, m))
             continue;
         rp->opt.send(rp, m, rp->opt.data);
     }
@@ -511,8 +564,7 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
     bool torn = false;
     int rc = raft_hard_state_load(dfd, &rp->hs);
     if (rc != 0) {
-        log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log),
-                  err_str(rc));
+        log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
     }
     rc = conflog_load(&rp->cl, dfd, &torn);
