@@ -78,7 +78,7 @@ static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t 
     } else if (h->type == RPC_ERROR) {
         struct rpc_error e;
         (void)rpc_decode_error(body, len, &e);
-    } else if (h->type == RPC_CONTROLLER_REQUEST || h->type == RPC_CONTROLLER_RESPONSE) {
+    } else if (rpc_is_controller_type(h->type)) {
         struct rpc_controller c;
         if (rpc_decode_controller(body, len, &c) == 0) {
             if (c.len > RPC_CONTROLLER_BODY_MAX || c.body + c.len != body + len)
