@@ -28,9 +28,15 @@
  * Raft leader of the group's __consumer_offsets partition (cluster_req.c), whose broker
  * coordinates the group (groups.c: the coordinator follows that leadership).
  *
+ * Brokers that are not voters (node.id not in controller.quorum.voters; cluster.listener is
+ * then required and must be an address the other brokers can dial) observe the metadata log:
+ * their runtime is ctl_runtime_open_observer's (it fetches committed metadata from the
+ * controller leader, keeps the image in memory only and forwards commands), and they are full
+ * replicas of partitions like any broker. The transport accepts any node of the cluster (same
+ * cluster id) and adds every registered broker as a peer (voters keep their config entries).
+ *
  * Not yet (issue 5): topic config changes after creation (a local topic gets the configs the
- * image had when it was created here), brokers that are not voters (the controller runtime
- * needs this node among the voters: refused at start). */
+ * image had when it was created here). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# A broker that is not a controller voter (an observer of the metadata log, node 4 with
+# cluster.listener) next to three voters: it registers, every node lists four brokers; a topic of
+# 4 partitions, replication factor 3, created through node 4 places replicas (and leaders) on
+# it; 4000 idempotent acks=all records produced through a bootstrap at node 4 only are read back
+# through node 1; node 4 killed (-9) and restarted registers again, refetches the metadata and
+# catches up: every partition's replicas hold identical logs. All stop cleanly.
+# timeout: 60
+source "$(dirname "$0")/lib.sh"
+
+init_cluster 3
+CL_PORT[4]=$(free_port)
+CL_CPORT[4]=$(free_port)
+for i in 1 2 3; do start_node "$i"; done
+start_node 4 --set "cluster.listener=127.0.0.1:${CL_CPORT[4]}" --set admin.listener=127.0.0.1:0
+ADMIN4=$(grep broker_started "$TMP/node4.log" | tail -1 | sed -n 's/.* admin=\([^ ]*:[0-9]*\) .*/\1/p')
+[ -n "$ADMIN4" ] || fail "node 4 reports no admin address"
+for i in 1 2 3 4; do
+    wait_log "$i" 'event=cluster_registered' 1 15 || fail "node $i did not register within 15 s"
+done
+grep -q 'event=cluster_started node=4 .*role=observer' "$TMP/node4.log" || fail "node 4 is not an observer"
+note "three voters and observer node 4 registered"
+
+# brokers NODE: the broker ids NODE's Metadata lists, sorted
+brokers() {
+    kcat -L -b "127.0.0.1:${CL_PORT[$1]}" -m 2 2>/dev/null |
+        sed -n 's/^ *broker \([0-9]*\) at .*/\1/p' | sort -n | xargs
+}
+for i in 1 2 3 4; do
+    ok=""
+    for _ in $(seq 1 100); do
+        [ "$(brokers "$i")" = "1 2 3 4" ] && { ok=1; break; }
+        sleep 0.05
+    done
+    [ -n "$ok" ] || fail "node $i lists brokers '$(brokers "$i")', want '1 2 3 4'"
+done
+ok=""
+for _ in $(seq 1 100); do
+    "$SP" cluster status --admin "$ADMIN4" >"$TMP/status.out" 2>&1 || true
+    n=$(curl -sf "http://$ADMIN4/v1/cluster" | $PY -c 'import json,sys; d=json.load(sys.stdin); print(len([b for b in d["brokers"] if not b["fenced"]]))' 2>/dev/null || true)
+    [ "$n" = 4 ] && { ok=1; break; }
+    sleep 0.1
+done
+[ -n "$ok" ] || fail "GET /v1/cluster at node 4 does not list 4 live brokers: $(curl -s "http://$ADMIN4/v1/cluster")"
+grep -q '4' "$TMP/status.out" || fail "cluster status at node 4: $(cat "$TMP/status.out")"
+note "every node lists brokers 1 2 3 4; /v1/cluster at node 4 has 4 unfenced brokers"
+
+# ---- a topic created through the observer ----
+$PY - "127.0.0.1:${CL_PORT[4]}" <<'PYEOF' || fail "CreateTopics through node 4 failed"
+import sys, time
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+for t, f in a.create_topics([NewTopic("obs", 4, 3)], request_timeout=15).items():
+    f.result()
+PYEOF
+wait_log 4 'event=cluster_replica_added topic=obs' 1 10 || fail "node 4 holds no replica of obs"
+# layout NODE: "partition leader replicas" per partition of obs, as NODE's Metadata gives them
+layout() {
+    kcat -L -b "127.0.0.1:${CL_PORT[$1]}" -t obs -m 2 2>/dev/null |
+        sed -n 's/.*partition \([0-9]*\), leader \(-\{0,1\}[0-9]*\), replicas: \([0-9,]*\),.*/\1 \2 \3/p' | sort -n
+}
+ok=""
+for _ in $(seq 1 100); do
+    layout 1 >"$TMP/layout"
+    if [ "$(wc -l <"$TMP/layout")" = 4 ] && ! awk '$2 < 0' "$TMP/layout" | grep -q .; then ok=1; break; fi
+    sleep 0.05
+done
+[ -n "$ok" ] || fail "obs has no leader everywhere: $(cat "$TMP/layout")"
+cat "$TMP/layout" | sed 's/^/#   /'
+on4=$(awk '$3 ~ /(^|,)4(,|$)/' "$TMP/layout" | wc -l)
+led4=$(awk '$2 == 4' "$TMP/layout" | wc -l)
+[ "$on4" -ge 2 ] || fail "node 4 holds $on4 replicas of obs (want >= 2 of 4 partitions, rf 3 over 4 brokers)"
+[ "$led4" -ge 1 ] || fail "node 4 leads no partition of obs"
+note "node 4 holds $on4 replicas of obs and leads $led4"
+
+# ---- produce through node 4 only, read back through node 1 ----
+COUNT=4000
+$PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[4]}" obs $COUNT "$TMP/obs.acked" \
+    --partitions 4 -X acks=all >"$TMP/obs.out" 2>&1 || fail "producer via node 4: $(tail "$TMP/obs.out")"
+timeout 30 kcat -C -b "127.0.0.1:${CL_PORT[1]}" -t obs -e -q -f '%p %o %s\n' >"$TMP/obs.read" ||
+    fail "kcat through node 1 failed"
+$PY "$ROOT/tests/integration/history.py" --acked "$TMP/obs.acked" --final "$TMP/obs.read" \
+    --values $COUNT --partitions 4 --idempotent --ordered --complete ||
+    fail "history of obs has anomalies"
+note "$COUNT acks=all records through node 4, read back through node 1"
+
+# ---- node 4 killed and restarted: registers again, catches up, identical replicas ----
+kill9_node 4
+start_node 4 --set "cluster.listener=127.0.0.1:${CL_CPORT[4]}"
+wait_log 4 'event=cluster_registered' 2 15 || fail "node 4 did not register again"
+# more records while it is back, through a voter
+$PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[2]}" obs 400 "$TMP/obs2.acked" \
+    --partitions 4 -X acks=all >"$TMP/obs2.out" 2>&1 || fail "producer via node 2: $(tail "$TMP/obs2.out")"
+same=0
+for _ in $(seq 1 200); do
+    same=1
+    while read -r p _l reps; do
+        sums=$(for r in ${reps//,/ }; do cat "$TMP"/data$r/obs-$p/*.log 2>/dev/null | md5sum; done | sort -u | wc -l)
+        [ "$sums" = 1 ] || { same=0; break; }
+    done <"$TMP/layout"
+    [ $same = 1 ] && break
+    sleep 0.05
+done
+[ $same = 1 ] || { ls -l "$TMP"/data*/obs-*/; fail "replicas of obs differ after node 4's restart"; }
+grep -q 'event=ctl_observer_open' "$TMP/node4.log" || fail "node 4 did not run as an observer"
+[ -d "$TMP/data4/__cluster_metadata-0" ] && fail "observer node 4 keeps a metadata log"
+note "node 4 restarted, registered again and caught up: every partition's replicas are identical"
+
+for i in 4 1 2 3; do stop_node "$i"; done
+grep -h 'level=error' "$TMP"/node*.log && fail "errors logged"
+note "all nodes stopped cleanly"
