@@ -46,7 +46,8 @@
 #define CTL_REPLAY_READ_BYTES (1u << 20)
 #define CTL_BATCH_DECOMPRESSED_MAX (64u << 20)
 #define CTL_OBSERVE_POLL_MS 100      /* observer: poll interval once caught up */
-#define CTL_OBSERVE_TIMEOUT_MS 1000  /* observer: a fetch unanswered this long is given up */
+#define CTL_OBSERVE_TIMEOUT_MS 300   /* observer: a fetch unanswered this long is given up (the
+                                       first answer of a voter is lost while it dials back) */
 #define CTL_OBSERVE_FETCH_BYTES (1u << 20)
 
 struct pending {
