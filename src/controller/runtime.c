@@ -19,7 +19,14 @@
  * invalid, sessions reset) --deposed or new term--> FOLLOWER (working image dropped). Pending
  * proposals outlive a role change: their fate is read from the log, or they time out.
  *
- * Deciding: settle() runs after every commit advance and every tick; expire() on ticks. */
+ * Deciding: settle() runs after every commit advance and every tick; expire() on ticks.
+ *
+ * Observer mode (observer = true, runtime.h "Observers"): rp and log are NULL, leading is
+ * never set; the image is built by observe_apply from fetched batches (the same apply_batch as
+ * replay), applied <= obs_commit (invariant 1 with the leader's reported commit). Fetch states:
+ * IDLE (obs_req_id 0, next one due at obs_next_ms) --observe_poll--> IN_FLIGHT (obs_req_id,
+ * obs_sent_to) --observe_response (answer with that id from that node) or the timeout-->
+ * IDLE, with obs_target = the node that answered, the hinted leader, or the next voter. */
 #include "controller/runtime.h"
 
 #include <errno.h>
