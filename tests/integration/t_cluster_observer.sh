@@ -4,7 +4,8 @@
 # 4 partitions, replication factor 3, created through node 4 places replicas (and leaders) on
 # it; 4000 idempotent acks=all records produced through a bootstrap at node 4 only are read back
 # through node 1; node 4 killed (-9) and restarted registers again, refetches the metadata and
-# catches up: every partition's replicas hold identical logs. All stop cleanly.
+# catches up: every partition's replicas hold identical logs. A second observer (node 5) joins;
+# a topic replicated on all five brokers takes records through it. All stop cleanly.
 # timeout: 60
 source "$(dirname "$0")/lib.sh"
 
@@ -114,6 +115,39 @@ grep -q 'event=ctl_observer_open' "$TMP/node4.log" || fail "node 4 did not run a
 [ -d "$TMP/data4/__cluster_metadata-0" ] && fail "observer node 4 keeps a metadata log"
 note "node 4 restarted, registered again and caught up: every partition's replicas are identical"
 
-for i in 4 1 2 3; do stop_node "$i"; done
+# ---- a second observer: node 5; a topic replicated on all five brokers (observer to observer) ----
+CL_PORT[5]=$(free_port)
+CL_CPORT[5]=$(free_port)
+start_node 5 --set "cluster.listener=127.0.0.1:${CL_CPORT[5]}"
+wait_log 5 'event=cluster_registered' 1 15 || fail "node 5 did not register"
+ok=""
+for _ in $(seq 1 100); do
+    [ "$(brokers 4)" = "1 2 3 4 5" ] && [ "$(brokers 5)" = "1 2 3 4 5" ] && { ok=1; break; }
+    sleep 0.05
+done
+[ -n "$ok" ] || fail "nodes 4 and 5 list brokers '$(brokers 4)' / '$(brokers 5)'"
+$PY - "127.0.0.1:${CL_PORT[5]}" <<'PYEOF' || fail "CreateTopics five (rf 5) through node 5 failed"
+import sys
+from confluent_kafka.admin import AdminClient, NewTopic
+a = AdminClient({"bootstrap.servers": sys.argv[1]})
+for t, f in a.create_topics([NewTopic("five", 1, 5)], request_timeout=15).items():
+    f.result()
+PYEOF
+$PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[5]}" five 500 "$TMP/five.acked" \
+    --partitions 1 -X acks=all >"$TMP/five.out" 2>&1 || fail "producer via node 5: $(tail "$TMP/five.out")"
+timeout 30 kcat -C -b "127.0.0.1:${CL_PORT[4]}" -t five -e -q -f '%p %o %s\n' >"$TMP/five.read" ||
+    fail "kcat five through node 4 failed"
+$PY "$ROOT/tests/integration/history.py" --acked "$TMP/five.acked" --final "$TMP/five.read" \
+    --values 500 --partitions 1 --idempotent --ordered --complete || fail "history of five has anomalies"
+same=0
+for _ in $(seq 1 200); do
+    sums=$(for i in 1 2 3 4 5; do cat "$TMP"/data$i/five-0/*.log 2>/dev/null | md5sum; done | sort -u | wc -l)
+    [ "$sums" = 1 ] && { same=1; break; }
+    sleep 0.05
+done
+[ $same = 1 ] || { ls -l "$TMP"/data*/five-0/; fail "the five replicas of five differ"; }
+note "observer node 5 joined: 500 acks=all records through it on a topic of rf 5, five identical replicas"
+
+for i in 5 4 1 2 3; do stop_node "$i"; done
 grep -h 'level=error' "$TMP"/node*.log && fail "errors logged"
 note "all nodes stopped cleanly"
