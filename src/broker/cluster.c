@@ -564,6 +564,15 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
                  cfg->node_id);
         return -ERR_INVALID;
     }
+    if (!voter && (!strcmp(cfg->cluster_host, "0.0.0.0") || !strcmp(cfg->cluster_host, "::") ||
+                   !cfg->cluster_host[0])) {
+        /* its address is what the other brokers dial (sent with its fetches and registration) */
+        snprintf(err, errcap,
+                 "node.id=%" PRId32 " is not a voter: its cluster.listener must be an address "
+                 "the other brokers can dial, not '%s'",
+                 cfg->node_id, cfg->cluster_host);
+        return -ERR_INVALID;
+    }
     struct cluster *c = mem_calloc(1, sizeof(*c));
     c->b = b;
     if (getrandom(c->incarnation.b, sizeof(c->incarnation.b), 0) !=

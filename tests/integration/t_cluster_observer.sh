@@ -14,6 +14,13 @@ CL_PORT[4]=$(free_port)
 CL_CPORT[4]=$(free_port)
 for i in 1 2 3; do start_node "$i"; done
 start_node 4 --set "cluster.listener=127.0.0.1:${CL_CPORT[4]}" --set admin.listener=127.0.0.1:0
+# an observer must give an address the others can dial
+if "$SP" serve --set node.id=9 --set "log.dirs=$TMP/data9" --set "listeners=PLAINTEXT://127.0.0.1:0" \
+    --set "controller.quorum.voters=$CL_VOTERS" --set "cluster.listener=0.0.0.0:$(free_port)" \
+    --set admin.listener= >"$TMP/bad.log" 2>&1; then
+    fail "node 9 started with a wildcard cluster.listener"
+fi
+grep -q "cluster.listener must be an address" "$TMP/bad.log" || fail "refusal: $(cat "$TMP/bad.log")"
 ADMIN4=$(grep broker_started "$TMP/node4.log" | tail -1 | sed -n 's/.* admin=\([^ ]*:[0-9]*\) .*/\1/p')
 [ -n "$ADMIN4" ] || fail "node 4 reports no admin address"
 for i in 1 2 3 4; do
