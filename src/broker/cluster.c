@@ -617,8 +617,8 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.data = c;
     o.seed = tc.seed;
     if (voter)
-        rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o,
-                              time_mono_ms(), &c->ctl);
+        rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),
+                              &c->ctl);
     else /* an observer of the metadata log: it keeps no metadata log on disk */
         rc = ctl_runtime_open_observer(cfg->node_id, voters, (size_t)cfg->n_voters,
                                        cfg->cluster_host, cfg->cluster_port, &o, time_mono_ms(),

@@ -35,8 +35,8 @@ int ctl_mfetch_req_decode(const uint8_t *p, size_t len, struct ctl_mfetch_req *o
     const uint8_t *h = kr_raw(&r, hl);
     out->port = kr_i32(&r);
     if (!kr_ok(&r) || kr_left(&r) != 0 || out->from < 0 || out->max_bytes <= 0 ||
-        (uint32_t)out->max_bytes > CTL_MFETCH_BYTES_MAX || out->port <= 0 ||
-        out->port > 65535 || memchr(h, 0, hl))
+        (uint32_t)out->max_bytes > CTL_MFETCH_BYTES_MAX || out->port <= 0 || out->port > 65535 ||
+        memchr(h, 0, hl))
         return -ERR_CORRUPT;
     memcpy(out->host, h, hl);
     out->host[hl] = '\0';

@@ -52,9 +52,10 @@
 #define CTL_SESSION_TIMEOUT_MS 9000
 #define CTL_REPLAY_READ_BYTES (1u << 20)
 #define CTL_BATCH_DECOMPRESSED_MAX (64u << 20)
-#define CTL_OBSERVE_POLL_MS 100      /* observer: poll interval once caught up */
-#define CTL_OBSERVE_TIMEOUT_MS 300   /* observer: a fetch unanswered this long is given up (the
-                                       first answer of a voter is lost while it dials back) */
+/* Observer mode: the poll interval once caught up; how long an unanswered fetch is waited for
+ * (a voter's first answer is lost while it dials back); the bytes asked for per fetch. */
+#define CTL_OBSERVE_POLL_MS 100
+#define CTL_OBSERVE_TIMEOUT_MS 300
 #define CTL_OBSERVE_FETCH_BYTES (1u << 20)
 
 struct pending {
@@ -93,15 +94,15 @@ struct ctl_runtime {
     bool observer;
     int32_t obs_voters[RAFT_VOTERS_MAX];
     size_t n_obs_voters;
-    size_t obs_next_voter;  /* round robin over the voters while no leader is known */
-    int32_t obs_leader;     /* the leader that answered the last fetch, or RAFT_NONE */
-    int32_t obs_target;     /* who the next fetch goes to (RAFT_NONE: the next voter) */
+    size_t obs_next_voter; /* round robin over the voters while no leader is known */
+    int32_t obs_leader;    /* the leader that answered the last fetch, or RAFT_NONE */
+    int32_t obs_target;    /* who the next fetch goes to (RAFT_NONE: the next voter) */
     int64_t obs_term;
-    int64_t obs_commit;     /* the highest commit index a leader reported */
-    uint64_t obs_req_id;    /* the fetch in flight (0: none)... */
-    int32_t obs_sent_to;    /* ...sent to this node */
+    int64_t obs_commit;  /* the highest commit index a leader reported */
+    uint64_t obs_req_id; /* the fetch in flight (0: none)... */
+    int32_t obs_sent_to; /* ...sent to this node */
     int64_t obs_sent_ms;
-    int64_t obs_next_ms;    /* the next fetch is not sent before */
+    int64_t obs_next_ms;                    /* the next fetch is not sent before */
     char obs_host[CTL_MFETCH_HOST_MAX + 1]; /* this node's cluster address, for the answers */
     int32_t obs_port;
 };
@@ -247,8 +248,8 @@ static void catch_up(struct ctl_runtime *rt, int64_t commit);
 static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
                         size_t len);
 static void observe_poll(struct ctl_runtime *rt);
-static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
-                             const uint8_t *body, size_t len);
+static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                             size_t len);
 
 /* Invariants 1-4 of the design comment, as far as they can be checked cheaply. */
 __attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
@@ -780,9 +781,8 @@ static void observe_poll(struct ctl_runtime *rt)
     }
     if (rt->now < rt->obs_next_ms)
         return;
-    struct ctl_mfetch_req req = {.from = rt->applied + 1,
-                                 .max_bytes = CTL_OBSERVE_FETCH_BYTES,
-                                 .port = rt->obs_port};
+    struct ctl_mfetch_req req = {
+        .from = rt->applied + 1, .max_bytes = CTL_OBSERVE_FETCH_BYTES, .port = rt->obs_port};
     memcpy(req.host, rt->obs_host, sizeof(req.host));
     struct iobuf out;
     iobuf_init(&out);
@@ -816,8 +816,8 @@ static int observe_apply(struct ctl_runtime *rt, const struct ctl_mfetch_resp *r
     const uint8_t *batch;
     size_t blen;
     int64_t base, last;
-    while ((rc = ctl_mfetch_next_batch(resp->data, resp->len, &pos, &batch, &blen, &base,
-                                       &last)) == 1) {
+    while ((rc = ctl_mfetch_next_batch(resp->data, resp->len, &pos, &batch, &blen, &base, &last)) ==
+           1) {
         if (base != rt->applied + 1 || last > resp->commit) {
             rc = -ERR_CORRUPT;
             break;
@@ -831,8 +831,8 @@ static int observe_apply(struct ctl_runtime *rt, const struct ctl_mfetch_resp *r
     return rc < 0 ? rc : 0;
 }
 
-static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
-                             const uint8_t *body, size_t len)
+static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                             size_t len)
 {
     if (!rt->observer || rt->closing || id == 0 || id != rt->obs_req_id || from != rt->obs_sent_to)
         return; /* not ours, or late: dropped */
@@ -861,9 +861,9 @@ static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
         log_warn("ctl_observer_bad_batches", "node=%d from=%d applied=%lld", rt->node, from,
                  (long long)rt->applied);
     /* more to read: at once; caught up: the next poll */
-    rt->obs_next_ms = rt->now + (rc == 0 && rt->applied < rt->obs_commit && resp.len > 0
-                                     ? 0
-                                     : CTL_OBSERVE_POLL_MS);
+    rt->obs_next_ms =
+        rt->now +
+        (rc == 0 && rt->applied < rt->obs_commit && resp.len > 0 ? 0 : CTL_OBSERVE_POLL_MS);
 }
 
 int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, size_t n_voters,

@@ -494,8 +494,8 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
     for (size_t i = 0; i < cfg->n_peers; i++)
         if (cfg->peers[i].id != cfg->self_id)
             (void)peer_new(t, &cfg->peers[i]);
-    int max_conns = t->cfg.accept_any_node ? TRANSPORT_ANY_NODE_CONNECTIONS_MAX
-                                           : (int)(4 * t->n_peers + 8);
+    int max_conns =
+        t->cfg.accept_any_node ? TRANSPORT_ANY_NODE_CONNECTIONS_MAX : (int)(4 * t->n_peers + 8);
     struct conn_limits lim = {.max_frame_bytes = t->cfg.max_frame_bytes,
                               .max_connections = max_conns};
     struct conn_handler h = {in_frame, in_closed, in_open, t};

@@ -86,8 +86,8 @@ struct transport_config {
     bool accept_any_node;         /* inbound HELLO from any node id (see above) */
 };
 
-#define TRANSPORT_PEERS_MAX 1024                 /* transport_add_peer's bound */
-#define TRANSPORT_ANY_NODE_CONNECTIONS_MAX 4096  /* inbound connections with accept_any_node */
+#define TRANSPORT_PEERS_MAX 1024                /* transport_add_peer's bound */
+#define TRANSPORT_ANY_NODE_CONNECTIONS_MAX 4096 /* inbound connections with accept_any_node */
 
 /* A received message: from = the sending node. */
 typedef void (*transport_msg_cb)(int32_t from, const struct rpc_group *g,

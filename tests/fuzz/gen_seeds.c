@@ -13,11 +13,11 @@
 #include "base/iobuf.h"
 #include "base/mem.h"
 #include "controller/mfetch.h"
+#include "group/group.h"
+#include "group/records.h"
 #include "kafka/api.h"
 #include "kafka/batch.h"
 #include "kafka/compress.h"
-#include "group/group.h"
-#include "group/records.h"
 #include "kmsg_testenc.h"
 #include "raft/rpc.h"
 
@@ -181,8 +181,8 @@ static void raft_rpc_seeds(void)
     rpc_encode_controller(&b, RPC_CONTROLLER_RESPONSE, 1, 2, 7, NULL, 0);
     put_rpc(&b);
     {
-        struct ctl_mfetch_req fr = {.from = 3, .max_bytes = 4096, .host = "127.0.0.1",
-                                    .port = 9093};
+        struct ctl_mfetch_req fr = {
+            .from = 3, .max_bytes = 4096, .host = "127.0.0.1", .port = 9093};
         struct iobuf body;
         iobuf_init(&body);
         ctl_mfetch_req_encode(&fr, &body);

@@ -90,8 +90,7 @@ TEST(controller_mfetch_codec_roundtrip_and_hostile_bytes)
               -ERR_CORRUPT);
     ASSERT_EQ(pos, 0);
     hdr[8] = 0x10; /* batch length beyond the buffer */
-    ASSERT_EQ(ctl_mfetch_next_batch(hdr, sizeof(hdr), &pos, &bt, &bl, &base, &last),
-              -ERR_CORRUPT);
+    ASSERT_EQ(ctl_mfetch_next_batch(hdr, sizeof(hdr), &pos, &bt, &bl, &base, &last), -ERR_CORRUPT);
 }
 
 /* ---- an observer against a fake controller ---- */
@@ -101,10 +100,10 @@ static struct {
     int port[5];
     struct transport *t1, *t4;
     struct ctl_runtime *obs;
-    size_t fetches;      /* fetches node 1 received */
-    uint64_t fetch_id;   /* the last one's request id */
-    int64_t fetch_from;  /* ... and offset */
-    int changes;         /* the observer's on_image_change calls */
+    size_t fetches;     /* fetches node 1 received */
+    uint64_t fetch_id;  /* the last one's request id */
+    int64_t fetch_from; /* ... and offset */
+    int changes;        /* the observer's on_image_change calls */
 } F;
 
 static void no_msg(int32_t from, const struct rpc_group *g, const struct raft_msg *m, void *data)
@@ -210,9 +209,9 @@ static void answer_next(const uint8_t *body, size_t len, uint64_t id_delta)
 {
     size_t n = F.fetches;
     FPUMP_UNTIL(F.fetches > n && t1_ready(), 3000);
-    ASSERT_EQ(transport_send_controller(F.t1, 4, RPC_METADATA_RESPONSE, F.fetch_id + id_delta,
-                                        body, len),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(F.t1, 4, RPC_METADATA_RESPONSE, F.fetch_id + id_delta, body, len),
+        0);
     for (int i = 0; i < 5; i++)
         pump();
 }
@@ -227,9 +226,9 @@ static void answer_batches(int64_t commit, const uint8_t *data, size_t dlen, uin
     ctl_mfetch_resp_encode(&r, &b);
     size_t len;
     uint8_t *p = flat(&b, &len);
-    ASSERT_EQ(transport_send_controller(F.t1, 4, RPC_METADATA_RESPONSE, F.fetch_id + id_delta, p,
-                                        len),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(F.t1, 4, RPC_METADATA_RESPONSE, F.fetch_id + id_delta, p, len),
+        0);
     mem_free(p);
     for (int i = 0; i < 5; i++)
         pump();
@@ -244,10 +243,18 @@ TEST(controller_observer_hostile_answers_refused)
     F.port[4] = free_port();
     struct transport_peer_config p1 = {1, "127.0.0.1", F.port[1]};
     struct transport_peer_config p4 = {4, "127.0.0.1", F.port[4]};
-    struct transport_config c1 = {.self_id = 1, .cluster_id = "obs", .listen_host = "127.0.0.1",
-                                  .listen_port = F.port[1], .peers = &p4, .n_peers = 1};
-    struct transport_config c4 = {.self_id = 4, .cluster_id = "obs", .listen_host = "127.0.0.1",
-                                  .listen_port = F.port[4], .peers = &p1, .n_peers = 1};
+    struct transport_config c1 = {.self_id = 1,
+                                  .cluster_id = "obs",
+                                  .listen_host = "127.0.0.1",
+                                  .listen_port = F.port[1],
+                                  .peers = &p4,
+                                  .n_peers = 1};
+    struct transport_config c4 = {.self_id = 4,
+                                  .cluster_id = "obs",
+                                  .listen_host = "127.0.0.1",
+                                  .listen_port = F.port[4],
+                                  .peers = &p1,
+                                  .n_peers = 1};
     ASSERT_EQ(transport_new(F.r, &c1, no_msg, NULL, &F.t1), 0);
     ASSERT_EQ(transport_new(F.r, &c4, no_msg, NULL, &F.t4), 0);
     transport_set_controller_cb(F.t1, fake_ctl, NULL);
@@ -261,9 +268,8 @@ TEST(controller_observer_hostile_answers_refused)
     ASSERT_EQ(ctl_runtime_open_observer(1, &v, 1, "127.0.0.1", F.port[4], &o, 0, &F.obs),
               -ERR_INVALID);
     ASSERT_EQ(ctl_runtime_open_observer(4, &v, 1, "", F.port[4], &o, 0, &F.obs), -ERR_INVALID);
-    ASSERT_EQ(ctl_runtime_open_observer(4, &v, 1, "127.0.0.1", F.port[4], &o, time_mono_ms(),
-                                        &F.obs),
-              0);
+    ASSERT_EQ(
+        ctl_runtime_open_observer(4, &v, 1, "127.0.0.1", F.port[4], &o, time_mono_ms(), &F.obs), 0);
     ASSERT_EQ(ctl_runtime_leader(F.obs), RAFT_NONE);
 
     size_t l0, l1;

@@ -835,14 +835,13 @@ TEST(controller_runtime_bad_metadata_fetches_dropped)
         pump_once();
     /* garbage fetch bodies: dropped by the leader and a follower, nothing crashes */
     static const uint8_t junk[] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 9};
-    ASSERT_EQ(transport_send_controller(C.n[f].t, leader, RPC_METADATA_FETCH, 7, junk,
-                                        sizeof(junk)),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(C.n[f].t, leader, RPC_METADATA_FETCH, 7, junk, sizeof(junk)), 0);
     ASSERT_EQ(transport_send_controller(C.n[leader].t, f, RPC_METADATA_FETCH, 7, junk, 0), 0);
     /* a stray answer at a voter: dropped */
-    ASSERT_EQ(transport_send_controller(C.n[f].t, leader, RPC_METADATA_RESPONSE, 7, junk,
-                                        sizeof(junk)),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(C.n[f].t, leader, RPC_METADATA_RESPONSE, 7, junk, sizeof(junk)),
+        0);
     struct transport_stats ts;
     PUMP_UNTIL((transport_get_stats(C.n[leader].t, &ts), ts.ctl_received >= 2), 2000);
     for (int i = 0; i < 20; i++)

@@ -551,9 +551,9 @@ TEST(raft_transport_peers_added_at_run_time)
     ASSERT_EQ(transport_add_peer(c.t[3], -1, "127.0.0.1", 1000), -ERR_INVALID);
     /* node 1 accepts 3's HELLO although 3 is not its peer, and hears its frames */
     NT_PUMP_UNTIL(c.r, connected(&c, 3, 1), 3000);
-    ASSERT_EQ(transport_send_controller(c.t[3], 1, RPC_METADATA_FETCH, 9,
-                                        (const uint8_t *)"fetch", 5),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(c.t[3], 1, RPC_METADATA_FETCH, 9, (const uint8_t *)"fetch", 5),
+        0);
     NT_PUMP_UNTIL(c.r, ci.n == 1, 3000);
     ASSERT_EQ(ci.from, 3);
     ASSERT_EQ(ci.type, RPC_METADATA_FETCH);
@@ -565,9 +565,9 @@ TEST(raft_transport_peers_added_at_run_time)
     NT_PUMP_UNTIL(c.r, connected(&c, 1, 3), 3000);
     struct ctl_inbox c3 = {0};
     transport_set_controller_cb(c.t[3], on_ctl, &c3);
-    ASSERT_EQ(transport_send_controller(c.t[1], 3, RPC_METADATA_RESPONSE, 9,
-                                        (const uint8_t *)"data", 4),
-              0);
+    ASSERT_EQ(
+        transport_send_controller(c.t[1], 3, RPC_METADATA_RESPONSE, 9, (const uint8_t *)"data", 4),
+        0);
     NT_PUMP_UNTIL(c.r, c3.n == 1, 3000);
     ASSERT_EQ(c3.type, RPC_METADATA_RESPONSE);
     ASSERT_UEQ(c3.id, 9);
