@@ -37,6 +37,10 @@ struct node {
     struct kuuid incarnation;
     int image_changes;
     int local_creates;   /* CTL_LOCAL_CREATE seen by on_image_change for this broker */
+    size_t n_mresp;      /* METADATA_RESPONSE frames received (the last one kept below) */
+    int32_t mresp_from;
+    uint8_t *mresp; /* owned */
+    size_t mresp_len;
 };
 
 static struct {
@@ -91,6 +95,14 @@ static void on_ctl(int32_t from, uint8_t type, uint64_t id, const uint8_t *body,
     /* as cluster.c does: a fetching observer becomes a peer, so the answer can reach it */
     if (type == RPC_METADATA_FETCH && ctl_mfetch_req_decode(body, len, &fr) == 0)
         (void)transport_add_peer(nd->t, from, fr.host, fr.port);
+    if (type == RPC_METADATA_RESPONSE) {
+        nd->n_mresp++;
+        nd->mresp_from = from;
+        mem_free(nd->mresp);
+        nd->mresp = mem_alloc(len ? len : 1);
+        memcpy(nd->mresp, body, len);
+        nd->mresp_len = len;
+    }
     if (nd->rt)
         ctl_runtime_deliver(nd->rt, from, type, id, body, len);
 }
@@ -192,6 +204,8 @@ static void node_stop(int32_t id)
     struct node *nd = &C.n[id];
     ctl_runtime_close(nd->rt);
     nd->rt = NULL;
+    mem_free(nd->mresp);
+    nd->mresp = NULL;
     transport_free(nd->t);
     nd->t = NULL;
     nd->beating = false;
@@ -847,5 +861,78 @@ TEST(controller_runtime_bad_metadata_fetches_dropped)
     for (int i = 0; i < 20; i++)
         pump_once();
     ASSERT_EQ(create_topic(f, "fine", 1, 1).error, KERR_NONE);
+    cluster_stop();
+}
+
+/* Sends a fetch from node `by` (a voter playing observer) to node `to`, returns the answer. */
+static struct ctl_mfetch_resp fetch_from(int32_t by, int32_t to, int64_t from, int32_t max_bytes)
+{
+    struct ctl_mfetch_req req = {.from = from, .max_bytes = max_bytes, .port = C.ports[by]};
+    snprintf(req.host, sizeof(req.host), "127.0.0.1");
+    struct iobuf b;
+    iobuf_init(&b);
+    ctl_mfetch_req_encode(&req, &b);
+    size_t len;
+    uint8_t *p = iobuf_flatten(&b, &len);
+    iobuf_destroy(&b);
+    size_t n = C.n[by].n_mresp;
+    ASSERT_EQ(transport_send_controller(C.n[by].t, to, RPC_METADATA_FETCH, 1, p, len), 0);
+    mem_free(p);
+    PUMP_UNTIL(C.n[by].n_mresp > n, 2000);
+    ASSERT_EQ(C.n[by].mresp_from, to);
+    struct ctl_mfetch_resp r;
+    ASSERT_EQ(ctl_mfetch_resp_decode(C.n[by].mresp, C.n[by].mresp_len, &r), 0);
+    return r;
+}
+
+TEST(controller_runtime_leader_serves_committed_batches)
+{
+    int32_t leader = cluster_ready();
+    ASSERT_EQ(create_topic(leader, "served", 2, 3).error, KERR_NONE);
+    for (int32_t id = 1; id <= N; id++)
+        C.n[id].beating = false;
+    PUMP_UNTIL(converged(), 5000);
+    int32_t f = a_follower(leader);
+    int64_t commit = raft_commit(replica_raft(ctl_runtime_replica(C.n[leader].rt)));
+    ASSERT_EQ(ctl_runtime_applied(C.n[leader].rt), commit);
+
+    /* everything from 0, in bounded answers: whole batches, contiguous, none above commit */
+    int64_t next = 0;
+    int rounds = 0;
+    while (next <= commit) {
+        ASSERT_CMP(++rounds, <, 1000);
+        struct ctl_mfetch_resp r = fetch_from(f, leader, next, 1); /* at least one batch */
+        ASSERT_EQ(r.error, KERR_NONE);
+        ASSERT_EQ(r.leader, leader);
+        ASSERT_EQ(r.commit, commit);
+        ASSERT_EQ(r.from, next);
+        size_t pos = 0, bl;
+        const uint8_t *bt;
+        int64_t base, last;
+        int batches = 0;
+        while (ctl_mfetch_next_batch(r.data, r.len, &pos, &bt, &bl, &base, &last) == 1) {
+            ASSERT_EQ(base, next);
+            ASSERT_CMP(last, <=, commit);
+            next = last + 1;
+            batches++;
+        }
+        ASSERT_EQ(pos, r.len);
+        ASSERT_EQ(batches, 1); /* max_bytes 1: the first batch whole, nothing more */
+    }
+    ASSERT_CMP(rounds, >, 3);
+    /* nothing above commit */
+    struct ctl_mfetch_resp r = fetch_from(f, leader, commit + 1, 1 << 20);
+    ASSERT_EQ(r.error, KERR_NONE);
+    ASSERT_EQ(r.len, 0);
+    ASSERT_EQ(r.commit, commit);
+    /* one answer may hold several batches */
+    r = fetch_from(f, leader, 0, 1 << 20);
+    ASSERT_CMP(r.len, >, 0);
+    /* a follower names the leader */
+    int32_t other = 6 - leader - f;
+    r = fetch_from(f, other, 0, 1 << 20);
+    ASSERT_EQ(r.error, KERR_NOT_CONTROLLER);
+    ASSERT_EQ(r.leader, leader);
+    ASSERT_EQ(r.len, 0);
     cluster_stop();
 }
