@@ -81,8 +81,9 @@ struct ctl_voter {
 
 /* A Raft message of the controller group for node m->to (valid during the call: copy it). */
 typedef void (*ctl_send_raft_fn)(struct ctl_runtime *rt, const struct raft_msg *m, void *data);
-/* A controller frame (type RPC_CONTROLLER_REQUEST / RPC_CONTROLLER_RESPONSE) for node to. Returns
- * 0 if queued; nonzero if it cannot be sent (the request is then answered at once). */
+/* A controller frame (type RPC_CONTROLLER_REQUEST / RPC_CONTROLLER_RESPONSE, and
+ * RPC_METADATA_FETCH / RPC_METADATA_RESPONSE for observers) for node to. Returns 0 if queued;
+ * nonzero if it cannot be sent (a request is then answered at once; a fetch is retried). */
 typedef int (*ctl_send_frame_fn)(struct ctl_runtime *rt, int32_t to, uint8_t type,
                                  uint64_t request_id, const uint8_t *body, size_t len,
                                  void *data);
@@ -135,7 +136,8 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms);
 /* A Raft message of the controller group (the transport's on_msg). Returns replica_step's. */
 int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m);
 /* A controller frame from node from (the transport's controller callback). Malformed bodies
- * are answered with KERR_INVALID_REQUEST (requests) or dropped (responses). */
+ * are answered with KERR_INVALID_REQUEST (requests) or dropped (responses, metadata fetches
+ * and their answers; logged). */
 void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
                          const uint8_t *body, size_t len);
 
