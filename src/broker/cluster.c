@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -41,6 +42,7 @@
 #include "broker/producer_ids.h"
 #include "broker/producers.h"
 #include "controller/image.h"
+#include "controller/mfetch.h"
 #include "controller/request.h"
 #include "controller/runtime.h"
 #include "kafka/errors.h"
@@ -103,10 +105,14 @@ static void on_foreign_msg(int32_t from, const struct rpc_group *g, const struct
         (void)ctl_runtime_step(c->ctl, m); /* bad messages are the runtime's to refuse */
 }
 
+static void learn_fetcher(struct cluster *c, int32_t from, const uint8_t *body, size_t len);
+
 static void on_controller_frame(int32_t from, uint8_t type, uint64_t request_id,
                                 const uint8_t *body, size_t len, void *data)
 {
     struct cluster *c = data;
+    if (type == RPC_METADATA_FETCH)
+        learn_fetcher(c, from, body, len);
     if (c->ctl)
         ctl_runtime_deliver(c->ctl, from, type, request_id, body, len);
 }
@@ -151,9 +157,7 @@ static void submit_own(struct cluster *c, bool heartbeat)
     req.reg.port = c->b->advertised_port;
     req.reg.cluster_addr = c->cluster_addr;
     /* caught up: this node knows a controller leader and has applied what it committed */
-    struct replica_status st;
-    replica_status(ctl_runtime_replica(c->ctl), &st);
-    req.caught_up = st.leader != RAFT_NONE && ctl_runtime_applied(c->ctl) >= st.commit;
+    req.caught_up = ctl_runtime_caught_up(c->ctl);
     c->in_flight = true;
     ctl_runtime_submit(c->ctl, &req, command_done, c);
 }
@@ -454,6 +458,71 @@ struct pid_source *cluster_pid_source_new(struct broker *b)
     return &s->base;
 }
 
+/* ---- peers beyond the voters (brokers that are not voters: observers) ----
+ * The voters are the transport's peers from the start (their config entries are how they are
+ * reached and are never replaced). Every other broker becomes a peer when this node learns its
+ * cluster address: from its registration in the image (sync_peers, before each reconcile) or,
+ * at a voter, from its metadata fetch (learn_fetcher: the answer must reach it before its
+ * registration commits). */
+
+static bool is_voter(const struct cluster *c, int32_t id)
+{
+    const struct broker_config *cfg = c->b->cfg;
+    for (int i = 0; i < cfg->n_voters; i++)
+        if (cfg->voters[i].id == id)
+            return true;
+    return false;
+}
+
+/* "host:port" or "[v6]:port" into host and port; false if it is not one. */
+static bool split_addr(const char *addr, char *host, size_t cap, int *port)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr)
+        return false;
+    const char *h = addr;
+    size_t hl = (size_t)(colon - addr);
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']')
+        h++, hl -= 2;
+    char *end;
+    long p = strtol(colon + 1, &end, 10);
+    if (hl == 0 || hl >= cap || *end != '\0' || end == colon + 1 || p <= 0 || p > 65535)
+        return false;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    *port = (int)p;
+    return true;
+}
+
+static void add_peer(struct cluster *c, int32_t id, const char *host, int port)
+{
+    if (id == c->b->cfg->node_id || is_voter(c, id))
+        return;
+    int rc = transport_add_peer(host_transport(c->host), id, host, port);
+    if (rc < 0)
+        log_warn("cluster_peer_refused", "peer=%" PRId32 " addr=%s:%d err=\"%s\"", id, host, port,
+                 err_str(rc));
+}
+
+static void sync_peers(struct cluster *c)
+{
+    const struct ctl_image *img = ctl_runtime_image(c->ctl);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *br = &img->brokers[i];
+        char host[CTL_ADDR_MAX + 1];
+        int port;
+        if (br->cluster_addr[0] && split_addr(br->cluster_addr, host, sizeof(host), &port))
+            add_peer(c, br->id, host, port);
+    }
+}
+
+static void learn_fetcher(struct cluster *c, int32_t from, const uint8_t *body, size_t len)
+{
+    struct ctl_mfetch_req req;
+    if (ctl_mfetch_req_decode(body, len, &req) == 0) /* a bad one: the runtime logs it */
+        add_peer(c, from, req.host, req.port);
+}
+
 /* ---- timer ---- */
 
 /* Preferred-leader balancing (cluster_balance.c) every leader.imbalance.check.interval.seconds
@@ -479,6 +548,7 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         submit_own(c, c->registered);
     }
     if (c->image_dirty) {
+        sync_peers(c);
         reconcile(c);
         (void)cluster_configs_apply(c->b); /* topic configs of the image (cluster_configs.c) */
     }
@@ -514,12 +584,21 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port};
         voter |= cfg->voters[i].id == cfg->node_id;
     }
-    if (!voter) {
+    if (!voter && cfg->cluster_port <= 0) { /* config_load refuses this first */
         snprintf(err, errcap,
-                 "node.id=%" PRId32 " is not in controller.quorum.voters: brokers "
-                 "that are not voters are not supported yet",
+                 "node.id=%" PRId32 " is not in controller.quorum.voters: set "
+                 "cluster.listener (its inter-broker host:port)",
                  cfg->node_id);
-        return -ERR_UNSUPPORTED;
+        return -ERR_INVALID;
+    }
+    if (!voter && (!strcmp(cfg->cluster_host, "0.0.0.0") || !strcmp(cfg->cluster_host, "::") ||
+                   !cfg->cluster_host[0])) {
+        /* its address is what the other brokers dial (sent with its fetches and registration) */
+        snprintf(err, errcap,
+                 "node.id=%" PRId32 " is not a voter: its cluster.listener must be an address "
+                 "the other brokers can dial, not '%s'",
+                 cfg->node_id, cfg->cluster_host);
+        return -ERR_INVALID;
     }
     struct cluster *c = mem_calloc(1, sizeof(*c));
     c->b = b;
@@ -541,6 +620,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         .peers = peers,
         .n_peers = (size_t)cfg->n_voters,
         .seed = c->incarnation.b[0] | (uint64_t)c->incarnation.b[1] << 8,
+        .accept_any_node = true, /* brokers that are not voters: their HELLO comes first */
     };
     struct host_options ho = {.seed = tc.seed};
     int rc = host_new(b->r, &tc, &ho, &c->host);
@@ -564,8 +644,13 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.config_check = cluster_config_check; /* topic configs as the single node checks them */
     o.data = c;
     o.seed = tc.seed;
-    rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),
-                          &c->ctl);
+    if (voter)
+        rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),
+                              &c->ctl);
+    else /* an observer of the metadata log: it keeps no metadata log on disk */
+        rc = ctl_runtime_open_observer(cfg->node_id, voters, (size_t)cfg->n_voters,
+                                       cfg->cluster_host, cfg->cluster_port, &o, time_mono_ms(),
+                                       &c->ctl);
     if (rc != 0) {
         snprintf(err, errcap, "cannot open the metadata log %s: %s", dir, err_str(rc));
         host_free(c->host);
@@ -576,8 +661,8 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     reactor_timer_init(&c->timer, on_timer, c);
     reactor_timer_start(b->r, &c->timer, 0);
     b->cluster = c;
-    log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%d quorum=%s",
-             cfg->node_id, c->cluster_addr, cfg->n_voters, qid);
+    log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%d quorum=%s role=%s",
+             cfg->node_id, c->cluster_addr, cfg->n_voters, qid, voter ? "voter" : "observer");
     return 0;
 }
 

@@ -33,8 +33,12 @@
  * after each change; each partition's leader hands the leadership to the preferred replica
  * when it is live and caught up (cluster_configs.h).
  *
- * Not yet (issue 5): brokers that are not voters (the controller runtime needs this node among
- * the voters: refused at start). */
+ * Brokers that are not voters (node.id not in controller.quorum.voters; cluster.listener is
+ * then required and must be an address the other brokers can dial) observe the metadata log:
+ * their runtime is ctl_runtime_open_observer's (it fetches committed metadata from the
+ * controller leader, keeps the image in memory only and forwards commands), and they are full
+ * replicas of partitions like any broker. The transport accepts any node of the cluster (same
+ * cluster id) and adds every registered broker as a peer (voters keep their config entries). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 

@@ -19,10 +19,18 @@
  * invalid, sessions reset) --deposed or new term--> FOLLOWER (working image dropped). Pending
  * proposals outlive a role change: their fate is read from the log, or they time out.
  *
- * Deciding: settle() runs after every commit advance and every tick; expire() on ticks. */
+ * Deciding: settle() runs after every commit advance and every tick; expire() on ticks.
+ *
+ * Observer mode (observer = true, runtime.h "Observers"): rp and log are NULL, leading is
+ * never set; the image is built by observe_apply from fetched batches (the same apply_batch as
+ * replay), applied <= obs_commit (invariant 1 with the leader's reported commit). Fetch states:
+ * IDLE (obs_req_id 0, next one due at obs_next_ms) --observe_poll--> IN_FLIGHT (obs_req_id,
+ * obs_sent_to) --observe_response (answer with that id from that node) or the timeout-->
+ * IDLE, with obs_target = the node that answered, the hinted leader, or the next voter. */
 #include "controller/runtime.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -32,6 +40,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "controller/mfetch.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
 #include "raft/replica.h"
@@ -43,6 +52,11 @@
 #define CTL_SESSION_TIMEOUT_MS 9000
 #define CTL_REPLAY_READ_BYTES (1u << 20)
 #define CTL_BATCH_DECOMPRESSED_MAX (64u << 20)
+/* Observer mode: the poll interval once caught up; how long an unanswered fetch is waited for
+ * (a voter's first answer is lost while it dials back); the bytes asked for per fetch. */
+#define CTL_OBSERVE_POLL_MS 100
+#define CTL_OBSERVE_TIMEOUT_MS 300
+#define CTL_OBSERVE_FETCH_BYTES (1u << 20)
 
 struct pending {
     bool forwarded;
@@ -76,6 +90,21 @@ struct ctl_runtime {
     int64_t now;
     uint64_t skipped;
     bool closing;
+    /* observer mode (ctl_runtime_open_observer): rp and log are NULL */
+    bool observer;
+    int32_t obs_voters[RAFT_VOTERS_MAX];
+    size_t n_obs_voters;
+    size_t obs_next_voter; /* round robin over the voters while no leader is known */
+    int32_t obs_leader;    /* the leader that answered the last fetch, or RAFT_NONE */
+    int32_t obs_target;    /* who the next fetch goes to (RAFT_NONE: the next voter) */
+    int64_t obs_term;
+    int64_t obs_commit;  /* the highest commit index a leader reported */
+    uint64_t obs_req_id; /* the fetch in flight (0: none)... */
+    int32_t obs_sent_to; /* ...sent to this node */
+    int64_t obs_sent_ms;
+    int64_t obs_next_ms;                    /* the next fetch is not sent before */
+    char obs_host[CTL_MFETCH_HOST_MAX + 1]; /* this node's cluster address, for the answers */
+    int32_t obs_port;
 };
 
 /* A request from another node, answered by a CONTROLLER_RESPONSE. */
@@ -216,11 +245,17 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
 }
 
 static void catch_up(struct ctl_runtime *rt, int64_t commit);
+static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                        size_t len);
+static void observe_poll(struct ctl_runtime *rt);
+static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                             size_t len);
 
 /* Invariants 1-4 of the design comment, as far as they can be checked cheaply. */
 __attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
 {
-    CHECK(rt->applied <= raft_commit(replica_raft(rt->rp)));
+    CHECK(rt->observer ? rt->rp == NULL && !rt->leading && rt->applied <= rt->obs_commit
+                       : rt->applied <= raft_commit(replica_raft(rt->rp)));
     CHECK(!rt->work_valid || rt->leading);
     CHECK(rt->leading == (rt->lead_term >= 0));
     for (size_t i = 0; i < rt->n_pend; i++) {
@@ -295,7 +330,7 @@ static void settle(struct ctl_runtime *rt)
 /* Times out what waited too long; fails forwards whose target is no longer the leader. */
 static void expire(struct ctl_runtime *rt)
 {
-    int32_t leader = raft_leader(replica_raft(rt->rp));
+    int32_t leader = ctl_runtime_leader(rt);
     for (size_t i = 0; i < rt->n_pend;) {
         struct pending *p = rt->pend[i];
         if (rt->now >= p->deadline_ms)
@@ -311,6 +346,8 @@ static void expire(struct ctl_runtime *rt)
 
 static void sync_role(struct ctl_runtime *rt)
 {
+    if (rt->observer)
+        return; /* never leads */
     const struct raft *r = replica_raft(rt->rp);
     bool leader = raft_role(r) == RAFT_LEADER && !replica_failed(rt->rp);
     int64_t term = raft_term(r);
@@ -460,7 +497,7 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
 static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
                     void *data)
 {
-    int32_t leader = raft_leader(replica_raft(rt->rp));
+    int32_t leader = ctl_runtime_leader(rt);
     if (leader == RAFT_NONE || leader == rt->node)
         return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
     struct iobuf body;
@@ -489,7 +526,7 @@ void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, c
 {
     if (!ctl_request_well_formed(req))
         return answer_now(rt, done, data, KERR_INVALID_REQUEST);
-    if (rt->closing || replica_failed(rt->rp))
+    if (rt->closing || (rt->rp && replica_failed(rt->rp)))
         return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
     DCHECK((runtime_check(rt), true));
     sync_role(rt);
@@ -556,6 +593,10 @@ void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uin
         deliver_request(rt, from, request_id, body, len);
     else if (type == RPC_CONTROLLER_RESPONSE)
         deliver_response(rt, from, request_id, body, len);
+    else if (type == RPC_METADATA_FETCH)
+        serve_fetch(rt, from, request_id, body, len);
+    else if (type == RPC_METADATA_RESPONSE)
+        observe_response(rt, from, request_id, body, len);
     DCHECK((runtime_check(rt), true));
 }
 
@@ -579,6 +620,12 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     DCHECK((runtime_check(rt), true));
     if (now_ms > rt->now)
         rt->now = now_ms;
+    if (rt->observer) {
+        observe_poll(rt);
+        expire(rt);
+        DCHECK((runtime_check(rt), true));
+        return;
+    }
     replica_tick(rt->rp, rt->now);
     catch_up(rt, raft_commit(replica_raft(rt->rp)));
     sync_role(rt);
@@ -592,6 +639,8 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
 int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m)
 {
     DCHECK((runtime_check(rt), true));
+    if (rt->observer)
+        return -ERR_INVALID; /* not a member of the group: Raft messages are not for it */
     int rc = replica_step(rt->rp, m);
     sync_role(rt);
     DCHECK((runtime_check(rt), true));
@@ -632,6 +681,232 @@ static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
     struct ctl_runtime *rt = data;
     (void)rp;
     rt->opt.send_raft(rt, m, rt->opt.data);
+}
+
+/* ---- metadata fetch: the leader serves observers ------------------------------------------- */
+
+static void send_fetch_answer(struct ctl_runtime *rt, int32_t to, uint64_t id,
+                              const struct ctl_mfetch_resp *resp)
+{
+    struct iobuf out;
+    iobuf_init(&out);
+    ctl_mfetch_resp_encode(resp, &out);
+    size_t len;
+    uint8_t *b = iobuf_flatten(&out, &len);
+    iobuf_destroy(&out);
+    (void)rt->opt.send_frame(rt, to, RPC_METADATA_RESPONSE, id, b, len, rt->opt.data);
+    mem_free(b); /* a lost answer is asked again: the observer polls */
+}
+
+/* Answers a fetch with the committed batches from req.from on (a leader only: the others name
+ * the leader they know). Bad requests are dropped (logged): the sender times out. */
+static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                        size_t len)
+{
+    struct ctl_mfetch_req req;
+    if (ctl_mfetch_req_decode(body, len, &req) != 0) {
+        log_warn("ctl_bad_metadata_fetch", "node=%d from=%d bytes=%zu", rt->node, from, len);
+        return;
+    }
+    sync_role(rt);
+    struct ctl_mfetch_resp resp = {.error = KERR_NOT_CONTROLLER,
+                                   .leader = ctl_runtime_leader(rt),
+                                   .term = ctl_runtime_term(rt),
+                                   .commit = -1,
+                                   .from = req.from};
+    if (resp.leader == RAFT_NONE)
+        resp.leader = -1;
+    if (!rt->leading || rt->closing)
+        return send_fetch_answer(rt, from, id, &resp);
+    resp.error = KERR_NONE;
+    resp.commit = raft_commit(replica_raft(rt->rp));
+    uint8_t *buf = NULL;
+    if (req.from <= resp.commit) {
+        struct plog_read_result res;
+        int rc = plog_read(rt->log, req.from, resp.commit + 1, (size_t)req.max_bytes, &res);
+        if (rc == 0 && res.len > 0) {
+            buf = mem_alloc(res.len);
+            ssize_t n = io_pread_full(res.file->fd, buf, res.len, res.pos);
+            fileref_put(res.file);
+            if (n < 0 || (size_t)n != res.len)
+                rc = n < 0 ? -errno : -ERR_SHORT;
+            else if (res.len > CTL_MFETCH_BYTES_MAX || res.first_offset != req.from)
+                rc = -ERR_TOO_LARGE; /* one batch above a frame, or `from` inside a batch */
+            else
+                resp.data = buf, resp.len = res.len;
+        }
+        if (rc != 0) {
+            log_warn("ctl_metadata_fetch_failed", "node=%d from=%d offset=%lld err=\"%s\"",
+                     rt->node, from, (long long)req.from, err_str(rc));
+            resp.error = KERR_UNKNOWN_SERVER_ERROR;
+        }
+    }
+    send_fetch_answer(rt, from, id, &resp);
+    mem_free(buf);
+}
+
+/* ---- observer mode ------------------------------------------------------------------------- */
+
+/* The fetch failed or was refused: ask target next (RAFT_NONE: the next voter in turn). */
+static void observe_retry(struct ctl_runtime *rt, int32_t target, int64_t delay_ms)
+{
+    rt->obs_req_id = 0;
+    rt->obs_leader = RAFT_NONE;
+    if (target == RAFT_NONE) {
+        target = rt->obs_voters[rt->obs_next_voter % rt->n_obs_voters];
+        rt->obs_next_voter++;
+    }
+    rt->obs_target = target;
+    rt->obs_next_ms = rt->now + delay_ms;
+}
+
+static bool is_voter(const struct ctl_runtime *rt, int32_t id)
+{
+    for (size_t i = 0; i < rt->n_obs_voters; i++)
+        if (rt->obs_voters[i] == id)
+            return true;
+    return false;
+}
+
+/* Sends the next fetch when it is due (one in flight at most). */
+static void observe_poll(struct ctl_runtime *rt)
+{
+    if (rt->closing)
+        return;
+    if (rt->obs_req_id != 0) {
+        if (rt->now - rt->obs_sent_ms < CTL_OBSERVE_TIMEOUT_MS)
+            return;
+        log_info("ctl_observer_fetch_timeout", "node=%d target=%d", rt->node, rt->obs_sent_to);
+        observe_retry(rt, RAFT_NONE, 0);
+    }
+    if (rt->now < rt->obs_next_ms)
+        return;
+    struct ctl_mfetch_req req = {
+        .from = rt->applied + 1, .max_bytes = CTL_OBSERVE_FETCH_BYTES, .port = rt->obs_port};
+    memcpy(req.host, rt->obs_host, sizeof(req.host));
+    struct iobuf out;
+    iobuf_init(&out);
+    ctl_mfetch_req_encode(&req, &out);
+    size_t len;
+    uint8_t *b = iobuf_flatten(&out, &len);
+    iobuf_destroy(&out);
+    uint64_t id = ++rt->next_req_id;
+    int32_t to = rt->obs_target;
+    int rc = rt->opt.send_frame(rt, to, RPC_METADATA_FETCH, id, b, len, rt->opt.data);
+    mem_free(b);
+    if (rc != 0) /* not connected (yet): the next voter, a little later */
+        return observe_retry(rt, RAFT_NONE, CTL_OBSERVE_POLL_MS / 4);
+    rt->obs_req_id = id;
+    rt->obs_sent_to = to;
+    rt->obs_sent_ms = rt->now;
+}
+
+/* Applies the batches of an answer in order: each must start right after what is applied and
+ * end at or below the commit index the answer reports. Stops at the first that does not (the
+ * rest is fetched again). Returns 0 or -ERR_CORRUPT. */
+static int observe_apply(struct ctl_runtime *rt, const struct ctl_mfetch_resp *resp)
+{
+    struct ctl_image before;
+    ctl_image_init(&before);
+    if (rt->opt.on_image_change && resp->len > 0)
+        ctl_image_copy(&before, &rt->committed);
+    uint64_t n0 = rt->committed.records_applied;
+    size_t pos = 0;
+    int rc;
+    const uint8_t *batch;
+    size_t blen;
+    int64_t base, last;
+    while ((rc = ctl_mfetch_next_batch(resp->data, resp->len, &pos, &batch, &blen, &base, &last)) ==
+           1) {
+        if (base != rt->applied + 1 || last > resp->commit) {
+            rc = -ERR_CORRUPT;
+            break;
+        }
+        apply_batch(rt, &rt->committed, batch, blen);
+        rt->applied = last;
+    }
+    if (rt->opt.on_image_change && rt->committed.records_applied != n0)
+        rt->opt.on_image_change(rt, &before, &rt->committed, rt->opt.data);
+    ctl_image_free(&before);
+    return rc < 0 ? rc : 0;
+}
+
+static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                             size_t len)
+{
+    if (!rt->observer || rt->closing || id == 0 || id != rt->obs_req_id || from != rt->obs_sent_to)
+        return; /* not ours, or late: dropped */
+    struct ctl_mfetch_resp resp;
+    if (ctl_mfetch_resp_decode(body, len, &resp) != 0) {
+        log_warn("ctl_observer_bad_answer", "node=%d from=%d bytes=%zu", rt->node, from, len);
+        return observe_retry(rt, RAFT_NONE, CTL_OBSERVE_POLL_MS);
+    }
+    if (resp.error != KERR_NONE) {
+        /* follow the hint if it names another voter; else ask the next one */
+        bool hint = resp.error == KERR_NOT_CONTROLLER && resp.leader != from &&
+                    resp.leader != rt->node && is_voter(rt, resp.leader);
+        return observe_retry(rt, hint ? resp.leader : RAFT_NONE, hint ? 0 : CTL_OBSERVE_POLL_MS);
+    }
+    if (resp.from != rt->applied + 1)
+        return observe_retry(rt, from, 0); /* an answer to an older question: ask again */
+    rt->obs_req_id = 0;
+    rt->obs_leader = from;
+    rt->obs_target = from;
+    if (resp.term > rt->obs_term)
+        rt->obs_term = resp.term;
+    if (resp.commit > rt->obs_commit)
+        rt->obs_commit = resp.commit;
+    int rc = observe_apply(rt, &resp);
+    if (rc != 0)
+        log_warn("ctl_observer_bad_batches", "node=%d from=%d applied=%lld", rt->node, from,
+                 (long long)rt->applied);
+    /* more to read: at once; caught up: the next poll */
+    rt->obs_next_ms =
+        rt->now +
+        (rc == 0 && rt->applied < rt->obs_commit && resp.len > 0 ? 0 : CTL_OBSERVE_POLL_MS);
+}
+
+int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, size_t n_voters,
+                              const char *host, int port, const struct ctl_runtime_options *opt,
+                              int64_t now_ms, struct ctl_runtime **out)
+{
+    if (!opt->send_frame || n_voters < 1 || n_voters > RAFT_VOTERS_MAX || node_id < 0 || !host ||
+        strlen(host) < 1 || strlen(host) > CTL_MFETCH_HOST_MAX || port <= 0 || port > 65535)
+        return -ERR_INVALID;
+    for (size_t i = 0; i < n_voters; i++) {
+        if (voters[i].id < 0 || voters[i].id == node_id)
+            return -ERR_INVALID;
+        for (size_t j = 0; j < i; j++)
+            if (voters[j].id == voters[i].id)
+                return -ERR_INVALID;
+    }
+    struct ctl_runtime *rt = mem_calloc(1, sizeof(*rt));
+    rt->node = node_id;
+    rt->opt = *opt;
+    if (rt->opt.request_timeout_ms <= 0)
+        rt->opt.request_timeout_ms = CTL_REQUEST_TIMEOUT_MS;
+    if (rt->opt.session_timeout_ms <= 0)
+        rt->opt.session_timeout_ms = CTL_SESSION_TIMEOUT_MS;
+    rt->rng = opt->seed ^ ((uint64_t)(uint32_t)node_id << 32) ^ (uint64_t)time_mono_ns();
+    rt->now = now_ms;
+    rt->applied = -1;
+    rt->lead_term = -1;
+    ctl_image_init(&rt->committed);
+    ctl_image_init(&rt->work);
+    ctl_sessions_init(&rt->sessions);
+    rt->observer = true;
+    for (size_t i = 0; i < n_voters; i++)
+        rt->obs_voters[i] = voters[i].id;
+    rt->n_obs_voters = n_voters;
+    rt->obs_next_voter = (size_t)(next_rand(rt) % n_voters); /* observers spread their polls */
+    rt->obs_leader = RAFT_NONE;
+    rt->obs_commit = -1;
+    snprintf(rt->obs_host, sizeof(rt->obs_host), "%s", host);
+    rt->obs_port = port;
+    observe_retry(rt, RAFT_NONE, 0);
+    log_info("ctl_observer_open", "node=%d voters=%zu", node_id, n_voters);
+    *out = rt;
+    return 0;
 }
 
 /* ---- open / close -------------------------------------------------------------------------- */
@@ -733,8 +1008,10 @@ void ctl_runtime_close(struct ctl_runtime *rt)
     while (rt->n_pend > 0)
         pend_fail(rt, 0, KERR_NOT_CONTROLLER);
     mem_free(rt->pend);
-    replica_close(rt->rp);
-    plog_close(rt->log);
+    if (rt->rp)
+        replica_close(rt->rp);
+    if (rt->log)
+        plog_close(rt->log);
     ctl_sessions_free(&rt->sessions);
     ctl_image_free(&rt->work);
     ctl_image_free(&rt->committed);
@@ -750,17 +1027,31 @@ const struct ctl_image *ctl_runtime_image(const struct ctl_runtime *rt)
 
 int32_t ctl_runtime_leader(const struct ctl_runtime *rt)
 {
-    return raft_leader(replica_raft(rt->rp));
+    return rt->observer ? rt->obs_leader : raft_leader(replica_raft(rt->rp));
 }
 
 int64_t ctl_runtime_term(const struct ctl_runtime *rt)
 {
-    return raft_term(replica_raft(rt->rp));
+    return rt->observer ? rt->obs_term : raft_term(replica_raft(rt->rp));
 }
 
 enum raft_role ctl_runtime_role(const struct ctl_runtime *rt)
 {
-    return raft_role(replica_raft(rt->rp));
+    return rt->observer ? RAFT_FOLLOWER : raft_role(replica_raft(rt->rp));
+}
+
+bool ctl_runtime_is_observer(const struct ctl_runtime *rt)
+{
+    return rt->observer;
+}
+
+bool ctl_runtime_caught_up(const struct ctl_runtime *rt)
+{
+    if (rt->observer)
+        return rt->obs_leader != RAFT_NONE && rt->applied >= rt->obs_commit;
+    struct replica_status st;
+    replica_status(rt->rp, &st);
+    return st.leader != RAFT_NONE && rt->applied >= st.commit;
 }
 
 int32_t ctl_runtime_node(const struct ctl_runtime *rt)

@@ -34,6 +34,22 @@
  * Cost: with on_image_change set, each commit advance that applies records copies the image
  * (ctl_image_copy) to hand over `before`: O(image) per commit, fine for metadata rates.
  *
+ * Serving observers. Any voter answers RPC_METADATA_FETCH frames (controller/mfetch.h): the
+ * leader with the committed batches from the asked offset on (read from its log, up to its
+ * commit index, bounded in bytes), the others with KERR_NOT_CONTROLLER and the leader they know.
+ *
+ * Observers (ctl_runtime_open_observer): a broker that is not a voter runs the runtime without
+ * a replica or a log. Every tick it polls (one fetch in flight; every CTL_OBSERVE_POLL_MS once
+ * caught up, at once while the leader has more) the leader that answered last, else a voter in
+ * turn, following a "not the leader, the leader is X" hint. The batches are applied to the
+ * committed image with the same replay code the voters use (control batches skipped, bad
+ * records skipped and logged), in log order and each once: a batch must start right after the
+ * applied index and end at or below the reported commit, else the answer's rest is dropped and
+ * fetched again. on_image_change runs as for a voter. Commands are forwarded to the leader
+ * that answered the last fetch, as a follower does (below). The image is kept in memory only:
+ * an observer refetches the log from offset 0 at every start. ctl_runtime_step refuses Raft
+ * messages (-ERR_INVALID); the role is RAFT_FOLLOWER; term and leader are the last answer's.
+ *
  * Not yet: metadata snapshots. The whole log is replayed at open and never truncated; a log
  * whose start is above 0 is refused (-ERR_UNSUPPORTED). Voter changes are not driven from here.
  *
@@ -65,8 +81,9 @@ struct ctl_voter {
 
 /* A Raft message of the controller group for node m->to (valid during the call: copy it). */
 typedef void (*ctl_send_raft_fn)(struct ctl_runtime *rt, const struct raft_msg *m, void *data);
-/* A controller frame (type RPC_CONTROLLER_REQUEST / RPC_CONTROLLER_RESPONSE) for node to. Returns
- * 0 if queued; nonzero if it cannot be sent (the request is then answered at once). */
+/* A controller frame (type RPC_CONTROLLER_REQUEST / RPC_CONTROLLER_RESPONSE, and
+ * RPC_METADATA_FETCH / RPC_METADATA_RESPONSE for observers) for node to. Returns 0 if queued;
+ * nonzero if it cannot be sent (a request is then answered at once; a fetch is retried). */
 typedef int (*ctl_send_frame_fn)(struct ctl_runtime *rt, int32_t to, uint8_t type,
                                  uint64_t request_id, const uint8_t *body, size_t len,
                                  void *data);
@@ -102,6 +119,13 @@ void ctl_runtime_options_default(struct ctl_runtime_options *o);
 int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
                      size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
                      struct ctl_runtime **out);
+/* Opens an observer runtime (see "Observers" above) for node_id, which must not be one of the
+ * voters; host:port is this node's cluster address (sent with each fetch, so the leader can
+ * answer). send_raft is not used. Returns 0 and *out (release with ctl_runtime_close) or
+ * -ERR_INVALID. */
+int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, size_t n_voters,
+                              const char *host, int port, const struct ctl_runtime_options *opt,
+                              int64_t now_ms, struct ctl_runtime **out);
 /* Answers every pending command with KERR_NOT_CONTROLLER (forwarded requests of other nodes:
  * through send_frame, so close the runtime before the transport), closes the replica and the
  * log. */
@@ -112,7 +136,8 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms);
 /* A Raft message of the controller group (the transport's on_msg). Returns replica_step's. */
 int ctl_runtime_step(struct ctl_runtime *rt, const struct raft_msg *m);
 /* A controller frame from node from (the transport's controller callback). Malformed bodies
- * are answered with KERR_INVALID_REQUEST (requests) or dropped (responses). */
+ * are answered with KERR_INVALID_REQUEST (requests) or dropped (responses, metadata fetches
+ * and their answers; logged). */
 void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uint64_t request_id,
                          const uint8_t *body, size_t len);
 
@@ -132,6 +157,10 @@ int32_t ctl_runtime_node(const struct ctl_runtime *rt);
 int64_t ctl_runtime_applied(const struct ctl_runtime *rt); /* last index applied to the image */
 size_t ctl_runtime_pending(const struct ctl_runtime *rt);  /* commands not answered yet */
 uint64_t ctl_runtime_skipped(const struct ctl_runtime *rt); /* batches/records skipped */
-struct replica *ctl_runtime_replica(const struct ctl_runtime *rt);
+struct replica *ctl_runtime_replica(const struct ctl_runtime *rt); /* NULL for an observer */
+bool ctl_runtime_is_observer(const struct ctl_runtime *rt);
+/* A leader is known and the image holds everything it reported committed (a voter: its
+ * replica's commit index; an observer: the last fetch answer's). */
+bool ctl_runtime_caught_up(const struct ctl_runtime *rt);
 
 #endif

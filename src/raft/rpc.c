@@ -142,7 +142,7 @@ void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
 void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_t to,
                            uint64_t request_id, const uint8_t *body, size_t len)
 {
-    CHECK(type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE);
+    CHECK(rpc_is_controller_type(type));
     CHECK(len <= RPC_CONTROLLER_BODY_MAX && (len == 0 || body));
     uint8_t fixed[12];
     put_be64(fixed, request_id);
@@ -664,6 +664,12 @@ void rpc_batch_free(struct rpc_batch *b)
     memset(b, 0, sizeof(*b));
 }
 
+bool rpc_is_controller_type(uint8_t type)
+{
+    return type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE ||
+           type == RPC_METADATA_FETCH || type == RPC_METADATA_RESPONSE;
+}
+
 const char *rpc_frame_type_name(uint8_t type)
 {
     switch (type) {
@@ -681,6 +687,10 @@ const char *rpc_frame_type_name(uint8_t type)
         return "controller_request";
     case RPC_CONTROLLER_RESPONSE:
         return "controller_response";
+    case RPC_METADATA_FETCH:
+        return "metadata_fetch";
+    case RPC_METADATA_RESPONSE:
+        return "metadata_response";
     default:
         return "unknown";
     }

@@ -26,10 +26,11 @@
  *     HEARTBEATS  topic table, then two sections, heartbeats then heartbeat responses:
  *                   uvarint n, n times: uvarint topic index, uvarint partition,
  *                   uvarint term, zigzag varint commit, u8 flags (bit 0 reject)
- *     CONTROLLER_REQUEST, CONTROLLER_RESPONSE
+ *     CONTROLLER_REQUEST, CONTROLLER_RESPONSE, METADATA_FETCH, METADATA_RESPONSE
  *                 u64 request id, u32 n (<= RPC_CONTROLLER_BODY_MAX) + n bytes: an opaque
- *                 controller command or answer (controller/runtime.h owns its format); a
- *                 response carries the id of the request it answers
+ *                 controller command or answer (controller/runtime.h owns its format), or
+ *                 a metadata fetch or its answer (controller/mfetch.h); a response
+ *                 carries the id of the request it answers
  *   topic table: uvarint n_topics, each u8 len (1..RPC_TOPIC_MAX) + len bytes. A message names
  *   its group by an index into it, so 10,000 heartbeats of one topic cost ~8 bytes each.
  *
@@ -68,6 +69,8 @@ enum rpc_frame_type {
     RPC_HEARTBEATS,
     RPC_CONTROLLER_REQUEST,  /* a command forwarded to the controller leader */
     RPC_CONTROLLER_RESPONSE, /* its answer */
+    RPC_METADATA_FETCH,      /* an observer asks for committed metadata (controller/mfetch.h) */
+    RPC_METADATA_RESPONSE,   /* the controller leader's answer */
     RPC_FRAME_TYPE_END_,
 };
 
@@ -98,8 +101,10 @@ void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *c
 void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to);
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
                       const char *text);
-/* type is RPC_CONTROLLER_REQUEST or RPC_CONTROLLER_RESPONSE; len <= RPC_CONTROLLER_BODY_MAX
- * (CHECK: bodies are built by our own code). */
+/* type is RPC_CONTROLLER_REQUEST, RPC_CONTROLLER_RESPONSE, RPC_METADATA_FETCH or
+ * RPC_METADATA_RESPONSE (rpc_is_controller_type); len <= RPC_CONTROLLER_BODY_MAX (CHECK: bodies
+ * are built by our own code). */
+bool rpc_is_controller_type(uint8_t type);
 void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_t to,
                            uint64_t request_id, const uint8_t *body, size_t len);
 
@@ -156,7 +161,7 @@ struct rpc_error {
 };
 int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out);
 
-/* The body of a CONTROLLER_REQUEST or CONTROLLER_RESPONSE frame. */
+/* The body of a controller frame (rpc_is_controller_type). */
 struct rpc_controller {
     uint64_t request_id;
     const uint8_t *body; /* points into the frame */

@@ -64,8 +64,9 @@ struct transport {
     char *cluster_id;
     struct transport_config cfg; /* defaults applied; pointers not kept */
     struct listener *l;
-    struct peer *peers;
+    struct peer **peers; /* each owned; pointers stable (timers and dials hold them) */
     size_t n_peers;
+    size_t cap_peers;
     transport_msg_cb on_msg;
     void *data;
     transport_ctl_cb on_ctl;
@@ -78,8 +79,8 @@ struct transport {
 static struct peer *find_peer(const struct transport *t, int32_t id)
 {
     for (size_t i = 0; i < t->n_peers; i++)
-        if (t->peers[i].id == id)
-            return &t->peers[i];
+        if (t->peers[i]->id == id)
+            return t->peers[i];
     return NULL;
 }
 
@@ -96,7 +97,7 @@ static uint64_t next_rand(struct transport *t)
 static void transport_check(const struct transport *t)
 {
     for (size_t i = 0; i < t->n_peers; i++) {
-        const struct peer *p = &t->peers[i];
+        const struct peer *p = t->peers[i];
         CHECK(!p->ready || p->d != NULL);
         CHECK(p->d != NULL || t->closing || reactor_timer_active(&p->timer));
         CHECK(p->d == NULL || p->ready || reactor_timer_active(&p->timer));
@@ -319,7 +320,7 @@ static void in_hello(struct inbound *in, int rc, const struct rpc_header *h, con
     }
     if (h->from == t->self)
         return refuse(in, h->from, RPC_ERR_NODE, "sender claims this node's own id");
-    if (!find_peer(t, h->from)) {
+    if (!find_peer(t, h->from) && !t->cfg.accept_any_node) {
         snprintf(why, sizeof(why), "unknown node id %d", h->from);
         return refuse(in, h->from, RPC_ERR_NODE, why);
     }
@@ -349,9 +350,11 @@ static void in_controller(struct inbound *in, const struct rpc_header *h, const 
     int rc = rpc_decode_controller(body, body_len, &c);
     if (rc != 0)
         return bad_frame(in, "malformed controller body", rc);
-    struct peer *p = find_peer(t, in->peer);
-    p->st.frames_received++;
-    p->st.bytes_received += 4 + len;
+    struct peer *p = find_peer(t, in->peer); /* NULL: a node accepted by accept_any_node */
+    if (p) {
+        p->st.frames_received++;
+        p->st.bytes_received += 4 + len;
+    }
     if (!t->on_ctl) {
         t->st.ctl_dropped++;
         return;
@@ -376,7 +379,7 @@ static void in_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
         return bad_frame(in, "bad header", rc);
     if (h.from != in->peer || h.to != t->self)
         return bad_frame(in, "node ids differ from the handshake", -ERR_INVALID);
-    if (h.type == RPC_CONTROLLER_REQUEST || h.type == RPC_CONTROLLER_RESPONSE)
+    if (rpc_is_controller_type(h.type))
         return in_controller(in, &h, body, body_len, len);
     if (h.type != RPC_RAFT && h.type != RPC_HEARTBEATS)
         return bad_frame(in, "unexpected frame type", -ERR_INVALID);
@@ -385,15 +388,65 @@ static void in_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     if (rc != 0)
         return bad_frame(in, "malformed body", rc);
     struct peer *p = find_peer(t, in->peer);
-    p->st.frames_received++;
-    p->st.bytes_received += 4 + len;
-    p->st.msgs_received += b.n_items;
+    if (p) {
+        p->st.frames_received++;
+        p->st.bytes_received += 4 + len;
+        p->st.msgs_received += b.n_items;
+    }
     for (size_t i = 0; i < b.n_items && !t->closing; i++)
         t->on_msg(h.from, &b.items[i].group, &b.items[i].msg, t->data);
     rpc_batch_free(&b);
 }
 
 /* ---- public -------------------------------------------------------------------------------- */
+
+/* Adds a peer (not connected yet: the caller starts peer_connect). */
+static struct peer *peer_new(struct transport *t, const struct transport_peer_config *pc)
+{
+    struct peer *p = mem_calloc(1, sizeof(*p));
+    p->t = t;
+    p->id = pc->id;
+    p->host = mem_strdup(pc->host);
+    p->port = pc->port;
+    reactor_timer_init(&p->timer, peer_timer_cb, p);
+    rpc_builder_init(&p->raft, RPC_RAFT);
+    rpc_builder_init(&p->hb, RPC_HEARTBEATS);
+    MEM_GROW(t->peers, t->cap_peers, t->n_peers + 1);
+    t->peers[t->n_peers++] = p;
+    return p;
+}
+
+int transport_add_peer(struct transport *t, int32_t id, const char *host, int port)
+{
+    if (id < 0 || id == t->self || !host || !host[0] || port <= 0 || port > 65535)
+        return -ERR_INVALID;
+    struct peer *p = find_peer(t, id);
+    if (p) {
+        if (p->port == port && strcmp(p->host, host) == 0)
+            return 0;
+        /* a new address: used from the next connection attempt on (a live one is kept) */
+        log_info("raft_peer_address", "node=%d peer=%d addr=%s:%d was=%s:%d", t->self, id, host,
+                 port, p->host, p->port);
+        mem_free(p->host);
+        p->host = mem_strdup(host);
+        p->port = port;
+        return 0;
+    }
+    if (t->n_peers >= TRANSPORT_PEERS_MAX)
+        return -ERR_LIMIT;
+    struct transport_peer_config pc = {id, host, port};
+    p = peer_new(t, &pc);
+    log_info("raft_peer_added", "node=%d peer=%d addr=%s:%d", t->self, id, host, port);
+    peer_connect(p);
+    if (DCHECK_ENABLED)
+        transport_check(t);
+    return 1;
+}
+
+bool transport_has_peer(const struct transport *t, int32_t id)
+{
+    return find_peer(t, id) != NULL;
+}
 
 static int check_config(const struct transport_config *c)
 {
@@ -438,21 +491,13 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
     t->rng = cfg->seed ^ ((uint64_t)(uint32_t)cfg->self_id << 32);
     t->on_msg = on_msg;
     t->data = data;
-    t->peers = mem_calloc(cfg->n_peers ? cfg->n_peers : 1, sizeof(*t->peers));
-    for (size_t i = 0; i < cfg->n_peers; i++) {
-        if (cfg->peers[i].id == cfg->self_id)
-            continue;
-        struct peer *p = &t->peers[t->n_peers++];
-        p->t = t;
-        p->id = cfg->peers[i].id;
-        p->host = mem_strdup(cfg->peers[i].host);
-        p->port = cfg->peers[i].port;
-        reactor_timer_init(&p->timer, peer_timer_cb, p);
-        rpc_builder_init(&p->raft, RPC_RAFT);
-        rpc_builder_init(&p->hb, RPC_HEARTBEATS);
-    }
+    for (size_t i = 0; i < cfg->n_peers; i++)
+        if (cfg->peers[i].id != cfg->self_id)
+            (void)peer_new(t, &cfg->peers[i]);
+    int max_conns =
+        t->cfg.accept_any_node ? TRANSPORT_ANY_NODE_CONNECTIONS_MAX : (int)(4 * t->n_peers + 8);
     struct conn_limits lim = {.max_frame_bytes = t->cfg.max_frame_bytes,
-                              .max_connections = (int)(4 * t->n_peers + 8)};
+                              .max_connections = max_conns};
     struct conn_handler h = {in_frame, in_closed, in_open, t};
     rc = listener_open(r, cfg->listen_host ? cfg->listen_host : "0.0.0.0", cfg->listen_port, &lim,
                        &h, &t->l);
@@ -462,7 +507,7 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
         return rc;
     }
     for (size_t i = 0; i < t->n_peers; i++)
-        peer_connect(&t->peers[i]);
+        peer_connect(t->peers[i]);
     *out = t;
     return 0;
 }
@@ -475,13 +520,14 @@ void transport_free(struct transport *t)
     if (t->l)
         listener_close(t->l);
     for (size_t i = 0; i < t->n_peers; i++) {
-        struct peer *p = &t->peers[i];
+        struct peer *p = t->peers[i];
         reactor_timer_stop(t->r, &p->timer);
         if (p->d)
             dial_close(p->d);
         rpc_builder_destroy(&p->raft);
         rpc_builder_destroy(&p->hb);
         mem_free(p->host);
+        mem_free(p);
     }
     mem_free(t->peers);
     mem_free(t->cluster_id);
@@ -554,7 +600,7 @@ void transport_set_controller_cb(struct transport *t, transport_ctl_cb cb, void 
 int transport_send_controller(struct transport *t, int32_t peer, uint8_t type,
                               uint64_t request_id, const uint8_t *body, size_t len)
 {
-    CHECK(type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE);
+    CHECK(rpc_is_controller_type(type));
     CHECK(len <= RPC_CONTROLLER_BODY_MAX);
     struct peer *p = find_peer(t, peer);
     if (!p)
@@ -589,7 +635,7 @@ int transport_send_controller(struct transport *t, int32_t peer, uint8_t type,
 void transport_flush(struct transport *t)
 {
     for (size_t i = 0; i < t->n_peers; i++) {
-        struct peer *p = &t->peers[i];
+        struct peer *p = t->peers[i];
         if (!p->ready)
             continue;
         if (!rpc_builder_empty(&p->hb))

@@ -7,7 +7,8 @@
  *
  * Handshake. An outbound connection starts with HELLO (cluster id, protocol version, from =
  * this node, to = the peer). The acceptor answers HELLO_OK, or an ERROR frame and closes, when
- * the cluster id differs, the sender is not a configured peer or is itself, the frame is not
+ * the cluster id differs, the sender is not a configured peer (unless accept_any_node: then any
+ * node id but its own is accepted, the cluster id still checked) or is itself, the frame is not
  * addressed to it, or the version is not spoken (each refusal logged: raft_peer_refused). The
  * sender sends nothing else until HELLO_OK. Inbound frames after the handshake must come from
  * the node that said HELLO and be RAFT or HEARTBEATS frames that decode; anything else closes
@@ -40,6 +41,12 @@
  * is full: the sender (controller/runtime.h) times requests out. Received ones go to the
  * on_controller callback set by transport_set_controller_cb; without one they are dropped
  * (counted in ctl_dropped), which is not a protocol error.
+ *
+ * Peers at run time. transport_add_peer adds a peer (or changes a peer's address) after
+ * transport_new: a broker learns the other brokers' cluster addresses from the metadata image
+ * (voters are known from the config, the other brokers from their registration). A node that
+ * is not a peer yet can still be heard when accept_any_node is set (its frames reach the
+ * callbacks; nothing can be sent to it until it is added). Peers are never removed.
  *
  * All on the reactor thread. Does not touch the broker: the owner maps groups to cores. */
 #ifndef SP_RAFT_TRANSPORT_H
@@ -76,7 +83,11 @@ struct transport_config {
     int64_t backoff_max_ms;       /* cap: 2000 */
     int64_t handshake_timeout_ms; /* connect + HELLO_OK: 2000 */
     uint64_t seed;                /* jitter PRNG */
+    bool accept_any_node;         /* inbound HELLO from any node id (see above) */
 };
+
+#define TRANSPORT_PEERS_MAX 1024                /* transport_add_peer's bound */
+#define TRANSPORT_ANY_NODE_CONNECTIONS_MAX 4096 /* inbound connections with accept_any_node */
 
 /* A received message: from = the sending node. */
 typedef void (*transport_msg_cb)(int32_t from, const struct rpc_group *g,
@@ -92,14 +103,20 @@ void transport_free(struct transport *t);
 
 int transport_port(const struct transport *t); /* the bound cluster port */
 
+/* Adds peer id at host:port and starts connecting to it, or, for a known peer, takes the new
+ * address for its next connection attempt (a live connection is kept). host is copied. Returns
+ * 1 (added), 0 (known: same or updated address), -ERR_INVALID (id < 0, this node, bad host or
+ * port) or -ERR_LIMIT (TRANSPORT_PEERS_MAX peers). */
+int transport_add_peer(struct transport *t, int32_t id, const char *host, int port);
+bool transport_has_peer(const struct transport *t, int32_t id);
+
 /* Queues m (m->to is ignored: the frame says `to = peer`) for group g to peer. Entry payloads
  * are copied. Returns 0, -ERR_NOT_FOUND (not a peer), or, the message dropped and counted:
  * -ERR_CLOSED (peer not connected), -ERR_LIMIT (queue cap), -ERR_TOO_LARGE (above a frame). */
 int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
                    const struct raft_msg *m);
 
-/* A received controller frame: type RPC_CONTROLLER_REQUEST or RPC_CONTROLLER_RESPONSE, body
- * valid during the call only. */
+/* A received controller frame: rpc_is_controller_type(type), body valid during the call only. */
 typedef void (*transport_ctl_cb)(int32_t from, uint8_t type, uint64_t request_id,
                                  const uint8_t *body, size_t len, void *data);
 /* Sets (or with NULL removes) the controller frame callback. */

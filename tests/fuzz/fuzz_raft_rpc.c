@@ -9,6 +9,7 @@
 
 #include "base/iobuf.h"
 #include "base/mem.h"
+#include "controller/mfetch.h"
 #include "controller/request.h"
 #include "raft/rpc.h"
 
@@ -48,8 +49,42 @@ static void reencode(const struct rpc_header *h, const struct rpc_batch *bt)
 }
 
 /* A controller command that decodes encodes back to exactly its bytes (the form is canonical). */
+/* A metadata fetch or answer that decodes encodes back to exactly its bytes; the answer's
+ * batches are walked to their end or first error. */
+static void mfetch_body(uint8_t type, const uint8_t *p, size_t len)
+{
+    struct iobuf b;
+    iobuf_init(&b);
+    if (type == RPC_METADATA_FETCH) {
+        struct ctl_mfetch_req req;
+        if (ctl_mfetch_req_decode(p, len, &req) != 0)
+            goto out;
+        ctl_mfetch_req_encode(&req, &b);
+    } else {
+        struct ctl_mfetch_resp resp;
+        if (ctl_mfetch_resp_decode(p, len, &resp) != 0)
+            goto out;
+        size_t pos = 0, bl;
+        const uint8_t *bt;
+        int64_t base, last;
+        while (ctl_mfetch_next_batch(resp.data, resp.len, &pos, &bt, &bl, &base, &last) == 1)
+            if (bt + bl > resp.data + resp.len || last < base)
+                abort();
+        ctl_mfetch_resp_encode(&resp, &b);
+    }
+    size_t len2;
+    uint8_t *p2 = iobuf_flatten(&b, &len2);
+    if (len2 != len || memcmp(p2, p, len) != 0)
+        abort();
+    mem_free(p2);
+out:
+    iobuf_destroy(&b);
+}
+
 static void controller_body(uint8_t type, const uint8_t *p, size_t len)
 {
+    if (type == RPC_METADATA_FETCH || type == RPC_METADATA_RESPONSE)
+        return mfetch_body(type, p, len);
     if (type == RPC_CONTROLLER_RESPONSE) {
         struct ctl_answer a;
         (void)ctl_answer_decode(p, len, &a);
@@ -78,7 +113,7 @@ static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t 
     } else if (h->type == RPC_ERROR) {
         struct rpc_error e;
         (void)rpc_decode_error(body, len, &e);
-    } else if (h->type == RPC_CONTROLLER_REQUEST || h->type == RPC_CONTROLLER_RESPONSE) {
+    } else if (rpc_is_controller_type(h->type)) {
         struct rpc_controller c;
         if (rpc_decode_controller(body, len, &c) == 0) {
             if (c.len > RPC_CONTROLLER_BODY_MAX || c.body + c.len != body + len)

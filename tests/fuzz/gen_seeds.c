@@ -12,11 +12,12 @@
 
 #include "base/iobuf.h"
 #include "base/mem.h"
+#include "controller/mfetch.h"
+#include "group/group.h"
+#include "group/records.h"
 #include "kafka/api.h"
 #include "kafka/batch.h"
 #include "kafka/compress.h"
-#include "group/group.h"
-#include "group/records.h"
 #include "kmsg_testenc.h"
 #include "raft/rpc.h"
 
@@ -179,6 +180,29 @@ static void raft_rpc_seeds(void)
     put_rpc(&b);
     rpc_encode_controller(&b, RPC_CONTROLLER_RESPONSE, 1, 2, 7, NULL, 0);
     put_rpc(&b);
+    {
+        struct ctl_mfetch_req fr = {
+            .from = 3, .max_bytes = 4096, .host = "127.0.0.1", .port = 9093};
+        struct iobuf body;
+        iobuf_init(&body);
+        ctl_mfetch_req_encode(&fr, &body);
+        uint8_t hdr[KBATCH_HEADER_SIZE];
+        kbatch_build_empty_control(hdr);
+        struct ctl_mfetch_resp resp = {0, 1, 2, 3, 3, hdr, sizeof(hdr)};
+        size_t fl;
+        uint8_t *f = iobuf_flatten(&body, &fl);
+        iobuf_destroy(&body);
+        rpc_encode_controller(&b, RPC_METADATA_FETCH, 4, 1, 9, f, fl);
+        put_rpc(&b);
+        mem_free(f);
+        iobuf_init(&body);
+        ctl_mfetch_resp_encode(&resp, &body);
+        f = iobuf_flatten(&body, &fl);
+        iobuf_destroy(&body);
+        rpc_encode_controller(&b, RPC_METADATA_RESPONSE, 1, 4, 9, f, fl);
+        put_rpc(&b);
+        mem_free(f);
+    }
     static const uint8_t payload[] = "batch";
     struct raft_entry e[2] = {{10, 12, 3, RAFT_ENTRY_DATA, payload, sizeof(payload)},
                               {13, 13, 3, RAFT_ENTRY_NOOP, NULL, 0}};

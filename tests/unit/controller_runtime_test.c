@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "controller/mfetch.h"
 #include "controller/request.h"
 #include "controller/runtime.h"
 #include "kafka/errors.h"
@@ -21,6 +22,7 @@
 #include "test.h"
 
 #define N 3
+#define OBS (N + 1) /* the observer's node id (not a voter; started by observer_start) */
 #define SESSION_MS 1000
 #define REQUEST_MS 1000
 #define HEARTBEAT_EVERY_MS 150
@@ -35,14 +37,18 @@ struct node {
     struct kuuid incarnation;
     int image_changes;
     int local_creates;   /* CTL_LOCAL_CREATE seen by on_image_change for this broker */
+    size_t n_mresp;      /* METADATA_RESPONSE frames received (the last one kept below) */
+    int32_t mresp_from;
+    uint8_t *mresp; /* owned */
+    size_t mresp_len;
 };
 
 static struct {
     struct reactor *r;
-    int ports[N + 1];
+    int ports[N + 2];
     struct transport_peer_config peers[N];
     struct ctl_voter voters[N];
-    struct node n[N + 1];
+    struct node n[N + 2];
     int64_t request_ms;
     bool use_flusher; /* one real flusher thread for every log (the production path) */
     struct flusher *fl;
@@ -85,6 +91,18 @@ static void on_ctl(int32_t from, uint8_t type, uint64_t id, const uint8_t *body,
                    void *data)
 {
     struct node *nd = data;
+    struct ctl_mfetch_req fr;
+    /* as cluster.c does: a fetching observer becomes a peer, so the answer can reach it */
+    if (type == RPC_METADATA_FETCH && ctl_mfetch_req_decode(body, len, &fr) == 0)
+        (void)transport_add_peer(nd->t, from, fr.host, fr.port);
+    if (type == RPC_METADATA_RESPONSE) {
+        nd->n_mresp++;
+        nd->mresp_from = from;
+        mem_free(nd->mresp);
+        nd->mresp = mem_alloc(len ? len : 1);
+        memcpy(nd->mresp, body, len);
+        nd->mresp_len = len;
+    }
     if (nd->rt)
         ctl_runtime_deliver(nd->rt, from, type, id, body, len);
 }
@@ -151,6 +169,7 @@ static void transport_start(int32_t id)
         .backoff_min_ms = 20,
         .backoff_max_ms = 200,
         .seed = (uint64_t)id,
+        .accept_any_node = true,
     };
     ASSERT_EQ(transport_new(C.r, &tc, on_msg, nd, &nd->t), 0);
     transport_set_controller_cb(nd->t, on_ctl, nd);
@@ -172,7 +191,12 @@ static void node_start(int32_t id)
     o.on_image_change = image_change;
     o.data = nd;
     o.seed = 77 + (uint64_t)id;
-    ASSERT_EQ(ctl_runtime_open(nd->dir, id, C.voters, N, &o, time_mono_ms(), &nd->rt), 0);
+    if (id == OBS)
+        ASSERT_EQ(ctl_runtime_open_observer(id, C.voters, N, "127.0.0.1", C.ports[id], &o,
+                                            time_mono_ms(), &nd->rt),
+                  0);
+    else
+        ASSERT_EQ(ctl_runtime_open(nd->dir, id, C.voters, N, &o, time_mono_ms(), &nd->rt), 0);
 }
 
 static void node_stop(int32_t id)
@@ -180,6 +204,8 @@ static void node_stop(int32_t id)
     struct node *nd = &C.n[id];
     ctl_runtime_close(nd->rt);
     nd->rt = NULL;
+    mem_free(nd->mresp);
+    nd->mresp = NULL;
     transport_free(nd->t);
     nd->t = NULL;
     nd->beating = false;
@@ -205,13 +231,16 @@ static void cluster_start(void)
         C.n[id].incarnation.b[0] = (uint8_t)id;
         C.n[id].incarnation.b[15] = 0x5a;
     }
+    C.ports[OBS] = free_port();
+    C.n[OBS].id = OBS;
+    C.n[OBS].incarnation.b[0] = OBS;
     for (int32_t id = 1; id <= N; id++)
         node_start(id);
 }
 
 static void cluster_stop(void)
 {
-    for (int32_t id = 1; id <= N; id++)
+    for (int32_t id = 1; id <= OBS; id++)
         if (C.n[id].rt)
             node_stop(id);
     if (C.fl)
@@ -238,7 +267,7 @@ static void pump_once(void)
     if (C.fl)
         (void)flusher_poll(C.fl);
     int64_t now = time_mono_ms();
-    for (int32_t id = 1; id <= N; id++) {
+    for (int32_t id = 1; id <= OBS; id++) {
         struct node *nd = &C.n[id];
         if (!nd->rt)
             continue;
@@ -248,7 +277,7 @@ static void pump_once(void)
             heartbeat(id);
         }
     }
-    for (int32_t id = 1; id <= N; id++)
+    for (int32_t id = 1; id <= OBS; id++)
         if (C.n[id].t)
             transport_flush(C.n[id].t);
 }
@@ -743,5 +772,167 @@ TEST(controller_runtime_malformed_requests_refused_not_crashed)
     ASSERT_EQ(ctl_runtime_pending(C.n[f].rt), 0);
     /* Commands still work. */
     ASSERT_EQ(create_topic(f, "fine", 1, 1).error, KERR_NONE);
+    cluster_stop();
+}
+
+/* ---- observers ---- */
+
+static bool same_image(int32_t a, int32_t b)
+{
+    size_t la, lb;
+    uint8_t *x = snapshot(a, &la), *y = snapshot(b, &lb);
+    bool same = la == lb && memcmp(x, y, la) == 0;
+    mem_free(x);
+    mem_free(y);
+    return same;
+}
+
+static bool observer_synced(int32_t leader)
+{
+    return ctl_runtime_applied(C.n[OBS].rt) == ctl_runtime_applied(C.n[leader].rt) &&
+           ctl_runtime_caught_up(C.n[OBS].rt) && same_image(OBS, leader);
+}
+
+TEST(controller_runtime_observer_catches_up_forwards_and_follows_failover)
+{
+    int32_t leader = cluster_ready();
+    ASSERT_EQ(create_topic(leader, "before", 3, 3).error, KERR_NONE);
+    node_start(OBS); /* joins a cluster with history: fetches it from offset 0 */
+    ASSERT(ctl_runtime_is_observer(C.n[OBS].rt));
+    ASSERT(ctl_runtime_replica(C.n[OBS].rt) == NULL);
+    ASSERT(!ctl_runtime_caught_up(C.n[OBS].rt));
+    PUMP_UNTIL(observer_synced(leader), 5000);
+    ASSERT_EQ(ctl_runtime_leader(C.n[OBS].rt), leader);
+    ASSERT_EQ(ctl_runtime_role(C.n[OBS].rt), RAFT_FOLLOWER);
+    ASSERT_EQ(ctl_runtime_term(C.n[OBS].rt), ctl_runtime_term(C.n[leader].rt));
+    ASSERT_CMP(C.n[OBS].image_changes, >, 0);
+    ASSERT_EQ(ctl_runtime_skipped(C.n[OBS].rt), 0);
+    ASSERT(ctl_image_topic(ctl_runtime_image(C.n[OBS].rt), "before") != NULL);
+    /* Raft messages are not for it. */
+    struct raft_msg m = {.type = RAFT_MSG_HEARTBEAT, .from = leader, .to = OBS, .term = 1};
+    ASSERT_EQ(ctl_runtime_step(C.n[OBS].rt, &m), -ERR_INVALID);
+
+    /* Commands through the observer are forwarded to the leader. */
+    register_broker(OBS);
+    C.n[OBS].beating = true;
+    PUMP_UNTIL(ctl_image_broker_live(ctl_runtime_image(C.n[leader].rt), OBS) &&
+                   ctl_image_broker_live(ctl_runtime_image(C.n[OBS].rt), OBS),
+               5000);
+    struct ctl_answer a = create_topic(OBS, "after", 8, 3);
+    ASSERT_EQ(a.error, KERR_NONE);
+    PUMP_UNTIL(observer_synced(leader) && converged(), 5000);
+    const struct ctl_topic *t = ctl_image_topic(ctl_runtime_image(C.n[OBS].rt), "after");
+    ASSERT(t != NULL);
+    ASSERT_MEMEQ(t->id.b, a.topic_id.b, 16);
+    /* 4 live brokers, rf 3, 8 partitions: the observer broker holds replicas */
+    ASSERT_CMP(C.n[OBS].local_creates, >, 0);
+    ASSERT_EQ(alloc_pids(OBS).error, KERR_NONE);
+
+    /* The leader dies: the observer finds the new one and keeps working through it. */
+    node_stop(leader);
+    PUMP_UNTIL(agreed_leader() != RAFT_NONE, 5000);
+    int32_t nl = agreed_leader();
+    ASSERT_NE(nl, leader);
+    ASSERT_EQ(create_topic(OBS, "later", 1, 1).error, KERR_NONE);
+    PUMP_UNTIL(ctl_runtime_leader(C.n[OBS].rt) == nl && observer_synced(nl), 5000);
+    ASSERT(ctl_image_topic(ctl_runtime_image(C.n[OBS].rt), "later") != NULL);
+    cluster_stop();
+}
+
+TEST(controller_runtime_bad_metadata_fetches_dropped)
+{
+    int32_t leader = cluster_ready();
+    int32_t f = a_follower(leader);
+    for (int32_t id = 1; id <= N; id++)
+        C.n[id].beating = false;
+    for (int i = 0; i < 50; i++)
+        pump_once();
+    /* garbage fetch bodies: dropped by the leader and a follower, nothing crashes */
+    static const uint8_t junk[] = {0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0, 9};
+    ASSERT_EQ(
+        transport_send_controller(C.n[f].t, leader, RPC_METADATA_FETCH, 7, junk, sizeof(junk)), 0);
+    ASSERT_EQ(transport_send_controller(C.n[leader].t, f, RPC_METADATA_FETCH, 7, junk, 0), 0);
+    /* a stray answer at a voter: dropped */
+    ASSERT_EQ(
+        transport_send_controller(C.n[f].t, leader, RPC_METADATA_RESPONSE, 7, junk, sizeof(junk)),
+        0);
+    struct transport_stats ts;
+    PUMP_UNTIL((transport_get_stats(C.n[leader].t, &ts), ts.ctl_received >= 2), 2000);
+    for (int i = 0; i < 20; i++)
+        pump_once();
+    ASSERT_EQ(create_topic(f, "fine", 1, 1).error, KERR_NONE);
+    cluster_stop();
+}
+
+/* Sends a fetch from node `by` (a voter playing observer) to node `to`, returns the answer. */
+static struct ctl_mfetch_resp fetch_from(int32_t by, int32_t to, int64_t from, int32_t max_bytes)
+{
+    struct ctl_mfetch_req req = {.from = from, .max_bytes = max_bytes, .port = C.ports[by]};
+    snprintf(req.host, sizeof(req.host), "127.0.0.1");
+    struct iobuf b;
+    iobuf_init(&b);
+    ctl_mfetch_req_encode(&req, &b);
+    size_t len;
+    uint8_t *p = iobuf_flatten(&b, &len);
+    iobuf_destroy(&b);
+    size_t n = C.n[by].n_mresp;
+    ASSERT_EQ(transport_send_controller(C.n[by].t, to, RPC_METADATA_FETCH, 1, p, len), 0);
+    mem_free(p);
+    PUMP_UNTIL(C.n[by].n_mresp > n, 2000);
+    ASSERT_EQ(C.n[by].mresp_from, to);
+    struct ctl_mfetch_resp r;
+    ASSERT_EQ(ctl_mfetch_resp_decode(C.n[by].mresp, C.n[by].mresp_len, &r), 0);
+    return r;
+}
+
+TEST(controller_runtime_leader_serves_committed_batches)
+{
+    int32_t leader = cluster_ready();
+    ASSERT_EQ(create_topic(leader, "served", 2, 3).error, KERR_NONE);
+    for (int32_t id = 1; id <= N; id++)
+        C.n[id].beating = false;
+    PUMP_UNTIL(converged(), 5000);
+    int32_t f = a_follower(leader);
+    int64_t commit = raft_commit(replica_raft(ctl_runtime_replica(C.n[leader].rt)));
+    ASSERT_EQ(ctl_runtime_applied(C.n[leader].rt), commit);
+
+    /* everything from 0, in bounded answers: whole batches, contiguous, none above commit */
+    int64_t next = 0;
+    int rounds = 0;
+    while (next <= commit) {
+        ASSERT_CMP(++rounds, <, 1000);
+        struct ctl_mfetch_resp r = fetch_from(f, leader, next, 1); /* at least one batch */
+        ASSERT_EQ(r.error, KERR_NONE);
+        ASSERT_EQ(r.leader, leader);
+        ASSERT_EQ(r.commit, commit);
+        ASSERT_EQ(r.from, next);
+        size_t pos = 0, bl;
+        const uint8_t *bt;
+        int64_t base, last;
+        int batches = 0;
+        while (ctl_mfetch_next_batch(r.data, r.len, &pos, &bt, &bl, &base, &last) == 1) {
+            ASSERT_EQ(base, next);
+            ASSERT_CMP(last, <=, commit);
+            next = last + 1;
+            batches++;
+        }
+        ASSERT_EQ(pos, r.len);
+        ASSERT_EQ(batches, 1); /* max_bytes 1: the first batch whole, nothing more */
+    }
+    ASSERT_CMP(rounds, >, 3);
+    /* nothing above commit */
+    struct ctl_mfetch_resp r = fetch_from(f, leader, commit + 1, 1 << 20);
+    ASSERT_EQ(r.error, KERR_NONE);
+    ASSERT_EQ(r.len, 0);
+    ASSERT_EQ(r.commit, commit);
+    /* one answer may hold several batches */
+    r = fetch_from(f, leader, 0, 1 << 20);
+    ASSERT_CMP(r.len, >, 0);
+    /* a follower names the leader */
+    int32_t other = 6 - leader - f;
+    r = fetch_from(f, other, 0, 1 << 20);
+    ASSERT_EQ(r.error, KERR_NOT_CONTROLLER);
+    ASSERT_EQ(r.leader, leader);
+    ASSERT_EQ(r.len, 0);
     cluster_stop();
 }

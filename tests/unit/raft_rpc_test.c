@@ -529,4 +529,19 @@ TEST(raft_rpc_controller_frames_roundtrip_and_validate)
     struct rpc_batch bt;
     ASSERT_EQ(rpc_decode_batch(&h, body, body_len, &bt), -ERR_CORRUPT);
     mem_free(f);
+
+    /* The metadata fetch frames share the controller body. */
+    ASSERT(rpc_is_controller_type(RPC_METADATA_FETCH));
+    ASSERT(rpc_is_controller_type(RPC_METADATA_RESPONSE));
+    ASSERT(!rpc_is_controller_type(RPC_RAFT));
+    ASSERT(!rpc_is_controller_type(RPC_HELLO));
+    rpc_encode_controller(&out, RPC_METADATA_RESPONSE, 3, 1, 11, (const uint8_t *)"xyz", 3);
+    f = take_frame(&out, &len);
+    ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
+    ASSERT_EQ(h.type, RPC_METADATA_RESPONSE);
+    ASSERT_EQ(rpc_decode_controller(body, body_len, &c), 0);
+    ASSERT_UEQ(c.request_id, 11);
+    ASSERT_EQ(c.len, 3);
+    ASSERT_STREQ(rpc_frame_type_name(RPC_METADATA_FETCH), "metadata_fetch");
+    mem_free(f);
 }

@@ -516,3 +516,65 @@ TEST(raft_transport_controller_frames_in_order_with_raft)
               -ERR_NOT_FOUND);
     cluster_free(&c);
 }
+
+/* Starts node id with only itself as peer (the other nodes get added at run time). */
+static void node_start_alone(struct cluster *c, int id, bool accept_any)
+{
+    struct transport_config cfg = {
+        .self_id = id,
+        .cluster_id = "test-cluster",
+        .listen_host = "127.0.0.1",
+        .listen_port = c->ports[id],
+        .peers = &c->peers[id - 1],
+        .n_peers = 1,
+        .seed = (uint64_t)id,
+        .accept_any_node = accept_any,
+    };
+    ASSERT_EQ(transport_new(c->r, &cfg, on_msg, &c->in[id], &c->t[id]), 0);
+}
+
+TEST(raft_transport_peers_added_at_run_time)
+{
+    struct cluster c;
+    cluster_init(&c);
+    node_start_alone(&c, 1, true);  /* a voter: hears any node of the cluster */
+    node_start_alone(&c, 2, false); /* strict: only configured peers */
+    node_start_alone(&c, 3, false); /* the newcomer: knows node 1's address only */
+    struct ctl_inbox ci = {0};
+    transport_set_controller_cb(c.t[1], on_ctl, &ci);
+    ASSERT(!transport_has_peer(c.t[3], 1));
+    ASSERT_EQ(transport_add_peer(c.t[3], 1, "127.0.0.1", c.ports[1]), 1);
+    ASSERT_EQ(transport_add_peer(c.t[3], 1, "127.0.0.1", c.ports[1]), 0);
+    ASSERT(transport_has_peer(c.t[3], 1));
+    ASSERT_EQ(transport_add_peer(c.t[3], 3, "127.0.0.1", c.ports[3]), -ERR_INVALID); /* self */
+    ASSERT_EQ(transport_add_peer(c.t[3], 5, "127.0.0.1", 0), -ERR_INVALID);
+    ASSERT_EQ(transport_add_peer(c.t[3], -1, "127.0.0.1", 1000), -ERR_INVALID);
+    /* node 1 accepts 3's HELLO although 3 is not its peer, and hears its frames */
+    NT_PUMP_UNTIL(c.r, connected(&c, 3, 1), 3000);
+    ASSERT_EQ(
+        transport_send_controller(c.t[3], 1, RPC_METADATA_FETCH, 9, (const uint8_t *)"fetch", 5),
+        0);
+    NT_PUMP_UNTIL(c.r, ci.n == 1, 3000);
+    ASSERT_EQ(ci.from, 3);
+    ASSERT_EQ(ci.type, RPC_METADATA_FETCH);
+    vote_flows(&c, 3, 1, 4); /* Raft messages too */
+    /* ... but cannot answer before it adds 3 */
+    ASSERT_EQ(transport_send_controller(c.t[1], 3, RPC_METADATA_RESPONSE, 9, NULL, 0),
+              -ERR_NOT_FOUND);
+    ASSERT_EQ(transport_add_peer(c.t[1], 3, "127.0.0.1", c.ports[3]), 1);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 3), 3000);
+    struct ctl_inbox c3 = {0};
+    transport_set_controller_cb(c.t[3], on_ctl, &c3);
+    ASSERT_EQ(
+        transport_send_controller(c.t[1], 3, RPC_METADATA_RESPONSE, 9, (const uint8_t *)"data", 4),
+        0);
+    NT_PUMP_UNTIL(c.r, c3.n == 1, 3000);
+    ASSERT_EQ(c3.type, RPC_METADATA_RESPONSE);
+    ASSERT_UEQ(c3.id, 9);
+    /* a strict node still refuses a node it does not know */
+    ASSERT_EQ(transport_add_peer(c.t[3], 2, "127.0.0.1", c.ports[2]), 1);
+    struct transport_stats ts;
+    NT_PUMP_UNTIL(c.r, (transport_get_stats(c.t[2], &ts), ts.inbound_refused >= 1), 3000);
+    ASSERT(!connected(&c, 3, 2));
+    cluster_free(&c);
+}
