@@ -5,7 +5,8 @@
 # leader's log start: the leader installs it (it truncates fully and restarts at the leader's
 # log start) and it catches up. Then the three replicas hold byte-identical batches over their
 # common range, up to the same end; a consumer from the beginning gets exactly the acknowledged
-# records from the leader's log start to the end; no replica failed; all stop cleanly.
+# records from the leader's log start to the end. DeleteRecords moves the leader's log start
+# (a follower answers NOT_LEADER_OR_FOLLOWER). No replica failed; all stop cleanly.
 # timeout: 90
 source "$(dirname "$0")/lib.sh"
 
@@ -135,6 +136,41 @@ $PY "$ROOT/tests/integration/history.py" --acked "$TMP/ret.acked" --final "$TMP/
     --values $COUNT --partitions 1 --idempotent --ordered --complete --log-start "0=$low" ||
     fail "history of ret has anomalies"
 note "consumer read $(wc -l <"$TMP/ret.read") records, offsets [$first, $last] of [$low, $high)"
+
+# ---- DeleteRecords: the leader moves its log start through its replica; followers refuse ----
+lead=$(kcat -L -b "$BOOT" -t ret -m 5 2>/dev/null | sed -n 's/.*partition 0, leader \([0-9]*\),.*/\1/p' | head -1)
+[ -n "$lead" ] || fail "no leader for ret"
+target=$(( (low + high) / 2 ))
+$PY - "${CL_PORT[$(( lead % 3 + 1 ))]}" "${CL_PORT[$lead]}" "$target" "$low" "$ROOT/tests/integration" <<'PYEOF' ||
+import struct, sys
+sys.path.insert(0, sys.argv[5])
+import kwire
+
+def delete_records(port, offset):
+    body = struct.pack(">i", 1) + kwire.string("ret") + struct.pack(">iiq", 1, 0, offset)
+    body += struct.pack(">i", 5000)
+    c = kwire.Conn("127.0.0.1", port)
+    c.send(kwire.request(21, 0, body))
+    f = c.recv_frame()
+    c.close()
+    off = 4 + 4 + 4                        # correlation id, throttle, topic count
+    (ln,) = struct.unpack_from(">h", f, off)
+    off += 2 + ln + 4                      # name, partition count
+    _p, low, err = struct.unpack_from(">iqh", f, off)
+    return err, low
+
+follower, leader, target, low = (int(a) for a in sys.argv[1:5])
+err, _ = delete_records(follower, target)
+assert err == 6, ("follower", err)
+err, new_low = delete_records(leader, target)
+assert err == 0 and low < new_low <= target, ("leader", err, low, new_low, target)
+print("# DeleteRecords to %d: the leader's log start is now %d (batch start)" % (target, new_low))
+PYEOF
+    fail "DeleteRecords in cluster mode"
+read -r low3 _ < <(watermarks)
+[ "$low3" -gt "$low" ] && [ "$low3" -le "$target" ] || fail "low watermark $low3 after DeleteRecords to $target"
+grep -q "event=replica_compacted dir=[^ ]*data$lead/ret-0 log_start=$low3 " "$TMP/node$lead.log" ||
+    fail "the leader's replica did not move its log start to $low3"
 
 for i in 1 2 3; do stop_node "$i"; done
 grep -h 'event=replica_failed\|event=replica_install_unsupported' "$TMP"/node*.log &&
