@@ -28,7 +28,14 @@
  * Raft leader of the group's __consumer_offsets partition (cluster_req.c), whose broker
  * coordinates the group (groups.c: the coordinator follows that leadership).
  *
- * Not yet (issue 5): topic config changes after creation (a local topic gets the configs the
+ * Log start: retention (every replica on its own timer) and DeleteRecords (at the leader) move a
+ * local replica's log start through its Raft replica (partition_apply_retention,
+ * partition_truncate_prefix: replica_compact), never behind the core's back; a replica below
+ * its leader's log start is installed (raft/replica.h).
+ *
+ * Not yet (issue 5): followers do not learn the leader's log start (Kafka's fetch carries it, so
+ * a DeleteRecords reaches every replica there; here only retention runs everywhere), topic
+ * config changes after creation (a local topic gets the configs the
  * image had when it was created here), brokers that are not voters (the controller runtime
  * needs this node among the voters: refused at start). */
 #ifndef SP_BROKER_CLUSTER_H
