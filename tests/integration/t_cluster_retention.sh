@@ -103,18 +103,21 @@ grep 'event=replica_install dir=[^ ]*ret-0' "$TMP/node3.log" | tail -1 | sed 's/
 wait_log 3 'event=log_reset dir=[^ ]*ret-0' 1 5 || fail "node 3 did not reset its log"
 
 # identical batches over the common range, every replica up to the same end
-ok=0
-for _ in $(seq 1 150); do
-    for i in 1 2 3; do batches "$i" >"$TMP/b$i" || continue 2; done
-    ends=$(for i in 1 2 3; do tail -1 "$TMP/b$i" | awk '{print $2}'; done | sort -u | wc -l)
-    from=$(for i in 1 2 3; do head -1 "$TMP/b$i" | awk '{print $1}'; done | sort -n | tail -1)
-    if [ "$ends" = 1 ] && [ -n "$from" ]; then
-        for i in 1 2 3; do awk -v f="$from" '$1 >= f' "$TMP/b$i" >"$TMP/c$i"; done
-        if cmp -s "$TMP/c1" "$TMP/c2" && cmp -s "$TMP/c1" "$TMP/c3"; then ok=1; break; fi
-    fi
-    sleep 0.1
-done
-[ $ok = 1 ] || { head -2 "$TMP"/b?; tail -2 "$TMP"/b?; fail "replicas of ret differ after the install"; }
+identical() {
+    local ok=0 i ends
+    for _ in $(seq 1 150); do
+        for i in 1 2 3; do batches "$i" >"$TMP/b$i" || continue 2; done
+        ends=$(for i in 1 2 3; do tail -1 "$TMP/b$i" | awk '{print $2}'; done | sort -u | wc -l)
+        from=$(for i in 1 2 3; do head -1 "$TMP/b$i" | awk '{print $1}'; done | sort -n | tail -1)
+        if [ "$ends" = 1 ] && [ -n "$from" ]; then
+            for i in 1 2 3; do awk -v f="$from" '$1 >= f' "$TMP/b$i" >"$TMP/c$i"; done
+            if cmp -s "$TMP/c1" "$TMP/c2" && cmp -s "$TMP/c1" "$TMP/c3"; then ok=1; break; fi
+        fi
+        sleep 0.1
+    done
+    [ $ok = 1 ] || { head -2 "$TMP"/b?; tail -2 "$TMP"/b?; return 1; }
+}
+identical || fail "replicas of ret differ after the install"
 [ "$(wc -l <"$TMP/c1")" -ge 3 ] || fail "too few common batches: $(wc -l <"$TMP/c1")"
 n3_start=$(head -1 "$TMP/b3" | awk '{print $1}')
 [ "$n3_start" -gt "$n3_end" ] || fail "node 3's log starts at $n3_start, not past its old end"
@@ -136,6 +139,19 @@ $PY "$ROOT/tests/integration/history.py" --acked "$TMP/ret.acked" --final "$TMP/
     --values $COUNT --partitions 1 --idempotent --ordered --complete --log-start "0=$low" ||
     fail "history of ret has anomalies"
 note "consumer read $(wc -l <"$TMP/ret.read") records, offsets [$first, $last] of [$low, $high)"
+
+# ---- node 3 killed (-9) after its install: it reopens the installed log and follows again ----
+n3_first=$(batches 3 | head -1 | awk '{print $1}')
+kill9_node 3
+start_node 3 "${RET[@]}"
+wait_log 3 'event=replica_opened dir=[^ ]*ret-0' 2 10 || fail "node 3 did not reopen ret-0"
+opened=$(grep 'event=replica_opened dir=[^ ]*ret-0' "$TMP/node3.log" | tail -1)
+[[ $opened == *" log_start=$n3_first "* ]] || fail "node 3 reopened ret-0 elsewhere than $n3_first: $opened"
+for i in $(seq 1 100); do echo "after-$i"; done |
+    kcat -P -b "$BOOT" -t ret -p 0 -X acks=all 2>/dev/null || fail "kcat produce after the restart"
+identical || fail "replicas of ret differ after node 3's restart"
+note "node 3 killed and restarted: reopened at $n3_first, identical again up to $(tail -1 "$TMP/c1" | awk '{print $2 + 1}')"
+read -r low high < <(watermarks)
 
 # ---- DeleteRecords: the leader moves its log start through its replica; followers refuse ----
 lead=$(kcat -L -b "$BOOT" -t ret -m 5 2>/dev/null | sed -n 's/.*partition 0, leader \([0-9]*\),.*/\1/p' | head -1)
