@@ -27,9 +27,9 @@
 #define RAFT_LOG_START_POINTS 2
 
 struct raft_log_point {
-    int64_t index;         /* the entry before the log start (>= 0) */
-    int64_t term;          /* its term (>= 1) */
-    bool has_conf;         /* conf is the configuration in force at index */
+    int64_t index; /* the entry before the log start (>= 0) */
+    int64_t term;  /* its term (>= 1) */
+    bool has_conf; /* conf is the configuration in force at index */
     struct raft_conf conf;
 };
 
