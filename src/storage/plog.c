@@ -782,13 +782,10 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         epoch_cache_init(&log->epochs);
         ec_rc = 0;
     } else if (r != -ENOENT) {
-        /* unreadable: the marker's write never completed (temp + rename), so this cannot be a
-         * reset that passed its commit point */
-        log_warn("checkpoint_invalid", "dir=%s file=" LOG_RESET_FILE " error=\"%s\"", dir,
-                 err_str(r));
-        rc = io_unlink(dfd, LOG_RESET_FILE);
-        if (rc != 0)
-            goto out_close;
+        /* written synced before its rename, so damaged on disk: whether the reset committed
+         * (and how far it got) is unknown, and guessing could open a mix of two logs */
+        rc = r;
+        goto out_close;
     }
     load_clean_checkpoint(log);
     rc = open_segments(log, ls_file);

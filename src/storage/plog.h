@@ -182,8 +182,9 @@ int64_t plog_retention_start(const struct plog *log, int64_t now_ms);
  * cache, log start and recovery point = offset, no cleaner checkpoint), the marker removed and
  * the new empty segment created, with directory fsyncs in between. A crash before the marker is
  * durable leaves the old log untouched; after, plog_open finishes the reset (event
- * log_reset_resumed) and opens the new empty log. Returns 0, -ERR_FENCED, or -errno: before
- * the commit point the old log stays usable; after it the log is fenced (reopen to finish). */
+ * log_reset_resumed) and opens the new empty log (a damaged marker fails the open: how far the
+ * reset got is unknown). Returns 0, -ERR_FENCED, or -errno: before the commit point the old log
+ * stays usable; after it the log is fenced (reopen to finish). */
 int plog_reset(struct plog *log, int64_t offset);
 
 /* Rolls the active segment if it is non-empty and older than segment.ms (called from a timer). */

@@ -314,3 +314,27 @@ TEST(storage_plog_retention_start_predicts_apply_retention)
     ASSERT_EQ(plog_segment_count(log), 1);
     plog_close(log);
 }
+
+TEST(storage_plog_reset_a_damaged_marker_fails_the_open)
+{
+    struct plog_config cfg = reset_config();
+    const char *dir = su_dir("damaged");
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    fill(log, 10);
+    plog_close(log);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/log-reset", dir);
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    fputs("12x\n", f);
+    fclose(f);
+    ASSERT_EQ(plog_open(dir, &cfg, NULL, false, &log, NULL), -ERR_CORRUPT);
+    /* a good one is finished at open */
+    f = fopen(path, "w");
+    ASSERT(f);
+    fputs("70\n", f);
+    fclose(f);
+    log = su_open(dir, &cfg, true, NULL);
+    assert_reset_at(log, dir, 70);
+    assert_appends_after(log, dir, 70);
+}
