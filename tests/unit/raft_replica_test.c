@@ -1260,3 +1260,95 @@ TEST(raft_replica_log_start_file_round_trips_and_rejects_damage)
     ASSERT_EQ(raft_log_start_load(dfd, &ls), -ERR_CORRUPT);
     close(dfd);
 }
+
+/* ---- an install that fails part way: before the plog's commit point, and after it ---- */
+
+static const char *fail_name; /* creating or renaming onto this file name fails (EIO) */
+
+static int failname_openat(int dirfd, const char *name, int flags, mode_t mode)
+{
+    if (fail_name && !strcmp(name, fail_name))
+        return errno = EIO, -1;
+    return openat(dirfd, name, flags, mode);
+}
+
+static int failname_renameat(int od, const char *on, int nd, const char *nn)
+{
+    if (fail_name && !strcmp(nn, fail_name))
+        return errno = EIO, -1;
+    return renameat(od, on, nd, nn);
+}
+
+static void wait_failed(int32_t id)
+{
+    for (int i = 0; i < 400 && !replica_failed(node(id)->rp); i++)
+        step();
+    ASSERT_NE(replica_failed(node(id)->rp), 0);
+}
+
+TEST_T(raft_replica_install_failing_part_way_is_finished_after_reopen, 120)
+{
+    struct storage_io io = storage_io_default;
+    io.openat = failname_openat;
+    io.renameat = failname_renameat;
+    storage_io_set(&io);
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 50; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    run_ms(100);
+    int32_t f = l % NODES + 1;
+    int64_t f_start = compact(f, 20); /* so it has a point of its own to keep */
+    ASSERT_CMP(f_start, >, 0);
+    int64_t f_prev = raft_term_at(core(f), f_start - 1);
+    int64_t f_end = plog_end_offset(node(f)->log);
+    close_node(f);
+    for (int i = 50; i < 1500; i++) {
+        p = propose(l, i);
+        if (i % 25 == 0)
+            step();
+    }
+    wait_commit_all(p.last);
+    run_ms(100);
+    int64_t start = -1;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (id != f)
+            start = compact(id, p.first);
+    int64_t term = raft_term_at(core(l), start - 1);
+
+    /* 1: the plog's marker cannot be written: the old log stays as it was */
+    fail_name = "log-reset";
+    ASSERT_EQ(open_node(f, true), 0);
+    wait_failed(f);
+    ASSERT_EQ(plog_start_offset(node(f)->log), f_start);
+    ASSERT_EQ(plog_end_offset(node(f)->log), f_end);
+    ASSERT(!plog_fenced(node(f)->log));
+    close_node(f);
+
+    /* 2: the log is reset, but the configuration side file cannot be written */
+    fail_name = RAFT_CONF_LOG_FILE;
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_log_start(core(f)), f_start);
+    ASSERT_EQ(raft_term_at(core(f), f_start - 1), f_prev); /* the old point was kept */
+    wait_failed(f);
+    ASSERT_EQ(plog_start_offset(node(f)->log), start);
+    ASSERT_EQ(plog_end_offset(node(f)->log), start);
+    close_node(f);
+
+    /* reopened: the installed log, its prev term and configuration from raft-log-start */
+    fail_name = NULL;
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_log_start(core(f)), start);
+    ASSERT_EQ(raft_term_at(core(f), start - 1), term);
+    ASSERT_EQ(raft_conf_index(core(f)), start - 1);
+    ASSERT_EQ(raft_conf(core(f))->n_voters, NODES);
+    struct prop q = propose(leader(), 5000);
+    wait_commit_all(q.last);
+    run_ms(200);
+    ASSERT_EQ(replica_failed(node(f)->rp), 0);
+    compare_logs_from(start, q.last + 1, 0);
+    world_free();
+    storage_io_set(NULL);
+}
