@@ -217,6 +217,28 @@ static void on_commit(struct host_group *g, int64_t commit, void *data)
         groups_offsets_commit(c->b, p, commit);
 }
 
+int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start)
+{
+    if (!b->cluster)
+        return plog_truncate_prefix(p->log, new_start);
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    return g ? host_compact(g, new_start) : -ERR_NOT_LEADER;
+}
+
+void partition_apply_retention(struct broker *b, struct partition *p, int64_t now_ms)
+{
+    if (!b->cluster) {
+        (void)plog_apply_retention(p->log, now_ms);
+        return;
+    }
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    if (!g)
+        return; /* its Raft group is not running (yet, or any more): the plog is Raft's */
+    int64_t to = plog_retention_start(p->log, now_ms);
+    if (to > plog_start_offset(p->log))
+        (void)host_compact(g, to); /* a failure is logged; the next timer tries again */
+}
+
 int16_t partition_leader_check(struct broker *b, struct partition *p)
 {
     if (!b->cluster)

@@ -38,7 +38,15 @@
  * their runtime is ctl_runtime_open_observer's (it fetches committed metadata from the
  * controller leader, keeps the image in memory only and forwards commands), and they are full
  * replicas of partitions like any broker. The transport accepts any node of the cluster (same
- * cluster id) and adds every registered broker as a peer (voters keep their config entries). */
+ * cluster id) and adds every registered broker as a peer (voters keep their config entries).
+ *
+ * Log start: retention (every replica on its own timer) and DeleteRecords (at the leader) move a
+ * local replica's log start through its Raft replica (partition_apply_retention,
+ * partition_truncate_prefix: replica_compact), never behind the core's back; a replica below
+ * its leader's log start is installed (raft/replica.h).
+ *
+ * Not yet (issue 5): followers do not learn the leader's log start (Kafka's fetch carries it, so
+ * a DeleteRecords reaches every replica there; here only retention runs everywhere). */
 #ifndef SP_BROKER_CLUSTER_H
 #define SP_BROKER_CLUSTER_H
 

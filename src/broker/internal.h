@@ -236,6 +236,17 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
 /* Cluster mode: KERR_NONE if this broker leads p's Raft group now (or the broker is
  * single-node), else NOT_LEADER_OR_FOLLOWER. */
 int16_t partition_leader_check(struct broker *b, struct partition *p);
+/* Moves p's log start up to new_start (DeleteRecords; new_start <= HW). Single-node:
+ * plog_truncate_prefix. Cluster mode: through p's Raft replica (replica_compact: clamped to what
+ * Raft allows, rounded down to a batch start), so the Raft log start moves with the plog's;
+ * -ERR_NOT_LEADER without a local Raft group. Returns 0 (read plog_start_offset for the result)
+ * or a negative code. */
+int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start);
+/* Applies retention to p (the retention timer): single-node plog_apply_retention; in cluster
+ * mode the same deletions through p's Raft replica (plog_retention_start, then replica_compact),
+ * and nothing while p has no local Raft group (the plog is the group's log). Every replica
+ * applies it on its own, as Kafka's do. */
+void partition_apply_retention(struct broker *b, struct partition *p, int64_t now_ms);
 
 /* Appends a batch the broker built itself (e.g. group metadata, committed offsets) to p, as
  * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0; in cluster

@@ -115,7 +115,7 @@ int handle_delete_records(struct request *req)
                 continue;
             }
             if (target > plog_start_offset(p->log)) {
-                int rc = plog_truncate_prefix(p->log, target);
+                int rc = partition_truncate_prefix(b, p, target);
                 if (rc != 0) {
                     op->error_code = KERR_KAFKA_STORAGE_ERROR;
                     log_error("delete_records_failed", "topic=%s partition=%d error=\"%s\"",
@@ -123,7 +123,7 @@ int handle_delete_records(struct request *req)
                     continue;
                 }
                 log_info("records_deleted", "topic=%s partition=%d log_start_offset=%lld",
-                         p->topic->name, p->index, (long long)target);
+                         p->topic->name, p->index, (long long)plog_start_offset(p->log));
             }
             op->low_watermark = plog_start_offset(p->log);
         }

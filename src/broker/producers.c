@@ -326,6 +326,23 @@ static void on_truncated(struct plog *log, int64_t leo, void *data)
     (void)rebuild(data);
 }
 
+/* The log restarted empty (a Raft install): no snapshot describes it any more. */
+static void on_reset(struct plog *log, int64_t offset, void *data)
+{
+    struct partition_producers *pp = data;
+    (void)log;
+    (void)offset;
+    if (dir_open(pp) == 0) {
+        if (list_snapshots(pp) == 0 && pp->n_snaps > 0) {
+            while (pp->n_snaps > 0)
+                remove_snapshot_at(pp, pp->n_snaps - 1);
+            (void)io_fsync_dir(pp->dirfd);
+        }
+        dir_close(pp);
+    }
+    (void)rebuild(pp);
+}
+
 /* ---- partition lifecycle ---- */
 
 static struct pstate_limits limits_of(const struct broker_config *cfg)
@@ -343,7 +360,7 @@ void partition_producers_open(struct broker *b, struct partition *p)
     pp->dirfd = -1;
     p->producers = pp;
     (void)rebuild(pp);
-    plog_set_hooks(p->log, &(struct plog_hooks){on_rolled, on_truncated, pp});
+    plog_set_hooks(p->log, &(struct plog_hooks){on_rolled, on_truncated, pp, on_reset});
 }
 
 void partition_producers_close(struct partition *p, bool destroy)

@@ -9,6 +9,7 @@
  *   roll (plog hook): write <offset>.snapshot for the new segment's base, keep the newest
  *     SNAPSHOTS_KEPT;
  *   suffix truncation (plog hook): delete snapshots above the new LEO, rebuild as at open;
+ *   reset (plog hook, a Raft install emptied the log): delete every snapshot, start empty;
  *   prefix truncation and retention: nothing (as in Kafka, a producer's state outlives its
  *     batches until it expires);
  *   close: a snapshot at LEO, so that a clean restart scans nothing.

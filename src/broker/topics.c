@@ -355,9 +355,8 @@ void topics_apply_retention(struct broker *b)
     while (strmap_next(&b->topics, &it, &k, &v)) {
         struct topic *t = v;
         for (int32_t i = 0; i < t->n_parts; i++) {
-            struct plog *log = t->parts[i]->log;
-            (void)plog_maybe_roll(log, now);
-            (void)plog_apply_retention(log, now);
+            (void)plog_maybe_roll(t->parts[i]->log, now);
+            partition_apply_retention(b, t->parts[i], now);
         }
     }
 }

@@ -530,6 +530,14 @@ int host_propose(struct host_group *g, const uint8_t *batch, size_t len, int32_t
     return rc;
 }
 
+int host_compact(struct host_group *g, int64_t new_start)
+{
+    sync_clock(g->h, g);
+    int rc = replica_compact(g->rp, new_start);
+    touch(g->h, g);
+    return rc;
+}
+
 int host_campaign(struct host_group *g)
 {
     sync_clock(g->h, g);

@@ -121,6 +121,8 @@ int host_propose(struct host_group *g, const uint8_t *batch, size_t len, int32_t
 int host_campaign(struct host_group *g);
 /* replica_transfer_leader on the group (same codes). */
 int host_transfer(struct host_group *g, int32_t to);
+/* replica_compact on the group (same contract and codes): retention, DeleteRecords. */
+int host_compact(struct host_group *g, int64_t new_start);
 /* Asks every group this node leads to hand its leadership to the most up-to-date other voter
  * (graceful shutdown: keep running the reactor until host_leader_count() is 0 or a deadline).
  * Returns how many transfers were started. */

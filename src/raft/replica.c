@@ -33,11 +33,16 @@
  * fdatasync'ed before its control batch is appended, so whatever the log keeps after a crash
  * has its configuration.
  *
- * Known limits: a RAFT install (the leader no longer has the entries a follower needs) is not
- * supported yet (the plog has no "restart empty at offset" operation): it fails the replica
- * with -ERR_UNSUPPORTED. With log start > 0 (retention, DeleteRecords) the term of the entry
- * before the log start is not persisted; it is taken from the first term range (exact unless
- * that range began exactly at the log start). */
+ * Log start (invariant 1 holds across it): the replica alone moves the plog's log start, in two
+ * ways. replica_compact (retention, DeleteRecords) truncates a prefix of whole entries, committed
+ * and durable, then tells the core (raft_compact). An install (rd.install: the leader no longer
+ * has what this follower needs) restarts the plog empty after the install point (plog_reset)
+ * and records the configuration there in the conflog. Before either moves the plog, the term
+ * of the entry before the new log start (and, for an install, the configuration there) is
+ * written durably to `raft-log-start` (raft/logstart.h), which keeps the old point too, so a
+ * crash at any step restores the right prev term. A log start moved by anything else (an older
+ * version's retention) has no recorded point: its prev term is taken from the first term range
+ * (exact unless that range began exactly at the log start). */
 #include "raft/replica.h"
 
 #include <errno.h>
@@ -55,6 +60,7 @@
 #include "kafka/batch.h"
 #include "raft/conflog.h"
 #include "raft/hardstate.h"
+#include "raft/logstart.h"
 #include "storage/io.h"
 #include "storage/plog.h"
 
@@ -68,6 +74,7 @@ struct replica {
     struct raft *r;
     struct conflog cl;         /* CONFIG entries' configurations */
     struct raft_hard_state hs; /* as last written */
+    struct raft_log_start ls;  /* `raft-log-start` as last written (or loaded) */
     int failed;                /* 0, or the error that failed the replica */
     bool busy;                 /* inside process() */
     bool ready_taken;          /* between raft_ready and raft_advance */
@@ -95,23 +102,34 @@ void replica_options_default(struct replica_options *o, int32_t id, uint64_t see
 
 /* ---- the log's terms ---- */
 
-static int64_t prev_term_of(const struct plog *log)
+/* Term of the entry before the log start: recorded in `raft-log-start` when this replica moved
+ * the log start; for a log start moved otherwise (an older version's retention), taken from the
+ * first term range (exact unless that range began exactly at the log start). */
+static int64_t prev_term_of(const struct replica *rp)
 {
-    if (plog_start_offset(log) == 0 || plog_epoch_count(log) == 0)
+    const struct plog *log = rp->log;
+    int64_t start = plog_start_offset(log);
+    if (start == 0)
+        return 0;
+    const struct raft_log_point *pt = raft_log_start_find(&rp->ls, start - 1);
+    if (pt)
+        return pt->term;
+    if (plog_epoch_count(log) == 0)
         return 0;
     int32_t epoch;
-    int64_t start;
-    plog_epoch_at(log, 0, &epoch, &start);
+    int64_t first;
+    plog_epoch_at(log, 0, &epoch, &first);
     return epoch;
 }
 
 /* Term of offset i in the plog (i in [log start - 1, LEO - 1]), -1 outside. */
-static int64_t log_term_at(const struct plog *log, int64_t i)
+static int64_t log_term_at(const struct replica *rp, int64_t i)
 {
+    const struct plog *log = rp->log;
     if (i < plog_start_offset(log) - 1 || i >= plog_end_offset(log))
         return -1;
     if (i == plog_start_offset(log) - 1)
-        return prev_term_of(log);
+        return prev_term_of(rp);
     int64_t term = -1;
     for (size_t k = plog_epoch_count(log); k-- > 0;) {
         int32_t epoch;
@@ -132,12 +150,11 @@ __attribute__((unused)) static void replica_check(const struct replica *rp)
     CHECK(plog_end_offset(rp->log) == raft_last_index(rp->r) + 1);
     CHECK(plog_start_offset(rp->log) == raft_log_start(rp->r));
     CHECK(rp->durable_reported <= plog_durable_offset(rp->log) - 1);
-    CHECK(log_term_at(rp->log, raft_last_index(rp->r)) ==
-          raft_term_at(rp->r, raft_last_index(rp->r)));
+    CHECK(log_term_at(rp, raft_last_index(rp->r)) == raft_term_at(rp->r, raft_last_index(rp->r)));
     for (size_t i = 0; i < rp->cl.n; i++) {
         const struct conflog_rec *c = &rp->cl.r[i];
         if (c->index >= plog_start_offset(rp->log))
-            CHECK(c->index < plog_end_offset(rp->log) && log_term_at(rp->log, c->index) == c->term);
+            CHECK(c->index < plog_end_offset(rp->log) && log_term_at(rp, c->index) == c->term);
     }
     CHECK(plog_high_watermark(rp->log) ==
           MIN(MAX(rp->commit + 1, plog_start_offset(rp->log)), plog_end_offset(rp->log)));
@@ -165,7 +182,7 @@ static void report_durable(struct replica *rp)
     int64_t d = plog_durable_offset(rp->log) - 1;
     if (d <= rp->durable_reported)
         return;
-    raft_persisted(rp->r, d, log_term_at(rp->log, d));
+    raft_persisted(rp->r, d, log_term_at(rp, d));
     rp->durable_reported = d;
 }
 
@@ -253,14 +270,65 @@ static int append_entry(struct replica *rp, const struct raft_entry *e)
     return 0;
 }
 
+/* Records durably that the log start moves to index + 1 (the entry at index has term, and conf,
+ * if not NULL, is in force there), keeping the current point too: see raft/logstart.h. Done
+ * before the plog moves, so the file names the log start whether or not the move happens. */
+static int record_log_start(struct replica *rp, int64_t index, int64_t term,
+                            const struct raft_conf *conf)
+{
+    if (index < 0 || term < 1 || term > RAFT_TERM_MAX)
+        return -ERR_CORRUPT;
+    struct raft_log_start ls = {0};
+    int64_t start = plog_start_offset(rp->log);
+    if (start > 0 && start - 1 != index) {
+        const struct raft_log_point *cur = raft_log_start_find(&rp->ls, start - 1);
+        ls.p[ls.n++] =
+            cur ? *cur : (struct raft_log_point){.index = start - 1, .term = prev_term_of(rp)};
+        if (ls.p[0].term < 1)
+            ls.n = 0; /* an unknown term (a log started by an older version): nothing to keep */
+    }
+    ls.p[ls.n++] = (struct raft_log_point){.index = index, .term = term, .has_conf = conf != NULL};
+    if (conf)
+        ls.p[ls.n - 1].conf = *conf;
+    int rc = raft_log_start_store(rp->dirfd, &ls);
+    if (rc == 0)
+        rp->ls = ls;
+    return rc;
+}
+
+/* rd->install: the log restarts empty after install_index (contract 3). */
+static int install(struct replica *rp, const struct raft_ready *rd)
+{
+    int64_t at = rd->install_index;
+    char cbuf[96];
+    log_info("replica_install",
+             "dir=%s index=%" PRId64 " term=%" PRId64 " conf=%s old_log_start=%" PRId64
+             " old_log_end=%" PRId64,
+             plog_dir(rp->log), at, rd->install_term,
+             raft_conf_format(&rd->install_conf, cbuf, sizeof(cbuf)), plog_start_offset(rp->log),
+             plog_end_offset(rp->log));
+    int rc = record_log_start(rp, at, rd->install_term, &rd->install_conf);
+    if (rc == 0)
+        rc = plog_reset(rp->log, at + 1);
+    if (rc != 0)
+        return rc;
+    /* the old log's configurations are gone; the one at the install point is kept here too
+     * (restore takes the last record below the log start) */
+    rc = conflog_truncate(&rp->cl, 0);
+    if (rc == 0)
+        rc = conflog_append(&rp->cl, at, rd->install_term, &rd->install_conf);
+    /* the empty log is durable at once: the next report_durable says so for `at` */
+    rp->durable_reported = at - 1;
+    return rc;
+}
+
 static int apply_log_writes(struct replica *rp, const struct raft_ready *rd)
 {
     int rc;
     if (rd->install) {
-        /* needs a plog operation that restarts the log empty at an offset: not there yet */
-        log_error("replica_install_unsupported", "dir=%s index=%" PRId64 " term=%" PRId64,
-                  plog_dir(rp->log), rd->install_index, rd->install_term);
-        return -ERR_UNSUPPORTED;
+        rc = install(rp, rd);
+        if (rc != 0)
+            return rc;
     }
     if (rd->truncate_from >= 0) {
         int64_t leo = plog_end_offset(rp->log);
@@ -487,7 +555,7 @@ static int reconcile_confs(struct replica *rp, bool torn)
     int64_t start = plog_start_offset(rp->log);
     for (size_t i = 0; i < rp->cl.n; i++) {
         const struct conflog_rec *c = &rp->cl.r[i];
-        if (c->index >= start && log_term_at(rp->log, c->index) != c->term) {
+        if (c->index >= start && log_term_at(rp, c->index) != c->term) {
             log_info("raft_conf_dropped", "dir=%s index=%" PRId64 " term=%" PRId64,
                      plog_dir(rp->log), c->index, c->term);
             continue;
@@ -520,12 +588,17 @@ static int restore(struct replica *rp, int64_t now_ms)
         else
             confs[n_confs++] = (struct raft_conf_at){.index = c->index, .conf = c->conf};
     }
+    /* an install records the configuration at its point; the side file has it too, unless a
+     * crash came between the two */
+    const struct raft_log_point *pt = start > 0 ? raft_log_start_find(&rp->ls, start - 1) : NULL;
+    if (pt && pt->has_conf && pt->index >= confs[0].index)
+        confs[0] = (struct raft_conf_at){.index = pt->index, .conf = pt->conf};
     int64_t commit = MAX(MIN(rp->hs.commit, last), start - 1);
     struct raft_restore st = {.term = rp->hs.term,
                               .vote = rp->hs.vote,
                               .log_start = start,
                               .log_last = last,
-                              .prev_term = prev_term_of(log),
+                              .prev_term = prev_term_of(rp),
                               .terms = terms,
                               .n_terms = n_terms,
                               .confs = confs,
@@ -565,6 +638,11 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
     int rc = raft_hard_state_load(dfd, &rp->hs);
     if (rc != 0) {
         log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
+        goto out_free;
+    }
+    rc = raft_log_start_load(dfd, &rp->ls);
+    if (rc != 0) {
+        log_error("raft_log_start_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
     }
     rc = conflog_load(&rp->cl, dfd, &torn);
@@ -719,6 +797,47 @@ int replica_transfer_leader(struct replica *rp, int32_t to)
     int rc = raft_transfer_leader(rp->r, to);
     process(rp);
     return rc;
+}
+
+int replica_compact(struct replica *rp, int64_t new_start)
+{
+    DCHECK((replica_check(rp), true));
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    struct plog *log = rp->log;
+    int64_t start = raft_log_start(rp->r);
+    int64_t to = MIN(new_start, MIN(raft_commit(rp->r), raft_durable_index(rp->r)) + 1);
+    if (to <= start)
+        return 0;
+    if (to < plog_end_offset(log)) {
+        /* whole entries only: round down to the start of the batch holding `to` */
+        struct plog_read_result res;
+        int rc = plog_read(log, to, plog_end_offset(log), 1, &res);
+        if (rc != 0)
+            return rc;
+        if (res.len > 0) {
+            to = MIN(to, res.first_offset);
+            fileref_put(res.file);
+        }
+        if (to <= start)
+            return 0;
+    }
+    int64_t term = log_term_at(rp, to - 1);
+    int rc = record_log_start(rp, to - 1, term, NULL);
+    if (rc == 0)
+        rc = plog_truncate_prefix(log, to);
+    if (rc != 0) {
+        log_warn("replica_compact_failed", "dir=%s log_start=%" PRId64 " error=\"%s\"",
+                 plog_dir(log), to, err_str(rc));
+        return rc;
+    }
+    CHECK(raft_compact(rp->r, to) == 0);
+    log_info("replica_compacted", "dir=%s log_start=%" PRId64 " prev_term=%" PRId64 " segments=%d",
+             plog_dir(log), to, term, plog_segment_count(log));
+    process(rp);
+    DCHECK((replica_check(rp), true));
+    return 0;
 }
 
 /* ---- status ---- */

@@ -17,6 +17,10 @@
  * processes every resulting ready before it returns: log writes, hard state, messages (through
  * opt.send), the high watermark (HW = commit + 1) and opt.on_commit.
  *
+ * Log start: only the replica moves it (replica_compact, and installs sent by a leader whose log
+ * no longer holds what this follower needs: the plog restarts empty after the leader's point);
+ * the term of the entry before it is kept in `raft-log-start` (raft/logstart.h).
+ *
  * Failure: any storage error (a failed append, truncation, fsync, hard-state or side-file
  * write) fails the replica for good (replica_failed() != 0, event=replica_failed logged): it
  * stops feeding the core and sends nothing more, so it never acknowledges an entry or a vote
@@ -103,6 +107,16 @@ int replica_propose_conf(struct replica *rp, const int32_t *voters, size_t n);
 /* raft_campaign / raft_transfer_leader, with their codes (or -ERR_FENCED). */
 int replica_campaign(struct replica *rp);
 int replica_transfer_leader(struct replica *rp, int32_t to);
+
+/* Moves the log start up to new_start (retention, DeleteRecords): clamped to what the core
+ * allows (<= commit + 1, <= durable + 1) and rounded down to the start of an entry; nothing
+ * happens when that is not above the current log start. Records the term of the entry before the
+ * new start (`raft-log-start`), truncates the plog's prefix (plog_truncate_prefix: whole
+ * segments below are deleted) and tells the core (raft_compact); a follower that later needs
+ * entries below it is sent an install by the leader. Returns 0 (read plog_start_offset for the
+ * result), -ERR_FENCED (failed replica) or -errno from the storage (the log start did not move;
+ * the replica does not fail). */
+int replica_compact(struct replica *rp, int64_t new_start);
 
 /* 0, or the error that failed the replica (see above). */
 int replica_failed(const struct replica *rp);

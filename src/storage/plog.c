@@ -71,6 +71,7 @@
 #define PLOG_DEFAULT_INDEX_INTERVAL 4096
 #define RECOVERY_POINT_FILE "recovery-point"
 #define LOG_START_FILE "log-start-offset"
+#define LOG_RESET_FILE "log-reset"
 
 struct read_hint {
     int64_t offset;       /* the first batch at or after this offset..., -1 if empty */
@@ -688,6 +689,41 @@ static int recover(struct plog *log, bool clean, int64_t rp, bool fresh, struct 
     return rc;
 }
 
+/* The on-disk part of a reset to offset (see plog_reset), once the marker `log-reset` is
+ * durable: removes every segment file, empties the leader-epoch checkpoint, drops the cleaner
+ * checkpoint, records offset as log start and recovery point, and finally removes the marker.
+ * Idempotent: a crash anywhere in here repeats it at the next open. The new empty segment is
+ * the caller's (open creates it at the persisted log start). */
+static int reset_dir(struct plog *log, int64_t offset)
+{
+    int dfd = dirfd_of(log);
+    int64_t *bases = NULL;
+    size_t n = 0;
+    int rc = list_dir(log, &bases, &n);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = segment_remove_files(dfd, bases[i]);
+    mem_free(bases);
+    if (rc == 0) {
+        struct epoch_cache empty;
+        epoch_cache_init(&empty);
+        rc = epoch_cache_store(&empty, dfd);
+        epoch_cache_free(&empty);
+    }
+    if (rc == 0)
+        rc = io_unlink(dfd, CLEANER_CHECKPOINT_FILE);
+    if (rc == 0)
+        rc = write_offset_file(dfd, LOG_START_FILE, offset, true);
+    if (rc == 0)
+        rc = write_offset_file(dfd, RECOVERY_POINT_FILE, offset, true);
+    if (rc == 0)
+        rc = io_fsync_dir(dfd);
+    if (rc == 0)
+        rc = io_unlink(dfd, LOG_RESET_FILE);
+    if (rc == 0)
+        rc = io_fsync_dir(dfd);
+    return rc;
+}
+
 int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
               struct plog **out, struct plog_recovery *rec)
 {
@@ -732,6 +768,25 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
     int rc = cleaner_recover_dir(dfd, dir);
     if (rc != 0)
         goto out_close;
+    int64_t reset_to = -1;
+    r = read_offset_file(dfd, LOG_RESET_FILE, &reset_to);
+    if (r == 0) {
+        /* a plog_reset passed its commit point but did not finish: finish it */
+        log_warn("log_reset_resumed", "dir=%s offset=%" PRId64, dir, reset_to);
+        rc = reset_dir(log, reset_to);
+        if (rc != 0)
+            goto out_close;
+        ls_file = reset_to;
+        rp = reset_to;
+        epoch_cache_free(&log->epochs);
+        epoch_cache_init(&log->epochs);
+        ec_rc = 0;
+    } else if (r != -ENOENT) {
+        /* written synced before its rename, so damaged on disk: whether the reset committed
+         * (and how far it got) is unknown, and guessing could open a mix of two logs */
+        rc = r;
+        goto out_close;
+    }
     load_clean_checkpoint(log);
     rc = open_segments(log, ls_file);
     if (rc != 0)
@@ -1413,6 +1468,80 @@ int plog_apply_retention(struct plog *log, int64_t now_ms)
         after_front_delete(log);
     DCHECK((plog_check(log), true));
     return deleted;
+}
+
+int64_t plog_retention_start(const struct plog *log, int64_t now_ms)
+{
+    DCHECK((plog_check(log), true));
+    if (log->swap_pending)
+        return log->log_start;
+    /* the same walk as plog_apply_retention, without deleting */
+    size_t i = 0;
+    int64_t size = log->size_bytes;
+    while (log->cfg.retention_ms >= 0 && i + 1 < log->n_segs &&
+           log->segs[i + 1]->base <= log->hw &&
+           segment_age_ts(log, log->segs[i]) < now_ms - log->cfg.retention_ms) {
+        size -= log->segs[i]->size;
+        i++;
+    }
+    while (log->cfg.retention_bytes >= 0 && i + 1 < log->n_segs &&
+           log->segs[i + 1]->base <= log->hw &&
+           size - log->segs[i]->size >= log->cfg.retention_bytes) {
+        size -= log->segs[i]->size;
+        i++;
+    }
+    return i == 0 ? log->log_start : MAX(log->log_start, log->segs[i]->base);
+}
+
+int plog_reset(struct plog *log, int64_t offset)
+{
+    DCHECK((plog_check(log), true));
+    CHECK(offset >= 0);
+    if (log->fenced)
+        return -ERR_FENCED;
+    if (log->clean_job)
+        clean_job_abandon(log->clean_job);
+    int dfd = dirfd_of(log);
+    /* the commit point: once the marker is durable, the reset happens (open finishes it) */
+    int rc = write_offset_file(dfd, LOG_RESET_FILE, offset, true);
+    if (rc != 0)
+        return rc;
+    rc = reset_dir(log, offset);
+    struct segment *seg = NULL;
+    if (rc == 0)
+        rc = segment_create(dfd, offset, &seg);
+    if (rc == 0)
+        rc = io_fsync_dir(dfd);
+    if (rc != 0) {
+        if (seg)
+            segment_free(seg);
+        fence(log, "reset", rc); /* the next open finishes the reset */
+        return rc;
+    }
+    /* memory: the files are gone already (the flusher may still hold references) */
+    for (size_t i = 0; i < log->n_segs; i++)
+        segment_free(log->segs[i]);
+    log->n_segs = 0;
+    log->size_bytes = 0;
+    push_segment(log, seg);
+    hints_clear(log);
+    log->gen++; /* syncs in flight name old offsets */
+    log->dir_dirty = false;
+    log->log_start = log->hw = log->durable = log->rp = offset;
+    log->rp_written_ms = time_mono_ms();
+    epoch_cache_free(&log->epochs);
+    epoch_cache_init(&log->epochs);
+    log->epochs_dirty = false;
+    log->clean_first_dirty = 0;
+    log->clean_gaps_below = -1;
+    log->clean_horizon_ms = -1;
+    log_info("log_reset", "dir=%s offset=%" PRId64, log->dir, offset);
+    if (log->hooks.reset)
+        log->hooks.reset(log, offset, log->hooks.data);
+    else if (log->hooks.truncated)
+        log->hooks.truncated(log, offset, log->hooks.data);
+    DCHECK((plog_check(log), true));
+    return 0;
 }
 
 /* ---- derived state: hooks and header scans ---- */

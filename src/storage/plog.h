@@ -19,7 +19,8 @@
  *
  * Directory layout: <dir>/<base_offset %020d>.log, .index, .timeindex; leader-epoch-checkpoint;
  * recovery-point (offset below which everything was fdatasync'ed: where unclean recovery starts
- * validating); log-start-offset (written by plog_truncate_prefix); cleaner-checkpoint and,
+ * validating); log-start-offset (written by plog_truncate_prefix and plog_reset); log-reset
+ * (only while a plog_reset is under way); cleaner-checkpoint and,
  * during a compaction swap, <base>-<end>.cleaned / .swap (storage/cleaner.h). All of them are
  * checked when read back; a damaged index or checkpoint is rebuilt from the batches, never
  * trusted.
@@ -167,6 +168,25 @@ int plog_truncate_prefix(struct plog *log, int64_t new_start);
  * deleted. Logs event=segment_deleted per segment; fsyncs the directory after deleting. */
 int plog_apply_retention(struct plog *log, int64_t now_ms);
 
+/* The log start plog_apply_retention would leave now (the base of the first segment it would
+ * keep; the current log start when it would delete nothing), without deleting anything: the
+ * Raft adapter moves the log start itself (raft/replica.h replica_compact). */
+int64_t plog_retention_start(const struct plog *log, int64_t now_ms);
+
+/* Discards the whole log and restarts it empty at offset (a Raft install: a replica that fell
+ * below the leader's log start truncates fully). Afterwards log start = HW = LEO = durable =
+ * offset, the leader-epoch cache is empty, the cleaner state is fresh, and the reset hook runs
+ * (or, without one, the truncated hook with leo = offset).
+ * Crash-safe: the marker file `log-reset` (the offset) is written durably first; it is the
+ * commit point. Then every segment file is removed, the checkpoints rewritten (empty epoch
+ * cache, log start and recovery point = offset, no cleaner checkpoint), the marker removed and
+ * the new empty segment created, with directory fsyncs in between. A crash before the marker is
+ * durable leaves the old log untouched; after, plog_open finishes the reset (event
+ * log_reset_resumed) and opens the new empty log (a damaged marker fails the open: how far the
+ * reset got is unknown). Returns 0, -ERR_FENCED, or -errno: before the commit point the old log
+ * stays usable; after it the log is fenced (reopen to finish). */
+int plog_reset(struct plog *log, int64_t offset);
+
 /* Rolls the active segment if it is non-empty and older than segment.ms (called from a timer). */
 int plog_maybe_roll(struct plog *log, int64_t now_ms);
 
@@ -210,11 +230,14 @@ void plog_flush(struct plog *log);
  *     sealed segments. Runs in plog_append (before the batch that caused the roll is written)
  *     and plog_maybe_roll.
  *   truncated(log, leo): plog_truncate_suffix removed every batch at and above leo (the new
- *     LEO). Not called when the truncation was a no-op or failed. */
+ *     LEO). Not called when the truncation was a no-op or failed.
+ *   reset(log, offset): plog_reset discarded every batch; the log restarts empty at offset. */
 struct plog_hooks {
     void (*rolled)(struct plog *log, int64_t offset, void *data);
     void (*truncated)(struct plog *log, int64_t leo, void *data);
     void *data;
+    /* plog_reset emptied the log: it restarts at offset (may be NULL: truncated is called) */
+    void (*reset)(struct plog *log, int64_t offset, void *data);
 };
 /* Installs hooks (copied; NULL removes them). */
 void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks);

@@ -1,7 +1,8 @@
 """A Jepsen-style checker of a client-visible history of a topic (issue 5's acceptance checker).
 
   history.py [--acked FILE]... [--failed FILE]... [--read FILE]... [--final FILE]
-             [--values N --partitions P] [--idempotent] [--ordered]
+             [--values N --partitions P] [--idempotent] [--ordered] [--complete]
+             [--log-start P=OFFSET]...
 
 Inputs (one record a line, whitespace-separated; values are opaque tokens without spaces):
   --acked FILE   "partition offset value": the producer was told value is at that offset.
@@ -18,6 +19,10 @@ Inputs (one record a line, whitespace-separated; values are opaque tokens withou
                  --ordered each partition's log must hold its values in increasing order.
   --idempotent   the producer was idempotent: no value may be stored twice.
   --complete     every value 0..N-1 must be stored (the producer delivered them all).
+  --log-start P=OFFSET
+                 partition P's log starts at OFFSET now (retention or DeleteRecords removed
+                 what was below): an acknowledged value below it is not lost, nor missing
+                 under --complete, but the final log must hold nothing below it.
 
 Anomalies reported (each one fails the check):
   lost           an acknowledged value is not at its acknowledged offset in the final log
@@ -27,7 +32,9 @@ Anomalies reported (each one fails the check):
   failed-stored  a value the producer was told failed is stored
   backwards      a consumer saw a partition's offsets go backwards (or repeat) with no seek
   disorder       (--ordered) a partition's values are not increasing in offset order
-  missing        (--complete) a value was never stored
+  missing        (--complete) a value was never stored (an acknowledged one below its
+                 partition's --log-start excepted)
+  below-start    (--log-start) the final log holds an offset below the partition's log start
 
 Prints one line per kind of anomaly with examples, then a summary; exits 1 if any was found.
 The checks are functions of plain lists so tests can feed them histories directly."""
@@ -52,12 +59,17 @@ def parse_triples(path):
 
 
 def check(acked=(), failed=(), reads=(), final=None, values=None, partitions=None,
-          idempotent=False, ordered=False, complete=False):
+          idempotent=False, ordered=False, complete=False, log_start=None):
     """Returns {anomaly kind: [examples]} (empty when the history is clean).
 
     acked: [(p, o, v)]; failed: [v]; reads: [[(p, o, v) or ('seek', p)]] one list a consumer;
-    final: [(p, o, v)] or None."""
+    final: [(p, o, v)] or None; log_start: {p: offset} or None."""
     bad = defaultdict(list)
+    log_start = log_start or {}
+
+    def deleted(p, o):
+        return o < log_start.get(p, 0)
+
     # every observation of an offset, from any source
     seen = {}
 
@@ -93,11 +105,16 @@ def check(acked=(), failed=(), reads=(), final=None, values=None, partitions=Non
         log = {}
         for p, o, v in final:
             observe(p, o, v, "final")
+            if deleted(p, o):
+                bad["below-start"].append("partition %d offset %d (%r): the log starts at %d" %
+                                          (p, o, v, log_start[p]))
             if (p, o) in log:
                 bad["backwards"].append("final read: partition %d offset %d twice" % (p, o))
             log[(p, o)] = v
 
     for p, o, v in acked:
+        if deleted(p, o):
+            continue
         if log.get((p, o)) != v:
             bad["lost"].append("partition %d offset %d: acknowledged %r, log has %r" %
                                (p, o, v, log.get((p, o))))
@@ -120,7 +137,8 @@ def check(acked=(), failed=(), reads=(), final=None, values=None, partitions=Non
                 bad["phantom"].append("value %r at %s belongs to partition %d" %
                                       (v, at, int(v) % partitions))
         if complete:
-            for v in sorted(universe - set(where), key=int):
+            gone = {v for p, o, v in acked if deleted(p, o)}
+            for v in sorted(universe - set(where) - gone, key=int):
                 bad["missing"].append("value %r" % v)
     if ordered:
         by_part = defaultdict(list)
@@ -140,6 +158,7 @@ def main(argv):
     acked, failed, reads, final = [], [], [], None
     values = partitions = None
     idempotent = ordered = complete = False
+    log_start = {}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -164,12 +183,18 @@ def main(argv):
             values = int(arg)
         elif a == "--partitions":
             partitions = int(arg)
+        elif a == "--log-start":
+            p, _, o = arg.partition("=")
+            if not p.isdigit() or not o.isdigit():
+                raise SystemExit("--log-start wants P=OFFSET, got " + arg)
+            log_start[int(p)] = int(o)
         else:
             raise SystemExit("unknown argument " + a)
         i += 2
     if complete and values is None:
         raise SystemExit("--complete needs --values")
-    bad = check(acked, failed, reads, final, values, partitions, idempotent, ordered, complete)
+    bad = check(acked, failed, reads, final, values, partitions, idempotent, ordered, complete,
+                log_start)
     stored = len(final) if final is not None else len({(t[0], t[1]) for r in reads for t in r
                                                         if t[0] != "seek"})
     for kind in sorted(bad):

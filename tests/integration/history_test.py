@@ -39,4 +39,11 @@ run("repeat without seek", ["backwards"], reads=[[(0, 1, "2"), (0, 1, "2")]])
 run("disorder", ["disorder"],
     final=[(0, 0, "2"), (0, 1, "0"), (0, 2, "4")] + FINAL[3:], reads=[], acked=[])
 run("missing", ["missing"], final=FINAL[:5], acked=ACKED[:5], reads=[])
+# retention moved partition 0's log start to 1: value 0 (acknowledged at offset 0) is gone
+run("below the log start", [], final=FINAL[1:], reads=[], log_start={0: 1})
+run("lost above the log start", ["lost", "missing"], final=FINAL[2:], reads=[],
+    log_start={0: 1})
+run("stored below the log start", ["below-start"], reads=[], log_start={0: 1})
+run("unacknowledged below the log start", ["missing"], final=FINAL[1:], reads=[],
+    acked=ACKED[1:], log_start={0: 1})
 print("history checker self-test passed")

@@ -398,3 +398,30 @@ TEST(producers_reject_batches_with_a_producer_id_but_no_epoch_or_sequence)
     ASSERT_EQ(pstate_count(partition_producers_table(&f.p)), 0);
     fx_close(&f);
 }
+
+TEST(producers_a_log_reset_drops_every_snapshot_and_the_state)
+{
+    struct fx f;
+    fx_init(&f, 4096);
+    (void)fill(&f, 40, 0, 0); /* several rolls: snapshots below the end */
+    int64_t offs[8];
+    ASSERT_CMP(snapshot_files(f.dir, offs, 8), >=, 1);
+    struct saved s;
+    save(&f, &s);
+    ASSERT(s.present[0]);
+    /* a Raft install: the log restarts empty above everything it held */
+    int64_t at = plog_end_offset(f.p.log) + 1000;
+    plog_set_high_watermark(f.p.log, plog_end_offset(f.p.log));
+    ASSERT_EQ(plog_reset(f.p.log, at), 0);
+    ASSERT_EQ(snapshot_files(f.dir, offs, 8), 0);
+    save(&f, &s);
+    for (int i = 0; i < NPIDS; i++)
+        ASSERT(!s.present[i]);
+    /* the producers start over on the new log; nothing comes back at reopen */
+    ASSERT_EQ(produce_ok(&f, pids[1], 3, 0, 2), at);
+    save(&f, &s);
+    fx_crash(&f);
+    fx_open(&f, false);
+    expect_saved(&f, &s);
+    fx_close(&f);
+}

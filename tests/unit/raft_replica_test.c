@@ -21,6 +21,7 @@
 #include "kafka/batch.h"
 #include "raft/conflog.h"
 #include "raft/hardstate.h"
+#include "raft/logstart.h"
 #include "raft/replica.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
@@ -1024,4 +1025,330 @@ TEST(raft_replica_rejects_malformed_entries)
     replica_close(rp);
     plog_close(log);
     mem_free(W.q);
+}
+
+/* ---- log start: compaction (retention) and install ---- */
+
+/* The live logs (but `skip`) are byte-identical over [from, smallest HW), HW reaching upto. */
+static void compare_logs_from(int64_t from, int64_t upto, int32_t skip)
+{
+    int64_t hw = INT64_MAX;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (node(id)->up && id != skip)
+            hw = MIN(hw, plog_high_watermark(node(id)->log));
+    ASSERT_CMP(hw, >=, upto);
+    uint8_t *ref = NULL;
+    size_t ref_len = 0;
+    for (int32_t id = 1; id <= NODES; id++) {
+        if (!node(id)->up || id == skip)
+            continue;
+        ASSERT_EQ(plog_start_offset(node(id)->log), from);
+        size_t len;
+        uint8_t *b = read_log(node(id)->log, hw, &len);
+        if (!ref) {
+            ref = b;
+            ref_len = len;
+            ASSERT_EQ(walk(b, len, from).next, hw);
+            continue;
+        }
+        ASSERT_EQ(len, ref_len);
+        ASSERT_MEMEQ(b, ref, len);
+        mem_free(b);
+    }
+    mem_free(ref);
+}
+
+static int64_t compact(int32_t id, int64_t to)
+{
+    ASSERT_EQ(replica_compact(node(id)->rp, to), 0);
+    int64_t start = plog_start_offset(node(id)->log);
+    ASSERT_EQ(raft_log_start(core(id)), start);
+    return start;
+}
+
+TEST_T(raft_replica_compaction_is_clamped_and_keeps_the_prev_term_across_reopen, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 30; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    run_ms(100);
+    /* a new term: its leader's first entry (a NOOP) starts a term range */
+    int32_t to = l % NODES + 1;
+    int64_t old_term = raft_term(core(l));
+    ASSERT_EQ(replica_transfer_leader(node(l)->rp, to), 0);
+    for (int i = 0; i < 200 && leader() != to; i++)
+        step();
+    ASSERT_EQ(leader(), to);
+    int64_t noop = p.last + 1;
+    ASSERT_EQ(raft_term_at(core(to), p.last), old_term);
+    ASSERT_CMP(raft_term_at(core(to), noop), >, old_term);
+    struct prop q = propose(to, 100);
+    wait_commit_all(q.last);
+    run_ms(200);
+    for (int32_t id = 1; id <= NODES; id++) {
+        int64_t s = compact(id, noop);
+        ASSERT_EQ(s, noop);
+        /* the log start moves only forward */
+        ASSERT_EQ(compact(id, 3), noop);
+    }
+    /* every replica restarts (clean, then after a crash) with the right prev term, although
+     * the first term range now begins exactly at the log start */
+    for (int32_t id = 1; id <= NODES; id++) {
+        close_node(id);
+        ASSERT_EQ(open_node(id, id != 2), 0);
+        ASSERT_EQ(raft_log_start(core(id)), noop);
+        ASSERT_EQ(raft_term_at(core(id), noop - 1), old_term);
+        int dfd = open(node(id)->dir, O_RDONLY | O_DIRECTORY);
+        struct raft_log_start ls;
+        ASSERT_EQ(raft_log_start_load(dfd, &ls), 0);
+        close(dfd);
+        const struct raft_log_point *pt = raft_log_start_find(&ls, noop - 1);
+        ASSERT(pt);
+        ASSERT_EQ(pt->term, old_term);
+    }
+    l = wait_leader(0);
+    struct prop r = propose(l, 200);
+    wait_commit_all(r.last);
+    run_ms(200);
+    compare_logs_from(noop, r.last + 1, 0);
+    /* not yet committed: compaction stops at commit + 1 */
+    struct prop u = propose(l, 300);
+    int64_t commit = raft_commit(core(l));
+    ASSERT_CMP(commit, <, u.last);
+    int64_t s = compact(l, u.last + 1);
+    ASSERT_CMP(s, >, noop);
+    ASSERT_CMP(s, <=, commit + 1);
+    wait_commit_all(u.last);
+    run_ms(200);
+    compare_logs_from(noop, u.last + 1, l);
+    world_free();
+}
+
+TEST_T(raft_replica_follower_below_the_leaders_log_start_is_installed, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 50; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    run_ms(100);
+    int32_t f = l % NODES + 1;
+    int64_t f_end = plog_end_offset(node(f)->log);
+    close_node(f);
+    /* ~1500 batches while it is away: several 64 KiB segments */
+    struct prop mid = {0};
+    ASSERT_EQ(1 + 1001 % 4, 2);
+    for (int i = 50; i < 1500; i++) {
+        p = propose(l, i);
+        if (i == 1001)
+            mid = p; /* 2 records */
+        if (i % 25 == 0)
+            step();
+    }
+    wait_commit_all(p.last);
+    run_ms(100);
+    /* retention on the two live replicas: everything below mid goes */
+    int segs = plog_segment_count(node(l)->log);
+    int64_t start = -1;
+    for (int32_t id = 1; id <= NODES; id++) {
+        if (id == f)
+            continue;
+        int64_t s = compact(id, mid.last); /* inside a batch: rounded down to its start */
+        ASSERT_EQ(s, mid.first);
+        ASSERT(start < 0 || s == start);
+        start = s;
+    }
+    ASSERT_CMP(start, >, f_end);
+    ASSERT_CMP(plog_segment_count(node(l)->log), <, segs); /* whole segments were deleted */
+    int64_t prev_term = raft_term_at(core(l), start - 1);
+
+    /* the follower comes back: it needs entries the leader no longer has */
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(plog_end_offset(node(f)->log), f_end);
+    struct prop q = {0};
+    for (int i = 0; i < 10; i++)
+        q = propose(leader(), 2000 + i);
+    wait_commit_all(q.last);
+    run_ms(200);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(replica_failed(node(id)->rp), 0);
+    ASSERT_EQ(raft_log_start(core(f)), start);
+    ASSERT_EQ(raft_term_at(core(f), start - 1), prev_term);
+    compare_logs_from(start, q.last + 1, 0);
+    /* its configuration at the install point is on disk */
+    {
+        int dfd = open(node(f)->dir, O_RDONLY | O_DIRECTORY);
+        struct conflog cl;
+        ASSERT_EQ(conflog_load(&cl, dfd, NULL), 0);
+        ASSERT_EQ(cl.n, 1);
+        ASSERT_EQ(cl.r[0].index, start - 1);
+        ASSERT_EQ(cl.r[0].conf.n_voters, NODES);
+        conflog_free(&cl);
+        struct raft_log_start ls;
+        ASSERT_EQ(raft_log_start_load(dfd, &ls), 0);
+        const struct raft_log_point *pt = raft_log_start_find(&ls, start - 1);
+        ASSERT(pt && pt->has_conf);
+        ASSERT_EQ(pt->term, prev_term);
+        close(dfd);
+    }
+    /* it restarts from the installed log, after a crash too */
+    crash_node(f);
+    ASSERT_EQ(open_node(f, false), 0);
+    ASSERT_EQ(raft_log_start(core(f)), start);
+    ASSERT_EQ(raft_term_at(core(f), start - 1), prev_term);
+    ASSERT_EQ(raft_conf(core(f))->n_voters, NODES);
+    /* and can lead */
+    run_ms(100); /* it learns who leads (a TimeoutNow from someone else is ignored) */
+    l = leader();
+    ASSERT_EQ(replica_transfer_leader(node(l)->rp, f), 0);
+    for (int i = 0; i < 200 && leader() != f; i++)
+        step();
+    ASSERT_EQ(leader(), f);
+    struct prop r = propose(f, 3000);
+    wait_commit_all(r.last);
+    run_ms(200);
+    compare_logs_from(start, r.last + 1, 0);
+    world_free();
+}
+
+TEST(raft_replica_log_start_file_round_trips_and_rejects_damage)
+{
+    const char *dir = su_dir("ls");
+    ASSERT_EQ(mkdir(dir, 0755), 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    struct raft_log_start ls;
+    ASSERT_EQ(raft_log_start_load(dfd, &ls), 0); /* missing: no point */
+    ASSERT_EQ(ls.n, 0);
+    ASSERT(!raft_log_start_find(&ls, 0));
+    struct raft_log_start w = {.n = 2};
+    w.p[0] = (struct raft_log_point){.index = 99, .term = 3};
+    w.p[1] = (struct raft_log_point){.index = 499, .term = 5, .has_conf = true};
+    w.p[1].conf.n_voters = 3;
+    w.p[1].conf.voters[0] = 1;
+    w.p[1].conf.voters[1] = 2;
+    w.p[1].conf.voters[2] = 4;
+    ASSERT_EQ(raft_log_start_store(dfd, &w), 0);
+    ASSERT_EQ(raft_log_start_load(dfd, &ls), 0);
+    ASSERT_EQ(ls.n, 2);
+    ASSERT_EQ(raft_log_start_find(&ls, 99)->term, 3);
+    ASSERT(!raft_log_start_find(&ls, 99)->has_conf);
+    const struct raft_log_point *p = raft_log_start_find(&ls, 499);
+    ASSERT(p && p->has_conf && p->term == 5);
+    ASSERT(raft_conf_equal(&p->conf, &w.p[1].conf));
+    ASSERT(!raft_log_start_find(&ls, 100));
+    /* any flipped byte is corruption, never a silently different point */
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, RAFT_LOG_START_FILE);
+    int64_t size = su_file_size(dir, RAFT_LOG_START_FILE);
+    ASSERT_CMP(size, >, 8);
+    for (int64_t i = 0; i < size; i += 3) {
+        int fd = open(path, O_RDWR);
+        uint8_t c;
+        ASSERT_EQ(pread(fd, &c, 1, i), 1);
+        c ^= 0x40;
+        ASSERT_EQ(pwrite(fd, &c, 1, i), 1);
+        ASSERT_EQ(raft_log_start_load(dfd, &ls), -ERR_CORRUPT);
+        c ^= 0x40;
+        ASSERT_EQ(pwrite(fd, &c, 1, i), 1);
+        close(fd);
+    }
+    ASSERT_EQ(truncate(path, size - 1), 0);
+    ASSERT_EQ(raft_log_start_load(dfd, &ls), -ERR_CORRUPT);
+    close(dfd);
+}
+
+/* ---- an install that fails part way: before the plog's commit point, and after it ---- */
+
+static const char *fail_name; /* creating or renaming onto this file name fails (EIO) */
+
+static int failname_openat(int dirfd, const char *name, int flags, mode_t mode)
+{
+    if (fail_name && !strcmp(name, fail_name))
+        return errno = EIO, -1;
+    return openat(dirfd, name, flags, mode);
+}
+
+static int failname_renameat(int od, const char *on, int nd, const char *nn)
+{
+    if (fail_name && !strcmp(nn, fail_name))
+        return errno = EIO, -1;
+    return renameat(od, on, nd, nn);
+}
+
+static void wait_failed(int32_t id)
+{
+    for (int i = 0; i < 400 && !replica_failed(node(id)->rp); i++)
+        step();
+    ASSERT_NE(replica_failed(node(id)->rp), 0);
+}
+
+TEST_T(raft_replica_install_failing_part_way_is_finished_after_reopen, 120)
+{
+    struct storage_io io = storage_io_default;
+    io.openat = failname_openat;
+    io.renameat = failname_renameat;
+    storage_io_set(&io);
+    world_init();
+    int32_t l = wait_leader(0);
+    struct prop p = {0};
+    for (int i = 0; i < 50; i++)
+        p = propose(l, i);
+    wait_commit_all(p.last);
+    run_ms(100);
+    int32_t f = l % NODES + 1;
+    int64_t f_start = compact(f, 20); /* so it has a point of its own to keep */
+    ASSERT_CMP(f_start, >, 0);
+    int64_t f_prev = raft_term_at(core(f), f_start - 1);
+    int64_t f_end = plog_end_offset(node(f)->log);
+    close_node(f);
+    for (int i = 50; i < 1500; i++) {
+        p = propose(l, i);
+        if (i % 25 == 0)
+            step();
+    }
+    wait_commit_all(p.last);
+    run_ms(100);
+    int64_t start = -1;
+    for (int32_t id = 1; id <= NODES; id++)
+        if (id != f)
+            start = compact(id, p.first);
+    int64_t term = raft_term_at(core(l), start - 1);
+
+    /* 1: the plog's marker cannot be written: the old log stays as it was */
+    fail_name = "log-reset";
+    ASSERT_EQ(open_node(f, true), 0);
+    wait_failed(f);
+    ASSERT_EQ(plog_start_offset(node(f)->log), f_start);
+    ASSERT_EQ(plog_end_offset(node(f)->log), f_end);
+    ASSERT(!plog_fenced(node(f)->log));
+    close_node(f);
+
+    /* 2: the log is reset, but the configuration side file cannot be written */
+    fail_name = RAFT_CONF_LOG_FILE;
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_log_start(core(f)), f_start);
+    ASSERT_EQ(raft_term_at(core(f), f_start - 1), f_prev); /* the old point was kept */
+    wait_failed(f);
+    ASSERT_EQ(plog_start_offset(node(f)->log), start);
+    ASSERT_EQ(plog_end_offset(node(f)->log), start);
+    close_node(f);
+
+    /* reopened: the installed log, its prev term and configuration from raft-log-start */
+    fail_name = NULL;
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(raft_log_start(core(f)), start);
+    ASSERT_EQ(raft_term_at(core(f), start - 1), term);
+    ASSERT_EQ(raft_conf_index(core(f)), start - 1);
+    ASSERT_EQ(raft_conf(core(f))->n_voters, NODES);
+    struct prop q = propose(leader(), 5000);
+    wait_commit_all(q.last);
+    run_ms(200);
+    ASSERT_EQ(replica_failed(node(f)->rp), 0);
+    compare_logs_from(start, q.last + 1, 0);
+    world_free();
+    storage_io_set(NULL);
 }
