@@ -152,8 +152,8 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
 {
     struct session *s = conn_get_user(c);
     struct broker *b = s->b;
-    struct request req = {.b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame,
-                          .frame_len = len};
+    struct request req = {
+        .b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame, .frame_len = len};
     int64_t recv_ns = time_mono_ns();
     kr_init(&req.body, frame, len);
     if (kmsg_decode_header(&req.body, &req.hdr) != 0) {
@@ -200,8 +200,7 @@ static void on_open(struct conn *c, void *data)
     s->conn = c;
     list_init(&s->fetch_ops);
     conn_set_user(c, s);
-    log_debug("connection_opened", "peer=%s id=%llu", conn_peer(c),
-              (unsigned long long)conn_id(c));
+    log_debug("connection_opened", "peer=%s id=%llu", conn_peer(c), (unsigned long long)conn_id(c));
 }
 
 static void on_close(struct conn *c, void *data)
@@ -210,8 +209,7 @@ static void on_close(struct conn *c, void *data)
     if (!s)
         return;
     fetch_cancel_session(s);
-    log_debug("connection_closed", "peer=%s id=%llu", conn_peer(c),
-              (unsigned long long)conn_id(c));
+    log_debug("connection_closed", "peer=%s id=%llu", conn_peer(c), (unsigned long long)conn_id(c));
     conn_set_user(c, NULL);
     mem_free(s);
 }
@@ -250,7 +248,8 @@ static int cleaner_begin(struct broker *b, char *err, size_t errcap)
     if (!cfg->log_cleaner_enable)
         return 0;
     struct cleaner_config cc = {cfg->log_cleaner_threads, cfg->log_cleaner_dedupe_buffer_size,
-                                cfg->log_cleaner_io_max_bytes_per_second};
+                                cfg->log_cleaner_io_max_bytes_per_second,
+                                cfg->n_voters > 0 /* cluster mode: Raft logs keep every offset */};
     int rc = cleaner_start(&cc, &b->cleaner);
     if (rc == 0) {
         rc = reactor_add(b->r, cleaner_fd(b->cleaner), REACTOR_READ, on_cleaner, b);
@@ -387,8 +386,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
                      "data directory)",
                      cfg->log_dirs);
         else
-            snprintf(err, errcap, "cannot open data directory %s: %s", cfg->log_dirs,
-                     err_str(rc));
+            snprintf(err, errcap, "cannot open data directory %s: %s", cfg->log_dirs, err_str(rc));
         goto out_free;
     }
     info->clean = clean;
@@ -430,12 +428,12 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         .max_inflight = MAX_INFLIGHT_REQUESTS,
         .max_connections = cfg->max_connections,
     };
-    struct conn_handler h = {.on_frame = on_frame, .on_close = on_close, .on_open = on_open,
-                             .data = b};
+    struct conn_handler h = {
+        .on_frame = on_frame, .on_close = on_close, .on_open = on_open, .data = b};
     rc = listener_open(r, cfg->listener_host, cfg->listener_port, &lim, &h, &b->lis);
     if (rc != 0) {
-        snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host,
-                 cfg->listener_port, err_str(rc));
+        snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host, cfg->listener_port,
+                 err_str(rc));
         goto out_groups;
     }
     b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
@@ -487,7 +485,7 @@ void broker_stop(struct broker *b)
     cluster_handover(b, 1000); /* while clients and the transport still run */
     b->stopping = true;
     reactor_timer_stop(b->r, &b->retention_timer);
-    cleaner_end(b);         /* before the logs close: finishes or drops passes in flight */
+    cleaner_end(b); /* before the logs close: finishes or drops passes in flight */
     reactor_timer_stop(b->r, &b->flush_timer);
     broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */

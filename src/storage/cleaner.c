@@ -46,11 +46,11 @@
 #include "storage/plog.h"
 #include "storage/segment.h"
 
-#define READ_CHUNK (1u << 20)       /* segment bytes read at once */
-#define WRITE_CHUNK (1u << 20)      /* output bytes buffered before a write */
-#define PIDS_MAP_BYTES (4u << 20)   /* producer ids of one pass (~130k) */
-#define BATCH_MAX (128 << 20)       /* larger batches stop the pass (memory bound) */
-#define SWAP_NAME_LEN 46            /* "%020lld-%020lld.swap" */
+#define READ_CHUNK (1u << 20)     /* segment bytes read at once */
+#define WRITE_CHUNK (1u << 20)    /* output bytes buffered before a write */
+#define PIDS_MAP_BYTES (4u << 20) /* producer ids of one pass (~130k) */
+#define BATCH_MAX (128 << 20)     /* larger batches stop the pass (memory bound) */
+#define SWAP_NAME_LEN 46          /* "%020lld-%020lld.swap" */
 
 enum completion_kind {
     EV_STEP,    /* a step ended: the job's phase says what is next */
@@ -73,20 +73,21 @@ struct cleaner {
     pthread_t *threads;
     int n_threads;
     pthread_mutex_t mu;
-    pthread_cond_t work_cv;  /* threads wait for work */
-    pthread_cond_t idle_cv;  /* abandon waits for a running job */
-    struct clean_job *head;  /* thread queue */
+    pthread_cond_t work_cv; /* threads wait for work */
+    pthread_cond_t idle_cv; /* abandon waits for a running job */
+    struct clean_job *head; /* thread queue */
     struct clean_job *tail;
     struct completion *done; /* FIFO for the reactor */
     size_t n_done;
     size_t cap_done;
-    struct clean_job *jobs;  /* registry (reactor thread only) */
+    struct clean_job *jobs; /* registry (reactor thread only) */
     int n_jobs;
-    struct offer *offers;    /* this dispatch round (reactor thread only) */
+    struct offer *offers; /* this dispatch round (reactor thread only) */
     size_t n_offers;
     size_t cap_offers;
-    size_t map_bytes;        /* per job */
+    size_t map_bytes; /* per job */
     int64_t io_rate;
+    bool keep_batches; /* cleaner_config's */
     int efd;
     bool stop;
     struct cleaner_stats stats; /* reactor thread only */
@@ -242,9 +243,9 @@ int cleaner_recover_dir(int dirfd, const char *dir)
 struct seg_reader {
     struct clean_job *j;
     const struct clean_seg *seg;
-    int64_t pos;        /* next batch */
-    int64_t prev_last;  /* last offset of the previous batch */
-    int64_t buf_pos;    /* file position of j->buf[0] */
+    int64_t pos;       /* next batch */
+    int64_t prev_last; /* last offset of the previous batch */
+    int64_t buf_pos;   /* file position of j->buf[0] */
     size_t buf_len;
 };
 
@@ -538,7 +539,7 @@ static int rewrite_group(struct clean_job *j, const struct clean_group *g, struc
             struct kbatch_header h;
             kbatch_parse_header(p, &h);
             struct compact_result res;
-            rc = compact_batch(&ctx, p, len, producer_last(j, &h), &res);
+            rc = compact_batch(&ctx, p, len, j->keep_batches || producer_last(j, &h), &res);
             if (rc != 0) {
                 j->why = "corrupt_batch";
                 return rc;
@@ -556,8 +557,8 @@ static int rewrite_group(struct clean_job *j, const struct clean_group *g, struc
                 j->st.tombstones_removed += res.tombstones_dropped;
             }
             if (res.horizon_ms >= 0)
-                j->horizon_ms = j->horizon_ms < 0 ? res.horizon_ms : MIN(j->horizon_ms,
-                                                                         res.horizon_ms);
+                j->horizon_ms =
+                    j->horizon_ms < 0 ? res.horizon_ms : MIN(j->horizon_ms, res.horizon_ms);
             if (res.kind != COMPACT_VERBATIM)
                 *changed = true;
             size_t written = 0;
@@ -607,8 +608,8 @@ static int write_next_group(struct clean_job *j)
         const struct clean_group *g = &j->groups[j->cur];
         snprintf(j->cleaned_name, sizeof(j->cleaned_name), "%020" PRId64 "-%020" PRId64 ".cleaned",
                  g->base, g->end);
-        snprintf(j->swap_name, sizeof(j->swap_name), "%020" PRId64 "-%020" PRId64 ".swap",
-                 g->base, g->end);
+        snprintf(j->swap_name, sizeof(j->swap_name), "%020" PRId64 "-%020" PRId64 ".swap", g->base,
+                 g->end);
         int fd = io_create(dirfd, j->cleaned_name, O_RDWR | O_TRUNC, 0644);
         if (fd < 0) {
             j->why = "create_failed";
@@ -682,8 +683,8 @@ static void step_build(struct clean_job *j)
     for (size_t i = 0; i < j->n_segs; i++)
         bytes += j->segs[i].size;
     log_info("log_clean_started",
-             "dir=%s segments=%zu bytes=%" PRId64 " first_dirty=%" PRId64 " end=%" PRId64,
-             j->dir, j->n_segs, bytes, j->first_dirty, j->segs[j->n_segs - 1].end);
+             "dir=%s segments=%zu bytes=%" PRId64 " first_dirty=%" PRId64 " end=%" PRId64, j->dir,
+             j->n_segs, bytes, j->first_dirty, j->segs[j->n_segs - 1].end);
     j->st.first_dirty = j->first_dirty;
     keymap_init(&j->map, j->map_bytes);
     keymap_init(&j->pids, PIDS_MAP_BYTES);
@@ -768,6 +769,7 @@ static struct clean_job *job_new(struct cleaner *cl, size_t map_bytes, int64_t i
 {
     struct clean_job *j = mem_calloc(1, sizeof(*j));
     j->cl = cl;
+    j->keep_batches = cl && cl->keep_batches;
     j->map_bytes = map_bytes;
     j->io_rate = io_rate;
     j->phase = CLEAN_BUILD;
@@ -832,10 +834,10 @@ static void finish_job(struct clean_job *j)
                  " records_removed=%" PRId64 " tombstones_removed=%" PRId64 " keys=%" PRId64
                  " first_dirty=%" PRId64 " cleaned_upto=%" PRId64 " map_full=%s"
                  " duration_ms=%" PRId64 " mb_per_s=%.1f",
-                 j->dir, st->segments_before, st->segments_after, st->bytes_before,
-                 st->bytes_after, st->bytes_read, st->records_read, st->records_removed,
-                 st->tombstones_removed, st->keys, st->first_dirty, st->cleaned_upto,
-                 st->map_full ? "true" : "false", st->duration_ms, mbps);
+                 j->dir, st->segments_before, st->segments_after, st->bytes_before, st->bytes_after,
+                 st->bytes_read, st->records_read, st->records_removed, st->tombstones_removed,
+                 st->keys, st->first_dirty, st->cleaned_upto, st->map_full ? "true" : "false",
+                 st->duration_ms, mbps);
     } else if (j->rc == -ERR_CLOSED && j->why && !strcmp(j->why, "cancelled")) {
         log_debug("log_clean_stopped", "dir=%s reason=%s", j->dir, j->why ? j->why : "");
     } else {
@@ -947,6 +949,7 @@ int cleaner_start(const struct cleaner_config *cfg, struct cleaner **out)
     int64_t total = MAX(cfg->dedupe_buffer_bytes, (int64_t)KEYMAP_MIN_SLOTS * KEYMAP_SLOT_BYTES);
     cl->map_bytes = (size_t)(total / cl->n_threads);
     cl->io_rate = cfg->io_max_bytes_per_second;
+    cl->keep_batches = cfg->keep_batches;
     cl->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (cl->efd < 0) {
         int e = -errno;
@@ -1140,10 +1143,17 @@ int cleaner_dispatch(struct cleaner *cl)
 int cleaner_run_once(struct plog *log, int64_t now_ms, bool force, size_t map_bytes,
                      struct clean_pass_stats *st)
 {
+    return cleaner_run_once_keeping(log, now_ms, force, map_bytes, false, st);
+}
+
+int cleaner_run_once_keeping(struct plog *log, int64_t now_ms, bool force, size_t map_bytes,
+                             bool keep_batches, struct clean_pass_stats *st)
+{
     double score;
     if (!plog_clean_candidate(log, now_ms, force, &score))
         return 0;
     struct clean_job *j = job_new(NULL, map_bytes, 0);
+    j->keep_batches = keep_batches;
     if (plog_clean_prepare(log, now_ms, j) != 0) {
         job_free(j);
         return 0;

@@ -88,36 +88,40 @@ struct cleaner_config {
     int threads;                     /* log.cleaner.threads */
     int64_t dedupe_buffer_bytes;     /* log.cleaner.dedupe.buffer.size: all key maps together */
     int64_t io_max_bytes_per_second; /* log.cleaner.io.max.bytes.per.second, <= 0 unlimited */
+    /* A batch that loses every record becomes an empty header instead of going away, so the
+     * log keeps every offset (a Raft log must: a follower catching up reads it contiguously,
+     * and offsets are Raft indexes). Set in cluster mode. */
+    bool keep_batches;
 };
 
 /* What one pass did (also the log line of event=log_cleaned). */
 struct clean_pass_stats {
-    int segments_before;      /* old segments replaced */
-    int segments_after;       /* new segments swapped in */
-    int64_t bytes_read;       /* bytes of the segments read while rewriting */
-    int64_t bytes_before;     /* of the replaced segments */
-    int64_t bytes_after;      /* of their replacements */
-    int64_t records_read;     /* records examined while rewriting */
-    int64_t records_removed;  /* superseded records and expired tombstones */
+    int segments_before;     /* old segments replaced */
+    int segments_after;      /* new segments swapped in */
+    int64_t bytes_read;      /* bytes of the segments read while rewriting */
+    int64_t bytes_before;    /* of the replaced segments */
+    int64_t bytes_after;     /* of their replacements */
+    int64_t records_read;    /* records examined while rewriting */
+    int64_t records_removed; /* superseded records and expired tombstones */
     int64_t tombstones_removed;
-    int64_t first_dirty;      /* dirty range of the pass: [first_dirty, cleaned_upto) */
-    int64_t cleaned_upto;     /* the new first dirty offset */
-    int64_t keys;             /* distinct keys mapped */
+    int64_t first_dirty;  /* dirty range of the pass: [first_dirty, cleaned_upto) */
+    int64_t cleaned_upto; /* the new first dirty offset */
+    int64_t keys;         /* distinct keys mapped */
     int64_t duration_ms;
-    bool map_full;            /* the key map filled up: the dirty range continues */
+    bool map_full; /* the key map filled up: the dirty range continues */
 };
 
 /* Cleaner statistics (for metrics). */
 struct cleaner_stats {
-    uint64_t passes;             /* passes completed */
-    uint64_t passes_failed;      /* passes aborted (log changed, I/O error, corrupt batch) */
-    uint64_t bytes_read;         /* segment bytes read while rewriting */
-    uint64_t bytes_written;      /* cleaned segment bytes swapped in */
-    uint64_t bytes_reclaimed;    /* before - after, over all swaps */
+    uint64_t passes;          /* passes completed */
+    uint64_t passes_failed;   /* passes aborted (log changed, I/O error, corrupt batch) */
+    uint64_t bytes_read;      /* segment bytes read while rewriting */
+    uint64_t bytes_written;   /* cleaned segment bytes swapped in */
+    uint64_t bytes_reclaimed; /* before - after, over all swaps */
     uint64_t records_removed;
     uint64_t tombstones_removed;
-    int64_t last_duration_ms;    /* of the last completed pass */
-    double last_mb_per_s;        /* bytes_read of the last pass / its duration */
+    int64_t last_duration_ms; /* of the last completed pass */
+    double last_mb_per_s;     /* bytes_read of the last pass / its duration */
     int64_t max_duration_ms;
 };
 
@@ -146,6 +150,9 @@ void cleaner_get_stats(const struct cleaner *cl, struct cleaner_stats *out);
  * is as before it, or fenced if a swap step failed). st may be NULL. */
 int cleaner_run_once(struct plog *log, int64_t now_ms, bool force, size_t map_bytes,
                      struct clean_pass_stats *st);
+/* The same, with cleaner_config's keep_batches (cleaner_run_once: false). */
+int cleaner_run_once_keeping(struct plog *log, int64_t now_ms, bool force, size_t map_bytes,
+                             bool keep_batches, struct clean_pass_stats *st);
 
 /* ---- Storage-internal: shared by cleaner.c and plog.c (not for the broker) ---- */
 
@@ -168,17 +175,17 @@ int cleaner_recover_dir(int dirfd, const char *dir);
 /* One sealed segment as a pass saw it. */
 struct clean_seg {
     int64_t base;
-    int64_t end;           /* next segment's base */
+    int64_t end; /* next segment's base */
     int64_t size;
-    struct fileref *file;  /* reference held by the job: also the identity the commit checks */
+    struct fileref *file; /* reference held by the job: also the identity the commit checks */
 };
 
 /* Consecutive segments rewritten into one. */
 struct clean_group {
-    size_t first;  /* index in the job's segs */
+    size_t first; /* index in the job's segs */
     size_t n;
-    int64_t base;  /* = segs[first].base */
-    int64_t end;   /* = segs[first + n - 1].end */
+    int64_t base; /* = segs[first].base */
+    int64_t end;  /* = segs[first + n - 1].end */
 };
 
 enum clean_phase {
@@ -190,10 +197,10 @@ enum clean_phase {
 
 struct clean_job {
     /* ---- input, filled by plog_clean_prepare on the reactor ---- */
-    struct plog *log;             /* reactor side only */
-    char *dir;                    /* for log lines (owned) */
-    struct fileref *dirref;       /* the partition directory (reference owned) */
-    struct clean_seg *segs;       /* the cleanable prefix, oldest first (owned) */
+    struct plog *log;       /* reactor side only */
+    char *dir;              /* for log lines (owned) */
+    struct fileref *dirref; /* the partition directory (reference owned) */
+    struct clean_seg *segs; /* the cleanable prefix, oldest first (owned) */
     size_t n_segs;
     int64_t first_dirty;
     int64_t log_end;              /* LEO when the pass began */
@@ -203,43 +210,44 @@ struct clean_job {
     int64_t segment_bytes;
     int32_t index_interval;
     /* ---- set by the runner ---- */
-    struct cleaner *cl;           /* NULL when run inline */
+    struct cleaner *cl; /* NULL when run inline */
     size_t map_bytes;
     int64_t io_rate;
+    bool keep_batches; /* an emptied batch stays as an empty header (cleaner_config) */
     /* ---- thread state ---- */
     struct keymap map;
-    struct keymap pids;           /* producer id -> base offset of its last batch */
-    bool pids_full;               /* too many producers: keep every emptied batch's header */
-    int64_t map_end;              /* end of the mapped range */
+    struct keymap pids; /* producer id -> base offset of its last batch */
+    bool pids_full;     /* too many producers: keep every emptied batch's header */
+    int64_t map_end;    /* end of the mapped range */
     struct clean_group *groups;
     size_t n_groups;
-    size_t cur;                   /* group being written or swapped */
-    struct segment *out;          /* COMMIT: the group's new segment (moves to the plog) */
-    char cleaned_name[64];        /* "X-E.cleaned" of the current group */
-    char swap_name[64];           /* "X-E.swap" */
-    uint8_t *oidx;                /* encoded index files of the current group */
+    size_t cur;            /* group being written or swapped */
+    struct segment *out;   /* COMMIT: the group's new segment (moves to the plog) */
+    char cleaned_name[64]; /* "X-E.cleaned" of the current group */
+    char swap_name[64];    /* "X-E.swap" */
+    uint8_t *oidx;         /* encoded index files of the current group */
     size_t oidx_len;
     uint8_t *tidx;
     size_t tidx_len;
-    int64_t horizon_ms;           /* earliest delete horizon of the tombstones kept */
-    int64_t out_before;           /* bytes of the current group's old segments */
-    int64_t swapped_base;         /* inline runs: a swap finished (R2 due), else -1 */
-    uint8_t *buf;                 /* read buffer */
+    int64_t horizon_ms;   /* earliest delete horizon of the tombstones kept */
+    int64_t out_before;   /* bytes of the current group's old segments */
+    int64_t swapped_base; /* inline runs: a swap finished (R2 due), else -1 */
+    uint8_t *buf;         /* read buffer */
     size_t buf_cap;
     int64_t start_ns;
-    int64_t throttle_bytes;       /* bytes read/written, for the io rate */
+    int64_t throttle_bytes; /* bytes read/written, for the io rate */
     struct clean_pass_stats st;
     /* ---- control ---- */
     enum clean_phase phase;
-    int rc;                       /* CLEAN_DONE: 0 or why the pass failed */
-    const char *why;              /* what failed (log lines) */
-    int64_t bad_offset;           /* corrupt batch found here, or -1 */
-    bool fence;                   /* a swap step failed after the commit: fence the log */
-    int cancel;                   /* atomic: the log is going away, stop soon */
-    bool queued;                  /* in the thread queue (cleaner mutex) */
-    bool running;                 /* a thread runs a step (cleaner mutex) */
-    struct clean_job *next;       /* thread queue link */
-    struct clean_job *reg_next;   /* the cleaner's registry of live jobs */
+    int rc;                     /* CLEAN_DONE: 0 or why the pass failed */
+    const char *why;            /* what failed (log lines) */
+    int64_t bad_offset;         /* corrupt batch found here, or -1 */
+    bool fence;                 /* a swap step failed after the commit: fence the log */
+    int cancel;                 /* atomic: the log is going away, stop soon */
+    bool queued;                /* in the thread queue (cleaner mutex) */
+    bool running;               /* a thread runs a step (cleaner mutex) */
+    struct clean_job *next;     /* thread queue link */
+    struct clean_job *reg_next; /* the cleaner's registry of live jobs */
     struct clean_job **reg_pprev;
 };
 

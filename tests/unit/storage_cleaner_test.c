@@ -153,8 +153,8 @@ static void check_latest(struct plog *log, const struct model *m, bool expired_o
                 ASSERT(s.present[k] && s.tomb[k]);
         } else {
             if (!s.present[k] || strcmp(s.latest[k], m->latest[k]) != 0)
-                test_fail(__FILE__, __LINE__, "key k%03d: latest %s, log says %s", k,
-                          m->latest[k], s.present[k] ? s.latest[k] : "(absent)");
+                test_fail(__FILE__, __LINE__, "key k%03d: latest %s, log says %s", k, m->latest[k],
+                          s.present[k] ? s.latest[k] : "(absent)");
         }
     }
 }
@@ -553,15 +553,15 @@ TEST(cleaner_keeps_empty_header_for_each_producers_last_batch)
     static const struct su_rec ab[] = {{"a", "1", 100}, {"b", "2", 101}};
     static const struct su_rec ab2[] = {{"a", "3", 102}, {"b", "4", 103}};
     static const struct su_rec c[] = {{"c", "5", 104}};
-    su_append_recs(log, ab, 2, KCOMPRESSION_GZIP, 11, 0);  /* 0-1: producer 11, seq 0-1 */
-    su_append_recs(log, ab, 2, KCOMPRESSION_NONE, 12, 0);  /* 2-3: producer 12 */
-    su_append_recs(log, ab, 2, KCOMPRESSION_LZ4, 11, 2);   /* 4-5: producer 11, seq 2-3 */
+    su_append_recs(log, ab, 2, KCOMPRESSION_GZIP, 11, 0);   /* 0-1: producer 11, seq 0-1 */
+    su_append_recs(log, ab, 2, KCOMPRESSION_NONE, 12, 0);   /* 2-3: producer 12 */
+    su_append_recs(log, ab, 2, KCOMPRESSION_LZ4, 11, 2);    /* 4-5: producer 11, seq 2-3 */
     su_append_recs(log, ab2, 2, KCOMPRESSION_NONE, -1, -1); /* 6-7: supersedes all above */
-    su_append_recs(log, c, 1, KCOMPRESSION_NONE, 13, 5);   /* 8: producer 13, stays */
+    su_append_recs(log, c, 1, KCOMPRESSION_NONE, 13, 5);    /* 8: producer 13, stays */
     struct plog_config roll = cfg;
     roll.segment_bytes = 1;
     plog_set_config(log, &roll);
-    su_append_recs(log, c, 1, KCOMPRESSION_NONE, -1, -1);  /* 9: in a new active segment */
+    su_append_recs(log, c, 1, KCOMPRESSION_NONE, -1, -1); /* 9: in a new active segment */
     plog_set_config(log, &cfg);
     plog_flush(log);
     plog_set_high_watermark(log, plog_end_offset(log));
@@ -598,6 +598,48 @@ TEST(cleaner_keeps_empty_header_for_each_producers_last_batch)
         ASSERT(!(h[i].producer_id == 12 && h[i].base_offset == 2));
     ASSERT_EQ(h[0].base_offset, 4); /* producer 11's last stays */
     plog_close(log);
+}
+
+/* keep_batches (cluster mode): a batch that loses every record stays as an empty header, so
+ * the log still holds every offset, batch after batch (a Raft log has no gaps). */
+TEST(cleaner_keep_batches_leaves_no_offset_gap)
+{
+    for (int keep = 0; keep <= 1; keep++) {
+        struct plog_config cfg = compact_config(1 << 20);
+        char name[16];
+        snprintf(name, sizeof(name), "k%d", keep);
+        struct plog *log = su_open(su_dir(name), &cfg, false, NULL);
+        static const struct su_rec ab[] = {{"a", "1", 100}, {"b", "2", 101}};
+        static const struct su_rec ab2[] = {{"a", "3", 102}, {"b", "4", 103}};
+        su_append_recs(log, ab, 2, KCOMPRESSION_NONE, -1, -1);  /* 0-1: superseded */
+        su_append_recs(log, ab, 2, KCOMPRESSION_ZSTD, -1, -1);  /* 2-3: superseded */
+        su_append_recs(log, ab2, 2, KCOMPRESSION_NONE, -1, -1); /* 4-5: the latest */
+        struct plog_config roll = cfg;
+        roll.segment_bytes = 1;
+        plog_set_config(log, &roll);
+        su_append_recs(log, ab2, 1, KCOMPRESSION_NONE, -1, -1); /* 6: a new active segment */
+        plog_set_config(log, &cfg);
+        plog_flush(log);
+        plog_set_high_watermark(log, plog_end_offset(log));
+        ASSERT_EQ(cleaner_run_once_keeping(log, 5000, true, 1 << 20, keep, NULL), 1);
+        struct kbatch_header h[8];
+        int n = headers(log, h, 8);
+        if (!keep) {
+            ASSERT_EQ(n, 2); /* the emptied batches are gone: offsets 0-3 are a gap */
+            ASSERT_EQ(h[0].base_offset, 4);
+        } else {
+            ASSERT_EQ(n, 4);
+            int64_t next = 0;
+            for (int i = 0; i < n; i++) {
+                ASSERT_EQ(h[i].base_offset, next); /* contiguous */
+                next = kbatch_last_offset(&h[i]) + 1;
+            }
+            ASSERT_EQ(h[0].records_count, 0);
+            ASSERT_EQ(h[1].records_count, 0);
+            ASSERT_EQ(h[2].records_count, 2);
+        }
+        plog_close(log);
+    }
 }
 
 TEST(cleaner_corrupt_batch_stops_pass_and_disables_log)
@@ -683,7 +725,7 @@ static int t_unlinkat(int d, const char *n, int f)
     return io_step() ? unlinkat(d, n, f) : -1;
 }
 
-static const struct storage_io counting_io = {t_pwrite,  t_fdatasync, t_fsync,  t_ftruncate,
+static const struct storage_io counting_io = {t_pwrite, t_fdatasync, t_fsync,   t_ftruncate,
                                               t_openat, t_renameat,  t_unlinkat};
 static int real_openat(int d, const char *n, int f, mode_t m)
 {
@@ -858,7 +900,7 @@ static void poll_until(struct cleaner *cl, int passes)
 
 TEST_T(cleaner_threads_clean_several_logs, 60)
 {
-    struct cleaner_config cc = {2, 1 << 20, 0};
+    struct cleaner_config cc = {2, 1 << 20, 0, false};
     struct cleaner *cl;
     ASSERT_EQ(cleaner_start(&cc, &cl), 0);
     struct plog_config cfg = compact_config(4096);
@@ -895,7 +937,7 @@ TEST_T(cleaner_log_closed_or_truncated_mid_pass, 60)
 {
     /* a slow cleaner (io throttled), interrupted at different moments */
     for (int delay_ms = 0; delay_ms <= 400; delay_ms += 50) {
-        struct cleaner_config cc = {1, 1 << 20, 400 * 1000};
+        struct cleaner_config cc = {1, 1 << 20, 400 * 1000, false};
         struct cleaner *cl;
         ASSERT_EQ(cleaner_start(&cc, &cl), 0);
         struct plog_config cfg = compact_config(4096);
