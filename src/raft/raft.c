@@ -944,9 +944,12 @@ static void handle_install(struct raft *r, const struct raft_msg *m)
     ack_when_durable(r, at);
 }
 
+/* Only this term's leader sends TimeoutNow (its term equals ours here), so a follower that has
+ * not heard from it yet in this term (it just restarted) follows the request too: otherwise a
+ * transfer to a freshly restarted, caught-up follower would silently time out. */
 static void handle_timeout_now(struct raft *r, const struct raft_msg *m)
 {
-    if (m->from == r->leader && promotable(r))
+    if ((m->from == r->leader || r->leader == RAFT_NONE) && promotable(r))
         campaign(r, true);
 }
 

@@ -225,6 +225,37 @@ TEST(raft_transfer_catches_up_a_slow_follower_first)
     rt_cluster_free(&c);
 }
 
+/* A follower that restarted and has not heard from this term's leader yet still follows its
+ * TimeoutNow (only that leader sends one in this term): the transfer is not lost. */
+TEST(raft_transfer_to_a_just_restarted_follower)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    struct rt_node *l = elect(&c);
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "a"), 0);
+    rt_stabilize(&c);
+    struct rt_node *f = a_follower(&c, l);
+    int32_t fid = f->id;
+    int64_t term = raft_term(l->r);
+    rt_node_restart(&c, fid, true, true);
+    f = rt_node(&c, fid);
+    ASSERT_EQ(raft_leader(f->r), RAFT_NONE);
+    ASSERT_EQ(raft_term(f->r), term);
+    struct raft_msg tn = rt_msg(RAFT_MSG_TIMEOUT_NOW, l->id, fid, term);
+    ASSERT_EQ(rt_step(f, &tn), 0);
+    ASSERT_EQ(raft_role(f->r), RAFT_CANDIDATE); /* a transfer skips PreVote */
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_role(f->r), RAFT_LEADER);
+    ASSERT_EQ(raft_term(f->r), term + 1);
+    /* a TimeoutNow from a node that is not the leader it knows changes nothing */
+    struct rt_node *other = rt_node(&c, 6 - fid - l->id); /* neither f nor the old leader */
+    struct raft_msg bad = rt_msg(RAFT_MSG_TIMEOUT_NOW, l->id, other->id, raft_term(other->r));
+    rt_step(other, &bad);
+    ASSERT_EQ(raft_role(other->r), RAFT_FOLLOWER);
+    ASSERT_EQ(raft_leader(other->r), fid);
+    rt_cluster_free(&c);
+}
+
 TEST(raft_transfer_gives_up_after_an_election_timeout)
 {
     struct rt_cluster c;
