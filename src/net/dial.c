@@ -97,8 +97,8 @@ int dial_open(struct reactor *r, const char *host, int port, size_t max_frame_by
 {
     char serv[16];
     snprintf(serv, sizeof(serv), "%d", port);
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *res = NULL;
     if (getaddrinfo(host, serv, &hints, &res) != 0 || !res)
         return -ERR_NOT_FOUND;
@@ -110,6 +110,12 @@ int dial_open(struct reactor *r, const char *host, int port, size_t max_frame_by
     }
     int one = 1;
     (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* The ephemeral port connect() picks may be one a broker on this host is about to listen
+     * on (the example cluster's ports are in the ephemeral range, and the kernel picks the same
+     * port for the same destination again): with SO_REUSEADDR on both sockets, Linux lets the
+     * listener bind anyway (measured: node 3 of config/cluster-node*.properties failed to bind
+     * its admin port, taken by node 1's connection to node 3). */
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
     int rc = connect(fd, res->ai_addr, res->ai_addrlen);
     freeaddrinfo(res);
     if (rc != 0 && errno != EINPROGRESS) {
