@@ -67,6 +67,34 @@ void cli_getopt_reset(void)
     opterr = 1;
 }
 
+const char *cli_sub_command(struct cli_common *c, const char *help, const char *const *subs,
+                            size_t n_subs, int argc, char **argv, char *cmd_buf, size_t cmd_cap,
+                            int *rc)
+{
+    const char *sub = argc > 1 ? argv[1] : NULL;
+    if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
+        fputs(help, sub ? stdout : stderr);
+        *rc = sub ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+        return NULL;
+    }
+    for (size_t i = 0; i < n_subs; i++) {
+        if (strcmp(sub, subs[i]) != 0)
+            continue;
+        snprintf(cmd_buf, cmd_cap, "%s %s", c->cmd, subs[i]);
+        c->cmd = cmd_buf;
+        return subs[i];
+    }
+    char known[256] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n_subs && used < sizeof(known); i++)
+        used +=
+            (size_t)snprintf(known + used, sizeof(known) - used, "%s%s", i ? ", " : "", subs[i]);
+    cli_error(c, "unknown sub-command '%s' (%s)", sub, known);
+    fprintf(stderr, "Run 'streampulse %s --help' for usage.\n", c->cmd);
+    *rc = CLI_EXIT_USAGE;
+    return NULL;
+}
+
 void cli_error(const struct cli_common *c, const char *fmt, ...)
 {
     char msg[2048];

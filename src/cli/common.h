@@ -74,6 +74,15 @@ void cli_signals_install(void);
 
 /* Fills in defaults: brokers from $STREAMPULSE_BROKERS or CLI_DEFAULT_BROKERS. */
 void cli_common_init(struct cli_common *c, const char *cmd);
+
+/* The sub-command of a command with several (`topic create`, `group list`, ...): argv[1] must
+ * be one of subs. Returns it, with c->cmd set to "<c->cmd> <sub>" (in cmd_buf). Otherwise
+ * returns NULL with *rc set: no sub-command or help asked -> help printed (stderr and
+ * CLI_EXIT_USAGE, or stdout and CLI_EXIT_OK); unknown -> an error naming the known ones,
+ * CLI_EXIT_USAGE. */
+const char *cli_sub_command(struct cli_common *c, const char *help, const char *const *subs,
+                            size_t n_subs, int argc, char **argv, char *cmd_buf, size_t cmd_cap,
+                            int *rc);
 void cli_common_free(struct cli_common *c);
 
 /* Handles one getopt result if it is a common option. Returns 1 if handled, 0 if opt is not a

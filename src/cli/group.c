@@ -26,13 +26,13 @@
 enum reset_to { RESET_NONE, RESET_EARLIEST, RESET_LATEST, RESET_OFFSET, RESET_DATETIME };
 
 struct group_opts {
-    const char *sub;      /* "list", "describe", ... */
-    char **names;         /* positional group names */
+    const char *sub; /* "list", "describe", ... */
+    char **names;    /* positional group names */
     int names_len;
-    const char *topic;    /* --topic (reset-offsets) */
-    enum reset_to to;     /* which --to-* */
-    int64_t to_value;     /* --to-offset N, or --to-datetime as ms since the epoch */
-    bool dry_run;         /* --dry-run: print the plan, change nothing */
+    const char *topic; /* --topic (reset-offsets) */
+    enum reset_to to;  /* which --to-* */
+    int64_t to_value;  /* --to-offset N, or --to-datetime as ms since the epoch */
+    bool dry_run;      /* --dry-run: print the plan, change nothing */
 };
 
 static const char group_help[] =
@@ -144,7 +144,8 @@ static int group_list(struct cli_common *c, rd_kafka_t *rk)
         goto out_queue;
     const rd_kafka_ListConsumerGroups_result_t *res = rd_kafka_event_ListConsumerGroups_result(ev);
     size_t n, n_err;
-    const rd_kafka_ConsumerGroupListing_t **valid = rd_kafka_ListConsumerGroups_result_valid(res, &n);
+    const rd_kafka_ConsumerGroupListing_t **valid =
+        rd_kafka_ListConsumerGroups_result_valid(res, &n);
     const rd_kafka_error_t **errs = rd_kafka_ListConsumerGroups_result_errors(res, &n_err);
     struct listed *l = mem_calloc(n ? n : 1, sizeof(*l));
     for (size_t i = 0; i < n; i++)
@@ -194,11 +195,10 @@ static rd_kafka_event_t *describe_one(struct cli_common *c, rd_kafka_t *rk, rd_k
 /* The group's committed offsets (all partitions), as a list the caller destroys; NULL on
  * error (printed). */
 static rd_kafka_topic_partition_list_t *committed_offsets(struct cli_common *c, rd_kafka_t *rk,
-                                                         rd_kafka_queue_t *q, const char *group)
+                                                          rd_kafka_queue_t *q, const char *group)
 {
     rd_kafka_ListConsumerGroupOffsets_t *req = rd_kafka_ListConsumerGroupOffsets_new(group, NULL);
-    rd_kafka_AdminOptions_t *ao =
-        admin_options(c, rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
+    rd_kafka_AdminOptions_t *ao = admin_options(c, rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPOFFSETS);
     rd_kafka_ListConsumerGroupOffsets(rk, &req, 1, ao, q);
     rd_kafka_AdminOptions_destroy(ao);
     rd_kafka_ListConsumerGroupOffsets_destroy(req);
@@ -476,8 +476,7 @@ static int group_reset_offsets(struct cli_common *c, const struct group_opts *o,
         goto out_plan;
     }
     rd_kafka_AlterConsumerGroupOffsets_t *req = rd_kafka_AlterConsumerGroupOffsets_new(group, plan);
-    rd_kafka_AdminOptions_t *ao =
-        admin_options(c, rk, RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS);
+    rd_kafka_AdminOptions_t *ao = admin_options(c, rk, RD_KAFKA_ADMIN_OP_ALTERCONSUMERGROUPOFFSETS);
     rd_kafka_AlterConsumerGroupOffsets(rk, &req, 1, ao, q);
     rd_kafka_AdminOptions_destroy(ao);
     rd_kafka_AlterConsumerGroupOffsets_destroy(req);
@@ -557,8 +556,10 @@ static int parse_args(struct cli_common *c, struct group_opts *o, int argc, char
             if (set_to(c, o, RESET_DATETIME))
                 return -1;
             if (parse_datetime(optarg, &o->to_value) != 0) {
-                cli_error(c, "--to-datetime: expected YYYY-MM-DDTHH:MM:SS (UTC) or milliseconds "
-                             "since the epoch, got '%s'", optarg);
+                cli_error(c,
+                          "--to-datetime: expected YYYY-MM-DDTHH:MM:SS (UTC) or milliseconds "
+                          "since the epoch, got '%s'",
+                          optarg);
                 return -1;
             }
             break;
@@ -610,23 +611,11 @@ int cli_group(int argc, char **argv)
     cli_common_init(&c, "group");
     struct group_opts o = {0};
     int rc = CLI_EXIT_USAGE;
-    const char *sub = argc > 1 ? argv[1] : NULL;
-    if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-        fputs(group_help, sub ? stdout : stderr);
-        rc = sub ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-        goto out;
-    }
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        if (!strcmp(sub, subs[i]))
-            o.sub = subs[i];
-    if (!o.sub) {
-        cli_error(&c, "unknown sub-command '%s' (list, describe, delete, reset-offsets)", sub);
-        fprintf(stderr, "Run 'streampulse group --help' for usage.\n");
-        goto out;
-    }
     char cmd[32];
-    snprintf(cmd, sizeof(cmd), "group %s", o.sub);
-    c.cmd = cmd;
+    o.sub = cli_sub_command(&c, group_help, subs, sizeof(subs) / sizeof(subs[0]), argc, argv, cmd,
+                            sizeof(cmd), &rc);
+    if (!o.sub)
+        goto out;
     if (parse_args(&c, &o, argc - 1, argv + 1) != 0 || (!c.help && check_args(&c, &o) != 0)) {
         fprintf(stderr, "Run 'streampulse group --help' for usage.\n");
         goto out;

@@ -729,23 +729,11 @@ int cli_topic(int argc, char **argv)
     cli_common_init(&c, "topic");
     struct topic_opts o = {.partitions = -1, .replication = -1};
     int rc = CLI_EXIT_USAGE;
-    const char *sub = argc > 1 ? argv[1] : NULL;
-    if (!sub || !strcmp(sub, "--help") || !strcmp(sub, "-h") || !strcmp(sub, "help")) {
-        fputs(topic_help, sub ? stdout : stderr);
-        rc = sub ? CLI_EXIT_OK : CLI_EXIT_USAGE;
-        goto out;
-    }
-    for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
-        if (!strcmp(sub, subs[i]))
-            o.sub = subs[i];
-    if (!o.sub) {
-        cli_error(&c, "unknown sub-command '%s' (create, list, describe, alter, delete)", sub);
-        fprintf(stderr, "Run 'streampulse topic --help' for usage.\n");
-        goto out;
-    }
     char cmd[32];
-    snprintf(cmd, sizeof(cmd), "topic %s", o.sub);
-    c.cmd = cmd;
+    o.sub = cli_sub_command(&c, topic_help, subs, sizeof(subs) / sizeof(subs[0]), argc, argv, cmd,
+                            sizeof(cmd), &rc);
+    if (!o.sub)
+        goto out;
     if (parse_args(&c, &o, argc - 1, argv + 1) != 0 || (!c.help && check_args(&c, &o) != 0)) {
         fprintf(stderr, "Run 'streampulse topic --help' for usage.\n");
         goto out;
