@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 
 bool raft_conf_side_has(const int32_t *ids, size_t n, int32_t id)
@@ -61,21 +62,6 @@ bool raft_conf_equal(const struct raft_conf *a, const struct raft_conf *b)
            side_equal(a->old, a->n_old, b->old, b->n_old);
 }
 
-static void put_be32(uint8_t *p, int32_t v)
-{
-    uint32_t u = (uint32_t)v;
-    p[0] = (uint8_t)(u >> 24);
-    p[1] = (uint8_t)(u >> 16);
-    p[2] = (uint8_t)(u >> 8);
-    p[3] = (uint8_t)u;
-}
-
-static int32_t get_be32(const uint8_t *p)
-{
-    return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
-                     (uint32_t)p[3]);
-}
-
 size_t raft_conf_encode(const struct raft_conf *c, uint8_t *buf)
 {
     CHECK(raft_conf_valid(c));
@@ -85,9 +71,9 @@ size_t raft_conf_encode(const struct raft_conf *c, uint8_t *buf)
     buf[3] = c->n_old;
     size_t off = 4;
     for (size_t i = 0; i < c->n_voters; i++, off += 4)
-        put_be32(buf + off, c->voters[i]);
+        be_put32(buf + off, (uint32_t)c->voters[i]);
     for (size_t i = 0; i < c->n_old; i++, off += 4)
-        put_be32(buf + off, c->old[i]);
+        be_put32(buf + off, (uint32_t)c->old[i]);
     return off;
 }
 
@@ -103,9 +89,9 @@ int raft_conf_decode(struct raft_conf *c, const uint8_t *p, size_t len)
     c->n_old = p[3];
     size_t off = 4;
     for (size_t i = 0; i < c->n_voters; i++, off += 4)
-        c->voters[i] = get_be32(p + off);
+        c->voters[i] = (int32_t)be_get32(p + off);
     for (size_t i = 0; i < c->n_old; i++, off += 4)
-        c->old[i] = get_be32(p + off);
+        c->old[i] = (int32_t)be_get32(p + off);
     if (!raft_conf_valid(c)) {
         memset(c, 0, sizeof(*c));
         return -ERR_CORRUPT;

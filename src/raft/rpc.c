@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "base/varint.h"
@@ -39,37 +40,17 @@ static uint8_t *wb_room(struct wbuf w, size_t n)
     return at;
 }
 
-static void put_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-    put_be32(p, (uint32_t)(v >> 32));
-    put_be32(p + 4, (uint32_t)v);
-}
-
 static void wb_u8(struct wbuf w, uint8_t v)
 {
     *wb_room(w, 1) = v;
 }
 static void wb_u32(struct wbuf w, uint32_t v)
 {
-    put_be32(wb_room(w, 4), v);
+    be_put32(wb_room(w, 4), v);
 }
 static void wb_i64(struct wbuf w, int64_t v)
 {
-    put_be64(wb_room(w, 8), (uint64_t)v);
+    be_put64(wb_room(w, 8), (uint64_t)v);
 }
 static void wb_bytes(struct wbuf w, const void *p, size_t n)
 {
@@ -92,14 +73,14 @@ static void wb_var(struct wbuf w, int64_t v)
 static uint32_t frame_head(uint8_t *hdr, uint8_t type, int32_t from, int32_t to, size_t body_len)
 {
     CHECK(body_len <= (size_t)INT32_MAX - RPC_HEADER_BYTES);
-    put_be32(hdr, (uint32_t)(RPC_HEADER_BYTES + body_len));
+    be_put32(hdr, (uint32_t)(RPC_HEADER_BYTES + body_len));
     uint8_t *h = hdr + 4;
     h[0] = RPC_MAGIC;
     h[1] = RPC_VERSION;
     h[2] = type;
     h[3] = 0;
-    put_be32(h + 4, (uint32_t)from);
-    put_be32(h + 8, (uint32_t)to);
+    be_put32(h + 4, (uint32_t)from);
+    be_put32(h + 8, (uint32_t)to);
     return crc32c(0, h, 12);
 }
 
@@ -108,7 +89,7 @@ static void emit_frame(struct iobuf *out, uint8_t type, int32_t from, int32_t to
 {
     uint8_t hdr[4 + RPC_HEADER_BYTES];
     uint32_t crc = frame_head(hdr, type, from, to, len);
-    put_be32(hdr + 4 + 12, crc32c(crc, body, len));
+    be_put32(hdr + 4 + 12, crc32c(crc, body, len));
     iobuf_append(out, hdr, sizeof(hdr));
     iobuf_append(out, body, len);
 }
@@ -118,8 +99,8 @@ void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *c
     size_t n = strlen(cluster_id);
     CHECK(n >= 1 && n <= RPC_CLUSTER_ID_MAX);
     uint8_t body[4 + RPC_CLUSTER_ID_MAX];
-    put_be16(body, RPC_VERSION);
-    put_be16(body + 2, (uint16_t)n);
+    be_put16(body, RPC_VERSION);
+    be_put16(body + 2, (uint16_t)n);
     memcpy(body + 4, cluster_id, n);
     emit_frame(out, RPC_HELLO, from, to, body, 4 + n);
 }
@@ -133,8 +114,8 @@ void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
 {
     size_t n = MIN(strlen(text), (size_t)RPC_ERROR_TEXT_MAX);
     uint8_t body[4 + RPC_ERROR_TEXT_MAX];
-    put_be16(body, (uint16_t)code);
-    put_be16(body + 2, (uint16_t)n);
+    be_put16(body, (uint16_t)code);
+    be_put16(body + 2, (uint16_t)n);
     memcpy(body + 4, text, n);
     emit_frame(out, RPC_ERROR, from, to, body, 4 + n);
 }
@@ -145,12 +126,12 @@ void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_
     CHECK(rpc_is_controller_type(type));
     CHECK(len <= RPC_CONTROLLER_BODY_MAX && (len == 0 || body));
     uint8_t fixed[12];
-    put_be64(fixed, request_id);
-    put_be32(fixed + 8, (uint32_t)len);
+    be_put64(fixed, request_id);
+    be_put32(fixed + 8, (uint32_t)len);
     uint8_t hdr[4 + RPC_HEADER_BYTES];
     uint32_t crc = frame_head(hdr, type, from, to, sizeof(fixed) + len);
     crc = crc32c(crc, fixed, sizeof(fixed));
-    put_be32(hdr + 4 + 12, crc32c(crc, body, len));
+    be_put32(hdr + 4 + 12, crc32c(crc, body, len));
     iobuf_append(out, hdr, sizeof(hdr));
     iobuf_append(out, fixed, sizeof(fixed));
     if (len)
@@ -195,8 +176,8 @@ size_t rpc_builder_bytes(const struct rpc_builder *b)
 
 size_t rpc_msg_size(const struct rpc_group *g, const struct raft_msg *m)
 {
-    size_t n = 1 + g->topic_len + VARINT64_MAX_BYTES + RPC_MSG_FIXED_BYTES + 4 + 1 +
-               RAFT_CONF_ENCODED_MAX;
+    size_t n =
+        1 + g->topic_len + VARINT64_MAX_BYTES + RPC_MSG_FIXED_BYTES + 4 + 1 + RAFT_CONF_ENCODED_MAX;
     for (size_t i = 0; i < m->n_entries; i++)
         n += RPC_ENTRY_FIXED_BYTES + m->entries[i].len;
     return n;
@@ -286,7 +267,7 @@ void rpc_builder_finish(struct rpc_builder *b, int32_t from, int32_t to, struct 
     uint8_t cnt[2][VARINT64_MAX_BYTES];
     size_t cnt_len[2];
     if (b->type == RPC_RAFT) {
-        put_be32(cnt[0], b->n[0]);
+        be_put32(cnt[0], b->n[0]);
         cnt_len[0] = 4;
         cnt_len[1] = 0;
     } else {
@@ -302,7 +283,7 @@ void rpc_builder_finish(struct rpc_builder *b, int32_t from, int32_t to, struct 
         crc = crc32c(crc, cnt[s], cnt_len[s]);
         crc = crc32c(crc, b->body[s], b->len[s]);
     }
-    put_be32(hdr + 4 + 12, crc);
+    be_put32(hdr + 4 + 12, crc);
     iobuf_append(out, hdr, sizeof(hdr));
     iobuf_append(out, mid, mid_len);
     iobuf_append(out, b->table, b->table_len);
@@ -396,26 +377,21 @@ static int64_t rd_var(struct reader *r)
     return v;
 }
 
-static uint32_t get_be32(const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
-}
-
 /* ---- decoding ------------------------------------------------------------------------------ */
 
-int rpc_decode_header(const uint8_t *frame, size_t len, struct rpc_header *h,
-                      const uint8_t **body, size_t *body_len)
+int rpc_decode_header(const uint8_t *frame, size_t len, struct rpc_header *h, const uint8_t **body,
+                      size_t *body_len)
 {
     memset(h, 0, sizeof(*h));
     if (len < RPC_HEADER_BYTES || frame[0] != RPC_MAGIC)
         return -ERR_CORRUPT;
     h->type = frame[2];
-    h->from = (int32_t)get_be32(frame + 4);
-    h->to = (int32_t)get_be32(frame + 8);
+    h->from = (int32_t)be_get32(frame + 4);
+    h->to = (int32_t)be_get32(frame + 8);
     if (frame[1] != RPC_VERSION)
         return -ERR_UNSUPPORTED;
     uint32_t crc = crc32c(crc32c(0, frame, 12), frame + RPC_HEADER_BYTES, len - RPC_HEADER_BYTES);
-    if (crc != get_be32(frame + 12))
+    if (crc != be_get32(frame + 12))
         return -ERR_CORRUPT;
     if (h->type < RPC_HELLO || h->type >= RPC_FRAME_TYPE_END_ || frame[3] != 0 || h->from < 0 ||
         h->to < 0)
@@ -502,9 +478,9 @@ struct decode_ctx {
     const struct rpc_header *h;
     const struct topic_ref *topics;
     size_t n_topics;
-    struct rpc_batch *out; /* NULL in the counting pass */
-    size_t n_items;        /* items seen so far */
-    size_t n_entries;      /* entries seen so far */
+    struct rpc_batch *out;   /* NULL in the counting pass */
+    size_t n_items;          /* items seen so far */
+    size_t n_entries;        /* entries seen so far */
     struct rpc_item scratch; /* the counting pass decodes into it */
 };
 

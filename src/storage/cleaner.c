@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/iobuf.h"
 #include "base/log.h"
@@ -105,14 +106,6 @@ static void unlock(struct cleaner *cl)
 static bool cancelled(const struct clean_job *j)
 {
     return __atomic_load_n(&j->cancel, __ATOMIC_ACQUIRE) != 0;
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
 }
 
 /* ---- checkpoint ---- */
@@ -489,7 +482,7 @@ static int out_append(struct clean_job *j, struct out_writer *w, const uint8_t *
         .base = h.base_offset,
         .last = kbatch_last_offset(&h),
         .size = (int64_t)len,
-        .max_ts = (int64_t)get_be64(p + KBATCH_OFF_MAX_TIMESTAMP),
+        .max_ts = (int64_t)be_get64(p + KBATCH_OFF_MAX_TIMESTAMP),
         .epoch = h.partition_leader_epoch,
         .records = h.records_count,
     };

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
@@ -74,18 +75,18 @@
 #define LOG_RESET_FILE "log-reset"
 
 struct read_hint {
-    int64_t offset;       /* the first batch at or after this offset..., -1 if empty */
-    int64_t pos;          /* ...starts at this file position */
-    int64_t seg_base;     /* in this segment */
-    struct batch_info b;  /* the whole header when known (b.size > 0): no read needed */
-    bool exact;           /* that batch starts exactly at offset */
+    int64_t offset;      /* the first batch at or after this offset..., -1 if empty */
+    int64_t pos;         /* ...starts at this file position */
+    int64_t seg_base;    /* in this segment */
+    struct batch_info b; /* the whole header when known (b.size > 0): no read needed */
+    bool exact;          /* that batch starts exactly at offset */
 };
 
 struct plog {
     char *dir;
-    struct fileref *dirref;     /* the partition directory (fd for *at() calls and fsync) */
+    struct fileref *dirref; /* the partition directory (fd for *at() calls and fsync) */
     struct plog_config cfg;
-    struct segment **segs;      /* oldest first; the last is active */
+    struct segment **segs; /* oldest first; the last is active */
     size_t n_segs;
     size_t cap_segs;
     int64_t log_start;
@@ -93,28 +94,28 @@ struct plog {
     int64_t durable;
     int64_t size_bytes;
     struct epoch_cache epochs;
-    bool epochs_dirty;          /* memory differs from the checkpoint (stored at close) */
+    bool epochs_dirty; /* memory differs from the checkpoint (stored at close) */
     bool fenced;
-    bool dir_dirty;             /* a file was created/deleted since the last handover */
-    struct fileref **extra;     /* sealed index files awaiting their first sync */
+    bool dir_dirty;         /* a file was created/deleted since the last handover */
+    struct fileref **extra; /* sealed index files awaiting their first sync */
     size_t n_extra;
     size_t cap_extra;
-    uint64_t gen;               /* bumped by suffix truncation: older sync targets are stale */
+    uint64_t gen; /* bumped by suffix truncation: older sync targets are stale */
     struct read_hint hints[PLOG_READ_HINTS];
-    unsigned hint_next;         /* round-robin victim */
+    unsigned hint_next;           /* round-robin victim */
     struct read_hint append_hint; /* start of the last appended batch */
-    uint64_t tick;              /* LRU clock for loaded sealed indexes */
-    int64_t rp;                 /* recovery point last written */
-    int64_t rp_written_ms;      /* monotonic time of that write */
+    uint64_t tick;                /* LRU clock for loaded sealed indexes */
+    int64_t rp;                   /* recovery point last written */
+    int64_t rp_written_ms;        /* monotonic time of that write */
     plog_flush_cb cb;
     void *cb_data;
-    struct plog_hooks hooks;    /* derived-state hooks (plog_set_hooks); zeroed: none */
+    struct plog_hooks hooks; /* derived-state hooks (plog_set_hooks); zeroed: none */
     struct flush_req req;
-    int64_t clean_first_dirty;  /* cleaner checkpoint: offsets below were compacted */
-    int64_t clean_gaps_below;   /* offsets below may have gaps (the cleaner rewrote them) */
-    int64_t clean_horizon_ms;   /* earliest delete horizon of a kept tombstone, -1 none */
-    bool clean_disabled;        /* a corrupt batch stopped cleaning (until restart) */
-    bool swap_pending;          /* a segment is swapping (invariant 9) */
+    int64_t clean_first_dirty;   /* cleaner checkpoint: offsets below were compacted */
+    int64_t clean_gaps_below;    /* offsets below may have gaps (the cleaner rewrote them) */
+    int64_t clean_horizon_ms;    /* earliest delete horizon of a kept tombstone, -1 none */
+    bool clean_disabled;         /* a corrupt batch stopped cleaning (until restart) */
+    bool swap_pending;           /* a segment is swapping (invariant 9) */
     struct clean_job *clean_job; /* pass in flight, or NULL */
 };
 
@@ -327,8 +328,8 @@ static int load_index(struct plog *log, struct segment *seg)
  * rewrite the files of a sealed segment). */
 static int repair_index(struct plog *log, struct segment *seg, int64_t offset)
 {
-    log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir,
-             seg->base, offset);
+    log_warn("index_corrupt", "dir=%s base_offset=%" PRId64 " offset=%" PRId64, log->dir, seg->base,
+             offset);
     hints_clear(log);
     int64_t end = seg->end;
     int rc = segment_rebuild_index(seg, log->cfg.index_interval_bytes);
@@ -403,8 +404,7 @@ static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, int 
         int64_t d = MIN(target, leo(log));
         if (d > log->durable)
             log->durable = d;
-        if (log->durable > log->rp &&
-            time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS)
+        if (log->durable > log->rp && time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS)
             write_recovery_point(log, log->durable, false);
     }
     if (notify && log->cb)
@@ -647,8 +647,8 @@ static void load_clean_checkpoint(struct plog *log)
         return;
     /* the log may be compacted but we cannot tell how far: accept its gaps rather than cut
      * it, and clean it again from the start */
-    log_warn("checkpoint_invalid", "dir=%s file=" CLEANER_CHECKPOINT_FILE " error=\"%s\"",
-             log->dir, err_str(rc));
+    log_warn("checkpoint_invalid", "dir=%s file=" CLEANER_CHECKPOINT_FILE " error=\"%s\"", log->dir,
+             err_str(rc));
     log->clean_gaps_below = INT64_MAX;
 }
 
@@ -658,8 +658,7 @@ static int load_trusted(struct plog *log, size_t upto)
     for (size_t i = 0; i < upto; i++) {
         int rc = segment_load_meta(log->segs[i], dirfd_of(log), log->cfg.index_interval_bytes);
         if (rc == 1)
-            log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir,
-                     log->segs[i]->base);
+            log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir, log->segs[i]->base);
         if (rc < 0)
             return rc;
     }
@@ -814,8 +813,9 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
 
     log->log_start = MAX(log->segs[0]->base, ls_file);
     if (log->log_start > leo(log)) {
-        log_warn("log_truncated", "dir=%s offset=%" PRId64 " bytes=%" PRId64
-                 " reason=log_end_below_log_start", dir, leo(log), log->size_bytes);
+        log_warn("log_truncated",
+                 "dir=%s offset=%" PRId64 " bytes=%" PRId64 " reason=log_end_below_log_start", dir,
+                 leo(log), log->size_bytes);
         rc = restart_at(log, log->log_start);
         if (rc != 0)
             goto out_close;
@@ -996,11 +996,6 @@ void plog_restore_high_watermark(struct plog *log, int64_t hw)
 
 /* ---- append ---- */
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* Seals the active segment and starts a new one at LEO. */
 static int roll(struct plog *log)
 {
@@ -1044,8 +1039,9 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     if (log->fenced)
         return -ERR_FENCED;
     CHECK(len >= KBATCH_HEADER_SIZE && len <= INT32_MAX);
-    CHECK((int64_t)(int32_t)be32(batch + KBATCH_OFF_LENGTH) + KBATCH_LOG_OVERHEAD == (int64_t)len);
-    int32_t delta = (int32_t)be32(batch + 23);
+    CHECK((int64_t)(int32_t)be_get32(batch + KBATCH_OFF_LENGTH) + KBATCH_LOG_OVERHEAD ==
+          (int64_t)len);
+    int32_t delta = (int32_t)be_get32(batch + 23);
     CHECK(delta >= 0);
     int32_t last_epoch = epoch_cache_last_epoch(&log->epochs);
     CHECK(epoch >= last_epoch);
@@ -1072,10 +1068,10 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
         .base = base,
         .last = base + delta,
         .size = (int64_t)len,
-        .max_ts = (int64_t)((uint64_t)be32(batch + KBATCH_OFF_MAX_TIMESTAMP) << 32 |
-                            be32(batch + KBATCH_OFF_MAX_TIMESTAMP + 4)),
+        .max_ts = (int64_t)((uint64_t)be_get32(batch + KBATCH_OFF_MAX_TIMESTAMP) << 32 |
+                            be_get32(batch + KBATCH_OFF_MAX_TIMESTAMP + 4)),
         .epoch = epoch,
-        .records = (int32_t)be32(batch + KBATCH_OFF_RECORDS_COUNT),
+        .records = (int32_t)be_get32(batch + KBATCH_OFF_RECORDS_COUNT),
     };
     rc = segment_append(a, batch, len, &b, log->cfg.index_interval_bytes);
     if (rc != 0) {
@@ -1169,8 +1165,8 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
     return segment_find(seg, 0, -1, true, offset, b);
 }
 
-static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos,
-                          int64_t seg_base, const struct batch_info *b)
+static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos, int64_t seg_base,
+                          const struct batch_info *b)
 {
     if (slot < 0)
         slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
@@ -1385,8 +1381,8 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
         }
         log->rp = leo(log);
     }
-    log_info("log_truncated_suffix", "dir=%s offset=%" PRId64 " log_end=%" PRId64, log->dir,
-             offset, leo(log));
+    log_info("log_truncated_suffix", "dir=%s offset=%" PRId64 " log_end=%" PRId64, log->dir, offset,
+             leo(log));
     if (log->hooks.truncated)
         log->hooks.truncated(log, leo(log), log->hooks.data);
     DCHECK((plog_check(log), true));
@@ -1478,8 +1474,7 @@ int64_t plog_retention_start(const struct plog *log, int64_t now_ms)
     /* the same walk as plog_apply_retention, without deleting */
     size_t i = 0;
     int64_t size = log->size_bytes;
-    while (log->cfg.retention_ms >= 0 && i + 1 < log->n_segs &&
-           log->segs[i + 1]->base <= log->hw &&
+    while (log->cfg.retention_ms >= 0 && i + 1 < log->n_segs && log->segs[i + 1]->base <= log->hw &&
            segment_age_ts(log, log->segs[i]) < now_ms - log->cfg.retention_ms) {
         size -= log->segs[i]->size;
         i++;
@@ -1712,8 +1707,7 @@ int plog_clean_commit(struct plog *log, struct clean_job *job)
         before += log->segs[i + k]->size;
         segment_free(log->segs[i + k]);
     }
-    memmove(log->segs + i + 1, log->segs + i + g->n,
-            (log->n_segs - i - g->n) * sizeof(*log->segs));
+    memmove(log->segs + i + 1, log->segs + i + g->n, (log->n_segs - i - g->n) * sizeof(*log->segs));
     log->n_segs -= g->n - 1;
     log->segs[i] = seg;
     log->size_bytes += seg->size - before;
@@ -1748,9 +1742,8 @@ void plog_clean_finished(struct plog *log, struct clean_job *job)
     } else if (job->rc == -ERR_CORRUPT || job->rc == -ERR_UNSUPPORTED ||
                job->rc == -ERR_TOO_LARGE || job->rc == -ERR_LIMIT) {
         log->clean_disabled = true;
-        log_error("cleaner_disabled", "dir=%s offset=%" PRId64 " reason=%s error=\"%s\"",
-                  log->dir, job->bad_offset, job->why ? job->why : "unknown",
-                  err_str(job->rc));
+        log_error("cleaner_disabled", "dir=%s offset=%" PRId64 " reason=%s error=\"%s\"", log->dir,
+                  job->bad_offset, job->why ? job->why : "unknown", err_str(job->rc));
     }
     if (job->fence)
         fence(log, "cleaner_swap", job->rc);

@@ -18,6 +18,7 @@
 
 #include "base/check.h"
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "kafka/batch.h"
@@ -26,22 +27,13 @@
 
 #define FIND_FILL_BYTES 16384 /* a forward search from an index entry rarely goes further */
 
-static uint32_t be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-static uint64_t be64(const uint8_t *p)
-{
-    return (uint64_t)be32(p) << 32 | be32(p + 4);
-}
-
 /* ---- scanner ---- */
 
 void scanner_init(struct batch_scanner *s, int fd, int64_t pos, int64_t limit, uint8_t *buf,
                   size_t cap)
 {
-    *s = (struct batch_scanner){.fd = fd, .pos = pos, .limit = limit, .fill_end = limit,
-                                .buf = buf, .cap = cap};
+    *s = (struct batch_scanner){
+        .fd = fd, .pos = pos, .limit = limit, .fill_end = limit, .buf = buf, .cap = cap};
 }
 
 /* Makes at least n bytes from pos available in the buffer (n <= cap, pos + n <= limit). */
@@ -77,7 +69,7 @@ int scanner_next(struct batch_scanner *s, struct batch_info *b, const char **why
         return rc;
     }
     const uint8_t *p = s->buf + (s->pos - s->buf_pos);
-    int32_t blen = (int32_t)be32(p + KBATCH_OFF_LENGTH);
+    int32_t blen = (int32_t)be_get32(p + KBATCH_OFF_LENGTH);
     if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD) {
         *why = "batch_length_too_small";
         return -ERR_CORRUPT;
@@ -91,8 +83,8 @@ int scanner_next(struct batch_scanner *s, struct batch_info *b, const char **why
         *why = "bad_magic";
         return -ERR_CORRUPT;
     }
-    int64_t base = (int64_t)be64(p);
-    int32_t delta = (int32_t)be32(p + 23);
+    int64_t base = (int64_t)be_get64(p);
+    int32_t delta = (int32_t)be_get32(p + 23);
     if (base < 0 || delta < 0 || base > INT64_MAX - delta - 1) {
         *why = "bad_offsets";
         return -ERR_CORRUPT;
@@ -102,9 +94,9 @@ int scanner_next(struct batch_scanner *s, struct batch_info *b, const char **why
         .base = base,
         .last = base + delta,
         .size = size,
-        .max_ts = (int64_t)be64(p + KBATCH_OFF_MAX_TIMESTAMP),
-        .epoch = (int32_t)be32(p + KBATCH_OFF_LEADER_EPOCH),
-        .records = (int32_t)be32(p + KBATCH_OFF_RECORDS_COUNT),
+        .max_ts = (int64_t)be_get64(p + KBATCH_OFF_MAX_TIMESTAMP),
+        .epoch = (int32_t)be_get32(p + KBATCH_OFF_LEADER_EPOCH),
+        .records = (int32_t)be_get32(p + KBATCH_OFF_RECORDS_COUNT),
     };
     s->pos += size;
     return 1;
@@ -115,7 +107,7 @@ bool scanner_crc_ok(struct batch_scanner *s, const struct batch_info *b, int *er
     *err = scanner_fill(s, b->pos, KBATCH_HEADER_SIZE);
     if (*err != 0)
         return false;
-    uint32_t want = be32(s->buf + (b->pos - s->buf_pos) + KBATCH_OFF_CRC);
+    uint32_t want = be_get32(s->buf + (b->pos - s->buf_pos) + KBATCH_OFF_CRC);
     uint32_t crc = 0;
     int64_t q = b->pos + KBATCH_OFF_ATTRIBUTES, end = b->pos + b->size;
     while (q < end) {
@@ -335,8 +327,8 @@ int segment_seal(struct segment *seg, int dirfd, struct fileref **files, int *n_
 }
 
 /* Reads a whole index file of at most max_len bytes into a mem_alloc'd buffer. */
-static int read_index_file(int dirfd, int64_t base, const char *ext, size_t max_len,
-                           uint8_t **out, size_t *len)
+static int read_index_file(int dirfd, int64_t base, const char *ext, size_t max_len, uint8_t **out,
+                           size_t *len)
 {
     char name[SEGMENT_NAME_MAX];
     segment_file_name(name, sizeof(name), base, ext);
@@ -373,8 +365,8 @@ static int load_index_files(struct segment *seg, int dirfd, uint64_t rel_limit)
     size_t max_entries = (size_t)(seg->size / KBATCH_HEADER_SIZE) + 1;
     uint8_t *buf = NULL;
     size_t len = 0;
-    int rc = read_index_file(dirfd, seg->base, ".index", max_entries * OINDEX_ENTRY_SIZE, &buf,
-                             &len);
+    int rc =
+        read_index_file(dirfd, seg->base, ".index", max_entries * OINDEX_ENTRY_SIZE, &buf, &len);
     if (rc == 0)
         rc = oindex_decode(&seg->oidx, buf, len, rel_limit, (uint64_t)seg->size);
     mem_free(buf);
@@ -538,8 +530,8 @@ int segment_load_meta(struct segment *seg, int dirfd, int32_t interval)
         uint8_t e[TINDEX_ENTRY_SIZE];
         if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size % TINDEX_ENTRY_SIZE == 0 &&
             io_pread_full(fd, e, sizeof(e), st.st_size - TINDEX_ENTRY_SIZE) == (ssize_t)sizeof(e)) {
-            int64_t ts = (int64_t)be64(e);
-            uint32_t rel = be32(e + 8);
+            int64_t ts = (int64_t)be_get64(e);
+            uint32_t rel = be_get32(e + 8);
             if (ts >= 0 && (int64_t)rel < seg->end - seg->base) {
                 seg->max_ts = ts;
                 seg->max_ts_offset = seg->base + rel;
@@ -642,8 +634,7 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
             return 0;
         if (rc < 0)
             return rc == -ERR_SHORT ? -ERR_CORRUPT : rc;
-        if (first && from_offset >= 0 &&
-            (exact ? b->base != from_offset : b->base < from_offset))
+        if (first && from_offset >= 0 && (exact ? b->base != from_offset : b->base < from_offset))
             return -ERR_CORRUPT;
         if (b->base <= prev_last)
             return -ERR_CORRUPT;
