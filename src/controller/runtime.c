@@ -60,10 +60,10 @@
 
 struct pending {
     bool forwarded;
-    int64_t last;       /* proposal: the entry (last, term) */
+    int64_t last; /* proposal: the entry (last, term) */
     int64_t term;
-    int32_t target;     /* forward: the leader it went to... */
-    uint64_t req_id;    /* ...under this id */
+    int32_t target;  /* forward: the leader it went to... */
+    uint64_t req_id; /* ...under this id */
     int64_t deadline_ms;
     struct ctl_answer answer; /* proposal: the outcome once committed */
     ctl_done_fn done;
@@ -155,8 +155,7 @@ static void skip(struct ctl_runtime *rt, const struct ctl_image *img, int64_t of
              (long long)offset, why, err_str(rc));
 }
 
-static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uint8_t *p,
-                        size_t len)
+static void apply_batch(struct ctl_runtime *rt, struct ctl_image *img, const uint8_t *p, size_t len)
 {
     struct kbatch_header h;
     kbatch_parse_header(p, &h);
@@ -430,11 +429,10 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
     const struct ctl_image *img = &rt->work;
     switch (req->type) {
     case CTL_REQ_CREATE_TOPIC: {
-        struct ctl_create_topic ct = {req->name,  random_uuid(rt), req->n_partitions,
-                                      req->rf,    req->configs,    req->n_configs};
+        struct ctl_create_topic ct = {req->name, random_uuid(rt), req->n_partitions,
+                                      req->rf,   req->configs,    req->n_configs};
         a->topic_id = ct.id;
-        return ctl_cmd_create_topic(img, &ct, rt->opt.config_check, rt->opt.config_check_data,
-                                    out);
+        return ctl_cmd_create_topic(img, &ct, rt->opt.config_check, rt->opt.config_check_data, out);
     }
     case CTL_REQ_DELETE_TOPIC:
         return ctl_cmd_delete_topic(img, req->name, out);
@@ -450,8 +448,7 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
         return ctl_cmd_heartbeat(img, &rt->sessions, req->reg.node_id, req->reg.incarnation,
                                  req->caught_up, rt->now, out);
     case CTL_REQ_ALLOC_PIDS: {
-        int16_t err = ctl_cmd_alloc_producer_ids(img, req->reg.node_id, req->reg.incarnation,
-                                                 out);
+        int16_t err = ctl_cmd_alloc_producer_ids(img, req->reg.node_id, req->reg.incarnation, out);
         for (size_t i = 0; err == KERR_NONE && i < out->n; i++) {
             if (out->v[i].type == CTL_REC_PRODUCER_IDS) {
                 a->pid_first = out->v[i].pids.first;
@@ -550,8 +547,8 @@ static void remote_done(struct ctl_runtime *rt, const struct ctl_answer *a, void
     mem_free(r);
 }
 
-static void deliver_request(struct ctl_runtime *rt, int32_t from, uint64_t id,
-                            const uint8_t *body, size_t len)
+static void deliver_request(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                            size_t len)
 {
     struct remote *r = mem_alloc(sizeof(*r));
     r->from = from;
@@ -569,8 +566,8 @@ static void deliver_request(struct ctl_runtime *rt, int32_t from, uint64_t id,
     ctl_request_free(&req);
 }
 
-static void deliver_response(struct ctl_runtime *rt, int32_t from, uint64_t id,
-                             const uint8_t *body, size_t len)
+static void deliver_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                             size_t len)
 {
     for (size_t i = 0; i < rt->n_pend; i++) {
         struct pending *p = rt->pend[i];
@@ -866,20 +863,10 @@ static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, 
         (rc == 0 && rt->applied < rt->obs_commit && resp.len > 0 ? 0 : CTL_OBSERVE_POLL_MS);
 }
 
-int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, size_t n_voters,
-                              const char *host, int port, const struct ctl_runtime_options *opt,
-                              int64_t now_ms, struct ctl_runtime **out)
+/* The state every runtime starts from, voter or observer. */
+static struct ctl_runtime *runtime_new(int32_t node_id, const struct ctl_runtime_options *opt,
+                                       int64_t now_ms)
 {
-    if (!opt->send_frame || n_voters < 1 || n_voters > RAFT_VOTERS_MAX || node_id < 0 || !host ||
-        strlen(host) < 1 || strlen(host) > CTL_MFETCH_HOST_MAX || port <= 0 || port > 65535)
-        return -ERR_INVALID;
-    for (size_t i = 0; i < n_voters; i++) {
-        if (voters[i].id < 0 || voters[i].id == node_id)
-            return -ERR_INVALID;
-        for (size_t j = 0; j < i; j++)
-            if (voters[j].id == voters[i].id)
-                return -ERR_INVALID;
-    }
     struct ctl_runtime *rt = mem_calloc(1, sizeof(*rt));
     rt->node = node_id;
     rt->opt = *opt;
@@ -894,6 +881,24 @@ int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, s
     ctl_image_init(&rt->committed);
     ctl_image_init(&rt->work);
     ctl_sessions_init(&rt->sessions);
+    return rt;
+}
+
+int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, size_t n_voters,
+                              const char *host, int port, const struct ctl_runtime_options *opt,
+                              int64_t now_ms, struct ctl_runtime **out)
+{
+    if (!opt->send_frame || n_voters < 1 || n_voters > RAFT_VOTERS_MAX || node_id < 0 || !host ||
+        strlen(host) < 1 || strlen(host) > CTL_MFETCH_HOST_MAX || port <= 0 || port > 65535)
+        return -ERR_INVALID;
+    for (size_t i = 0; i < n_voters; i++) {
+        if (voters[i].id < 0 || voters[i].id == node_id)
+            return -ERR_INVALID;
+        for (size_t j = 0; j < i; j++)
+            if (voters[j].id == voters[i].id)
+                return -ERR_INVALID;
+    }
+    struct ctl_runtime *rt = runtime_new(node_id, opt, now_ms);
     rt->observer = true;
     for (size_t i = 0; i < n_voters; i++)
         rt->obs_voters[i] = voters[i].id;
@@ -929,20 +934,7 @@ int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *v
     }
     if (!member)
         return -ERR_INVALID;
-    struct ctl_runtime *rt = mem_calloc(1, sizeof(*rt));
-    rt->node = node_id;
-    rt->opt = *opt;
-    if (rt->opt.request_timeout_ms <= 0)
-        rt->opt.request_timeout_ms = CTL_REQUEST_TIMEOUT_MS;
-    if (rt->opt.session_timeout_ms <= 0)
-        rt->opt.session_timeout_ms = CTL_SESSION_TIMEOUT_MS;
-    rt->rng = opt->seed ^ ((uint64_t)(uint32_t)node_id << 32) ^ (uint64_t)time_mono_ns();
-    rt->now = now_ms;
-    rt->applied = -1;
-    rt->lead_term = -1;
-    ctl_image_init(&rt->committed);
-    ctl_image_init(&rt->work);
-    ctl_sessions_init(&rt->sessions);
+    struct ctl_runtime *rt = runtime_new(node_id, opt, now_ms);
 
     struct plog_config cfg = {.segment_bytes = 64 << 20,
                               .segment_ms = -1,
@@ -982,8 +974,8 @@ int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *v
             goto out_close_replica;
         rt->applied = through;
     }
-    log_info("ctl_runtime_open", "node=%d dir=%s commit=%lld records=%llu skipped=%llu",
-             node_id, dir, (long long)commit, (unsigned long long)rt->committed.records_applied,
+    log_info("ctl_runtime_open", "node=%d dir=%s commit=%lld records=%llu skipped=%llu", node_id,
+             dir, (long long)commit, (unsigned long long)rt->committed.records_applied,
              (unsigned long long)rt->skipped);
     *out = rt;
     return 0;
