@@ -463,20 +463,18 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
 {
     int64_t first, raft_last = -1, raft_term = -1;
     int rc;
+    struct kbatch_header h; /* appending rewrites only the base offset and epoch */
+    kbatch_parse_header(batch, &h);
     if (b->cluster) {
-        struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
-        if (!g || partition_leader_check(b, p) != KERR_NONE)
+        if (partition_leader_check(b, p) != KERR_NONE) /* also: no local Raft group */
             return -ERR_NOT_LEADER;
-        struct kbatch_header hh;
-        kbatch_parse_header(batch, &hh);
-        rc = host_propose(g, batch, len, hh.last_offset_delta + 1, &first, &raft_last, &raft_term);
+        rc = host_propose(cluster_group(b->cluster, p->topic->name, p->index), batch, len,
+                          h.last_offset_delta + 1, &first, &raft_last, &raft_term);
     } else {
         rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
     }
     if (rc != 0)
         return rc;
-    struct kbatch_header h;
-    kbatch_parse_header(batch, &h);
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
     p->hidden_bytes += len;
