@@ -125,15 +125,6 @@ bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_
     return t && partition >= 0 && partition < t->n_partitions;
 }
 
-static void coordinator_unavailable(struct find_coordinator_resp *resp, const char *why)
-{
-    resp->error_code = KERR_COORDINATOR_NOT_AVAILABLE;
-    resp->error_message = kstr_c(why);
-    resp->node_id = -1;
-    resp->host = kstr_c("");
-    resp->port = -1;
-}
-
 void cluster_find_coordinator(struct request *req, struct kstr group,
                               struct find_coordinator_resp *resp)
 {
@@ -153,7 +144,7 @@ void cluster_find_coordinator(struct request *req, struct kstr group,
                                   .configs = cfgs,
                                   .n_configs = OFFSETS_TOPIC_N_OVERRIDES};
         cluster_submit(c, &cmd, auto_create_done, NULL);
-        coordinator_unavailable(resp, "the offsets topic is being created");
+        find_coordinator_unavailable(resp, "the offsets topic is being created");
         return;
     }
     int32_t p = grec_partition_for(group, t->n_partitions);
@@ -161,15 +152,12 @@ void cluster_find_coordinator(struct request *req, struct kstr group,
     bool leading;
     cluster_partition_leader(c, OFFSETS_TOPIC, p, &leader, &epoch, &leading);
     if (leading) {
-        resp->error_code = KERR_NONE;
-        resp->node_id = b->cfg->node_id;
-        resp->host = kstr_c(b->cfg->advertised_host);
-        resp->port = b->advertised_port;
+        find_coordinator_self(b, resp);
         return;
     }
     const struct ctl_broker *br = leader >= 0 ? ctl_image_broker(img, leader) : NULL;
     if (!br || br->fenced) {
-        coordinator_unavailable(resp, "the group's offsets partition has no leader now");
+        find_coordinator_unavailable(resp, "the group's offsets partition has no leader now");
         return;
     }
     /* Our link to that leader is down: it is most likely gone and about to be replaced (our
@@ -178,7 +166,7 @@ void cluster_find_coordinator(struct request *req, struct kstr group,
      * again at once (measured: 2.1 s -> a few hundred ms to find the new coordinator). */
     struct transport_peer_stats ps;
     if (transport_peer_stats(host_transport(cluster_host(c)), leader, &ps) == 0 && !ps.connected) {
-        coordinator_unavailable(resp, "the group's coordinator is not reachable from here");
+        find_coordinator_unavailable(resp, "the group's coordinator is not reachable from here");
         return;
     }
     resp->error_code = KERR_NONE;

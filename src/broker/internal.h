@@ -139,6 +139,11 @@ int handle_describe_configs(struct request *req);
 int handle_alter_configs(struct request *req);
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
+/* FindCoordinator answers, for both modes: not available (why in the error message), or this
+ * broker. */
+struct find_coordinator_resp;
+void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char *why);
+void find_coordinator_self(const struct broker *b, struct find_coordinator_resp *resp);
 /* groups.c */
 int handle_join_group(struct request *req);
 int handle_sync_group(struct request *req);

@@ -151,6 +151,23 @@ int handle_metadata(struct request *req)
     return 0;
 }
 
+void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char *why)
+{
+    resp->error_code = KERR_COORDINATOR_NOT_AVAILABLE;
+    resp->error_message = kstr_c(why);
+    resp->node_id = -1;
+    resp->host = kstr_c("");
+    resp->port = -1;
+}
+
+void find_coordinator_self(const struct broker *b, struct find_coordinator_resp *resp)
+{
+    resp->error_code = KERR_NONE;
+    resp->node_id = b->cfg->node_id;
+    resp->host = kstr_c(b->cfg->advertised_host);
+    resp->port = b->advertised_port;
+}
+
 int handle_find_coordinator(struct request *req)
 {
     struct broker *b = req->b;
@@ -158,20 +175,12 @@ int handle_find_coordinator(struct request *req)
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
     struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
-    if (fr.key_type != KAFKA_COORDINATOR_GROUP) {
-        resp.error_code = KERR_COORDINATOR_NOT_AVAILABLE;
-        resp.error_message = kstr_c("transactions are not supported");
-        resp.node_id = -1;
-        resp.host = kstr_c("");
-        resp.port = -1;
-    } else if (b->cluster) {
+    if (fr.key_type != KAFKA_COORDINATOR_GROUP)
+        find_coordinator_unavailable(&resp, "transactions are not supported");
+    else if (b->cluster)
         cluster_find_coordinator(req, fr.key, &resp);
-    } else {
-        resp.error_code = KERR_NONE;
-        resp.node_id = b->cfg->node_id;
-        resp.host = kstr_c(b->cfg->advertised_host);
-        resp.port = b->advertised_port;
-    }
+    else
+        find_coordinator_self(b, &resp);
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_find_coordinator(&r.w, req->hdr.api_version, &resp);
