@@ -3,7 +3,8 @@
 #   make                 build/streampulse (release-ish: -O2 -g)
 #   make SANITIZE=1      ASan+UBSan build into build-san/
 #   make run             install missing deps, build, start a single-node broker
-#   make test            install missing deps, run unit, sim, integration and fuzz-smoke tiers
+#   make test            install missing deps, run unit, sim, integration and fuzz tiers
+#   make fuzz            open-ended fuzzing: random seed, FUZZ_TIME seconds (600) per target
 #   make sim             Raft simulation seeds (tests/sim): 3 fault profiles, then a sanitizer run
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
 #   make bench-cluster   single node vs a three-node cluster (acks=all), leader failover times
@@ -14,6 +15,14 @@
 # tests link exactly what ships.
 
 SANITIZE ?= 0
+# V=1 echoes every compile and link command; by default only a line per linked program shows,
+# so the test log holds what matters (compiler warnings and errors always show).
+V ?= 0
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
 CC       ?= cc
 ifeq ($(CC),cc)
 CC := gcc
@@ -55,36 +64,41 @@ SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test unit sim integration fuzz-smoke bench bench-cluster deps clean format
+.PHONY: all run test unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBSP): $(LIB_OBJS)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/streampulse: $(CLI_OBJS) $(LIBSP)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBSP) $(CLI_LIBS) $(LIBS)
+	@echo "LD $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLI_OBJS) $(LIBSP) $(CLI_LIBS) $(LIBS)
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIBSP)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBSP) $(LIBS)
+	@echo "LD $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBSP) $(LIBS)
 
 # The deterministic Raft simulator (tests/sim): build/sim --help.
 $(BUILD)/sim: $(SIM_OBJS) $(LIBSP)
-	$(CC) $(LDFLAGS) -o $@ $(SIM_OBJS) $(LIBSP) $(LIBS)
+	@echo "LD $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(SIM_OBJS) $(LIBSP) $(LIBS)
 
 # Integration helper programs (C clients on librdkafka).
 $(BUILD)/itest/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CLI_LIBS) $(LIBS)
+	@echo "LD $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CLI_LIBS) $(LIBS)
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CLI_LIBS) $(LIBS)
+	@echo "LD $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CLI_LIBS) $(LIBS)
 
 deps:
 	@scripts/deps.sh build
@@ -111,8 +125,15 @@ sim:
 integration: all
 	tests/integration/run $(FILTER)
 
+# The deterministic fuzz tier of make test: seeds and committed corpus, then FUZZ_RUNS mutations
+# from a fixed seed per target (tests/fuzz/run).
 fuzz-smoke:
-	tests/fuzz/run-smoke
+	tests/fuzz/run
+
+# Open-ended fuzzing, outside make test: FUZZ_TIME seconds per target from a random seed. Commit
+# what it finds to tests/fuzz/corpus/<target>/ with the fix.
+fuzz:
+	tests/fuzz/run --open $(FUZZ_TARGETS)
 
 test:
 	@scripts/deps.sh test

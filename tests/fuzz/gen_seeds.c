@@ -2,7 +2,7 @@
  * request per API, version and sample variant, with and without unknown tagged fields),
  * DIR/fuzz_batch and DIR/fuzz_compact (plain and compressed batches, under several modes) and
  * DIR/fuzz_decompress (each codec's output, raw snappy included), DIR/fuzz_raft_rpc (Raft RPC
- * frames). Built and run by run-smoke; nothing here is committed output. */
+ * frames). Built and run by tests/fuzz/run; nothing here is committed output. */
 #include <errno.h>
 #include <snappy-c.h>
 #include <stdio.h>

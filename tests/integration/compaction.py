@@ -17,7 +17,7 @@ import struct
 import sys
 import time
 
-from confluent_kafka import (OFFSET_BEGINNING, Consumer, KafkaException, Producer,
+from confluent_kafka import (OFFSET_BEGINNING, Consumer, Producer,
                              TopicPartition)
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -254,38 +254,22 @@ def verify(broker, topic, path, final):
 
 
 def offsets(broker, logpath):
-    """__consumer_offsets is compacted: through real commits when the broker has a group
-    coordinator, else by writing keyed records to a compacted __consumer_offsets ourselves."""
+    """__consumer_offsets is compacted: 20 groups commit through the group coordinator, the
+    cleaner compacts the partitions they landed in, and every group's last commit is still
+    there. A commit that fails is a test failure (the broker always has a coordinator)."""
     create(broker, "data", {})
-    c = Consumer({"bootstrap.servers": broker, "group.id": "g-0", "enable.auto.commit": False})
-    try:
-        c.commit(offsets=[TopicPartition("data", 0, 1)], asynchronous=False)
-        coordinator = True
-    except KafkaException:
-        coordinator = False
-    c.close()
     expect = {}
-    if coordinator:
-        log("committing offsets through the group coordinator")
-        cs = [Consumer({"bootstrap.servers": broker, "group.id": "g-%d" % g,
-                        "enable.auto.commit": False}) for g in range(20)]
-        for i in range(3000):
-            g = i % 20
-            cs[g].commit(offsets=[TopicPartition("data", 0, i)], asynchronous=False)
-            expect[g] = i
-            if i % 1000 == 999:
-                time.sleep(1.2)  # let segment.ms roll the partitions
-        for c in cs:
-            c.close()
-    else:
-        log("no group coordinator: writing a compacted __consumer_offsets directly")
-        create(broker, "__consumer_offsets", {"cleanup.policy": "compact",
-                                              "min.cleanable.dirty.ratio": "0.01"})
-        p = Producer({"bootstrap.servers": broker, "linger.ms": 2})
-        for i in range(30000):
-            p.produce("__consumer_offsets", key="g-%d" % (i % 20), value="%d" % i)
-            expect[i % 20] = i
-        assert p.flush(30) == 0
+    log("committing offsets through the group coordinator")
+    cs = [Consumer({"bootstrap.servers": broker, "group.id": "g-%d" % g,
+                    "enable.auto.commit": False}) for g in range(20)]
+    for i in range(3000):
+        g = i % 20
+        cs[g].commit(offsets=[TopicPartition("data", 0, i)], asynchronous=False)
+        expect[g] = i
+        if i % 1000 == 999:
+            time.sleep(1.2)  # let log.roll.ms (1 s) pass, so the next commits roll a segment
+    for c in cs:
+        c.close()
     # the cleaner compacts some partition of __consumer_offsets
     deadline = time.time() + 60
     pat = re.compile(r"event=log_cleaned dir=\S*/__consumer_offsets-\d+ .*records_removed=(\d+)")
@@ -293,27 +277,15 @@ def offsets(broker, logpath):
     while time.time() < deadline and removed == 0:
         removed = sum(int(m.group(1)) for m in pat.finditer(open(logpath).read()))
         time.sleep(0.5)
-    assert removed > 0, "__consumer_offsets was never cleaned"
+    assert removed > 0, "__consumer_offsets was never cleaned (waited 60 s for event=log_cleaned)"
     log("__consumer_offsets cleaned: %d records removed" % removed)
-    if coordinator:
-        for g, off in expect.items():
-            c = Consumer({"bootstrap.servers": broker, "group.id": "g-%d" % g,
-                          "enable.auto.commit": False})
-            got = c.committed([TopicPartition("data", 0)], timeout=10)[0].offset
-            c.close()
-            assert got == off, "group g-%d: committed %d, expected %d" % (g, got, off)
-        log("every group's last commit is still there")
-    else:
-        deadline = time.time() + 30
-        while True:
-            recs, _ = consume_all(broker, "__consumer_offsets")
-            if len(recs) == 20 or time.time() > deadline:
-                break
-            time.sleep(0.5)
-        assert state(recs) == {"g-%d" % g: "%d" % v for g, v in expect.items()}
-        assert len(recs) == 20, len(recs)
-        log("one record per key left, each the latest")
-    return coordinator
+    for g, off in expect.items():
+        c = Consumer({"bootstrap.servers": broker, "group.id": "g-%d" % g,
+                      "enable.auto.commit": False})
+        got = c.committed([TopicPartition("data", 0)], timeout=10)[0].offset
+        c.close()
+        assert got == off, "group g-%d: committed %d, expected %d" % (g, got, off)
+    log("every group's last commit is still there")
 
 
 if __name__ == "__main__":
@@ -325,6 +297,6 @@ if __name__ == "__main__":
     elif cmd == "verify":
         verify(sys.argv[2], sys.argv[3], sys.argv[4], "--final" in sys.argv)
     elif cmd == "offsets":
-        print("coordinator" if offsets(sys.argv[2], sys.argv[3]) else "direct")
+        offsets(sys.argv[2], sys.argv[3])
     else:
         sys.exit("unknown command " + cmd)

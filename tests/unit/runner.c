@@ -1,4 +1,10 @@
-/* Unit test runner: forks one child per test, enforces a timeout, prints a summary line. */
+/* Unit test runner: forks one child per test, enforces a timeout, prints a summary line.
+ *
+ *   unit_tests [-v] [FILTER...]   runs the tests whose names contain one of the FILTERs
+ *
+ * A child's stdout and stderr go to a file; the runner prints them, after a FAIL line, only
+ * for a test that failed (-v prints a PASS line and the output of every test), so a passing
+ * run shows nothing but the summary "N passed, N failed". */
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -66,7 +72,21 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int run_one(const struct test_entry *t)
+/* Copies what the child wrote (the file at out_fd) to stdout. */
+static void print_output(int out_fd)
+{
+    char buf[8192];
+    ssize_t n;
+    fflush(stdout);
+    if (lseek(out_fd, 0, SEEK_SET) < 0)
+        return;
+    while ((n = read(out_fd, buf, sizeof(buf))) > 0)
+        if (write(STDOUT_FILENO, buf, (size_t)n) != n)
+            return;
+}
+
+/* Runs one test in a child whose stdout and stderr go to out_fd; 0 if it passed. */
+static int run_one(const struct test_entry *t, int out_fd)
 {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/sp-unit-%d-XXXXXX", (int)getpid());
     if (!mkdtemp(tmpdir)) {
@@ -77,6 +97,8 @@ static int run_one(const struct test_entry *t)
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
+        if (dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0)
+            _exit(3);
         alarm((unsigned)t->timeout_s);
         t->fn();
         fflush(stdout);
@@ -88,26 +110,43 @@ static int run_one(const struct test_entry *t)
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)
-        fprintf(stderr, "  could not remove %s\n", tmpdir);
+        dprintf(out_fd, "  could not remove %s\n", tmpdir);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     if (WIFSIGNALED(status))
-        fprintf(stderr, "  killed by signal %d%s\n", WTERMSIG(status),
+        dprintf(out_fd, "  killed by signal %d%s\n", WTERMSIG(status),
                 WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
     return 1;
 }
 
 int main(int argc, char **argv)
 {
+    bool verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
+    if (verbose) {
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
     qsort(tests, ntests, sizeof(tests[0]), cmp_entry);
     int passed = 0, failed = 0;
     for (size_t i = 0; i < ntests; i++) {
         if (!selected(tests[i].name, argc, argv))
             continue;
+        char path[] = "/tmp/sp-unit-out-XXXXXX";
+        int out_fd = mkstemp(path);
+        if (out_fd < 0) {
+            perror("mkstemp");
+            return 2;
+        }
+        unlink(path);
         int64_t t0 = now_ms();
-        int rc = run_one(&tests[i]);
+        int rc = run_one(&tests[i], out_fd);
         int64_t dt = now_ms() - t0;
-        printf("%s %s (%lld ms)\n", rc == 0 ? "PASS" : "FAIL", tests[i].name, (long long)dt);
+        if (rc != 0 || verbose) {
+            printf("%s %s (%lld ms)\n", rc == 0 ? "PASS" : "FAIL", tests[i].name, (long long)dt);
+            print_output(out_fd);
+        }
+        close(out_fd);
         fflush(stdout);
         if (rc == 0)
             passed++;
