@@ -9,9 +9,10 @@
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
 #   make bench-cluster   single node vs a three-node cluster (acks=all), leader failover times
 #   make unit            unit tests only (sanitizer build)
+#   make layers          the include rules of docs/ARCHITECTURE.md (part of make test)
 #   make integration     integration tests only
 #
-# Everything except src/server/main.c and src/cli/ goes into one static library, so the
+# Everything except src/main.c and src/cli/ goes into one static library, so the
 # tests link exactly what ships.
 
 SANITIZE ?= 0
@@ -50,8 +51,8 @@ LDFLAGS  += $(SANFLAGS) -pthread
 LIBS     := -lzstd -llz4 -lsnappy -lz -lm
 CLI_LIBS := -lrdkafka
 
-LIB_SRCS  := $(filter-out src/server/main.c,$(shell find src -name '*.c' -not -path 'src/cli/*' | sort))
-CLI_SRCS  := src/server/main.c $(shell find src/cli -name '*.c' | sort)
+LIB_SRCS  := $(filter-out src/main.c,$(shell find src -name '*.c' -not -path 'src/cli/*' | sort))
+CLI_SRCS  := src/main.c $(shell find src/cli -name '*.c' | sort)
 UNIT_SRCS := $(shell find tests/unit -name '*.c' | sort)
 ITEST_SRCS := $(shell find tests/integration -maxdepth 1 -name '*.c' | sort)
 BENCH_SRCS := $(shell find bench -name '*.c' | sort)
@@ -64,7 +65,7 @@ SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format
+.PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
@@ -135,8 +136,13 @@ fuzz-smoke:
 fuzz:
 	tests/fuzz/run --open $(FUZZ_TARGETS)
 
+# The include rules of docs/ARCHITECTURE.md's layer table.
+layers:
+	@scripts/check-layers
+
 test:
 	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory sim
 	@$(MAKE) --no-print-directory integration

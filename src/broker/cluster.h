@@ -1,6 +1,6 @@
 /* Cluster mode of the broker (controller.quorum.voters set): the inter-broker transport, the
  * controller (the metadata Raft group __cluster_metadata-0, controller/runtime.h) and the
- * replica host (raft/host.h) that runs a Raft group for every local partition replica.
+ * replica host (replication/host.h) that runs a Raft group for every local partition replica.
  *
  * Started by broker_start after the topics are loaded and stopped by broker_stop before they
  * close. Without voters none of this exists (b->cluster == NULL) and the broker is the
@@ -43,7 +43,7 @@
  * Log start: retention (every replica on its own timer) and DeleteRecords (at the leader) move a
  * local replica's log start through its Raft replica (partition_apply_retention,
  * partition_truncate_prefix: replica_compact), never behind the core's back; a replica below
- * its leader's log start is installed (raft/replica.h).
+ * its leader's log start is installed (replication/replica.h).
  *
  * Not yet (issue 5): followers do not learn the leader's log start (Kafka's fetch carries it, so
  * a DeleteRecords reaches every replica there; here only retention runs everywhere). */

@@ -11,8 +11,8 @@
 #include "broker/cluster.h"
 #include "broker/cluster_configs.h"
 #include "broker/internal.h"
-#include "raft/host.h"
-#include "raft/replica.h"
+#include "replication/host.h"
+#include "replication/replica.h"
 
 int32_t cluster_balance_target(const struct ctl_image *img, const struct ctl_partition *p,
                                int32_t self, const struct replica_status *st)

@@ -23,9 +23,9 @@
 #include "controller/image.h"
 #include "group/records.h"
 #include "kafka/errors.h"
-#include "raft/host.h"
-#include "raft/replica.h"
-#include "raft/transport.h"
+#include "replication/host.h"
+#include "replication/replica.h"
+#include "replication/transport.h"
 
 #define AUTHORIZED_OPERATIONS_UNKNOWN INT32_MIN
 

@@ -19,10 +19,10 @@
 #include "base/prom.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
-#include "raft/host.h"
+#include "replication/host.h"
 #include "raft/raft.h"
-#include "raft/replica.h"
-#include "raft/transport.h"
+#include "replication/replica.h"
+#include "replication/transport.h"
 
 static int group_cmp(const void *x, const void *y)
 {

@@ -35,8 +35,8 @@
 #include "broker/producers.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
-#include "raft/host.h"
-#include "raft/replica.h"
+#include "replication/host.h"
+#include "replication/replica.h"
 #include "storage/plog.h"
 
 /* Smallest cap on a decompressed records section while validating a compressed batch (the cap

@@ -1,6 +1,6 @@
 /* Metadata fetch: how a broker that is not a controller voter (an observer, KRaft's word) reads
  * the committed metadata log. The bodies of the RPC_METADATA_FETCH and RPC_METADATA_RESPONSE
- * frames (raft/rpc.h); pure codec, no I/O. The runtime (controller/runtime.h) serves fetches at
+ * frames (replication/rpc.h); pure codec, no I/O. The runtime (controller/runtime.h) serves fetches at
  * the leader and polls them in observer mode.
  *
  * Request body (big-endian):
@@ -8,7 +8,7 @@
  *   i32 max_bytes   bound on the batches returned (1..CTL_MFETCH_BYTES_MAX)
  *   u16 n + n bytes the observer's cluster host (1..CTL_MFETCH_HOST_MAX, no NUL)
  *   i32 port        its cluster port (1..65535): where the answer can be sent (the leader adds
- *                   the observer as a transport peer: raft/transport.h)
+ *                   the observer as a transport peer: replication/transport.h)
  * Response body:
  *   i16 error       KERR_NONE, or KERR_NOT_CONTROLLER (this node does not lead: see leader)
  *   i32 leader      the leader as the answering node knows it (-1: unknown)
@@ -29,7 +29,7 @@
 #include <stdint.h>
 
 #include "base/iobuf.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 #define CTL_MFETCH_HOST_MAX 255
 #define CTL_MFETCH_RESP_FIXED (2 + 4 + 8 + 8 + 8 + 4)

@@ -1,5 +1,5 @@
 /* Controller requests and answers as bytes: the body of the CONTROLLER_REQUEST and
- * CONTROLLER_RESPONSE frames (raft/rpc.h) with which a node forwards a command to the
+ * CONTROLLER_RESPONSE frames (replication/rpc.h) with which a node forwards a command to the
  * controller leader (controller/runtime.h) and gets its outcome back.
  *
  * Request body (big-endian, strings int16 length + bytes, null = length -1):

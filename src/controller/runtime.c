@@ -43,8 +43,8 @@
 #include "controller/mfetch.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
-#include "raft/replica.h"
-#include "raft/rpc.h"
+#include "replication/replica.h"
+#include "replication/rpc.h"
 #include "storage/io.h"
 #include "storage/plog.h"
 

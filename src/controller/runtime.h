@@ -1,4 +1,4 @@
-/* The controller of one node: the Raft group of __cluster_metadata-0 (raft/replica.h over a
+/* The controller of one node: the Raft group of __cluster_metadata-0 (replication/replica.h over a
  * plog in its own directory) and the metadata image its committed records build.
  *
  * Log contract. Every DATA entry of the group is one magic-2 record batch (uncompressed, as
@@ -20,7 +20,7 @@
  * batch; answered when replica_proposal_state decides: COMMITTED -> the command's outcome,
  * LOST -> KERR_NOT_CONTROLLER (retriable). A command with no records (a repeated registration)
  * is answered at once. At a follower: forwarded to the known leader in a CONTROLLER_REQUEST
- * frame (raft/rpc.h, body controller/request.h) and answered by its CONTROLLER_RESPONSE.
+ * frame (replication/rpc.h, body controller/request.h) and answered by its CONTROLLER_RESPONSE.
  * Never left hanging: with no known leader, a frame that cannot be sent, or the target no
  * longer the leader the answer is KERR_NOT_CONTROLLER at once (or at the next tick); after
  * request_timeout_ms (proposal or forward) KERR_REQUEST_TIMED_OUT; at close,

@@ -221,7 +221,7 @@ void raft_tick(struct raft *r, int64_t now_ms);
  * only with raft_tick, and every timeout restarts from it: a driver that ticks only at
  * deadlines must tick a group to the current time before feeding it any other input (a
  * heartbeat would otherwise restart the election timer from a stale clock, and followers
- * would campaign under a live leader). raft/host.c does this. */
+ * would campaign under a live leader). replication/host.c does this. */
 int64_t raft_next_deadline(const struct raft *r);
 
 /* Feeds a received message. Returns 0, or -ERR_INVALID if it was malformed, not for this node

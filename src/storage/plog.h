@@ -170,7 +170,7 @@ int plog_apply_retention(struct plog *log, int64_t now_ms);
 
 /* The log start plog_apply_retention would leave now (the base of the first segment it would
  * keep; the current log start when it would delete nothing), without deleting anything: the
- * Raft adapter moves the log start itself (raft/replica.h replica_compact). */
+ * Raft adapter moves the log start itself (replication/replica.h replica_compact). */
 int64_t plog_retention_start(const struct plog *log, int64_t now_ms);
 
 /* Discards the whole log and restarts it empty at offset (a Raft install: a replica that fell

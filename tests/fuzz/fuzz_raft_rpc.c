@@ -1,4 +1,4 @@
-/* libFuzzer target: inter-broker Raft RPC frames (raft/rpc.h) as they arrive from a peer.
+/* libFuzzer target: inter-broker Raft RPC frames (replication/rpc.h) as they arrive from a peer.
  * The input is decoded twice: once as a whole frame (header and CRC checked), and once with the
  * CRC bypassed (first byte = frame type, rest = body), so the body decoders see arbitrary bytes
  * rather than only the rare inputs with a matching CRC. A decoded batch must re-encode, and the
@@ -11,7 +11,7 @@
 #include "base/mem.h"
 #include "controller/mfetch.h"
 #include "controller/request.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -19,7 +19,7 @@
 #include "kafka/batch.h"
 #include "kafka/compress.h"
 #include "kmsg_testenc.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 static const char *root;
 static int written;

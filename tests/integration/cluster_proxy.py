@@ -5,7 +5,7 @@
 Each LISTEN_PORT (127.0.0.1) forwards to TARGET_PORT, the cluster listener of node NODE; the
 nodes' controller.quorum.voters name the proxies, so every inter-broker connection to NODE goes
 through its proxy. The first frame of such a connection is the transport's HELLO, whose header
-names the dialing node (raft/rpc.h: 4-byte size, magic, version, type, flags, i32 from, i32 to).
+names the dialing node (replication/rpc.h: 4-byte size, magic, version, type, flags, i32 from, i32 to).
 
 CONTROL_FILE holds the isolated node ids (whitespace separated; empty = healed), read every
 20 ms. A node is isolated when every connection from it or to it is cut: the open ones are

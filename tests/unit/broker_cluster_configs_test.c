@@ -7,7 +7,7 @@
 #include "broker/cluster_configs.h"
 #include "controller_util.h"
 #include "kafka/errors.h"
-#include "raft/replica.h"
+#include "replication/replica.h"
 #include "server/config.h"
 #include "test.h"
 

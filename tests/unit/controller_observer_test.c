@@ -16,7 +16,7 @@
 #include "kafka/errors.h"
 #include "net/conn.h"
 #include "net_test_util.h"
-#include "raft/transport.h"
+#include "replication/transport.h"
 #include "test.h"
 
 static uint8_t *flat(struct iobuf *b, size_t *len)

@@ -16,8 +16,8 @@
 #include "kafka/errors.h"
 #include "net/conn.h"
 #include "net_test_util.h"
-#include "raft/replica.h"
-#include "raft/transport.h"
+#include "replication/replica.h"
+#include "replication/transport.h"
 #include "storage/flusher.h"
 #include "test.h"
 

@@ -1,4 +1,4 @@
-/* The replica host (raft/host.h): three hosts in this process on one reactor, with real
+/* The replica host (replication/host.h): three hosts in this process on one reactor, with real
  * loopback transports, real plogs in temporary directories and one real flusher (polled by
  * the test through the reactor, as the broker does), driven with reactor_run_once in loops
  * bounded by the wall clock. */
@@ -16,7 +16,7 @@
 #include "kafka/batch.h"
 #include "net/conn.h"
 #include "net_test_util.h"
-#include "raft/host.h"
+#include "replication/host.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
 #include "storage/plog.h"

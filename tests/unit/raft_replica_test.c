@@ -1,4 +1,4 @@
-/* The Raft replica adapter (src/raft/replica.h) over real plogs.
+/* The Raft replica adapter (src/replication/replica.h) over real plogs.
  *
  * Three replicas in one process, each with a real plog in its own temporary directory and one
  * real flusher thread, connected by an in-memory network in this file: messages are copied
@@ -19,10 +19,10 @@
 #include "base/errors.h"
 #include "base/mem.h"
 #include "kafka/batch.h"
-#include "raft/conflog.h"
-#include "raft/hardstate.h"
-#include "raft/logstart.h"
-#include "raft/replica.h"
+#include "replication/conflog.h"
+#include "replication/hardstate.h"
+#include "replication/logstart.h"
+#include "replication/replica.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
 #include "storage/plog.h"

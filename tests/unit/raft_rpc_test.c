@@ -1,11 +1,11 @@
-/* The inter-broker Raft RPC codec (raft/rpc.h): round trips, coalesced heartbeats, and hostile
+/* The inter-broker Raft RPC codec (replication/rpc.h): round trips, coalesced heartbeats, and hostile
  * input (truncations, bit flips, huge counts). */
 #include "base/check.h"
 #include "base/crc32c.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "net_test_util.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 #include "test.h"
 
 static struct rpc_group grp(const char *topic, int32_t partition)

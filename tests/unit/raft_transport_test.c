@@ -1,4 +1,4 @@
-/* The inter-broker Raft transport (raft/transport.h) over real loopback sockets: two or three
+/* The inter-broker Raft transport (replication/transport.h) over real loopback sockets: two or three
  * transports on one reactor in this process, driven with reactor_run_once. */
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include "base/mem.h"
 #include "net/conn.h"
 #include "net_test_util.h"
-#include "raft/transport.h"
+#include "replication/transport.h"
 #include "test.h"
 
 #define N_NODES 3

@@ -1,6 +1,6 @@
-/* Encoding and crash-safe replacement of the log-start point file (raft/logstart.h).
+/* Encoding and crash-safe replacement of the log-start point file (replication/logstart.h).
  * Stateless. */
-#include "raft/logstart.h"
+#include "replication/logstart.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The inter-broker Raft transport (contract in raft/transport.h).
+/* The inter-broker Raft transport (contract in replication/transport.h).
  *
  * Owns: the cluster listener (net/conn) and its inbound connections' state (struct inbound),
  * and per peer: the outbound connection (net/dial), its reconnect/handshake timer and the two
@@ -30,7 +30,7 @@
 #include "base/mem.h"
 #include "net/conn.h"
 #include "net/dial.h"
-#include "raft/transport.h"
+#include "replication/transport.h"
 
 #define DEFAULT_QUEUE_MAX_BYTES (16u << 20)
 #define DEFAULT_MAX_FRAME_BYTES (100u << 20)

@@ -7,9 +7,9 @@
  *   NOOP    a record-less control batch (kbatch_build_empty_control);
  *   CONFIG  the same record-less control batch, plus a record in the side file
  *           `raft-conf-log` keyed by (offset, term) holding the raft_conf encoding
- *           (raft/conflog.h).
+ *           (replication/conflog.h).
  * Every client skips control batches, and these carry no records at all. Hard state (term,
- * vote and a commit hint) lives in `raft-hard-state` (raft/hardstate.h).
+ * vote and a commit hint) lives in `raft-hard-state` (replication/hardstate.h).
  *
  * Driving: the owner feeds inputs (replica_tick, replica_step, replica_propose,
  * replica_propose_conf) and runs the plog's flusher (flusher_poll delivers its completions to
@@ -19,7 +19,7 @@
  *
  * Log start: only the replica moves it (replica_compact, and installs sent by a leader whose log
  * no longer holds what this follower needs: the plog restarts empty after the leader's point);
- * the term of the entry before it is kept in `raft-log-start` (raft/logstart.h).
+ * the term of the entry before it is kept in `raft-log-start` (replication/logstart.h).
  *
  * Failure: any storage error (a failed append, truncation, fsync, hard-state or side-file
  * write) fails the replica for good (replica_failed() != 0, event=replica_failed logged): it

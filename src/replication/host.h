@@ -1,5 +1,5 @@
-/* The replica host: one per broker, it runs every local partition Raft group (raft/replica.h)
- * over one inter-broker transport (raft/transport.h) on the broker's reactor.
+/* The replica host: one per broker, it runs every local partition Raft group (replication/replica.h)
+ * over one inter-broker transport (replication/transport.h) on the broker's reactor.
  *
  * Owns: the transport (created by host_new with its on_msg routed here), every replica (one
  * per group added), one reactor timer for the time of all groups and one for deferred flushes.
@@ -49,8 +49,8 @@
 #include <stdint.h>
 
 #include "net/reactor.h"
-#include "raft/replica.h"
-#include "raft/transport.h"
+#include "replication/replica.h"
+#include "replication/transport.h"
 
 #define HOST_DEADLINE_MAX_MS 1000 /* longest a group goes untouched by the tick timer */
 

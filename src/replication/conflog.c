@@ -1,4 +1,4 @@
-/* The configuration side file (raft/conflog.h).
+/* The configuration side file (replication/conflog.h).
  *
  * Owns: the in-memory copy of the records and an append fd.
  * Invariants:
@@ -6,7 +6,7 @@
  *      exactly the records of r[] (after a load that found a torn tail, until conflog_rewrite,
  *      the file holds more bytes than `size`; appends then go at `size`, overwriting them).
  *   2. fd >= 0 only while exists. */
-#include "raft/conflog.h"
+#include "replication/conflog.h"
 
 #include <errno.h>
 #include <fcntl.h>

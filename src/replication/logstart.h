@@ -2,7 +2,7 @@
  * prev_term), and optionally the configuration in force there (after an install).
  *
  * The plog does not keep the term of the entry before its log start once retention, a prefix
- * truncation or an install removed it; the replica (raft/replica.h) records it here BEFORE it
+ * truncation or an install removed it; the replica (replication/replica.h) records it here BEFORE it
  * moves the log start, together with the point it moves from. So the file holds up to two
  * points, the old one and the new one, and whichever names the log start found at the next open
  * (log start - 1 == index) is the right one, whether or not the move finished before a crash.

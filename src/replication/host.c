@@ -1,4 +1,4 @@
-/* The replica host (raft/host.h): every local partition Raft group of a broker over one
+/* The replica host (replication/host.h): every local partition Raft group of a broker over one
  * transport, on one reactor.
  *
  * Owns: the transport; the groups (struct host_group: the group key, its replica, its place in
@@ -28,7 +28,7 @@
  * (a step that sends, a durability notice from the flusher that commits and sends), and the
  * deadline is only final once the replica's ready loop is done; the end of the iteration is
  * the first moment that is certainly true, and it is when the transport is flushed anyway. */
-#include "raft/host.h"
+#include "replication/host.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -38,7 +38,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/strmap.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 #define HOST_TICK_MS_DEFAULT 10
 #define HOST_KEY_MAX (RPC_TOPIC_MAX + 4)

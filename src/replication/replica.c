@@ -1,4 +1,4 @@
-/* A partition replica: the Raft core bound to the partition's plog (raft/replica.h).
+/* A partition replica: the Raft core bound to the partition's plog (replication/replica.h).
  *
  * Owns: the core (struct raft), the configuration side file (conflog), the hard state last
  * written, a directory fd, and buffers: the log-write scratch batch, copies of proposals until
@@ -39,11 +39,11 @@
  * has what this follower needs) restarts the plog empty after the install point (plog_reset)
  * and records the configuration there in the conflog. Before either moves the plog, the term
  * of the entry before the new log start (and, for an install, the configuration there) is
- * written durably to `raft-log-start` (raft/logstart.h), which keeps the old point too, so a
+ * written durably to `raft-log-start` (replication/logstart.h), which keeps the old point too, so a
  * crash at any step restores the right prev term. A log start moved by anything else (an older
  * version's retention) has no recorded point: its prev term is taken from the first term range
  * (exact unless that range began exactly at the log start). */
-#include "raft/replica.h"
+#include "replication/replica.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,9 +58,9 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "kafka/batch.h"
-#include "raft/conflog.h"
-#include "raft/hardstate.h"
-#include "raft/logstart.h"
+#include "replication/conflog.h"
+#include "replication/hardstate.h"
+#include "replication/logstart.h"
 #include "storage/io.h"
 #include "storage/plog.h"
 
@@ -271,7 +271,7 @@ static int append_entry(struct replica *rp, const struct raft_entry *e)
 }
 
 /* Records durably that the log start moves to index + 1 (the entry at index has term, and conf,
- * if not NULL, is in force there), keeping the current point too: see raft/logstart.h. Done
+ * if not NULL, is in force there), keeping the current point too: see replication/logstart.h. Done
  * before the plog moves, so the file names the log start whether or not the move happens. */
 static int record_log_start(struct replica *rp, int64_t index, int64_t term,
                             const struct raft_conf *conf)

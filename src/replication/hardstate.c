@@ -1,5 +1,5 @@
-/* Encoding and crash-safe replacement of the hard-state file (raft/hardstate.h). Stateless. */
-#include "raft/hardstate.h"
+/* Encoding and crash-safe replacement of the hard-state file (replication/hardstate.h). Stateless. */
+#include "replication/hardstate.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The inter-broker Raft RPC codec (layout and contracts in raft/rpc.h).
+/* The inter-broker Raft RPC codec (layout and contracts in replication/rpc.h).
  *
  * Encoding appends to plain growable byte arrays (the builder's topic table and its one or two
  * message sections) and assembles the frame at rpc_builder_finish, when the topic table is
@@ -14,7 +14,7 @@
 #include "base/errors.h"
 #include "base/mem.h"
 #include "base/varint.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 #define RPC_FLAG_REJECT 0x1u
 #define RPC_FLAG_TRANSFER 0x2u

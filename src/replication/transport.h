@@ -1,4 +1,4 @@
-/* The inter-broker Raft transport: carries raft_msg between brokers in raft/rpc.h frames.
+/* The inter-broker Raft transport: carries raft_msg between brokers in replication/rpc.h frames.
  *
  * Each broker runs one transport on its reactor. It listens on the cluster address for its
  * peers' inbound connections and keeps one outbound connection per peer (net/dial.h), used only
@@ -35,7 +35,7 @@
  * copies them or steps and advances within the callback).
  *
  * Controller frames. transport_send_controller sends one CONTROLLER_REQUEST or
- * CONTROLLER_RESPONSE frame (raft/rpc.h) to a peer at once, on the same outbound connection
+ * CONTROLLER_RESPONSE frame (replication/rpc.h) to a peer at once, on the same outbound connection
  * (after the RAFT/HEARTBEATS frames already flushed; not reordered with other controller frames
  * to that peer). It is dropped like a Raft message when the peer is not connected or its queue
  * is full: the sender (controller/runtime.h) times requests out. Received ones go to the
@@ -58,7 +58,7 @@
 
 #include "net/reactor.h"
 #include "raft/raft.h"
-#include "raft/rpc.h"
+#include "replication/rpc.h"
 
 struct transport;
 
