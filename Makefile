@@ -5,7 +5,7 @@
 #   make run             install missing deps, build, start a single-node broker
 #   make test            install missing deps, run unit, sim, integration and fuzz tiers
 #   make fuzz            open-ended fuzzing: random seed, FUZZ_TIME seconds (600) per target
-#   make sim             Raft simulation seeds (tests/sim): 3 fault profiles, then a sanitizer run
+#   make sim             Raft simulation seeds (tests/sim): 4 fault profiles, then a sanitizer run
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
 #   make bench-cluster   single node vs a three-node cluster (acks=all), leader failover times
 #   make unit            unit tests only (sanitizer build)
@@ -112,7 +112,7 @@ unit:
 	@$(MAKE) --no-print-directory SANITIZE=1 build-san/unit_tests
 	build-san/unit_tests $(FILTER)
 
-# 200 seeds (60 simulated seconds each) per fault profile (net, crash, membership) on the -O2
+# 200 seeds (60 simulated seconds each) per fault profile (net, crash, membership, grow) on the -O2
 # build, 2 at a time, then a short run under ASan+UBSan. A failure prints the command that
 # replays it.
 SIM_SEEDS ?= 200

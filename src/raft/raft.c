@@ -32,6 +32,7 @@
  *  10. a leader's term and vote are durable (hs_durable): a node never leads a term it could
  *      forget in a crash (it would lead it twice, with two logs: see become_leader).
  *  11. replies wait in `held` only while the hard state is not durable.
+ *  12. relaxed is -1 unless this node leads; then relaxed <= last.
  *
  * Why indexes named in messages always end entries (so that the adapter's batch-granular log
  * never has to cut a batch): a term's entries are laid out by that term's single leader, whose
@@ -86,6 +87,8 @@ struct raft {
     int64_t stored_last; /* storage's last index once the handed-out writes are applied */
     int64_t base_last;   /* ... once the pending install/truncation is applied too */
     int64_t durable;     /* every index in [start, durable] is durable */
+    int64_t relaxed;     /* sole-voter leader: entries up to here may commit before durable
+                          * (raft_relaxed); -1 otherwise */
     int64_t commit;
 
     struct raft_conf_at *confs; /* ascending by index; the last is in force */
@@ -151,10 +154,18 @@ static uint64_t rand_u64(struct raft *r)
     return z ^ (z >> 31);
 }
 
+static bool sole_voter(const struct raft *r);
+
+/* A follower that is its group's sole voter campaigns at once: nobody else could lead, so
+ * waiting out an election timeout would only delay its first write. */
 static void reset_election_deadline(struct raft *r)
 {
     int64_t base = r->opt.election_timeout_ms;
-    r->election_deadline_ms = r->now_ms + base + (int64_t)(rand_u64(r) % (uint64_t)base);
+    uint64_t jitter = rand_u64(r) % (uint64_t)base;
+    if (r->role == RAFT_FOLLOWER && sole_voter(r))
+        r->election_deadline_ms = r->now_ms;
+    else
+        r->election_deadline_ms = r->now_ms + base + (int64_t)jitter;
 }
 
 static const struct raft_conf *conf(const struct raft *r)
@@ -165,6 +176,37 @@ static const struct raft_conf *conf(const struct raft *r)
 static bool promotable(const struct raft *r)
 {
     return raft_conf_has(conf(r), r->opt.id);
+}
+
+/* Whether this node may stand for election: it votes in the configuration in force, or in the
+ * one before it while that one (the latest in its log) is not committed yet. The second case is
+ * a member that already holds a C_new that removes it: when C_old,new had two voters and the
+ * leader lost its own copy of C_new in a crash, the remaining candidate (in C_old,new) needs this
+ * member's vote and cannot get it, its log being shorter; this member, whose log is the most up
+ * to date, must then lead (counting votes in its C_new) until C_new commits, and hand over then,
+ * as a leader removed by C_new does (after_commit_leader). */
+static bool may_campaign(const struct raft *r)
+{
+    if (promotable(r))
+        return true;
+    return r->n_confs >= 2 && r->confs[r->n_confs - 1].index > r->commit &&
+           raft_conf_has(&r->confs[r->n_confs - 2].conf, r->opt.id);
+}
+
+/* This node is the group's only voter (a simple configuration of one): it is its own majority,
+ * so no other log can hold entries that conflict with its own. */
+static bool sole_voter(const struct raft *r)
+{
+    const struct raft_conf *c = conf(r);
+    return c->n_old == 0 && c->n_voters == 1 && c->voters[0] == r->opt.id;
+}
+
+/* The commit index peers are told: a sole voter's commit may run ahead of its durable copy
+ * (raft_relaxed); what it tells others never does, so no peer holds as committed an entry the
+ * voter could still lose in a crash. */
+static int64_t commit_for_peers(const struct raft *r)
+{
+    return r->relaxed >= 0 ? MIN(r->commit, MAX(r->durable, r->log.start - 1)) : r->commit;
 }
 
 static struct peer *peer_find(struct raft *r, int32_t id)
@@ -291,7 +333,7 @@ static void confs_prune(struct raft *r)
 static int64_t peer_match(const struct raft *r, int32_t id)
 {
     if (id == r->opt.id)
-        return r->durable;
+        return r->relaxed >= 0 && sole_voter(r) ? MAX(r->durable, r->relaxed) : r->durable;
     for (size_t i = 0; i < r->n_peers; i++)
         if (r->peers[i].id == id)
             return r->peers[i].match;
@@ -464,7 +506,7 @@ static void send_install(struct raft *r, struct peer *p)
     struct raft_msg *m = msg_new(r, RAFT_MSG_INSTALL, p->id);
     m->index = at;
     m->log_term = termlog_term_at(&r->log, at);
-    m->commit = r->commit;
+    m->commit = commit_for_peers(r);
     m->conf = r->confs[0].conf;
     peer_probe(p, at + 1);
     p->inflight_ms = r->now_ms;
@@ -479,9 +521,9 @@ static void send_append(struct raft *r, struct peer *p)
     struct raft_msg *m = msg_new(r, RAFT_MSG_APPEND, p->id);
     m->index = p->next - 1;
     m->log_term = termlog_term_at(&r->log, m->index);
-    m->commit = r->commit;
+    m->commit = commit_for_peers(r);
     m->last = r->log.last;
-    p->commit_sent = MAX(p->commit_sent, r->commit);
+    p->commit_sent = MAX(p->commit_sent, m->commit);
     /* Only appends that carry entries occupy an in-flight slot: an empty one (the commit
      * index, or a probe at our last index) must not delay the next batch of entries. */
     if (p->next > r->log.last)
@@ -508,9 +550,9 @@ static void send_check(struct raft *r, struct peer *p)
     struct raft_msg *m = msg_new(r, RAFT_MSG_APPEND, p->id);
     m->index = p->next - 1;
     m->log_term = termlog_term_at(&r->log, m->index);
-    m->commit = r->commit;
+    m->commit = commit_for_peers(r);
     m->last = m->index;
-    p->commit_sent = MAX(p->commit_sent, r->commit);
+    p->commit_sent = MAX(p->commit_sent, m->commit);
 }
 
 /* Sends to p if it has something to learn and room: probing, nothing in flight; replicating,
@@ -522,7 +564,7 @@ static void maybe_send_append(struct raft *r, struct peer *p)
     if (p->replicate ? p->n_infl >= RAFT_INFLIGHT_MAX || p->ready_slot != SIZE_MAX
                      : p->inflight_ms >= 0)
         return;
-    if (p->next <= r->log.last || p->commit_sent < r->commit)
+    if (p->next <= r->log.last || p->commit_sent < commit_for_peers(r))
         send_append(r, p);
 }
 
@@ -539,7 +581,7 @@ static void bcast_heartbeat(struct raft *r)
         if (p->id == r->opt.id)
             continue;
         struct raft_msg *m = msg_new(r, RAFT_MSG_HEARTBEAT, p->id);
-        m->commit = MIN(p->match, r->commit);
+        m->commit = MIN(p->match, commit_for_peers(r));
         /* Probing, an append that got no answer for a heartbeat interval is presumed lost. */
         if (!p->replicate && p->inflight_ms >= 0 &&
             r->now_ms - p->inflight_ms >= r->opt.heartbeat_ms)
@@ -598,12 +640,14 @@ static void become_follower(struct raft *r, int64_t term, int32_t leader)
     r->role = RAFT_FOLLOWER;
     r->leader = leader;
     r->transferee = RAFT_NONE;
+    r->relaxed = -1;
     if (leader != RAFT_NONE)
         r->heard_leader_ms = r->now_ms;
     reset_election_deadline(r);
 }
 
 static void become_leader(struct raft *r);
+static void maybe_commit(struct raft *r);
 
 static void request_votes(struct raft *r, uint8_t type, int64_t term, bool transfer)
 {
@@ -710,6 +754,14 @@ static void become_leader(struct raft *r)
     }
     r->heartbeat_deadline_ms = r->now_ms + r->opt.heartbeat_ms;
     r->quorum_deadline_ms = r->now_ms + r->opt.election_timeout_ms;
+    r->relaxed = -1;
+    if (sole_voter(r)) {
+        /* Its own majority: every durable entry of its log is committed as it stands (no other
+         * log can hold a conflicting one), so no no-op is needed to commit earlier terms, and
+         * a single node's partitions never carry one. */
+        maybe_commit(r);
+        return;
+    }
     /* The no-op: entries of earlier terms commit only under an entry of ours (§5.4.2). */
     struct raft_entry e = {.first = r->log.last + 1,
                            .last = r->log.last + 1,
@@ -765,10 +817,15 @@ static void set_commit(struct raft *r, int64_t c)
     confs_prune(r);
 }
 
+/* A leader commits what a majority holds durably, and (§5.4.2) only by counting entries of its
+ * own term; a sole voter commits any entry it holds (see become_leader). */
 static void maybe_commit(struct raft *r)
 {
     int64_t q = quorum_match(r);
-    if (q == INT64_MAX || q <= r->commit || termlog_term_at(&r->log, q) != r->term)
+    if (q == INT64_MAX || q <= r->commit)
+        return;
+    q = MIN(q, r->log.last);
+    if (q <= r->commit || (!sole_voter(r) && termlog_term_at(&r->log, q) != r->term))
         return;
     set_commit(r, q);
     after_commit_leader(r);
@@ -998,6 +1055,10 @@ static int handle_append_resp(struct raft *r, struct peer *p, const struct raft_
         maybe_commit(r);
     if (r->role != RAFT_LEADER)
         return 0;
+    /* a commit may have changed the configuration, and rebuild_peers the peers array */
+    p = peer_find(r, m->from);
+    if (!p)
+        return 0; /* removed by the C_new just appended */
     if (p->id == r->transferee && p->match == r->log.last)
         send_timeout_now(r, p->id);
     maybe_send_append(r, p);
@@ -1180,7 +1241,7 @@ void raft_tick(struct raft *r, int64_t now_ms)
         r->now_ms = now_ms;
     if (r->role != RAFT_LEADER) {
         if (r->now_ms >= r->election_deadline_ms) {
-            if (promotable(r))
+            if (may_campaign(r))
                 campaign(r, false);
             else
                 reset_election_deadline(r);
@@ -1244,8 +1305,12 @@ int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n)
     if (r->role != RAFT_LEADER || r->transferee != RAFT_NONE || !promotable(r))
         return -ERR_NOT_LEADER;
     const struct raft_conf *cur = conf(r);
-    if (raft_conf_is_joint(cur) || r->confs[r->n_confs - 1].index > r->commit ||
-        termlog_term_at(&r->log, r->commit) != r->term)
+    if (raft_conf_is_joint(cur) || r->confs[r->n_confs - 1].index > r->commit)
+        return -ERR_BUSY;
+    /* A sole voter may change voters once what it committed is durable (the new voters must
+     * never learn of an entry it could lose); it needs no entry of its own term: it has no
+     * uncommitted entries of earlier terms, and nobody else could hold another config. */
+    if (sole_voter(r) ? r->durable < r->commit : termlog_term_at(&r->log, r->commit) != r->term)
         return -ERR_BUSY;
     if (n < 1 || n > RAFT_VOTERS_MAX || !voters)
         return -ERR_INVALID;
@@ -1288,7 +1353,7 @@ int raft_transfer_leader(struct raft *r, int32_t to)
 int raft_campaign(struct raft *r)
 {
     CHECK(!r->in_ready);
-    if (r->role == RAFT_LEADER || !promotable(r))
+    if (r->role == RAFT_LEADER || !may_campaign(r))
         return -ERR_INVALID;
     campaign(r, false);
     return 0;
@@ -1306,6 +1371,15 @@ void raft_persisted(struct raft *r, int64_t index, int64_t term)
         maybe_commit(r);
     else if (r->role == RAFT_FOLLOWER && r->ack_wait >= 0 && r->leader != RAFT_NONE)
         send_ack(r);
+}
+
+void raft_relaxed(struct raft *r, int64_t index)
+{
+    CHECK(!r->in_ready);
+    if (r->role != RAFT_LEADER || !sole_voter(r) || index <= r->relaxed)
+        return;
+    r->relaxed = MIN(index, r->log.last);
+    maybe_commit(r);
 }
 
 void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote)
@@ -1501,6 +1575,7 @@ int raft_new(const struct raft_options *opt, const struct raft_restore *st, int6
         hs_changed(r);
     }
     r->stored_last = r->base_last = r->durable = r->log.last;
+    r->relaxed = -1;
     r->commit = MIN(MAX(st->commit, r->log.start - 1), r->log.last);
     r->confs = mem_alloc(st->n_confs * sizeof(*r->confs));
     memcpy(r->confs, st->confs, st->n_confs * sizeof(*r->confs));
@@ -1669,6 +1744,7 @@ void raft_check(const struct raft *r)
     }
     CHECK(r->matched_hi <= l->last && r->ack_wait <= MAX(r->matched_hi, -1));
     CHECK(!r->hs_durable || r->n_held == 0);
+    CHECK(r->relaxed == -1 || (r->role == RAFT_LEADER && r->relaxed <= r->log.last));
     CHECK(r->role != RAFT_LEADER || r->hs_durable);
     for (size_t i = 0; i < r->n_held; i++)
         CHECK(is_reply(r->held[i].type));

@@ -20,6 +20,19 @@
  * that clients skip) and CONFIG (a voter change; the adapter keeps its payload in a side file
  * keyed by index, since the Kafka batch carries no records).
  *
+ * ## A group of one voter
+ * A node that is its group's only voter (a simple configuration {self}) is its own majority,
+ * and no other log can hold entries that conflict with its own. The core uses that, so a
+ * single-node broker runs the same code as a cluster without paying for it:
+ *   - as a follower it campaigns at once (no election timeout; PreVote passes at once);
+ *   - as a new leader it appends no no-op: every durable entry of its log commits as it stands,
+ *     whatever its term (§5.4.2's rule guards against other logs, of which there are none);
+ *   - it may commit entries before they are durable, up to what the adapter names with
+ *     raft_relaxed (a single node's acks=0/1 writes, visible at once as they are in Kafka);
+ *     the commit index it sends to other members (followers of a group that is growing) never
+ *     runs ahead of its durable copy, and it changes voters only once its commit is durable.
+ * A crash may lose relaxed entries that were committed: that is the promise acks=1 makes.
+ *
  * ## The ready / advance contract
  *   1. After any input, if raft_has_ready(), call raft_ready(r, &rd). Until raft_advance(r, &rd)
  *      no other raft_* call but the read-only accessors is allowed (CHECK).
@@ -244,8 +257,9 @@ int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size
 /* Leader: starts changing the voters to voters[0..n) by joint consensus: appends C_old,new;
  * once that commits the core appends C_new by itself; a leader not in C_new steps down once
  * C_new commits (handing leadership to an up-to-date voter of C_new). Returns 0,
- * -ERR_NOT_LEADER, -ERR_BUSY (a change is still in progress or this leader has not yet committed
- * an entry of its term), -ERR_INVALID (bad or unchanged voter set). */
+ * -ERR_NOT_LEADER, -ERR_BUSY (a change is still in progress, this leader has not yet committed
+ * an entry of its term, or, as a sole voter, its commit is not durable yet), -ERR_INVALID (bad
+ * or unchanged voter set). */
 int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n);
 
 /* Leader: hands leadership to `to` (RAFT_NONE: the most up-to-date other voter) by bringing
@@ -259,6 +273,12 @@ int raft_campaign(struct raft *r);
 
 /* Storage adapter: see the storage contract above. */
 void raft_persisted(struct raft *r, int64_t index, int64_t term);
+/* Leader that is its group's sole voter (see "A group of one voter"): entries up to index may
+ * commit before they are durable. The adapter names the end of the prefix of its log whose
+ * entries do not ask for durability (it stops before the first entry that does and is not yet
+ * durable). Ignored unless this node leads a group whose only voter it is; never lowers; reset
+ * when leadership ends. */
+void raft_relaxed(struct raft *r, int64_t index);
 void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote);
 
 /* Storage adapter: entries below index are gone (see above). Returns 0 or -ERR_INVALID. */

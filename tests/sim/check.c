@@ -238,7 +238,8 @@ void check_commit(struct sim *s, struct node *n, const struct raft_ready *rd,
     }
     if (c < n->cur.start - 1)
         return; /* can only happen transiently around an install; nothing to compare */
-    if (role_before == RAFT_LEADER && c > orc_last(s)) {
+    /* a leader's commit: also the one a sole voter makes as it becomes leader (no no-op) */
+    if ((role_before == RAFT_LEADER || rd->role == RAFT_LEADER) && c > orc_last(s)) {
         int have, need;
         if (!check_durable_majority(s, conf_before, c, chain, &have, &need) &&
             !check_durable_majority(s, raft_conf(n->r), c, chain, &have, &need)) {

@@ -47,7 +47,7 @@ static double now_s(void)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: %s [--profile net|crash|membership|all] [--seed S | --seeds N [--first F]]\n"
+            "usage: %s [--profile net|crash|membership|grow|all] [--seed S | --seeds N [--first F]]\n"
             "          [--duration MS] [--jobs J] [--verbose]\n",
             argv0);
     exit(2);
@@ -225,6 +225,7 @@ int main(int argc, char **argv)
             profile = !strcmp(v, "net")          ? PROFILE_NET
                       : !strcmp(v, "crash")      ? PROFILE_CRASH
                       : !strcmp(v, "membership") ? PROFILE_MEMBERSHIP
+                      : !strcmp(v, "grow")       ? PROFILE_GROW
                       : !strcmp(v, "all")        ? -1
                                                  : -2;
             if (profile == -2)

@@ -17,6 +17,8 @@ const char *profile_name(enum sim_profile p)
         return "crash";
     case PROFILE_MEMBERSHIP:
         return "membership";
+    case PROFILE_GROW:
+        return "grow";
     default:
         return "?";
     }
@@ -242,8 +244,10 @@ static void node_start(struct sim *s, struct node *n)
     n->synced = n->op_seq;
     n->restart_at = 0;
     schedule(s, s->now + rng_range(&s->rng, 1, SIM_TICK_MS), EV_TICK, n->id, n->inc, 0, NULL);
-    sim_trace(s, "n%d start term=%lld log=[%lld..%lld]", n->id, (long long)n->term,
-              (long long)n->dur.start, (long long)slog_last(&n->dur));
+    char cb[64];
+    sim_trace(s, "n%d start term=%lld log=[%lld..%lld] conf=%s", n->id, (long long)n->term,
+              (long long)n->dur.start, (long long)slog_last(&n->dur),
+              raft_conf_format(&n->conf, cb, sizeof(cb)));
 }
 
 static void node_boot(struct sim *s, int32_t id, const struct raft_conf *base)
@@ -431,10 +435,13 @@ static void pump(struct sim *s, struct node *n)
         write_entries(s, n, &rd);
         if (rd.soft_state_changed) {
             check_role(s, n, &rd);
-            if (rd.role != n->role || rd.term != n->term)
-                sim_trace(s, "n%d %s term=%lld last=%lld commit=%lld", n->id,
+            if (rd.role != n->role || rd.term != n->term) {
+                char cb[64];
+                sim_trace(s, "n%d %s term=%lld last=%lld commit=%lld conf=%s", n->id,
                           raft_role_name(rd.role), (long long)rd.term,
-                          (long long)raft_last_index(n->r), (long long)rd.commit);
+                          (long long)raft_last_index(n->r), (long long)rd.commit,
+                          raft_conf_format(raft_conf(n->r), cb, sizeof(cb)));
+            }
         }
         for (size_t i = 0; i < rd.n_msgs; i++) {
             const struct raft_msg *m = &rd.msgs[i];
@@ -632,10 +639,14 @@ static void change_voters(struct sim *s)
     int32_t v[RAFT_VOTERS_MAX];
     size_t n = c->n_voters;
     memcpy(v, c->voters, n * sizeof(*v));
-    /* 3 voters: add or replace; 4: any; 5: remove or replace. */
-    int kind = n <= 3   ? (rng_pm(&s->rng, 700) ? 0 : 2)
-               : n >= 5 ? (rng_pm(&s->rng, 700) ? 1 : 2)
-                        : (int)rng_below(&s->rng, 3);
+    /* 3 voters: add or replace; 4: any; 5: remove or replace. Growing from one voter (grow
+     * profile): 1: add; 2: add or remove, down to a single voter again. */
+    bool grow = s->cfg.profile == PROFILE_GROW;
+    int kind = n <= 1              ? 0
+               : n == 2 && grow    ? (rng_pm(&s->rng, 600) ? 0 : 1)
+               : n <= 3            ? (rng_pm(&s->rng, 700) ? 0 : grow && rng_pm(&s->rng, 300) ? 1 : 2)
+               : n >= 5            ? (rng_pm(&s->rng, 700) ? 1 : 2)
+                                   : (int)rng_below(&s->rng, 3);
     int32_t added = 0;
     if (kind >= 1) {
         size_t i = rng_below(&s->rng, n);
@@ -647,7 +658,7 @@ static void change_voters(struct sim *s)
     }
     if (kind != 1 && (added = free_slot(s)) != 0)
         v[n++] = added;
-    if (n < 3)
+    if (n < (grow ? 1 : 3))
         return;
     if (added) {
         struct raft_conf empty = {0};
@@ -666,6 +677,17 @@ static void change_voters(struct sim *s)
     pump(s, l);
 }
 
+/* Whether a live node other than n has n in its configuration in force. */
+static bool named_by_others(struct sim *s, const struct node *n)
+{
+    for (int j = 0; j < SIM_SLOTS; j++) {
+        const struct node *o = &s->nodes[j];
+        if (o != n && o->used && o->up && raft_conf_has(raft_conf(o->r), n->id))
+            return true;
+    }
+    return false;
+}
+
 /* Members that a committed configuration dropped (or that never made it in) are shut down for
  * good once no live node's configuration names them. */
 static void membership_tidy(struct sim *s)
@@ -679,11 +701,7 @@ static void membership_tidy(struct sim *s)
             n->member = MEMBER_VOTER;
             continue;
         }
-        bool named = false;
-        for (int j = 0; j < SIM_SLOTS; j++)
-            if (j != i && s->nodes[j].used && s->nodes[j].up &&
-                raft_conf_has(raft_conf(s->nodes[j].r), n->id))
-                named = true;
+        bool named = named_by_others(s, n);
         bool stale_joiner = n->member == MEMBER_JOINING && s->now - n->joined_ms > 3000;
         if (!named && (n->member == MEMBER_VOTER || stale_joiner)) {
             n->member = MEMBER_REMOVED;
@@ -737,6 +755,7 @@ static const int weights[PROFILE_COUNT][A_COUNT] = {
     [PROFILE_NET] = {22, 10, 10, 8, 8, 8, 10, 10, 8, 6, 0, 0, 0, 0},
     [PROFILE_CRASH] = {10, 4, 5, 4, 4, 2, 8, 6, 5, 10, 25, 14, 4, 0},
     [PROFILE_MEMBERSHIP] = {8, 4, 4, 3, 3, 2, 8, 5, 6, 6, 8, 6, 2, 30},
+    [PROFILE_GROW] = {6, 4, 3, 3, 3, 2, 8, 5, 5, 6, 10, 6, 3, 30},
 };
 
 static void fault(struct sim *s)
@@ -888,7 +907,7 @@ static void dispatch(struct sim *s, struct event *ev)
             fault(s);
             schedule(s, s->now + rng_range(&s->rng, 100, 500), EV_FAULT, 0, 0, s->chaos_gen, NULL);
         }
-        if (s->cfg.profile == PROFILE_MEMBERSHIP)
+        if (s->cfg.profile == PROFILE_MEMBERSHIP || s->cfg.profile == PROFILE_GROW)
             membership_tidy(s);
         break;
     case EV_RESTART:
@@ -903,7 +922,7 @@ static void dispatch(struct sim *s, struct event *ev)
             sim_fail(s, "liveness: no leader within %d ms of the heal at %lld", SIM_LIVENESS_MS,
                      (long long)s->heal_at);
         s->awaiting_leader = false;
-        if (s->cfg.profile == PROFILE_MEMBERSHIP)
+        if (s->cfg.profile == PROFILE_MEMBERSHIP || s->cfg.profile == PROFILE_GROW)
             membership_tidy(s);
         break;
     case EV_CHAOS:
@@ -923,7 +942,10 @@ static void dispatch(struct sim *s, struct event *ev)
         schedule(s, s->now + rng_range(&s->rng, 1500, 3000), EV_HEAL, 0, 0, 0, NULL);
         break;
     case EV_DECOMMISSION:
-        if (n && !raft_conf_has(&s->orc_conf, n->id))
+        /* still out of the committed configuration, and named by no live node's (a member
+         * that was down when this was scheduled may have come back with a configuration, not
+         * yet committed, that needs it: an operator would not remove that node either) */
+        if (n && !raft_conf_has(&s->orc_conf, n->id) && !named_by_others(s, n))
             node_decommission(s, n);
         break;
     }
@@ -945,7 +967,9 @@ int sim_run(const struct sim_config *cfg, struct sim_stats *out, char *why, size
     struct sim *s = mem_calloc(1, sizeof(*s));
     s->cfg = *cfg;
     s->rng.s = cfg->seed * 0x2545f4914f6cdd1dULL + (uint64_t)cfg->profile;
-    s->n_initial = cfg->profile == PROFILE_MEMBERSHIP ? 3 : (rng_pm(&s->rng, 500) ? 3 : 5);
+    s->n_initial = cfg->profile == PROFILE_GROW         ? 1
+                   : cfg->profile == PROFILE_MEMBERSHIP ? 3
+                                                        : (rng_pm(&s->rng, 500) ? 3 : 5);
     struct raft_conf boot = {.n_voters = (uint8_t)s->n_initial};
     for (int i = 0; i < s->n_initial; i++)
         boot.voters[i] = i + 1;

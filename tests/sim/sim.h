@@ -36,7 +36,10 @@
 #define SIM_LIVENESS_MS 600 /* 2 election timeouts (of the 300 ms maximum) */
 #define SIM_TICK_MS 5
 
-enum sim_profile { PROFILE_NET = 0, PROFILE_CRASH, PROFILE_MEMBERSHIP, PROFILE_COUNT };
+/* net: partitions, loss, transfers; crash: crashes with torn writes; membership: voter changes
+ * among 3-5 voters; grow: a group that starts as a single voter (the single-node broker, which
+ * commits without a no-op) and grows to up to 5 voters and back, with crashes. */
+enum sim_profile { PROFILE_NET = 0, PROFILE_CRASH, PROFILE_MEMBERSHIP, PROFILE_GROW, PROFILE_COUNT };
 
 struct rng {
     uint64_t s;

@@ -2,6 +2,7 @@
  * consensus, the durable-majority commit rule, multi-index entries, conflict truncation across
  * term ranges, restarts, installs, and random input (FuzzStep). */
 #include "base/errors.h"
+#include "base/mem.h"
 #include "raft_util.h"
 #include "test.h"
 
@@ -359,6 +360,67 @@ TEST(raft_joint_consensus_removed_leader_steps_down_and_hands_over)
     rt_cluster_free(&c);
 }
 
+/* Shrinking {1,2} to {1}: the leader (1) loses its own, undurable copy of C_new in a crash while
+ * node 2 holds it. Node 1 (back in C_old,new) needs node 2's vote and cannot get it (its log is
+ * shorter); node 2, removed by a C_new that is not committed, still stands for election, counts
+ * votes in C_new, commits it and hands leadership back to node 1. */
+TEST(raft_removed_member_leads_until_its_uncommitted_c_new_commits)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 2, true, true);
+    rt_campaign(&c, 1);
+    struct rt_node *n1 = rt_node(&c, 1), *n2 = rt_node(&c, 2);
+    ASSERT_EQ(raft_role(n1->r), RAFT_LEADER);
+    ASSERT_EQ(rt_propose(&c, 1, 2, "ab"), 0);
+    rt_stabilize(&c);
+    n1->auto_sync = false;
+    ASSERT_EQ(raft_propose_conf(n1->r, (const int32_t[]){1}, 1), 0);
+    rt_ready(n1);
+    rt_sync(n1);
+    rt_stabilize(&c); /* C_old,new commits; node 1 appends C_new, not durable */
+    int64_t c_new = raft_conf_index(n1->r);
+    ASSERT(!raft_conf_is_joint(raft_conf(n1->r)));
+    ASSERT(raft_commit(n1->r) < c_new);
+    /* the append that carried C_new to node 2 (the leader stops replicating to a removed
+     * member once C_new is in its log; messages in flight still arrive) */
+    uint8_t enc[RAFT_CONF_ENCODED_MAX];
+    size_t len = raft_conf_encode(raft_conf(n1->r), enc);
+    struct raft_entry e = {.first = c_new,
+                           .last = c_new,
+                           .term = raft_term(n1->r),
+                           .kind = RAFT_ENTRY_CONFIG,
+                           .payload = enc,
+                           .len = len};
+    struct raft_msg m = rt_msg(RAFT_MSG_APPEND, 1, 2, raft_term(n1->r));
+    m.index = c_new - 1;
+    m.log_term = raft_term_at(n1->r, c_new - 1);
+    m.commit = raft_commit(n1->r);
+    m.last = c_new;
+    m.entries = &e;
+    m.n_entries = 1;
+    ASSERT_EQ(rt_step(n2, &m), 0);
+    ASSERT_EQ(raft_conf_index(n2->r), c_new);
+    rt_clear(n2);
+    /* node 1 crashes and loses its unsynced C_new */
+    ASSERT_EQ(rt_last(n1), c_new);
+    mem_free(n1->log[n1->n_log - 1].payload);
+    n1->n_log--;
+    ASSERT_EQ(n1->confs[n1->n_confs - 1].index, c_new);
+    n1->n_confs--;
+    n1->auto_sync = true;
+    rt_node_restart(&c, 1, true, true);
+    ASSERT(raft_conf_is_joint(raft_conf(n1->r)));
+    rt_advance(&c, 3000);
+    ASSERT(rt_leader(&c) == n1);
+    ASSERT(!raft_conf_is_joint(raft_conf(n1->r)));
+    ASSERT_EQ(raft_conf(n1->r)->n_voters, 1);
+    ASSERT(raft_commit(n1->r) >= c_new);
+    ASSERT_EQ(raft_role(n2->r), RAFT_FOLLOWER);
+    ASSERT_EQ(rt_propose(&c, 1, 1, "z"), 0);
+    rt_stabilize(&c);
+    rt_cluster_free(&c);
+}
+
 /* In C_old,new every commit needs a majority of C_old and a majority of C_new. */
 TEST(raft_joint_consensus_commit_needs_both_majorities)
 {
@@ -538,18 +600,114 @@ TEST(raft_single_node_commits_after_its_own_sync)
     rt_sync(&n);
     rt_ready(&n);
     ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_last_index(n.r), -1); /* a sole voter appends no no-op */
+    ASSERT_EQ(raft_commit(n.r), -1);
+    ASSERT_EQ(raft_propose(n.r, 10, (const uint8_t *)"x", 1, NULL, NULL, NULL), 0);
+    rt_ready(&n);
     ASSERT_EQ(raft_commit(n.r), -1);
     rt_sync(&n);
     rt_ready(&n);
-    ASSERT_EQ(raft_commit(n.r), 0);
-    ASSERT_EQ(raft_propose(n.r, 10, (const uint8_t *)"x", 1, NULL, NULL, NULL), 0);
+    ASSERT_EQ(raft_commit(n.r), 9);
+    ASSERT_EQ(n.applied, 9);
+    rt_node_free(&n);
+}
+
+/* A sole voter does not wait out an election timeout: its first tick makes it leader. */
+TEST(raft_sole_voter_campaigns_at_once)
+{
+    static const int32_t V1[] = {1};
+    struct rt_node n;
+    rt_node_init(&n, 1, V1, 1, NULL, 0, 0, -1, true, true);
+    ASSERT(raft_next_deadline(n.r) <= 0);
+    raft_tick(n.r, 0);
     rt_ready(&n);
-    ASSERT_EQ(raft_commit(n.r), 0);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_term(n.r), 1);
+    rt_node_free(&n);
+    /* a voter of three still waits: its deadline is an election timeout away */
+    static const int32_t V3x[] = {1, 2, 3};
+    rt_node_init(&n, 1, V3x, 3, NULL, 0, 0, -1, true, true);
+    ASSERT(raft_next_deadline(n.r) >= 150);
+    raft_tick(n.r, 0);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_FOLLOWER);
+    rt_node_free(&n);
+}
+
+/* A restarted sole voter commits the entries of earlier terms it holds at once, without an
+ * entry of its own term. */
+TEST(raft_sole_voter_commits_earlier_terms_without_a_noop)
+{
+    static const int32_t V1[] = {1};
+    static const int64_t terms[] = {1, 1, 2, 3, 3};
+    struct rt_node n;
+    rt_node_init(&n, 1, V1, 1, terms, 5, 3, -1, true, true);
+    ASSERT_EQ(raft_commit(n.r), -1);
+    raft_tick(n.r, 0);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_term(n.r), 4);
+    ASSERT_EQ(raft_last_index(n.r), 4);
+    ASSERT_EQ(raft_commit(n.r), 4);
+    rt_node_free(&n);
+}
+
+/* raft_relaxed lets a sole voter commit entries before they are durable, up to the first that
+ * asks for durability; a voter of a larger group ignores it. */
+TEST(raft_sole_voter_relaxed_commit)
+{
+    static const int32_t V1[] = {1};
+    struct rt_node n;
+    rt_node_init(&n, 1, V1, 1, NULL, 0, 0, -1, true, true);
+    raft_tick(n.r, 0);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    n.auto_sync = false;
+    ASSERT_EQ(raft_propose(n.r, 5, (const uint8_t *)"a", 1, NULL, NULL, NULL), 0); /* 0..4 */
+    ASSERT_EQ(raft_propose(n.r, 5, (const uint8_t *)"b", 1, NULL, NULL, NULL), 0); /* 5..9 */
+    rt_ready(&n);
+    ASSERT_EQ(raft_commit(n.r), -1);
+    raft_relaxed(n.r, 4); /* 0..4 needs no sync; 5..9 does */
+    rt_ready(&n);
+    ASSERT_EQ(raft_commit(n.r), 4);
+    raft_relaxed(n.r, 2); /* never lowers */
+    raft_relaxed(n.r, 100); /* clamped to the log */
+    rt_ready(&n);
+    ASSERT_EQ(raft_commit(n.r), 9);
+    /* voters cannot change until the commit is durable */
+    static const int32_t V12[] = {1, 2};
+    ASSERT_EQ(raft_propose_conf(n.r, V12, 2), -ERR_BUSY);
     rt_sync(&n);
     rt_ready(&n);
-    ASSERT_EQ(raft_commit(n.r), 10);
-    ASSERT_EQ(n.applied, 10);
+    ASSERT_EQ(raft_propose_conf(n.r, V12, 2), 0);
+    rt_ready(&n);
+    /* now joint: relaxed no longer counts, and node 2 hears of a durable commit only */
+    ASSERT_EQ(raft_propose(n.r, 1, (const uint8_t *)"c", 1, NULL, NULL, NULL), 0);
+    raft_relaxed(n.r, raft_last_index(n.r));
+    rt_ready(&n);
+    ASSERT_EQ(raft_commit(n.r), 9);
+    const struct raft_msg *m = rt_find(&n, RAFT_MSG_APPEND, 2);
+    ASSERT(m != NULL);
+    ASSERT(m->commit <= raft_durable_index(n.r));
     rt_node_free(&n);
+}
+
+/* A leader of three never takes raft_relaxed into account. */
+TEST(raft_relaxed_ignored_with_several_voters)
+{
+    struct rt_cluster c;
+    rt_cluster_init(&c, 3, true, true);
+    rt_campaign(&c, 1);
+    struct rt_node *l = rt_node(&c, 1);
+    ASSERT_EQ(raft_role(l->r), RAFT_LEADER);
+    ASSERT_EQ(raft_last_index(l->r), 0); /* its no-op */
+    rt_isolate(&c, 1, true);
+    int64_t before = raft_commit(l->r);
+    ASSERT_EQ(rt_propose(&c, 1, 3, "x"), 0);
+    raft_relaxed(l->r, raft_last_index(l->r));
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_commit(l->r), before);
+    rt_cluster_free(&c);
 }
 
 TEST(raft_propose_refused_off_the_leader)
