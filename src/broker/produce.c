@@ -242,7 +242,8 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
         struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
         if (!g)
             return KERR_NOT_LEADER_OR_FOLLOWER;
-        rc = host_propose(g, batch, len, h.last_offset_delta + 1, &first, raft_last, raft_term);
+        rc = host_propose(g, batch, len, h.last_offset_delta + 1, acks == -1, &first, raft_last,
+                          raft_term);
         if (rc == -ERR_NOT_LEADER)
             return KERR_NOT_LEADER_OR_FOLLOWER;
         if (rc == -ERR_INVALID)
@@ -469,7 +470,7 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
         if (partition_leader_check(b, p) != KERR_NONE) /* also: no local Raft group */
             return -ERR_NOT_LEADER;
         rc = host_propose(cluster_group(b->cluster, p->topic->name, p->index), batch, len,
-                          h.last_offset_delta + 1, &first, &raft_last, &raft_term);
+                          h.last_offset_delta + 1, true, &first, &raft_last, &raft_term);
     } else {
         rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
     }

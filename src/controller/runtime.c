@@ -406,7 +406,7 @@ static int propose_recs(struct ctl_runtime *rt, const struct ctl_recs *recs, int
     size_t len;
     uint8_t *b = iobuf_flatten(&batch, &len);
     iobuf_destroy(&batch);
-    int rc = replica_propose(rt->rp, b, len, (int32_t)recs->n, NULL, last, term);
+    int rc = replica_propose(rt->rp, b, len, (int32_t)recs->n, true, NULL, last, term);
     mem_free(b);
     mem_free(values);
     mem_free(keys);

@@ -521,11 +521,11 @@ struct host_group *host_group_find(const struct host *h, const char *topic, int3
 
 /* ---- inputs ---- */
 
-int host_propose(struct host_group *g, const uint8_t *batch, size_t len, int32_t record_count,
-                 int64_t *first, int64_t *last, int64_t *term)
+int host_propose(struct host_group *g, uint8_t *batch, size_t len, int32_t record_count,
+                 bool durable, int64_t *first, int64_t *last, int64_t *term)
 {
     sync_clock(g->h, g);
-    int rc = replica_propose(g->rp, batch, len, record_count, first, last, term);
+    int rc = replica_propose(g->rp, batch, len, record_count, durable, first, last, term);
     touch(g->h, g);
     return rc;
 }

@@ -115,8 +115,8 @@ void host_remove_group(struct host *h, struct host_group *g);
 struct host_group *host_group_find(const struct host *h, const char *topic, int32_t partition);
 
 /* Leader: replica_propose on the group (same contract and codes). */
-int host_propose(struct host_group *g, const uint8_t *batch, size_t len, int32_t record_count,
-                 int64_t *first, int64_t *last, int64_t *term);
+int host_propose(struct host_group *g, uint8_t *batch, size_t len, int32_t record_count,
+                 bool durable, int64_t *first, int64_t *last, int64_t *term);
 /* replica_campaign on the group (same codes). */
 int host_campaign(struct host_group *g);
 /* replica_transfer_leader on the group (same codes). */

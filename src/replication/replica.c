@@ -67,6 +67,11 @@
 #define REPLICA_MSG_BYTES_DEFAULT (1 << 20)
 #define REPLICA_PROCESS_MAX 10000 /* readies per input: a bound, never reached in practice */
 
+struct strict_span {
+    int64_t first;
+    int64_t last;
+};
+
 struct replica {
     struct plog *log; /* borrowed */
     int dirfd;        /* partition directory */
@@ -85,6 +90,16 @@ struct replica {
     uint8_t **props; /* proposal copies, freed after the ready that wrote them */
     size_t n_props;
     size_t cap_props;
+    uint8_t *inplace; /* the caller's proposal being written in place (replica_propose) */
+    struct strict_span *strict; /* proposals that asked for durability and are not yet
+                                 * durable, ascending (a sole voter commits the rest unsynced) */
+    size_t n_strict;
+    size_t cap_strict;
+    bool flush_wanted; /* a proposal since the last log write asks for durability */
+    int64_t visible;   /* the Kafka high watermark (see "Visibility") */
+    int64_t *raft_offs; /* offsets of NOOP and CONFIG entries at or above visible, ascending */
+    size_t n_raft_offs;
+    size_t cap_raft_offs;
     uint8_t *msgbuf; /* batches of the APPEND being sent */
     size_t msgbuf_cap;
     uint8_t *confbuf; /* CONFIG payloads of the APPEND being sent */
@@ -156,8 +171,12 @@ __attribute__((unused)) static void replica_check(const struct replica *rp)
         if (c->index >= plog_start_offset(rp->log))
             CHECK(c->index < plog_end_offset(rp->log) && log_term_at(rp, c->index) == c->term);
     }
+    CHECK(rp->visible <= MAX(rp->commit + 1, plog_start_offset(rp->log)));
     CHECK(plog_high_watermark(rp->log) ==
-          MIN(MAX(rp->commit + 1, plog_start_offset(rp->log)), plog_end_offset(rp->log)));
+          MIN(MAX(rp->visible, plog_start_offset(rp->log)), plog_end_offset(rp->log)));
+    for (size_t i = 0; i < rp->n_raft_offs; i++)
+        CHECK(rp->raft_offs[i] >= rp->visible && rp->raft_offs[i] < plog_end_offset(rp->log) &&
+              (i == 0 || rp->raft_offs[i - 1] < rp->raft_offs[i]));
 }
 
 /* ---- failure ---- */
@@ -175,15 +194,35 @@ static void fail(struct replica *rp, const char *op, int rc)
 
 /* ---- durability reports ---- */
 
+/* This node leads a group whose only voter it is (raft.h "A group of one voter"). */
+static bool sole_leader(const struct replica *rp)
+{
+    const struct raft_conf *c = raft_conf(rp->r);
+    return raft_role(rp->r) == RAFT_LEADER && c->n_old == 0 && c->n_voters == 1 &&
+           c->voters[0] == raft_id(rp->r);
+}
+
 static void report_durable(struct replica *rp)
 {
     if (rp->failed || rp->ready_taken || plog_fenced(rp->log))
         return;
     int64_t d = plog_durable_offset(rp->log) - 1;
-    if (d <= rp->durable_reported)
+    if (d > rp->durable_reported) {
+        raft_persisted(rp->r, d, log_term_at(rp, d));
+        rp->durable_reported = d;
+    }
+    /* what a sole voter may commit unsynced: up to the first proposal that waits for
+     * durability and does not have it yet */
+    size_t k = 0;
+    while (k < rp->n_strict && rp->strict[k].last <= rp->durable_reported)
+        k++;
+    if (k > 0) {
+        memmove(rp->strict, rp->strict + k, (rp->n_strict - k) * sizeof(*rp->strict));
+        rp->n_strict -= k;
+    }
+    if (!sole_leader(rp))
         return;
-    raft_persisted(rp->r, d, log_term_at(rp, d));
-    rp->durable_reported = d;
+    raft_relaxed(rp->r, rp->n_strict > 0 ? rp->strict[0].first - 1 : raft_last_index(rp->r));
 }
 
 static void process(struct replica *rp);
@@ -215,6 +254,55 @@ static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int6
     return rc;
 }
 
+/* ---- visibility: the Kafka high watermark ---- */
+
+static void raft_off_push(struct replica *rp, int64_t off)
+{
+    CHECK(rp->n_raft_offs == 0 || rp->raft_offs[rp->n_raft_offs - 1] < off);
+    MEM_GROW(rp->raft_offs, rp->cap_raft_offs, rp->n_raft_offs + 1);
+    rp->raft_offs[rp->n_raft_offs++] = off;
+}
+
+/* Forgets the Raft entries at and above from (a truncation or an install). */
+static void raft_offs_truncate(struct replica *rp, int64_t from)
+{
+    while (rp->n_raft_offs > 0 && rp->raft_offs[rp->n_raft_offs - 1] >= from)
+        rp->n_raft_offs--;
+}
+
+/* The high watermark for commit: commit + 1, less the run of Raft entries (NOOP, CONFIG) that
+ * ends the committed log, if any; never below what it was, nor below the log start. Raft entries
+ * carry no records and Fetch leaves them out, so a consumer could never read past a tail made of
+ * them; with the high watermark before them it is at the end, with lag 0, and once data follows
+ * them a fetch from the high watermark returns them together with that data. */
+static int64_t visible_for(struct replica *rp, int64_t commit)
+{
+    int64_t v = commit + 1;
+    size_t k = rp->n_raft_offs;
+    while (k > 0 && rp->raft_offs[k - 1] >= v)
+        k--;
+    while (k > 0 && rp->raft_offs[k - 1] == v - 1) {
+        v--;
+        k--;
+    }
+    return MAX(MAX(v, rp->visible), plog_start_offset(rp->log));
+}
+
+/* Moves the high watermark to commit's (visible_for) and drops what lies below it. */
+static void set_visible(struct replica *rp, int64_t commit)
+{
+    rp->visible = visible_for(rp, commit);
+    size_t drop = 0;
+    while (drop < rp->n_raft_offs && rp->raft_offs[drop] < rp->visible)
+        drop++;
+    if (drop > 0) {
+        memmove(rp->raft_offs, rp->raft_offs + drop,
+                (rp->n_raft_offs - drop) * sizeof(*rp->raft_offs));
+        rp->n_raft_offs -= drop;
+    }
+    plog_set_high_watermark(rp->log, rp->visible);
+}
+
 static uint8_t *scratch(struct replica *rp, size_t len)
 {
     MEM_GROW(rp->scratch, rp->scratch_cap, len);
@@ -224,6 +312,8 @@ static uint8_t *scratch(struct replica *rp, size_t len)
 /* The proposal copy payload points at, if it is one of ours (ours to rewrite in place). */
 static uint8_t *own_prop(const struct replica *rp, const uint8_t *payload)
 {
+    if (rp->inplace && rp->inplace == payload)
+        return rp->inplace;
     for (size_t i = rp->n_props; i-- > 0;)
         if (rp->props[i] == payload)
             return rp->props[i];
@@ -267,6 +357,8 @@ static int append_entry(struct replica *rp, const struct raft_entry *e)
     if (rc != 0)
         return rc;
     CHECK(base == e->first && plog_end_offset(rp->log) == e->last + 1);
+    if (e->kind != RAFT_ENTRY_DATA)
+        raft_off_push(rp, e->first);
     return 0;
 }
 
@@ -319,6 +411,8 @@ static int install(struct replica *rp, const struct raft_ready *rd)
         rc = conflog_append(&rp->cl, at, rd->install_term, &rd->install_conf);
     /* the empty log is durable at once: the next report_durable says so for `at` */
     rp->durable_reported = at - 1;
+    rp->n_raft_offs = 0;
+    rp->visible = MAX(rp->visible, at + 1);
     return rc;
 }
 
@@ -337,17 +431,25 @@ static int apply_log_writes(struct replica *rp, const struct raft_ready *rd)
             return rc;
         CHECK(plog_end_offset(rp->log) == MIN(rd->truncate_from, leo)); /* it starts an entry */
         rp->durable_reported = MIN(rp->durable_reported, plog_end_offset(rp->log) - 1);
+        raft_offs_truncate(rp, rd->truncate_from);
         rc = conflog_truncate(&rp->cl, rd->truncate_from);
         if (rc != 0)
             return rc;
     }
+    bool sync = rp->flush_wanted || !sole_leader(rp);
     for (size_t i = 0; i < rd->n_entries; i++) {
         rc = append_entry(rp, &rd->entries[i]);
         if (rc != 0)
             return rc;
+        sync |= rd->entries[i].kind != RAFT_ENTRY_DATA;
     }
-    if (rd->n_entries > 0)
+    /* A sole voter's entries that nobody waits to see durable (acks=0/1 writes) are synced by
+     * the owner's flush policy (log.flush.interval.*, segment rolls), as a single node's
+     * always were; everything else is synced at once. */
+    if (rd->n_entries > 0 && sync) {
         plog_flush(rp->log);
+        rp->flush_wanted = false;
+    }
     return 0;
 }
 
@@ -528,7 +630,7 @@ static void process(struct replica *rp)
             send_msgs(rp, &rd);
             if (rd.commit > rp->commit) {
                 rp->commit = rd.commit;
-                plog_set_high_watermark(rp->log, rd.commit + 1);
+                set_visible(rp, rd.commit);
                 commit_moved = true;
             }
         }
@@ -565,6 +667,84 @@ static int reconcile_confs(struct replica *rp, bool torn)
     bool changed = kept != rp->cl.n;
     rp->cl.n = kept;
     return changed || torn ? conflog_rewrite(&rp->cl) : 0;
+}
+
+/* Whether the batch at offset off is a Raft entry (a record-less control batch: NOOP or CONFIG).
+ * *out false if no batch starts there. */
+static int raft_entry_at(struct replica *rp, int64_t off, bool *out)
+{
+    *out = false;
+    struct plog_read_result res;
+    int rc = plog_read(rp->log, off, off + 1, 1, &res);
+    if (rc != 0 || res.len == 0)
+        return rc;
+    uint8_t hdr[KBATCH_HEADER_SIZE];
+    ssize_t n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
+                    ? io_pread_full(res.file->fd, hdr, sizeof(hdr), res.pos)
+                    : 0;
+    fileref_put(res.file);
+    if (n < 0)
+        return (int)n;
+    if (n == (ssize_t)sizeof(hdr)) {
+        struct kbatch_header h;
+        kbatch_parse_header(hdr, &h);
+        *out = kbatch_is_control(&h) && h.records_count == 0;
+    }
+    return 0;
+}
+
+/* Rebuilds raft_offs and visible at open: the Raft entries at or above the run that ends the
+ * committed log, and above the commit. A NOOP is always the first entry of its term (a new
+ * leader's), a CONFIG entry has a record in the side file: so only term starts (one header read
+ * each) and side-file records need looking at, and only the few above the commit hint. */
+static int restore_visibility(struct replica *rp)
+{
+    const struct plog *log = rp->log;
+    int64_t start = plog_start_offset(log);
+    size_t n_terms = plog_epoch_count(log);
+    int64_t *cand = mem_calloc(n_terms + rp->cl.n + 1, sizeof(*cand));
+    size_t n = 0;
+    int rc = 0;
+    /* candidates, descending: term starts and CONFIG entries from the top down to the first
+     * offset at or below the commit that is not a Raft entry */
+    size_t ti = n_terms, ci = rp->cl.n;
+    int64_t run = rp->commit + 1; /* the committed tail's Raft run starts here */
+    while (rc == 0) {
+        int64_t t = -1, c = -1;
+        if (ti > 0) {
+            int32_t epoch;
+            plog_epoch_at(log, ti - 1, &epoch, &t);
+        }
+        if (ci > 0)
+            c = rp->cl.r[ci - 1].index;
+        int64_t off = MAX(t, c);
+        if (off < start)
+            break;
+        bool raft = off == c;
+        if (off == t)
+            ti--;
+        if (off == c)
+            ci--;
+        if (!raft)
+            rc = raft_entry_at(rp, off, &raft);
+        if (rc != 0)
+            break;
+        if (off <= rp->commit) {
+            if (!raft || off != run - 1)
+                break; /* below the run: nothing more to keep */
+            run = off;
+        }
+        if (raft)
+            cand[n++] = off;
+    }
+    if (rc == 0) {
+        rp->n_raft_offs = 0;
+        for (size_t i = n; i-- > 0;)
+            raft_off_push(rp, cand[i]);
+        rp->visible = MAX(run, start);
+    }
+    mem_free(cand);
+    return rc;
 }
 
 static int restore(struct replica *rp, int64_t now_ms)
@@ -610,7 +790,12 @@ static int restore(struct replica *rp, int64_t now_ms)
     if (rc != 0)
         return rc;
     rp->commit = commit;
-    plog_restore_high_watermark(log, commit + 1);
+    rc = restore_visibility(rp);
+    if (rc != 0) {
+        raft_free(rp->r);
+        return rc;
+    }
+    plog_restore_high_watermark(log, rp->visible);
     rp->durable_reported = plog_durable_offset(log) - 1; /* open synced everything */
     log_info("replica_opened",
              "dir=%s id=%" PRId32 " term=%" PRId64 " vote=%" PRId32 " log_start=%" PRId64
@@ -678,6 +863,8 @@ void replica_close(struct replica *rp)
     close(rp->dirfd);
     free_props(rp, rp->n_props);
     mem_free(rp->props);
+    mem_free(rp->strict);
+    mem_free(rp->raft_offs);
     mem_free(rp->scratch);
     mem_free(rp->msgbuf);
     mem_free(rp->confbuf);
@@ -734,8 +921,8 @@ int replica_step(struct replica *rp, const struct raft_msg *m)
     return rc;
 }
 
-int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_t record_count,
-                    int64_t *first, int64_t *last, int64_t *term)
+int replica_propose(struct replica *rp, uint8_t *batch, size_t len, int32_t record_count,
+                    bool durable, int64_t *first, int64_t *last, int64_t *term)
 {
     DCHECK((replica_check(rp), true));
     CHECK(!rp->ready_taken);
@@ -748,17 +935,36 @@ int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_
     if (kbatch_size(&h) != len || h.batch_length < 0 || h.magic != KBATCH_MAGIC ||
         kbatch_is_control(&h) || h.last_offset_delta != record_count - 1)
         return -ERR_INVALID;
-    /* the core keeps the payload pointer until the ready that writes it is advanced, which
-     * may be after this returns (a proposal from on_commit): keep a copy until then */
-    uint8_t *copy = mem_dup(batch, len);
-    int rc = raft_propose(rp->r, record_count, copy, len, first, last, term);
+    /* The core keeps the payload pointer until the ready that writes it is advanced. Outside
+     * process() that ready is written before this returns: the caller's bytes are appended in
+     * place. From inside it (a proposal from on_commit) the ready may come after: a copy lives
+     * until then. */
+    bool now = !rp->busy;
+    uint8_t *payload = now ? batch : mem_dup(batch, len);
+    int64_t f, l;
+    int rc = raft_propose(rp->r, record_count, payload, len, &f, &l, term);
     if (rc != 0) {
-        mem_free(copy);
+        if (!now)
+            mem_free(payload);
         return rc;
     }
-    MEM_GROW(rp->props, rp->cap_props, rp->n_props + 1);
-    rp->props[rp->n_props++] = copy;
-    process(rp);
+    if (first)
+        *first = f;
+    if (last)
+        *last = l;
+    if (durable) {
+        MEM_GROW(rp->strict, rp->cap_strict, rp->n_strict + 1);
+        rp->strict[rp->n_strict++] = (struct strict_span){f, l};
+        rp->flush_wanted = true;
+    }
+    if (now) {
+        rp->inplace = payload;
+        process(rp);
+        rp->inplace = NULL;
+    } else {
+        MEM_GROW(rp->props, rp->cap_props, rp->n_props + 1);
+        rp->props[rp->n_props++] = payload;
+    }
     return 0;
 }
 
@@ -833,6 +1039,7 @@ int replica_compact(struct replica *rp, int64_t new_start)
         return rc;
     }
     CHECK(raft_compact(rp->r, to) == 0);
+    set_visible(rp, rp->commit); /* not below the new log start */
     log_info("replica_compacted", "dir=%s log_start=%" PRId64 " prev_term=%" PRId64 " segments=%d",
              plog_dir(log), to, term, plog_segment_count(log));
     process(rp);

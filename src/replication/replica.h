@@ -11,6 +11,22 @@
  * Every client skips control batches, and these carry no records at all. Hard state (term,
  * vote and a commit hint) lives in `raft-hard-state` (replication/hardstate.h).
  *
+ * Visibility: the plog's high watermark (what consumers may read, the Kafka HW) is commit + 1
+ * less the run of NOOP/CONFIG entries that ends the committed log, if any (it never moves back,
+ * and never below the log start). Fetch leaves record-less batches out, so a consumer could never
+ * read past such a tail: with the HW before it, a consumer there is at the end (lag 0), and once
+ * data follows, a fetch from the HW returns the Raft entries together with that data. A group
+ * whose only voter is this node writes no NOOP at all (raft.h), so a single node's partitions
+ * hold data batches only.
+ *
+ * Durability: a follower, and the leader of several voters, sync every write at once (plog_flush).
+ * The leader of a group whose only voter it is commits each proposal as its durability asks
+ * (replica_propose's `durable`): one that asks is committed once synced (synced at once); one
+ * that does not is committed as soon as it is written (raft_relaxed) and synced by the owner's
+ * flush policy, unless a later proposal asks. Commit order is log order, so a proposal that does
+ * not ask still waits for an earlier one that does. This is the single-node broker's contract:
+ * acks=1 visible at once, acks=all visible and answered once durable.
+ *
  * Driving: the owner feeds inputs (replica_tick, replica_step, replica_propose,
  * replica_propose_conf) and runs the plog's flusher (flusher_poll delivers its completions to
  * the replica through the plog's flush callback, which the replica owns while open). Each input
@@ -84,12 +100,16 @@ void replica_tick(struct replica *rp, int64_t now_ms);
 int replica_step(struct replica *rp, const struct raft_msg *m);
 
 /* Leader: appends a client batch (len bytes, already validated by the produce path; not a
- * control batch) covering record_count offsets (== its lastOffsetDelta + 1). The bytes are
- * copied before this returns. On success *first, *last and *term (may be NULL) name the entry;
- * its fate is then given by replica_proposal_state. Returns 0, -ERR_NOT_LEADER (retriable,
- * at the leader), -ERR_INVALID, -ERR_FENCED. */
-int replica_propose(struct replica *rp, const uint8_t *batch, size_t len, int32_t record_count,
-                    int64_t *first, int64_t *last, int64_t *term);
+ * control batch) covering record_count offsets (== its lastOffsetDelta + 1). durable: the
+ * proposer waits for it to be durable (acks=all; see "Durability" above). Called outside the
+ * replica's own callbacks, the batch is written to the log in place before this returns (its
+ * base offset and leader epoch rewritten in the caller's buffer, as plog_append does); from
+ * inside one (on_commit) it is copied. Either way the caller's buffer is free on return. On
+ * success *first, *last and *term (may be NULL) name the entry; its fate is then given by
+ * replica_proposal_state. Returns 0, -ERR_NOT_LEADER (retriable, at the leader),
+ * -ERR_INVALID, -ERR_FENCED. */
+int replica_propose(struct replica *rp, uint8_t *batch, size_t len, int32_t record_count,
+                    bool durable, int64_t *first, int64_t *last, int64_t *term);
 
 enum replica_proposal {
     REPLICA_PENDING = 0, /* not decided yet (losing leadership decides nothing) */

@@ -227,7 +227,7 @@ static void propose_all(int k, int seed, struct prop *out)
             uint8_t *b = su_batch(count, 30 + i, 1700000000000LL + i, seed * 1000 + p * 10 + i,
                                   &len);
             int64_t first, last, term;
-            ASSERT_EQ(host_propose(grp(id, p), b, len, count, &first, &last, &term), 0);
+            ASSERT_EQ(host_propose(grp(id, p), b, len, count, true, &first, &last, &term), 0);
             ASSERT_EQ(last - first + 1, count);
             mem_free(b);
             out[p] = (struct prop){last, term};

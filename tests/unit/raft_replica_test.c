@@ -58,6 +58,7 @@ static struct {
     size_t max_append_bytes;
     int32_t removed; /* a node removed from the voters: not waited for nor compared */
     int64_t commit_seen[NODES + 1]; /* by on_commit */
+    int64_t hw_seen[NODES + 1];     /* high watermark at the last on_commit */
     int commit_calls;
 } W;
 
@@ -107,12 +108,35 @@ static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
     W.q[W.nq++] = q;
 }
 
+/* Whether the batch holding offset off in log is a Raft entry (a record-less control batch). */
+static bool raft_entry_at(struct plog *log, int64_t off)
+{
+    struct plog_read_result res;
+    ASSERT_EQ(plog_read(log, off, off + 1, 1, &res), 0);
+    ASSERT(res.len >= KBATCH_HEADER_SIZE);
+    uint8_t hdr[KBATCH_HEADER_SIZE];
+    ASSERT_EQ(pread(res.file->fd, hdr, sizeof(hdr), res.pos), (ssize_t)sizeof(hdr));
+    fileref_put(res.file);
+    struct kbatch_header h;
+    kbatch_parse_header(hdr, &h);
+    return kbatch_is_control(&h) && h.records_count == 0;
+}
+
 static void commit_cb(struct replica *rp, int64_t commit, void *data)
 {
     struct tnode *n = data;
     ASSERT_EQ(raft_commit(replica_raft(rp)), commit);
     ASSERT_CMP(commit, >, W.commit_seen[n->id]);
-    ASSERT_EQ(plog_high_watermark(replica_log(rp)), commit + 1);
+    /* the high watermark is commit + 1, unless the committed log ends in Raft entries: then it
+     * stops before them */
+    struct plog *log = replica_log(rp);
+    int64_t hw = plog_high_watermark(log);
+    if (commit < plog_start_offset(log) || !raft_entry_at(log, commit))
+        ASSERT_EQ(hw, MAX(commit + 1, plog_start_offset(log)));
+    else
+        ASSERT_CMP(hw, <=, commit);
+    ASSERT_CMP(hw, >=, W.hw_seen[n->id]);
+    W.hw_seen[n->id] = hw;
     W.commit_seen[n->id] = commit;
     W.commit_calls++;
 }
@@ -140,6 +164,7 @@ static int open_node(int32_t id, bool clean)
     ASSERT_EQ(rc, 0);
     struct replica_options o = options(id);
     W.commit_seen[id] = -1;
+    W.hw_seen[id] = 0;
     rc = replica_open(n->log, &o, W.now, &n->rp);
     if (rc != 0) {
         plog_close(n->log);
@@ -301,7 +326,7 @@ static struct prop propose(int32_t id, int seed)
     size_t len;
     uint8_t *b = make_batch(seed, &count, &len);
     struct prop p;
-    int rc = replica_propose(node(id)->rp, b, len, count, &p.first, &p.last, &p.term);
+    int rc = replica_propose(node(id)->rp, b, len, count, true, &p.first, &p.last, &p.term);
     mem_free(b);
     ASSERT_EQ(rc, 0);
     ASSERT_EQ(p.last - p.first + 1, count);
@@ -1351,4 +1376,138 @@ TEST_T(raft_replica_install_failing_part_way_is_finished_after_reopen, 120)
     compare_logs_from(start, q.last + 1, 0);
     world_free();
     storage_io_set(NULL);
+}
+
+/* ---- a group of one voter (the single-node broker) ---- */
+
+static void no_send_cb(struct replica *rp, const struct raft_msg *m, void *data)
+{
+    (void)rp;
+    (void)m;
+    (void)data;
+    test_fail(__FILE__, __LINE__, "a sole voter sent a message");
+}
+
+static struct replica *open_sole(const char *dir, struct flusher *fl, struct plog **log,
+                                 int64_t now)
+{
+    struct plog_config cfg = su_config();
+    ASSERT_EQ(plog_open(dir, &cfg, fl, true, log, NULL), 0);
+    struct replica_options o;
+    replica_options_default(&o, 1, 7);
+    o.bootstrap.n_voters = 1;
+    o.bootstrap.voters[0] = 1;
+    o.send = no_send_cb;
+    struct replica *rp;
+    ASSERT_EQ(replica_open(*log, &o, now, &rp), 0);
+    replica_tick(rp, now); /* it campaigns at once: no election timeout */
+    ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
+    return rp;
+}
+
+static int64_t be64_at(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return (int64_t)v;
+}
+
+/* Waits (bounded) until log's durable offset reaches want, polling the flusher. */
+static void wait_durable(struct flusher *fl, struct plog *log, int64_t want)
+{
+    for (int i = 0; i < 500 && plog_durable_offset(log) < want; i++) {
+        struct pollfd p = {.fd = flusher_fd(fl), .events = POLLIN};
+        ASSERT_CMP(poll(&p, 1, 20), >=, 0);
+        flusher_poll(fl);
+    }
+    ASSERT_CMP(plog_durable_offset(log), >=, want);
+}
+
+/* acks=1 (durable false) is visible at once and not synced; acks=all (durable true) is synced at
+ * once and visible (committed) only then, and what follows it waits for it; no no-op anywhere;
+ * the caller's batch is written in place. */
+TEST_T(raft_replica_sole_voter_commits_as_each_proposal_asks, 60)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/sole", test_tmpdir());
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct plog *log;
+    struct replica *rp = open_sole(dir, fl, &log, 1000);
+    ASSERT_EQ(plog_end_offset(log), 0); /* no no-op */
+    int64_t term = raft_term(replica_raft(rp));
+    size_t len;
+    uint8_t *b = su_batch(3, 10, 1700000000000LL, 1, &len);
+    int64_t first, last, t;
+    ASSERT_EQ(replica_propose(rp, b, len, 3, false, &first, &last, &t), 0);
+    ASSERT_EQ(first, 0);
+    ASSERT_EQ(last, 2);
+    ASSERT_EQ(plog_high_watermark(log), 3);     /* visible at once */
+    ASSERT_EQ(plog_durable_offset(log), 0);     /* and nobody asked for a sync */
+    mem_free(b);
+    b = su_batch(3, 10, 1700000000001LL, 2, &len);
+    ASSERT_EQ(replica_propose(rp, b, len, 3, false, &first, &last, &t), 0);
+    ASSERT_EQ(be64_at(b + KBATCH_OFF_BASE_OFFSET), 3); /* written in place: the caller's bytes */
+    ASSERT_EQ(plog_high_watermark(log), 6);
+    mem_free(b);
+    b = su_batch(2, 10, 1700000000002LL, 3, &len);
+    int64_t s_last, s_term;
+    ASSERT_EQ(replica_propose(rp, b, len, 2, true, &first, &s_last, &s_term), 0);
+    ASSERT_EQ(s_term, term);
+    mem_free(b);
+    b = su_batch(2, 10, 1700000000003LL, 4, &len);
+    ASSERT_EQ(replica_propose(rp, b, len, 2, false, &first, &last, &t), 0);
+    mem_free(b);
+    ASSERT_EQ(last, 9);
+    if (plog_durable_offset(log) < 8) { /* the sync runs on the flusher thread */
+        ASSERT_EQ(plog_high_watermark(log), 6);
+        ASSERT_EQ(replica_proposal_state(rp, s_last, s_term), REPLICA_PENDING);
+    }
+    wait_durable(fl, log, 8);
+    ASSERT_EQ(replica_proposal_state(rp, s_last, s_term), REPLICA_COMMITTED);
+    ASSERT_EQ(plog_high_watermark(log), 10); /* and the acks=1 batch behind it with it */
+    replica_close(rp);
+    plog_close(log);
+    /* reopened: leader of a new term at once, everything committed, still no no-op */
+    rp = open_sole(dir, fl, &log, 2000);
+    ASSERT_CMP(raft_term(replica_raft(rp)), >, term);
+    ASSERT_EQ(plog_end_offset(log), 10);
+    ASSERT_EQ(plog_high_watermark(log), 10);
+    replica_close(rp);
+    plog_close(log);
+    flusher_stop(fl);
+}
+
+/* A committed log that ends in Raft entries (a new leader's no-op) has its high watermark before
+ * them, on every replica and across a reopen; data after them moves it past them. */
+TEST_T(raft_replica_high_watermark_stops_before_trailing_raft_entries, 120)
+{
+    world_init();
+    int32_t l = wait_leader(0);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(plog_high_watermark(node(id)->log), 0); /* only the no-op at 0 */
+    struct prop p = propose(l, 1);
+    run_ms(50);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(plog_high_watermark(node(id)->log), p.last + 1);
+    /* a new leader: its no-op is committed but stays hidden */
+    int32_t to = l == 1 ? 2 : 1;
+    ASSERT_EQ(replica_transfer_leader(node(l)->rp, to), 0);
+    int32_t l2 = wait_leader(l);
+    run_ms(50);
+    for (int32_t id = 1; id <= NODES; id++) {
+        ASSERT_EQ(plog_end_offset(node(id)->log), p.last + 2);
+        ASSERT_EQ(raft_commit(core(id)), p.last + 1);
+        ASSERT_EQ(plog_high_watermark(node(id)->log), p.last + 1);
+    }
+    int32_t f = l2 == 3 ? 1 : 3;
+    close_node(f);
+    ASSERT_EQ(open_node(f, true), 0);
+    ASSERT_EQ(plog_high_watermark(node(f)->log), p.last + 1);
+    struct prop q = propose(l2, 2);
+    run_ms(50);
+    for (int32_t id = 1; id <= NODES; id++)
+        ASSERT_EQ(plog_high_watermark(node(id)->log), q.last + 1);
+    world_free();
 }
