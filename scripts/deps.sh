@@ -28,7 +28,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "$mode" = test ] && [ -f tests/integration/node/package-lock.json ] &&
-   [ ! -d tests/integration/node/node_modules/kafkajs ]; then
+   { [ ! -d tests/integration/node/node_modules/kafkajs ] ||
+     [ ! -d tests/integration/node/node_modules/@platformatic/kafka ]; }; then
     echo "deps: npm ci in tests/integration/node"
     (cd tests/integration/node && npm ci --no-audit --no-fund >/dev/null)
 fi
