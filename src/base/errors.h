@@ -18,7 +18,8 @@
     X(ERR_UNSUPPORTED, "unsupported")                                                              \
     X(ERR_LIMIT, "limit reached")                                                                  \
     X(ERR_NOT_LEADER, "not the leader")                                                            \
-    X(ERR_BUSY, "busy: an earlier operation is still in progress")
+    X(ERR_BUSY, "busy: an earlier operation is still in progress")                              \
+    X(ERR_TIMEOUT, "timed out")
 
 enum sp_err {
     ERR_BASE_ = 10000,

@@ -1,23 +1,38 @@
-/* Topic administration: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
- * AlterConfigs. Error codes and messages follow Kafka's, so admin clients show familiar text. */
+/* Topic administration: CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs, which
+ * the controller carries out (the metadata log, controller/commands.h), and DescribeConfigs,
+ * answered from the metadata image on any broker. Error codes and messages follow Kafka's, so
+ * admin clients show familiar text.
+ *
+ * Each topic of a request is checked here as far as the broker can (name, counts, configs,
+ * defaults resolved from this broker's config, what the image already holds, max.partitions),
+ * then submitted as one controller command (ctl_runtime_submit through cluster_submit).
+ * AlterConfigs of a topic becomes one CTL_REQ_ALTER_CONFIGS that sets the keys given and
+ * deletes the others the image holds (cluster_configs.h: AlterConfigs replaces the whole set).
+ * The request is answered once every command has its outcome: an admin_op holds the response
+ * slot, a copy of the header and the response (strings copied into its own arena) until its
+ * pending count reaches zero. Every broker then applies the image (broker/cluster.c reconcile:
+ * local replicas created or removed, configs applied).
+ *
+ * Invariants:
+ *  1. op->pending == commands submitted and not yet answered + 1 while submitting (the extra
+ *     reference keeps answers given during ctl_runtime_submit from sending early); the response
+ *     goes out exactly once, when it reaches zero, and the op is freed then.
+ *  2. The controller answers every command exactly once (at close: NOT_CONTROLLER), so no op
+ *     outlives the cluster; a slot outlives its connection (net/conn.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/mem.h"
 #include "broker/cluster.h"
 #include "broker/cluster_configs.h"
 #include "broker/internal.h"
+#include "controller/request.h"
 #include "kafka/errors.h"
 
 #define ERRMSG_MAX 300
-
-static struct kstr arena_msg(struct arena *a, const char *msg)
-{
-    size_t n = strlen(msg);
-    return (struct kstr){arena_strndup(a, msg, n), (int32_t)n};
-}
 
 bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride)
 {
@@ -51,47 +66,173 @@ int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, in
     return KERR_NONE;
 }
 
-static int16_t create_one(struct broker *b, struct arena *a,
-                          const struct create_topics_req_topic *t, bool validate_only, char *err,
-                          size_t errcap)
+struct admin_op;
+
+struct admin_item {
+    struct admin_op *op;
+    int32_t index;
+};
+
+struct admin_op {
+    struct broker *b;
+    struct conn_slot *slot;
+    struct kreq_header hdr;
+    struct arena arena;
+    int pending;
+    struct admin_item *items;
+    union {
+        struct create_topics_resp create;
+        struct delete_topics_resp del;
+        struct create_partitions_resp grow;
+        struct alter_configs_resp alter;
+    } resp;
+};
+
+static struct admin_op *op_new(struct request *req, int32_t n)
 {
-    if (!topic_name_valid(t->name, err, ERRMSG_MAX))
+    struct admin_op *op = mem_calloc(1, sizeof(*op));
+    op->b = req->b;
+    op->slot = conn_slot_reserve(req->conn);
+    op->hdr = req->hdr;
+    op->hdr.client_id = KSTR_NULL; /* points into the frame */
+    arena_init(&op->arena, 4096);
+    op->items = arena_calloc(&op->arena, (size_t)(n > 0 ? n : 1), sizeof(*op->items));
+    for (int32_t i = 0; i < n; i++)
+        op->items[i] = (struct admin_item){op, i};
+    op->pending = 1;
+    return op;
+}
+
+static struct kstr copy_str(struct arena *a, struct kstr s)
+{
+    if (s.len < 0)
+        return KSTR_NULL;
+    return (struct kstr){arena_strndup(a, s.p ? s.p : "", (size_t)s.len), s.len};
+}
+
+static struct kstr copy_msg(struct arena *a, const char *msg)
+{
+    size_t n = strlen(msg);
+    return (struct kstr){arena_strndup(a, msg, n), (int32_t)n};
+}
+
+static void op_release(struct admin_op *op)
+{
+    if (--op->pending > 0)
+        return;
+    struct response r;
+    response_begin(&r, &op->hdr);
+    int16_t v = op->hdr.api_version;
+    switch (op->hdr.api_key) {
+    case KAPI_CREATE_TOPICS:
+        kmsg_encode_create_topics(&r.w, v, &op->resp.create);
+        break;
+    case KAPI_DELETE_TOPICS:
+        kmsg_encode_delete_topics(&r.w, v, &op->resp.del);
+        break;
+    case KAPI_ALTER_CONFIGS:
+        kmsg_encode_alter_configs(&r.w, v, &op->resp.alter);
+        break;
+    default:
+        kmsg_encode_create_partitions(&r.w, v, &op->resp.grow);
+        break;
+    }
+    response_send(&r, op->slot);
+    arena_destroy(&op->arena);
+    mem_free(op);
+}
+
+static const char *controller_error_text(int16_t ec)
+{
+    switch (ec) {
+    case KERR_NOT_CONTROLLER:
+        return "No controller available now; retry.";
+    case KERR_REQUEST_TIMED_OUT:
+        return "The controller did not answer in time; retry.";
+    default:
+        return NULL;
+    }
+}
+
+static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct admin_item *it = data;
+    struct admin_op *op = it->op;
+    (void)rt;
+    const char *why = controller_error_text(a->error);
+    switch (op->hdr.api_key) {
+    case KAPI_CREATE_TOPICS: {
+        struct create_topics_resp_topic *o = &op->resp.create.topics[it->index];
+        o->error_code = a->error;
+        if (a->error == KERR_TOPIC_ALREADY_EXISTS)
+            why = "Topic already exists.";
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
+    case KAPI_DELETE_TOPICS:
+        op->resp.del.responses[it->index].error_code = a->error;
+        break;
+    case KAPI_ALTER_CONFIGS: {
+        struct alter_configs_resp_resource *o = &op->resp.alter.responses[it->index];
+        o->error_code = a->error;
+        if (a->error == KERR_UNKNOWN_TOPIC_OR_PARTITION)
+            why = "Topic does not exist";
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
+    default: {
+        struct create_partitions_resp_result *o = &op->resp.grow.results[it->index];
+        o->error_code = a->error;
+        if (a->error != KERR_NONE)
+            o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        break;
+    }
+    }
+    op_release(op);
+}
+
+/* Partitions in the image, all topics: what max.partitions caps (every broker may come to
+ * host any of them). */
+static int64_t image_partitions(const struct ctl_image *img)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < img->n_topics; i++)
+        n += img->topics[i]->n_partitions;
+    return n;
+}
+
+/* The image's topic of this name, or NULL (also for names no topic can have). */
+static const struct ctl_topic *image_topic(const struct ctl_image *img, struct arena *a,
+                                           struct kstr name)
+{
+    if (name.len <= 0 || name.len > TOPIC_NAME_MAX || memchr(name.p, '\0', (size_t)name.len))
+        return NULL;
+    return ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
+}
+
+/* Checks one topic of a CreateTopics request and fills the command (strings in a). *parts gets
+ * its partition count (for the request's max.partitions tally). */
+static int16_t create_check(struct broker *b, struct arena *a,
+                            const struct create_topics_req_topic *t, int64_t partitions_before,
+                            struct ctl_request *cmd, int32_t *parts_out, char *err, size_t errcap)
+{
+    if (!topic_name_valid(t->name, err, errcap))
         return KERR_INVALID_TOPIC_EXCEPTION;
-    if (topic_find(b, t->name)) {
+    if (image_topic(cluster_image(b->cluster), a, t->name)) {
         snprintf(err, errcap, "Topic '%.*s' already exists.", t->name.len, t->name.p);
         return KERR_TOPIC_ALREADY_EXISTS;
     }
-    int32_t parts = t->num_partitions;
-    int32_t rf = t->replication_factor;
     if (t->n_assignments > 0) {
-        if (parts != -1 || rf != -1) {
-            snprintf(err, errcap,
-                     "Both numPartitions or replicationFactor and "
-                     "replicasAssignments were set. Both cannot be used at the same "
-                     "time.");
-            return KERR_INVALID_REQUEST;
-        }
-        for (int32_t i = 0; i < t->n_assignments; i++) {
-            const struct create_topics_assignment *as = &t->assignments[i];
-            bool seen = false;
-            for (int32_t j = 0; j < t->n_assignments; j++)
-                if (t->assignments[j].partition_index == i)
-                    seen = true;
-            if (!seen || as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
-                snprintf(err, errcap,
-                         "Replica assignment must give partitions 0..%d exactly one "
-                         "replica each, on broker %d",
-                         t->n_assignments - 1, b->cfg->node_id);
-                return KERR_INVALID_REPLICA_ASSIGNMENT;
-            }
-        }
-        parts = t->n_assignments;
-        rf = 1;
+        snprintf(err, errcap,
+                 "Replica assignments are not supported yet; give numPartitions and "
+                 "replicationFactor.");
+        return KERR_INVALID_REPLICA_ASSIGNMENT;
     }
-    if (parts == -1)
-        parts = b->cfg->num_partitions;
-    if (rf == -1)
-        rf = b->cfg->default_replication_factor;
+    int32_t parts = t->num_partitions == -1 ? b->cfg->num_partitions : t->num_partitions;
+    int32_t rf =
+        t->replication_factor == -1 ? b->cfg->default_replication_factor : t->replication_factor;
     if (parts <= 0) {
         snprintf(err, errcap, "Number of partitions must be larger than 0.");
         return KERR_INVALID_PARTITIONS;
@@ -100,188 +241,285 @@ static int16_t create_one(struct broker *b, struct arena *a,
         snprintf(err, errcap, "Replication factor must be larger than 0.");
         return KERR_INVALID_REPLICATION_FACTOR;
     }
-    if (rf > 1) {
-        snprintf(err, errcap, "Replication factor: %d larger than available brokers: 1.", rf);
-        return KERR_INVALID_REPLICATION_FACTOR;
-    }
-    if (b->total_partitions + (int64_t)parts > b->cfg->max_partitions) {
+    if (partitions_before + (int64_t)parts > b->cfg->max_partitions) {
         snprintf(err, errcap,
                  "Creating %d partitions would exceed the broker's limit of %d "
                  "partitions (max.partitions)",
                  parts, b->cfg->max_partitions);
         return KERR_INVALID_PARTITIONS;
     }
-    struct topic_config_kv *kvs;
-    int16_t ec = admin_check_configs(a, t->configs, t->n_configs, &kvs, err, errcap);
-    if (ec != KERR_NONE)
-        return ec;
-    if (validate_only)
-        return KERR_NONE;
-    if (topic_create(b, t->name, parts, kvs, t->n_configs > 0 ? t->n_configs : 0, err, errcap) != 0)
-        return KERR_KAFKA_STORAGE_ERROR;
+    struct ctl_config_entry *cfgs =
+        arena_calloc(a, (size_t)(t->n_configs > 0 ? t->n_configs : 1), sizeof(*cfgs));
+    size_t k = 0;
+    for (int32_t i = 0; i < t->n_configs; i++) {
+        const struct config_entry *c = &t->configs[i];
+        if (c->name.len <= 0) {
+            snprintf(err, errcap, "Config name is empty");
+            return KERR_INVALID_CONFIG;
+        }
+        if (!topic_config_validate(c->name.p, (size_t)c->name.len, c->value.p,
+                                   c->value.len >= 0 ? (size_t)c->value.len : 0, err, errcap))
+            return KERR_INVALID_CONFIG;
+        if (c->value.len < 0)
+            continue; /* null: the default, i.e. no override */
+        cfgs[k].key = arena_strndup(a, c->name.p, (size_t)c->name.len);
+        cfgs[k++].value = arena_strndup(a, c->value.p, (size_t)c->value.len);
+    }
+    *cmd = (struct ctl_request){
+        .type = CTL_REQ_CREATE_TOPIC,
+        .name = arena_strndup(a, t->name.p, (size_t)t->name.len),
+        .n_partitions = parts,
+        .rf = rf,
+        .configs = cfgs,
+        .n_configs = k,
+    };
+    *parts_out = parts;
     return KERR_NONE;
 }
 
 int handle_create_topics(struct request *req)
 {
     struct broker *b = req->b;
-    struct create_topics_req cr;
-    int16_t v = req->hdr.api_version;
-    if (kmsg_decode_create_topics(&req->body, v, req->arena, &cr) != 0)
+    struct create_topics_req crq;
+    if (kmsg_decode_create_topics(&req->body, req->hdr.api_version, req->arena, &crq) != 0)
         return -ERR_CORRUPT;
-    if (b->cluster)
-        return cluster_create_topics(req, &cr);
-    struct arena *a = req->arena;
-    struct create_topics_resp resp = {0};
-    resp.n_topics = cr.n_topics > 0 ? cr.n_topics : 0;
-    resp.topics = arena_calloc(a, (size_t)resp.n_topics, sizeof(*resp.topics));
-    for (int32_t i = 0; i < resp.n_topics; i++) {
-        const struct create_topics_req_topic *t = &cr.topics[i];
-        struct create_topics_resp_topic *o = &resp.topics[i];
-        o->name = t->name;
+    const struct create_topics_req *cr = &crq;
+    int64_t partitions = image_partitions(cluster_image(b->cluster));
+    int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
+    struct admin_op *op = op_new(req, n);
+    struct create_topics_resp *resp = &op->resp.create;
+    resp->n_topics = n;
+    resp->topics = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->topics));
+    for (int32_t i = 0; i < n; i++) {
+        const struct create_topics_req_topic *t = &cr->topics[i];
+        struct create_topics_resp_topic *o = &resp->topics[i];
+        o->name = copy_str(&op->arena, t->name);
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
-        if (kstr_dup_before(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+        struct ctl_request cmd;
+        int32_t parts = 0;
+        if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Topic '%.*s' appears more than once in the request.",
                      t->name.len > 0 ? t->name.len : 0, t->name.p);
         } else {
-            o->error_code = create_one(b, a, t, cr.validate_only, err, sizeof(err));
+            o->error_code =
+                create_check(b, req->arena, t, partitions, &cmd, &parts, err, sizeof(err));
         }
         if (o->error_code != KERR_NONE) {
-            o->error_message = arena_msg(a, err);
+            o->error_message = copy_msg(&op->arena, err);
             log_info("topic_create_refused", "topic=%.*s error=%s reason=\"%s\"",
                      t->name.len > 0 ? (t->name.len > 249 ? 249 : t->name.len) : 0, t->name.p,
                      kafka_error_name(o->error_code), err);
+            continue;
         }
+        partitions += parts;
+        if (cr->validate_only)
+            continue;
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
     }
-    struct response r;
-    response_begin(&r, &req->hdr);
-    kmsg_encode_create_topics(&r.w, v, &resp);
-    response_send(&r, conn_slot_reserve(req->conn));
+    op_release(op);
     return 0;
 }
 
 int handle_delete_topics(struct request *req)
 {
     struct broker *b = req->b;
-    struct delete_topics_req dr;
-    int16_t v = req->hdr.api_version;
-    if (kmsg_decode_delete_topics(&req->body, v, req->arena, &dr) != 0)
+    struct delete_topics_req drq;
+    if (kmsg_decode_delete_topics(&req->body, req->hdr.api_version, req->arena, &drq) != 0)
         return -ERR_CORRUPT;
-    if (b->cluster)
-        return cluster_delete_topics(req, &dr);
-    struct arena *a = req->arena;
-    struct delete_topics_resp resp = {0};
-    resp.n_responses = dr.n_topic_names > 0 ? dr.n_topic_names : 0;
-    resp.responses = arena_calloc(a, (size_t)resp.n_responses, sizeof(*resp.responses));
-    for (int32_t i = 0; i < resp.n_responses; i++) {
-        struct delete_topics_resp_topic *o = &resp.responses[i];
-        o->name = dr.topic_names[i];
-        struct topic *t = topic_find(b, o->name);
-        if (!b->cfg->delete_topic_enable)
+    const struct delete_topics_req *dr = &drq;
+    int32_t n = dr->n_topic_names > 0 ? dr->n_topic_names : 0;
+    struct admin_op *op = op_new(req, n);
+    struct delete_topics_resp *resp = &op->resp.del;
+    resp->n_responses = n;
+    resp->responses = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->responses));
+    for (int32_t i = 0; i < n; i++) {
+        struct delete_topics_resp_topic *o = &resp->responses[i];
+        struct kstr name = dr->topic_names[i];
+        o->name = copy_str(&op->arena, name);
+        if (!b->cfg->delete_topic_enable) {
             o->error_code = KERR_TOPIC_DELETION_DISABLED;
-        else if (!t)
+            continue;
+        }
+        const struct ctl_topic *ct = image_topic(cluster_image(b->cluster), req->arena, name);
+        if (!ct) {
             o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        else if (t->internal)
-            o->error_code = KERR_INVALID_REQUEST;
-        else
-            o->error_code = topic_delete(b, t) == 0 ? KERR_NONE : KERR_KAFKA_STORAGE_ERROR;
+            continue;
+        }
+        if (topic_name_internal(ct->name)) {
+            o->error_code = KERR_INVALID_REQUEST; /* the broker's own (__consumer_offsets...) */
+            continue;
+        }
+        struct ctl_request cmd = {.type = CTL_REQ_DELETE_TOPIC,
+                                  .name = arena_strndup(req->arena, name.p, (size_t)name.len)};
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
     }
-    struct response r;
-    response_begin(&r, &req->hdr);
-    kmsg_encode_delete_topics(&r.w, v, &resp);
-    response_send(&r, conn_slot_reserve(req->conn));
+    op_release(op);
     return 0;
 }
 
-static int16_t grow_one(struct broker *b, const struct create_partitions_req_topic *t,
-                        bool validate_only, char *err, size_t errcap)
+/* Checks one topic of a CreatePartitions request against the image. */
+static int16_t grow_check(struct broker *b, struct arena *a,
+                          const struct create_partitions_req_topic *t, int64_t partitions_before,
+                          int32_t *added, char *err, size_t errcap)
 {
-    struct topic *top = topic_find(b, t->name);
+    const struct ctl_topic *top = image_topic(cluster_image(b->cluster), a, t->name);
     if (!top) {
         snprintf(err, errcap, "The topic '%.*s' does not exist.",
                  t->name.len > 0 ? (t->name.len > 249 ? 249 : t->name.len) : 0, t->name.p);
         return KERR_UNKNOWN_TOPIC_OR_PARTITION;
     }
-    if (t->count < top->n_parts) {
+    if (t->count < top->n_partitions) {
         snprintf(err, errcap,
-                 "Topic currently has %d partitions, which is higher than the "
-                 "requested %d.",
-                 top->n_parts, t->count);
+                 "Topic currently has %d partitions, which is higher than the requested %d.",
+                 top->n_partitions, t->count);
         return KERR_INVALID_PARTITIONS;
     }
-    if (t->count == top->n_parts) {
-        snprintf(err, errcap, "Topic already has %d partitions.", top->n_parts);
+    if (t->count == top->n_partitions) {
+        snprintf(err, errcap, "Topic already has %d partitions.", top->n_partitions);
         return KERR_INVALID_PARTITIONS;
     }
-    if (b->total_partitions + (int64_t)(t->count - top->n_parts) > b->cfg->max_partitions) {
+    if (partitions_before + (int64_t)(t->count - top->n_partitions) > b->cfg->max_partitions) {
         snprintf(err, errcap,
-                 "Adding %d partitions would exceed the broker's limit of %d "
-                 "partitions (max.partitions)",
-                 t->count - top->n_parts, b->cfg->max_partitions);
+                 "Adding %d partitions would exceed the broker's limit of %d partitions "
+                 "(max.partitions)",
+                 t->count - top->n_partitions, b->cfg->max_partitions);
         return KERR_INVALID_PARTITIONS;
     }
     if (t->n_assignments >= 0) {
-        if (t->n_assignments != t->count - top->n_parts) {
-            snprintf(err, errcap,
-                     "Increasing the number of partitions by %d but %d assignments "
-                     "provided.",
-                     t->count - top->n_parts, t->n_assignments);
-            return KERR_INVALID_REPLICA_ASSIGNMENT;
-        }
-        for (int32_t i = 0; i < t->n_assignments; i++) {
-            const struct create_partitions_assignment *as = &t->assignments[i];
-            if (as->n_broker_ids != 1 || as->broker_ids[0] != b->cfg->node_id) {
-                snprintf(err, errcap,
-                         "Each new partition needs exactly one replica, on broker "
-                         "%d.",
-                         b->cfg->node_id);
-                return KERR_INVALID_REPLICA_ASSIGNMENT;
-            }
-        }
+        snprintf(err, errcap, "Replica assignments are not supported yet.");
+        return KERR_INVALID_REPLICA_ASSIGNMENT;
     }
-    if (validate_only)
-        return KERR_NONE;
-    if (topic_add_partitions(b, top, t->count, err, errcap) != 0)
-        return KERR_KAFKA_STORAGE_ERROR;
+    *added = t->count - top->n_partitions;
     return KERR_NONE;
 }
 
 int handle_create_partitions(struct request *req)
 {
     struct broker *b = req->b;
-    struct create_partitions_req cr;
-    int16_t v = req->hdr.api_version;
-    if (kmsg_decode_create_partitions(&req->body, v, req->arena, &cr) != 0)
+    struct create_partitions_req crq;
+    if (kmsg_decode_create_partitions(&req->body, req->hdr.api_version, req->arena, &crq) != 0)
         return -ERR_CORRUPT;
-    if (b->cluster)
-        return cluster_create_partitions(req, &cr);
-    struct arena *a = req->arena;
-    struct create_partitions_resp resp = {0};
-    resp.n_results = cr.n_topics > 0 ? cr.n_topics : 0;
-    resp.results = arena_calloc(a, (size_t)resp.n_results, sizeof(*resp.results));
-    for (int32_t i = 0; i < resp.n_results; i++) {
-        const struct create_partitions_req_topic *t = &cr.topics[i];
-        struct create_partitions_resp_result *o = &resp.results[i];
-        o->name = t->name;
+    const struct create_partitions_req *cr = &crq;
+    int64_t partitions = image_partitions(cluster_image(b->cluster));
+    int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
+    struct admin_op *op = op_new(req, n);
+    struct create_partitions_resp *resp = &op->resp.grow;
+    resp->n_results = n;
+    resp->results = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->results));
+    for (int32_t i = 0; i < n; i++) {
+        const struct create_partitions_req_topic *t = &cr->topics[i];
+        struct create_partitions_resp_result *o = &resp->results[i];
+        o->name = copy_str(&op->arena, t->name);
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
-        if (kstr_dup_before(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
+        int32_t added = 0;
+        if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Duplicate topic in the request.");
         } else {
-            o->error_code = grow_one(b, t, cr.validate_only, err, sizeof(err));
+            o->error_code = grow_check(b, req->arena, t, partitions, &added, err, sizeof(err));
         }
-        if (o->error_code != KERR_NONE)
-            o->error_message = arena_msg(a, err);
+        if (o->error_code != KERR_NONE) {
+            o->error_message = copy_msg(&op->arena, err);
+            continue;
+        }
+        partitions += added;
+        if (cr->validate_only)
+            continue;
+        struct ctl_request cmd = {.type = CTL_REQ_CREATE_PARTITIONS,
+                                  .name = arena_strndup(req->arena, t->name.p, (size_t)t->name.len),
+                                  .n_partitions = t->count};
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
     }
-    struct response r;
-    response_begin(&r, &req->hdr);
-    kmsg_encode_create_partitions(&r.w, v, &resp);
-    response_send(&r, conn_slot_reserve(req->conn));
+    op_release(op);
     return 0;
 }
+
+/* Checks one topic resource of an AlterConfigs request against the image and fills the
+ * command (strings in a). */
+static int16_t alter_check(struct broker *b, struct arena *a,
+                           const struct alter_configs_req_resource *rr, struct ctl_request *cmd,
+                           char *err, size_t errcap)
+{
+    const struct ctl_image *img = cluster_image(b->cluster);
+    const struct ctl_topic *t = image_topic(img, a, rr->resource_name);
+    if (!t) {
+        snprintf(err, errcap, "Topic does not exist");
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    }
+    struct topic_config_kv *kvs;
+    int16_t ec = admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err, errcap);
+    if (ec != KERR_NONE)
+        return ec;
+    /* the new set: the keys given a value (a null value means the default: no override) */
+    size_t n_want = 0;
+    for (int32_t i = 0; i < rr->n_configs; i++) {
+        if (kstr_dup_before(&rr->configs[0].name, i, sizeof(rr->configs[0]))) {
+            snprintf(err, errcap, "Config %s appears more than once in the request.", kvs[i].key);
+            return KERR_INVALID_REQUEST;
+        }
+        if (kvs[i].value)
+            kvs[n_want++] = kvs[i];
+    }
+    const struct ctl_config *cur;
+    size_t n_cur = ctl_image_configs_of(img, CTL_RESOURCE_TOPIC, t->name, &cur);
+    struct ctl_config_entry *ops = arena_calloc(a, n_cur + n_want + 1, sizeof(*ops));
+    size_t n_ops = cluster_configs_replace_ops(cur, n_cur, kvs, n_want, ops);
+    /* the image's strings change with the next apply: the command gets copies */
+    for (size_t i = 0; i < n_ops; i++)
+        ops[i].key = arena_strndup(a, ops[i].key, strlen(ops[i].key));
+    *cmd = (struct ctl_request){
+        .type = CTL_REQ_ALTER_CONFIGS,
+        .name = arena_strndup(a, t->name, strlen(t->name)),
+        .resource_type = CTL_RESOURCE_TOPIC,
+        .configs = ops,
+        .n_configs = n_ops,
+    };
+    return KERR_NONE;
+}
+
+int handle_alter_configs(struct request *req)
+{
+    struct broker *b = req->b;
+    struct alter_configs_req arq;
+    if (kmsg_decode_alter_configs(&req->body, req->hdr.api_version, req->arena, &arq) != 0)
+        return -ERR_CORRUPT;
+    const struct alter_configs_req *ar = &arq;
+    int32_t n = ar->n_resources > 0 ? ar->n_resources : 0;
+    struct admin_op *op = op_new(req, n);
+    struct alter_configs_resp *resp = &op->resp.alter;
+    resp->n_responses = n;
+    resp->responses = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->responses));
+    for (int32_t i = 0; i < n; i++) {
+        const struct alter_configs_req_resource *rr = &ar->resources[i];
+        struct alter_configs_resp_resource *o = &resp->responses[i];
+        o->resource_type = rr->resource_type;
+        o->resource_name = copy_str(&op->arena, rr->resource_name);
+        o->error_message = KSTR_NULL;
+        char err[ERRMSG_MAX] = "";
+        struct ctl_request cmd;
+        o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (o->error_code == KERR_NONE)
+            o->error_code = alter_check(b, req->arena, rr, &cmd, err, sizeof(err));
+        if (o->error_code != KERR_NONE) {
+            o->error_message = copy_msg(&op->arena, err);
+            continue;
+        }
+        if (ar->validate_only)
+            continue;
+        op->pending++;
+        cluster_submit(b->cluster, &cmd, on_done, &op->items[i]);
+    }
+    op_release(op);
+    return 0;
+}
+
+/* ---- DescribeConfigs ---- */
 
 static const struct broker_config_entry *broker_entry(const struct broker *b, const char *name)
 {
@@ -328,7 +566,7 @@ static void describe_topic_configs(struct broker *b, struct arena *a,
         char buf[64];
         topic_config_value_text(tc, i, buf, sizeof(buf));
         e->name = kstr_c(name);
-        e->value = arena_msg(a, ov ? ov : buf);
+        e->value = copy_msg(a, ov ? ov : buf);
         e->read_only = false;
         e->is_sensitive = false;
         if (ov)
@@ -343,7 +581,7 @@ static void describe_topic_configs(struct broker *b, struct arena *a,
         e->synonyms = arena_calloc(a, 2, sizeof(*e->synonyms));
         if (ov)
             e->synonyms[e->n_synonyms++] = (struct describe_configs_synonym){
-                kstr_c(name), arena_msg(a, ov), KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC};
+                kstr_c(name), copy_msg(a, ov), KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC};
         if (be)
             e->synonyms[e->n_synonyms++] = (struct describe_configs_synonym){
                 kstr_c(be->name), kstr_c(be->value),
@@ -397,17 +635,10 @@ int handle_describe_configs(struct request *req)
         res->resource_type = rr->resource_type;
         res->resource_name = rr->resource_name;
         res->error_message = KSTR_NULL;
-        if (rr->resource_type == KAFKA_RESOURCE_TOPIC && b->cluster) {
-            /* cluster mode: the image's configs, on any broker */
+        if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
+            /* the image's configs, on any broker */
             const struct ctl_image *img = cluster_image(b->cluster);
-            const struct ctl_topic *ct = NULL;
-            if (rr->resource_name.len > 0 && rr->resource_name.len <= TOPIC_NAME_MAX &&
-                !memchr(rr->resource_name.p, '\0', (size_t)rr->resource_name.len)) {
-                char name[TOPIC_NAME_MAX + 1];
-                memcpy(name, rr->resource_name.p, (size_t)rr->resource_name.len);
-                name[rr->resource_name.len] = '\0';
-                ct = ctl_image_topic(img, name);
-            }
+            const struct ctl_topic *ct = image_topic(img, a, rr->resource_name);
             if (!ct) {
                 res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 res->error_message = kstr_c("Topic does not exist");
@@ -419,15 +650,6 @@ int handle_describe_configs(struct request *req)
             struct topic_config tc;
             topic_config_resolve(&tc, b->cfg, ovs, n_ovs);
             describe_topic_configs(b, a, ovs, n_ovs, &tc, rr, v >= 1 && dr.include_synonyms, res);
-        } else if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
-            struct topic *t = topic_find(b, rr->resource_name);
-            if (!t) {
-                res->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                res->error_message = kstr_c("Topic does not exist");
-                continue;
-            }
-            describe_topic_configs(b, a, t->overrides, t->n_overrides, &t->cfg, rr,
-                                   v >= 1 && dr.include_synonyms, res);
         } else if (rr->resource_type == KAFKA_RESOURCE_BROKER) {
             if (!is_this_broker(b, rr->resource_name)) {
                 res->error_code = KERR_INVALID_REQUEST;
@@ -462,48 +684,3 @@ int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errca
     return KERR_NONE;
 }
 
-int handle_alter_configs(struct request *req)
-{
-    struct broker *b = req->b;
-    struct alter_configs_req ar;
-    int16_t v = req->hdr.api_version;
-    if (kmsg_decode_alter_configs(&req->body, v, req->arena, &ar) != 0)
-        return -ERR_CORRUPT;
-    if (b->cluster)
-        return cluster_alter_configs(req, &ar);
-    struct arena *a = req->arena;
-    struct alter_configs_resp resp = {0};
-    resp.n_responses = ar.n_resources > 0 ? ar.n_resources : 0;
-    resp.responses = arena_calloc(a, (size_t)resp.n_responses, sizeof(*resp.responses));
-    for (int32_t i = 0; i < resp.n_responses; i++) {
-        const struct alter_configs_req_resource *rr = &ar.resources[i];
-        struct alter_configs_resp_resource *o = &resp.responses[i];
-        o->resource_type = rr->resource_type;
-        o->resource_name = rr->resource_name;
-        o->error_message = KSTR_NULL;
-        char err[ERRMSG_MAX] = "";
-        o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
-        if (o->error_code == KERR_NONE) {
-            struct topic *t = topic_find(b, rr->resource_name);
-            struct topic_config_kv *kvs;
-            if (!t) {
-                o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-                snprintf(err, sizeof(err), "Topic does not exist");
-            } else {
-                o->error_code =
-                    admin_check_configs(a, rr->configs, rr->n_configs, &kvs, err, sizeof(err));
-                if (o->error_code == KERR_NONE && !ar.validate_only &&
-                    topic_set_overrides(b, t, kvs, rr->n_configs > 0 ? rr->n_configs : 0, err,
-                                        sizeof(err)) != 0)
-                    o->error_code = KERR_KAFKA_STORAGE_ERROR;
-            }
-        }
-        if (o->error_code != KERR_NONE)
-            o->error_message = arena_msg(a, err);
-    }
-    struct response r;
-    response_begin(&r, &req->hdr);
-    kmsg_encode_alter_configs(&r.w, v, &resp);
-    response_send(&r, conn_slot_reserve(req->conn));
-    return 0;
-}

@@ -25,6 +25,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/cluster.h"
+#include "broker/legacy.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
 #include "kafka/api.h"
@@ -227,6 +228,10 @@ static void on_retention_timer(struct reactor *r, struct reactor_timer *t, void 
     reactor_timer_start(r, t, b->cfg->log_retention_check_interval_ms);
 }
 
+/* A standalone node elects itself and registers within a few ms (three syncs); this bounds the
+ * wait for a sick disk. */
+#define STANDALONE_LIVE_MAX_MS 10000
+
 static void on_cleaner(struct reactor *r, int fd, uint32_t events, void *data)
 {
     struct broker *b = data;
@@ -249,7 +254,7 @@ static int cleaner_begin(struct broker *b, char *err, size_t errcap)
         return 0;
     struct cleaner_config cc = {cfg->log_cleaner_threads, cfg->log_cleaner_dedupe_buffer_size,
                                 cfg->log_cleaner_io_max_bytes_per_second,
-                                cfg->n_voters > 0 /* cluster mode: Raft logs keep every offset */};
+                                true /* partition logs are Raft logs: every offset stays */};
     int rc = cleaner_start(&cc, &b->cleaner);
     if (rc == 0) {
         rc = reactor_add(b->r, cleaner_fd(b->cleaner), REACTOR_READ, on_cleaner, b);
@@ -449,15 +454,28 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         listener_close(b->lis);
         goto out_groups;
     }
-    if (cfg->n_voters > 0) {
+    /* a data directory a single-node release wrote is upgraded in place (broker/legacy.c) */
+    bool legacy = legacy_pending(b);
+    rc = legacy ? legacy_prepare(b, err, errcap) : 0;
+    if (rc == 0)
         rc = cluster_start(b, err, errcap);
-        if (rc != 0) {
-            cleaner_end(b);
-            reactor_timer_stop(r, &b->retention_timer);
-            reactor_timer_stop(r, &b->flush_timer);
-            listener_close(b->lis);
-            goto out_groups;
-        }
+    if (rc == 0 && cfg->n_voters == 0 && cluster_await_live(b, STANDALONE_LIVE_MAX_MS) != 0) {
+        snprintf(err, errcap, "the node did not register with its own controller within %d ms",
+                 STANDALONE_LIVE_MAX_MS);
+        cluster_stop(b);
+        rc = -ERR_TIMEOUT;
+    }
+    if (rc == 0 && legacy) {
+        rc = legacy_import(b, err, errcap);
+        if (rc != 0)
+            cluster_stop(b);
+    }
+    if (rc != 0) {
+        cleaner_end(b);
+        reactor_timer_stop(r, &b->retention_timer);
+        reactor_timer_stop(r, &b->flush_timer);
+        listener_close(b->lis);
+        goto out_groups;
     }
     *out = b;
     return 0;

@@ -56,7 +56,6 @@
 #define TICK_MS 10
 #define HEARTBEAT_MS 500
 #define REGISTER_RETRY_MS 200
-#define CTL_DIR "__cluster_metadata-0"
 
 struct cgroup {
     char *topic; /* owned */
@@ -141,6 +140,9 @@ static void on_image_change(struct ctl_runtime *rt, const struct ctl_image *befo
     (void)before;
     (void)after;
     c->image_dirty = true;
+    /* reconcile at the next iteration rather than the next tick: a topic just created takes
+     * writes as soon as its local replicas run */
+    reactor_timer_start(c->b->r, &c->timer, 0);
 }
 
 /* ---- registration and heartbeats ---- */
@@ -176,6 +178,7 @@ static void command_done(struct ctl_runtime *rt, const struct ctl_answer *a, voi
             log_info("cluster_registered", "node=%" PRId32 " controller=%" PRId32,
                      c->b->cfg->node_id, ctl_runtime_leader(c->ctl));
             c->next_try_ms = now; /* heartbeat at once: unfences when caught up */
+            broker_producers_prefetch(c->b); /* the first InitProducerId finds a block */
         } else {
             c->next_try_ms = now + REGISTER_RETRY_MS;
         }
@@ -219,18 +222,12 @@ static void on_commit(struct host_group *g, int64_t commit, void *data)
 
 int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start)
 {
-    if (!b->cluster)
-        return plog_truncate_prefix(p->log, new_start);
     struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
     return g ? host_compact(g, new_start) : -ERR_NOT_LEADER;
 }
 
 void partition_apply_retention(struct broker *b, struct partition *p, int64_t now_ms)
 {
-    if (!b->cluster) {
-        (void)plog_apply_retention(p->log, now_ms);
-        return;
-    }
     struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
     if (!g)
         return; /* its Raft group is not running (yet, or any more): the plog is Raft's */
@@ -239,16 +236,46 @@ void partition_apply_retention(struct broker *b, struct partition *p, int64_t no
         (void)host_compact(g, to); /* a failure is logged; the next timer tries again */
 }
 
-int16_t partition_leader_check(struct broker *b, struct partition *p)
+/* The local replica of p has failed (a disk error) and this node is p's only voter: nobody else
+ * holds p's data, so its committed part is still read here. */
+static bool failed_sole_replica(const struct host_group_status *st, int32_t self)
 {
-    if (!b->cluster)
-        return KERR_NONE;
+    const struct raft_conf *c = &st->rs.conf;
+    return st->rs.failed && c->n_old == 0 && c->n_voters == 1 && c->voters[0] == self;
+}
+
+int16_t partition_read_check(struct broker *b, struct partition *p)
+{
     struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
     if (!g)
         return KERR_NOT_LEADER_OR_FOLLOWER;
     struct host_group_status st;
     host_group_status(g, &st);
-    return st.leading && !st.rs.failed ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
+    if (failed_sole_replica(&st, b->cfg->node_id))
+        return KERR_NONE;
+    return partition_leader_check(b, p);
+}
+
+bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition)
+{
+    struct host_group *g = cluster_group(b->cluster, topic, partition);
+    if (!g)
+        return false;
+    struct host_group_status st;
+    host_group_status(g, &st);
+    return failed_sole_replica(&st, b->cfg->node_id);
+}
+
+int16_t partition_leader_check(struct broker *b, struct partition *p)
+{
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    if (!g)
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    struct host_group_status st;
+    host_group_status(g, &st);
+    if (st.rs.failed || plog_fenced(p->log))
+        return KERR_KAFKA_STORAGE_ERROR; /* this replica stopped on a disk error */
+    return st.leading ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
 }
 
 static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, int32_t partition)
@@ -260,8 +287,8 @@ static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, in
 }
 
 /* Leadership of a local replica changed: waits of the old term can no longer be settled here
- * (NOT_LEADER_OR_FOLLOWER, retriable); a new leader rebuilds its producer state from the log,
- * which a follower's table did not follow. */
+ * (NOT_LEADER_OR_FOLLOWER, retriable). (Its producer state needs nothing: every replica's table
+ * follows every batch its log takes, broker/producers.h.) */
 static void on_leader(struct host_group *g, const struct host_leader_change *ch, void *data)
 {
     struct cluster *c = data;
@@ -272,8 +299,6 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
         p->leader_epoch = (int32_t)ch->term;
     if (p) {
         produce_fail_waiters(p, KERR_NOT_LEADER_OR_FOLLOWER);
-        if (ch->leading)
-            partition_producers_resync(p);
         fetch_wake_all(p);
         if (is_offsets_topic(p)) /* the group coordinator moves with the leadership */
             groups_offsets_leader(c->b, p, ch->leading);
@@ -414,6 +439,7 @@ static void reconcile(struct cluster *c)
 struct ctl_pid_source {
     struct pid_source base;
     struct broker *b;
+    int64_t floor; /* blocks start at or above this (cluster_pid_source_new) */
 };
 
 static void pid_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
@@ -439,7 +465,8 @@ static void pid_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *d
 
 static int cps_next_block(struct pid_source *src, struct pid_block *out)
 {
-    struct cluster *c = ((struct ctl_pid_source *)src)->b->cluster;
+    const struct ctl_pid_source *cps = (const struct ctl_pid_source *)src;
+    struct cluster *c = cps->b->cluster;
     if (!c)
         return -EAGAIN;
     if (c->pid_ready.count > 0) {
@@ -449,7 +476,7 @@ static int cps_next_block(struct pid_source *src, struct pid_block *out)
         return 0;
     }
     if (!c->pid_in_flight && c->registered) {
-        struct ctl_request req = {.type = CTL_REQ_ALLOC_PIDS};
+        struct ctl_request req = {.type = CTL_REQ_ALLOC_PIDS, .pid_floor = cps->floor};
         req.reg.node_id = c->b->cfg->node_id;
         req.reg.incarnation = c->incarnation;
         c->pid_in_flight = true;
@@ -460,11 +487,10 @@ static int cps_next_block(struct pid_source *src, struct pid_block *out)
 
 static int64_t cps_issued_end(const struct pid_source *src)
 {
-    const struct cluster *c = ((const struct ctl_pid_source *)src)->b->cluster;
-    if (!c)
-        return 0;
-    int64_t end = ctl_image_pid_next(ctl_runtime_image(c->ctl));
-    return end > c->pid_supplied_end ? end : c->pid_supplied_end;
+    const struct ctl_pid_source *cps = (const struct ctl_pid_source *)src;
+    const struct cluster *c = cps->b->cluster;
+    int64_t end = c ? MAX(ctl_image_pid_next(ctl_runtime_image(c->ctl)), c->pid_supplied_end) : 0;
+    return MAX(end, cps->floor);
 }
 
 static void cps_destroy(struct pid_source *src)
@@ -472,11 +498,12 @@ static void cps_destroy(struct pid_source *src)
     mem_free(src);
 }
 
-struct pid_source *cluster_pid_source_new(struct broker *b)
+struct pid_source *cluster_pid_source_new(struct broker *b, int64_t floor)
 {
     struct ctl_pid_source *s = mem_calloc(1, sizeof(*s));
     s->base = (struct pid_source){cps_next_block, cps_issued_end, cps_destroy};
     s->b = b;
+    s->floor = floor > 0 ? floor : 0;
     return &s->base;
 }
 
@@ -596,15 +623,22 @@ static void quorum_id(const struct broker_config *cfg, char *out, size_t cap)
 int cluster_start(struct broker *b, char *err, size_t errcap)
 {
     const struct broker_config *cfg = b->cfg;
-    CHECK(cfg->n_voters > 0);
     bool voter = false;
     struct transport_peer_config peers[BROKER_VOTERS_MAX];
     struct ctl_voter voters[BROKER_VOTERS_MAX];
-    for (int i = 0; i < cfg->n_voters; i++) {
+    size_t n_voters = (size_t)cfg->n_voters;
+    for (size_t i = 0; i < n_voters; i++) {
         peers[i] = (struct transport_peer_config){cfg->voters[i].id, cfg->voters[i].host,
                                                   cfg->voters[i].port};
         voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port};
         voter |= cfg->voters[i].id == cfg->node_id;
+    }
+    bool standalone = n_voters == 0;
+    size_t n_peers = n_voters;
+    if (standalone) { /* the only voter of its own quorum (config.h); nobody to dial */
+        voters[0] = (struct ctl_voter){cfg->node_id, cfg->cluster_host, cfg->cluster_port};
+        n_voters = 1;
+        voter = true;
     }
     if (!voter && cfg->cluster_port <= 0) { /* config_load refuses this first */
         snprintf(err, errcap,
@@ -629,10 +663,13 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         uint64_t x = (uint64_t)time_mono_ns() ^ ((uint64_t)cfg->node_id << 32);
         memcpy(c->incarnation.b, &x, sizeof(x));
     }
-    snprintf(c->cluster_addr, sizeof(c->cluster_addr), "%s:%d", cfg->cluster_host,
-             cfg->cluster_port);
-
-    quorum_id(cfg, c->id, sizeof(c->id));
+    /* the cluster id: a standalone node's is the one it drew for its data directory
+     * (meta.properties); a static quorum's is derived from its voters, so that every node of it
+     * agrees without being told */
+    if (standalone)
+        snprintf(c->id, sizeof(c->id), "%s", b->cluster_id);
+    else
+        quorum_id(cfg, c->id, sizeof(c->id));
     const char *qid = c->id;
     struct transport_config tc = {
         .self_id = cfg->node_id,
@@ -640,23 +677,27 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         .listen_host = cfg->cluster_host,
         .listen_port = cfg->cluster_port,
         .peers = peers,
-        .n_peers = (size_t)cfg->n_voters,
+        .n_peers = n_peers,
         .seed = c->incarnation.b[0] | (uint64_t)c->incarnation.b[1] << 8,
         .accept_any_node = true, /* brokers that are not voters: their HELLO comes first */
     };
     struct host_options ho = {.seed = tc.seed};
     int rc = host_new(b->r, &tc, &ho, &c->host);
     if (rc != 0) {
-        snprintf(err, errcap, "cannot listen on the cluster address %s: %s", c->cluster_addr,
-                 err_str(rc));
+        snprintf(err, errcap, "cannot listen on the cluster address %s:%d: %s", cfg->cluster_host,
+                 cfg->cluster_port, err_str(rc));
         mem_free(c);
         return rc;
     }
+    /* the address registered with the controller: the port bound (cluster.listener may ask for
+     * any free one) */
+    snprintf(c->cluster_addr, sizeof(c->cluster_addr), "%s:%d", cfg->cluster_host,
+             transport_port(host_transport(c->host)));
     host_set_foreign_cb(c->host, on_foreign_msg, c);
     transport_set_controller_cb(host_transport(c->host), on_controller_frame, c);
 
     char dir[BROKER_PATH_MAX + 32];
-    snprintf(dir, sizeof(dir), "%s/%s", cfg->log_dirs, CTL_DIR);
+    snprintf(dir, sizeof(dir), "%s/%s", cfg->log_dirs, CLUSTER_METADATA_DIR);
     struct ctl_runtime_options o;
     ctl_runtime_options_default(&o);
     o.flusher = b->fl;
@@ -667,12 +708,10 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.data = c;
     o.seed = tc.seed;
     if (voter)
-        rc = ctl_runtime_open(dir, cfg->node_id, voters, (size_t)cfg->n_voters, &o, time_mono_ms(),
-                              &c->ctl);
+        rc = ctl_runtime_open(dir, cfg->node_id, voters, n_voters, &o, time_mono_ms(), &c->ctl);
     else /* an observer of the metadata log: it keeps no metadata log on disk */
-        rc = ctl_runtime_open_observer(cfg->node_id, voters, (size_t)cfg->n_voters,
-                                       cfg->cluster_host, cfg->cluster_port, &o, time_mono_ms(),
-                                       &c->ctl);
+        rc = ctl_runtime_open_observer(cfg->node_id, voters, n_voters, cfg->cluster_host,
+                                       cfg->cluster_port, &o, time_mono_ms(), &c->ctl);
     if (rc != 0) {
         snprintf(err, errcap, "cannot open the metadata log %s: %s", dir, err_str(rc));
         host_free(c->host);
@@ -683,8 +722,9 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     reactor_timer_init(&c->timer, on_timer, c);
     reactor_timer_start(b->r, &c->timer, 0);
     b->cluster = c;
-    log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%d quorum=%s role=%s",
-             cfg->node_id, c->cluster_addr, cfg->n_voters, qid, voter ? "voter" : "observer");
+    log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%zu quorum=%s role=%s",
+             cfg->node_id, c->cluster_addr, n_voters, qid,
+             standalone ? "standalone" : voter ? "voter" : "observer");
     return 0;
 }
 
@@ -751,6 +791,25 @@ const char *cluster_id(const struct cluster *c)
 bool cluster_registered(const struct cluster *c)
 {
     return c->registered;
+}
+
+bool cluster_live(const struct cluster *c)
+{
+    return c->registered && ctl_image_broker_live(ctl_runtime_image(c->ctl), c->b->cfg->node_id);
+}
+
+int cluster_await_live(struct broker *b, int64_t max_ms)
+{
+    struct cluster *c = b->cluster;
+    int64_t start = time_mono_ms();
+    /* also the first producer-id block, asked for at registration */
+    while ((!cluster_live(c) || c->pid_in_flight) && time_mono_ms() - start < max_ms)
+        reactor_run_once(b->r, 5);
+    if (cluster_live(c))
+        return 0;
+    log_error("cluster_not_live", "node=%" PRId32 " registered=%d ms=%" PRId64,
+              b->cfg->node_id, c->registered ? 1 : 0, time_mono_ms() - start);
+    return -ERR_TIMEOUT;
 }
 
 int32_t cluster_controller_leader(const struct cluster *c)

@@ -56,6 +56,9 @@
 
 #include "controller/runtime.h"
 
+/* The metadata log's directory under log.dirs. */
+#define CLUSTER_METADATA_DIR "__cluster_metadata-0"
+
 struct broker;
 struct cluster;
 struct create_partitions_req;
@@ -67,8 +70,10 @@ struct metadata_req;
 struct pid_source;
 struct request;
 
-/* Starts cluster mode for b (b->cfg->n_voters > 0, CHECK). Returns 0 and sets b->cluster, or
- * a negative code with a message in err. */
+/* Starts the cluster side of b: the transport, the controller (a voter of the static quorum, an
+ * observer of it, or the only voter of its own quorum when standalone: b->cfg->n_voters == 0)
+ * and the replica host. Returns 0 and sets b->cluster, or a negative code with a message in
+ * err. */
 int cluster_start(struct broker *b, char *err, size_t errcap);
 /* Closes the controller and the host (every replica; the plogs stay open for topics.c to close).
  * No-op when b->cluster is NULL. */
@@ -77,27 +82,6 @@ void cluster_stop(struct broker *b);
 /* Runs a controller command (ctl_runtime_submit's contract: done exactly once). */
 void cluster_submit(struct cluster *c, const struct ctl_request *req, ctl_done_fn done, void *data);
 
-/* Admin requests in cluster mode (cluster_admin.c): the decoded request is checked, each topic
- * submitted to the controller, and the response sent once every command is answered. Return 0
- * (a slot is reserved and completed later). */
-int cluster_create_topics(struct request *req, const struct create_topics_req *cr);
-int cluster_delete_topics(struct request *req, const struct delete_topics_req *dr);
-int cluster_create_partitions(struct request *req, const struct create_partitions_req *cr);
-/* AlterConfigs (cluster_admin.c): topic resources checked as the single node does, then their
- * whole set of overrides replaced through the controller (CTL_REQ_ALTER_CONFIGS, see
- * cluster_configs.h); broker resources refused as on the single node. */
-struct alter_configs_req;
-int cluster_alter_configs(struct request *req, const struct alter_configs_req *ar);
-/* Metadata from the image (cluster_req.c). Returns 0. */
-int cluster_metadata(struct request *req, const struct metadata_req *mr);
-/* FindCoordinator for a group (cluster_req.c): the broker leading the group's partition of
- * __consumer_offsets; COORDINATOR_NOT_AVAILABLE while it has no leader, and while the topic
- * does not exist (its creation is then asked of the controller, with
- * offsets.topic.num.partitions and offsets.topic.replication.factor). Fills *resp (strings in
- * req's arena or static). */
-struct find_coordinator_resp;
-void cluster_find_coordinator(struct request *req, struct kstr group,
-                              struct find_coordinator_resp *resp);
 /* Whether the image has this topic-partition. */
 bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_t partition);
 /* The partition's leader and leader epoch (Raft's as this broker's replica knows them, -1 when
@@ -106,11 +90,13 @@ bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_
 bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
                               int32_t *leader, int32_t *epoch, bool *leading);
 
-/* The producer-id block source of a cluster-mode broker (broker/producer_ids.h): blocks granted
- * by the controller (ALLOC_PIDS, recorded in the metadata log), so ids never collide across
- * brokers. Created before cluster_start: -EAGAIN until the cluster runs, this broker is
- * registered and a grant has arrived (InitProducerId then answers a retriable error). */
-struct pid_source *cluster_pid_source_new(struct broker *b);
+/* The broker's producer-id block source (broker/producer_ids.h): blocks granted by the
+ * controller (ALLOC_PIDS, recorded in the metadata log), so ids never collide across brokers,
+ * each starting at or above floor (ids the local partitions' producer state holds already, and
+ * a single-node release's local block file). Created before cluster_start: -EAGAIN until the
+ * cluster runs, this broker is registered and a grant has arrived (InitProducerId then answers a
+ * retriable error). */
+struct pid_source *cluster_pid_source_new(struct broker *b, int64_t floor);
 
 /* Queries (b->cluster non-NULL). */
 const struct ctl_image *cluster_image(const struct cluster *c);
@@ -118,6 +104,14 @@ struct host *cluster_host(const struct cluster *c);
 /* The host group of a local replica, or NULL. */
 struct host_group *cluster_group(const struct cluster *c, const char *topic, int32_t partition);
 bool cluster_registered(const struct cluster *c);
+/* Registered, and the image has this broker unfenced: it may lead partitions and host new ones. */
+bool cluster_live(const struct cluster *c);
+/* Runs the reactor until this broker is live (cluster_live) and holds its first producer-id
+ * block, or max_ms passed: a standalone node elects itself, registers and is unfenced within a
+ * few ms, and waiting for that at startup means a client's first CreateTopics finds a broker to
+ * place the topic on and its first InitProducerId an id. Returns 0, or -ERR_TIMEOUT (logged).
+ * Not from inside a reactor callback. */
+int cluster_await_live(struct broker *b, int64_t max_ms);
 /* The cluster id: the same on every node of one quorum (derived from the voters). */
 const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */

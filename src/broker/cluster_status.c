@@ -126,9 +126,7 @@ void cluster_status_json(struct broker *b, struct strbuf *out)
     json_obj_begin(&j);
     json_key(&j, "node_id");
     json_i64(&j, b->cfg->node_id);
-    if (!b->cluster) {
-        json_key(&j, "mode");
-        json_cstr(&j, "single-node");
+    if (!b->cluster) { /* stopping */
         json_obj_end(&j);
         return;
     }

@@ -79,15 +79,18 @@ struct broker_config {
     bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable (cluster mode) */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */
 
-    /* Cluster mode: on iff n_voters > 0 (controller.quorum.voters set). Then cluster_host and
-     * cluster_port are this broker's inter-broker address: its own voter entry, or
-     * cluster.listener for a broker that is not a voter. Single-node mode: n_voters == 0 and
-     * cluster_port == -1. */
+    /* The metadata quorum. Every broker is a node of a cluster whose metadata lives in the
+     * Raft log __cluster_metadata-0. With controller.quorum.voters (n_voters > 0) its voters
+     * are that static list. Without it (n_voters == 0) the node is standalone: the only voter of
+     * a quorum it started itself (a single node; DESIGN.md §6). cluster_host and cluster_port
+     * are this broker's inter-broker address: cluster.listener if set, else its own voter entry,
+     * else (standalone) 127.0.0.1 and port 0 (any free port: a single node is dialled by
+     * nobody). */
     char quorum_voters[1024];                 /* controller.quorum.voters, as given */
     struct broker_voter voters[BROKER_VOTERS_MAX];
     int n_voters;
     char cluster_host[BROKER_HOST_MAX];       /* cluster.listener, or this node's voter entry */
-    int cluster_port;
+    int cluster_port;                         /* 0: any free port */
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

@@ -95,7 +95,7 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
                 *errors = true;
                 continue;
             }
-            int16_t lec = partition_leader_check(b, t->parts[rp->partition]);
+            int16_t lec = partition_read_check(b, t->parts[rp->partition]);
             if (lec != KERR_NONE) {
                 op->error_code = lec;
                 *errors = true;

@@ -33,6 +33,8 @@
 #include "kafka/compress.h"
 #include "kafka/errors.h"
 #include "kafka/msg_group.h"
+#include "replication/host.h"
+#include "replication/replica.h"
 #include "storage/plog.h"
 
 /* A request answered later. */
@@ -411,20 +413,11 @@ int handle_offset_delete(struct request *req)
 const struct topic_config_kv offsets_topic_overrides[OFFSETS_TOPIC_N_OVERRIDES] = {
     {"cleanup.policy", "compact"}, {"segment.bytes", "104857600"}};
 
-static struct topic *offsets_topic(struct broker *b, bool create)
+/* The local topic of __consumer_offsets (its replicas here; the controller creates it, at the
+ * first FindCoordinator: metadata.c), or NULL. */
+static struct topic *offsets_topic(struct broker *b)
 {
-    struct kstr name = kstr_c(OFFSETS_TOPIC);
-    struct topic *t = topic_find(b, name);
-    if (t || !create || b->cfg->n_voters > 0) /* cluster mode: the controller creates it */
-        return t;
-    char err[256];
-    int rc = topic_create(b, name, coordinator_partitions(b->groups), offsets_topic_overrides,
-                          (int)ARRAY_LEN(offsets_topic_overrides), err, sizeof(err));
-    if (rc != 0) {
-        log_error("offsets_topic_create_failed", "error=\"%s\"", err);
-        return NULL;
-    }
-    return topic_find(b, name);
+    return topic_find(b, kstr_c(OFFSETS_TOPIC));
 }
 
 static int io_append(void *ctx, int32_t partition, uint8_t *batch, size_t len,
@@ -433,7 +426,7 @@ static int io_append(void *ctx, int32_t partition, uint8_t *batch, size_t len,
     struct broker *b = ctx;
     if (b->stopping)
         return -ERR_CLOSED;
-    struct topic *t = offsets_topic(b, true);
+    struct topic *t = offsets_topic(b);
     if (!t)
         return -ERR_NOT_FOUND;
     if (partition < 0 || partition >= t->n_parts)
@@ -444,9 +437,7 @@ static int io_append(void *ctx, int32_t partition, uint8_t *batch, size_t len,
 static bool io_partition_exists(void *ctx, struct kstr topic, int32_t partition)
 {
     struct broker *b = ctx;
-    if (b->cluster) /* this broker may hold no replica of it */
-        return cluster_partition_exists(b->cluster, topic, partition);
-    return partition_find(b, topic, partition) != NULL;
+    return cluster_partition_exists(b->cluster, topic, partition); /* maybe no replica here */
 }
 
 /* Feeds the records of one batch (from disk: checked, never trusted) to the coordinator. */
@@ -553,30 +544,13 @@ int groups_start(struct broker *b, char *err, size_t errcap)
         .offsets_retention_check_ms = cfg->offsets_retention_check_interval_ms,
         .offset_metadata_max_bytes = cfg->offset_metadata_max_bytes,
         .max_groups = 100000,
-        .cluster = cfg->n_voters > 0,
+        .cluster = true, /* partitions load as this broker comes to lead them */
     };
     struct coordinator_io io = {io_append, io_partition_exists, group_join_done, group_sync_done,
                                 b};
     b->groups = coordinator_new(b->r, &cc, &io);
-    struct topic *t = offsets_topic(b, false);
-    if (!t || cc.cluster)
-        return 0; /* cluster mode: partitions load as this broker comes to lead them */
-    coordinator_set_partitions(b->groups, t->n_parts);
-    int64_t t0 = time_mono_ms();
-    int batches = 0, skipped = 0;
-    for (int32_t p = 0; p < t->n_parts; p++) {
-        coordinator_load_begin(b->groups, p);
-        int rc = replay_partition(b, t->parts[p], &batches, &skipped);
-        coordinator_load_end(b->groups, p);
-        if (rc != 0) {
-            snprintf(err, errcap, "cannot read %s-%d: %s", OFFSETS_TOPIC, p, err_str(rc));
-            groups_stop(b);
-            return rc;
-        }
-    }
-    log_info("groups_loaded", "groups=%zu batches=%d skipped=%d ms=%lld",
-             coordinator_group_count(b->groups), batches, skipped,
-             (long long)(time_mono_ms() - t0));
+    (void)err;
+    (void)errcap;
     return 0;
 }
 
@@ -584,9 +558,9 @@ int groups_start(struct broker *b, char *err, size_t errcap)
  * this broker won its leadership is committed. */
 static void offsets_load_if_ready(struct broker *b, struct partition *p, int64_t commit)
 {
-    if (p->coord_load_at < 0 || commit < p->coord_load_at)
+    if (!p->coord_loading || commit < p->coord_load_at)
         return;
-    p->coord_load_at = -1;
+    p->coord_loading = false;
     int64_t t0 = time_mono_ms();
     int batches = 0, skipped = 0;
     int rc = replay_partition(b, p, &batches, &skipped);
@@ -608,15 +582,19 @@ void groups_offsets_leader(struct broker *b, struct partition *p, bool leading)
     coordinator_set_partitions(b->groups, p->topic->n_parts);
     if (p->index >= coordinator_partitions(b->groups))
         return;
-    p->coord_load_at = -1;
+    p->coord_loading = false;
     if (!leading) {
         if (coordinator_owns(b->groups, p->index))
             coordinator_unload(b->groups, p->index);
         return;
     }
     coordinator_load_begin(b->groups, p->index);
-    p->coord_load_at = plog_end_offset(p->log) - 1;
-    offsets_load_if_ready(b, p, plog_high_watermark(p->log) - 1);
+    p->coord_loading = true;
+    p->coord_load_at = plog_end_offset(p->log) - 1; /* -1: an empty log, nothing to wait for */
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    struct replica_status st;
+    replica_status(host_group_replica(g), &st);
+    offsets_load_if_ready(b, p, st.commit);
 }
 
 void groups_offsets_commit(struct broker *b, struct partition *p, int64_t commit)

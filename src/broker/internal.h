@@ -49,8 +49,8 @@ struct partition {
     uint64_t records_in;             /* records appended since start (metrics) */
     uint64_t bytes_in;               /* batch bytes appended since start */
     struct partition_producers *producers; /* idempotent-producer state (broker/producers.h) */
-    int64_t coord_load_at;                 /* cluster mode, __consumer_offsets led here: replay its
-                                            * groups once commit >= this (-1: nothing to wait for) */
+    bool coord_loading;     /* __consumer_offsets led here: its groups replay once ... */
+    int64_t coord_load_at;  /* ... the commit index reaches this (the log's end when it won) */
 };
 
 struct topic {
@@ -180,6 +180,9 @@ void api_versions_reply_unsupported(struct request *req);
 
 /* ---- topics.c: the topic registry ---- */
 
+/* The broker's own topics (__consumer_offsets, __transaction_state, __cluster_metadata):
+ * listed as internal in Metadata, written only by the broker, never deleted by a client. */
+bool topic_name_internal(const char *name);
 /* Validates a topic name as Kafka does: 1..249 of [a-zA-Z0-9._-], not "." or "..". */
 bool topic_name_valid(struct kstr name, char *err, size_t errcap);
 /* Whether the name (a struct kstr) of element i of an array of stride-byte elements, the first
@@ -229,8 +232,6 @@ void flush_policy_tick(struct broker *b);
 
 /* ---- produce.c ---- */
 
-/* A partition's log reported a completed (or failed) sync. */
-void produce_flush_done(struct partition *p, int64_t durable_offset, int rc);
 /* Fails every acks=all wait on p (partition going away). */
 void produce_fail_waiters(struct partition *p, int16_t error_code);
 /* Cluster mode: p's Raft group committed up to commit (HW = commit + 1, set by the replica):
@@ -241,6 +242,13 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
 /* Cluster mode: KERR_NONE if this broker leads p's Raft group now (or the broker is
  * single-node), else NOT_LEADER_OR_FOLLOWER. */
 int16_t partition_leader_check(struct broker *b, struct partition *p);
+/* For reads (Fetch, ListOffsets): partition_leader_check, except that a local replica that
+ * failed on a disk error and is its group's only voter still serves what it committed
+ * (KERR_NONE): nobody else holds that data (as a single node always did). */
+int16_t partition_read_check(struct broker *b, struct partition *p);
+/* Whether this broker's replica of topic-partition is such a failed sole replica (Metadata then
+ * names this broker leader, with KAFKA_STORAGE_ERROR). */
+bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition);
 /* Moves p's log start up to new_start (DeleteRecords; new_start <= HW). Single-node:
  * plog_truncate_prefix. Cluster mode: through p's Raft replica (replica_compact: clamped to what
  * Raft allows, rounded down to a batch start), so the Raft log start moves with the plog's;

@@ -1,17 +1,40 @@
-/* ApiVersions, Metadata (with topic auto-creation) and FindCoordinator. */
+/* ApiVersions, Metadata (with topic auto-creation) and FindCoordinator.
+ *
+ * Metadata lists every registered, unfenced broker (and this one) with the client address it
+ * registered, and every topic of the committed metadata image. A partition's leader is the Raft
+ * leader this broker's replica knows (none yet: -1, LEADER_NOT_AVAILABLE) with its Raft term as
+ * leader epoch (known none for over a second, as when this node is cut off: another replica as
+ * a hint, epoch -1, cluster_leader_hint); a broker without a replica of the partition gives the
+ * image's leader and epoch (the preferred replica: the image does not follow Raft elections, so
+ * that may be stale; the client then gets NOT_LEADER_OR_FOLLOWER and asks again). Replicas are
+ * the image's. The ISR, at the leader, is the leader and every follower whose durable match
+ * index has reached the commit index; elsewhere every replica. Internal topics are listed, with
+ * is_internal, as Kafka does (clients decide whether to show them). Unknown topics asked for by
+ * name are created through the controller when auto.create.topics.enable allows it; such a
+ * request is answered once they have leaders (bounded: LEADER_NOT_AVAILABLE, retriable, after
+ * METADATA_CREATE_WAIT_MS). Everything else is read at request time. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "base/check.h"
 #include "base/errors.h"
 #include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
+#include "controller/commands.h"
+#include "controller/image.h"
+#include "group/records.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
-#include "storage/plog.h"
+#include "replication/host.h"
+#include "replication/replica.h"
+#include "replication/transport.h"
 
 #define AUTHORIZED_OPERATIONS_UNKNOWN INT32_MIN
+#define METADATA_CREATE_WAIT_MS 2000 /* longest a Metadata answer waits for topics it created */
+#define METADATA_CREATE_POLL_MS 2    /* how often it looks */
 
 static void fill_api_versions(struct api_versions_resp *resp, struct arena *a)
 {
@@ -54,30 +77,325 @@ int handle_api_versions(struct request *req)
     return 0;
 }
 
-static void describe_topic(struct broker *b, struct topic *t, struct metadata_topic *mt,
-                           struct arena *a)
+bool cluster_partition_leader(const struct cluster *c, const char *topic, int32_t partition,
+                              int32_t *leader, int32_t *epoch, bool *leading)
 {
+    *leader = -1;
+    *epoch = -1;
+    *leading = false;
+    const struct ctl_image *img = cluster_image(c);
+    const struct ctl_topic *t = ctl_image_topic(img, topic);
+    if (!t || partition < 0 || partition >= t->n_partitions)
+        return false;
+    *leader = t->parts[partition].leader;
+    *epoch = t->parts[partition].leader_epoch;
+    struct host_group *g = cluster_group(c, topic, partition);
+    if (g) {
+        struct host_group_status st;
+        host_group_status(g, &st);
+        /* a local replica knows better than the image (which names the preferred replica
+         * and is not told of Raft elections): no Raft leader known here = none yet */
+        *leader = st.rs.leader != RAFT_NONE && !st.rs.failed ? st.rs.leader : -1;
+        *epoch = st.rs.term > INT32_MAX ? INT32_MAX : (int32_t)st.rs.term;
+        *leading = st.leading && !st.rs.failed;
+    }
+    return true;
+}
+
+static void describe(struct broker *b, const struct ctl_topic *t, struct metadata_topic *mt,
+                     struct arena *a)
+{
+    const struct cluster *c = b->cluster;
     mt->error_code = KERR_NONE;
-    mt->name = (struct kstr){t->name, (int32_t)strlen(t->name)};
-    mt->is_internal = t->internal;
+    mt->name = kstr_c(arena_strndup(a, t->name, strlen(t->name)));
+    mt->is_internal = topic_name_internal(t->name);
     mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
-    mt->n_partitions = t->n_parts;
-    mt->partitions = arena_calloc(a, (size_t)t->n_parts, sizeof(*mt->partitions));
-    int32_t *self = arena_alloc(a, sizeof(int32_t));
-    *self = b->cfg->node_id;
-    for (int32_t i = 0; i < t->n_parts; i++) {
+    mt->n_partitions = t->n_partitions;
+    mt->partitions =
+        arena_calloc(a, (size_t)(t->n_partitions ? t->n_partitions : 1), sizeof(*mt->partitions));
+    for (int32_t i = 0; i < t->n_partitions; i++) {
+        const struct ctl_partition *p = &t->parts[i];
         struct metadata_partition *mp = &mt->partitions[i];
-        mp->error_code = plog_fenced(t->parts[i]->log) ? KERR_KAFKA_STORAGE_ERROR : KERR_NONE;
+        bool leading;
+        cluster_partition_leader(c, t->name, i, &mp->leader_id, &mp->leader_epoch, &leading);
+        if (partition_serves_failed(b, t->name, i)) {
+            /* its only replica failed on a disk error: reads of what it committed go on here,
+             * writes get KAFKA_STORAGE_ERROR */
+            mp->leader_id = b->cfg->node_id;
+            mp->error_code = KERR_KAFKA_STORAGE_ERROR;
+        } else if (mp->leader_id < 0) {
+            int32_t hint = cluster_leader_hint(c, t->name, i);
+            if (hint >= 0) {
+                mp->leader_id = hint;
+                mp->leader_epoch = -1;
+            }
+        }
+        if (mp->error_code == KERR_NONE && mp->leader_id < 0)
+            mp->error_code = KERR_LEADER_NOT_AVAILABLE;
         mp->partition_index = i;
-        mp->leader_id = b->cfg->node_id;
-        mp->leader_epoch = t->parts[i]->leader_epoch;
-        mp->replica_nodes = self;
-        mp->n_replica_nodes = 1;
-        mp->isr_nodes = self;
-        mp->n_isr_nodes = 1;
+        int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas ? p->n_replicas : 1), sizeof(*reps));
+        memcpy(reps, p->replicas, (size_t)p->n_replicas * sizeof(*reps));
+        mp->replica_nodes = reps;
+        mp->n_replica_nodes = p->n_replicas;
+        mp->isr_nodes = reps;
+        mp->n_isr_nodes = p->n_replicas;
+        struct host_group *g = leading ? cluster_group(c, t->name, i) : NULL;
+        if (g) {
+            /* the leader knows its followers' durable match index: in sync = has everything
+             * committed (the leader itself always is) */
+            struct host_group_status st;
+            host_group_status(g, &st);
+            int32_t *isr = arena_calloc(a, (size_t)p->n_replicas, sizeof(*isr));
+            int32_t n = 0;
+            for (int32_t r = 0; r < p->n_replicas; r++) {
+                bool in = reps[r] == st.rs.leader;
+                for (size_t k = 0; k < st.rs.n_peers && !in; k++)
+                    in = st.rs.peers[k] == reps[r] && st.rs.match[k] >= st.rs.commit;
+                if (in)
+                    isr[n++] = reps[r];
+            }
+            mp->isr_nodes = isr;
+            mp->n_isr_nodes = n;
+        }
         mp->offline_replicas = NULL;
         mp->n_offline_replicas = 0;
     }
+}
+
+static void auto_create_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    (void)rt;
+    (void)a;
+    (void)data;
+}
+
+bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_t partition)
+{
+    char name[TOPIC_NAME_MAX + 1];
+    if (topic.len <= 0 || topic.len > TOPIC_NAME_MAX)
+        return false;
+    memcpy(name, topic.p, (size_t)topic.len);
+    name[topic.len] = '\0';
+    const struct ctl_topic *t = ctl_image_topic(cluster_image(c), name);
+    return t && partition >= 0 && partition < t->n_partitions;
+}
+
+/* FindCoordinator for a group: the broker leading the group's partition of __consumer_offsets
+ * (whose broker coordinates the group: groups.c follows that leadership);
+ * COORDINATOR_NOT_AVAILABLE while it has no reachable leader, and while the topic does not
+ * exist (its creation is then asked of the controller, with offsets.topic.num.partitions and
+ * offsets.topic.replication.factor, at most the brokers registered). */
+static void group_coordinator(struct request *req, struct kstr group,
+                              struct find_coordinator_resp *resp)
+{
+    struct broker *b = req->b;
+    struct cluster *c = b->cluster;
+    const struct ctl_image *img = cluster_image(c);
+    const struct ctl_topic *t = ctl_image_topic(img, OFFSETS_TOPIC);
+    if (!t) {
+        struct ctl_config_entry cfgs[OFFSETS_TOPIC_N_OVERRIDES];
+        for (size_t i = 0; i < OFFSETS_TOPIC_N_OVERRIDES; i++)
+            cfgs[i] = (struct ctl_config_entry){offsets_topic_overrides[i].key,
+                                                offsets_topic_overrides[i].value};
+        /* as many replicas as asked, or as there are brokers now (a single node: one; the
+         * factor grows with the cluster, as any topic's does) */
+        int32_t live = 0;
+        for (size_t i = 0; i < img->n_brokers; i++)
+            live += !img->brokers[i].fenced;
+        int32_t rf = b->cfg->offsets_topic_replication_factor;
+        if (live > 0 && rf > live)
+            rf = live;
+        struct ctl_request cmd = {.type = CTL_REQ_CREATE_TOPIC,
+                                  .name = OFFSETS_TOPIC,
+                                  .n_partitions = b->cfg->offsets_topic_num_partitions,
+                                  .rf = rf,
+                                  .configs = cfgs,
+                                  .n_configs = OFFSETS_TOPIC_N_OVERRIDES};
+        cluster_submit(c, &cmd, auto_create_done, NULL);
+        find_coordinator_unavailable(resp, "the offsets topic is being created");
+        return;
+    }
+    int32_t p = grec_partition_for(group, t->n_partitions);
+    int32_t leader, epoch;
+    bool leading;
+    cluster_partition_leader(c, OFFSETS_TOPIC, p, &leader, &epoch, &leading);
+    if (leading) {
+        find_coordinator_self(b, resp);
+        return;
+    }
+    const struct ctl_broker *br = leader >= 0 ? ctl_image_broker(img, leader) : NULL;
+    if (!br || br->fenced) {
+        find_coordinator_unavailable(resp, "the group's offsets partition has no leader now");
+        return;
+    }
+    /* Our link to that leader is down: it is most likely gone and about to be replaced (our
+     * replica stops hearing it too). Naming it would send the client to a dead broker and
+     * librdkafka waits about a second before asking again; a retriable error makes it ask
+     * again at once (measured: 2.1 s -> a few hundred ms to find the new coordinator). */
+    struct transport_peer_stats ps;
+    if (transport_peer_stats(host_transport(cluster_host(c)), leader, &ps) == 0 && !ps.connected) {
+        find_coordinator_unavailable(resp, "the group's coordinator is not reachable from here");
+        return;
+    }
+    resp->error_code = KERR_NONE;
+    resp->node_id = br->id;
+    resp->host = kstr_c(arena_strndup(req->arena, br->host, strlen(br->host)));
+    resp->port = br->port;
+}
+
+/* A Metadata request that asked for topics it created: answered once they have leaders. */
+struct metadata_op {
+    struct broker *b;
+    struct conn_slot *slot;
+    struct kreq_header hdr;
+    struct metadata_req mr; /* names copied into arena */
+    struct arena arena;
+    int64_t deadline_ms;
+    struct reactor_timer timer;
+};
+
+/* Builds the Metadata answer for mr from the image now (strings in a) and sends it to slot.
+ * may_create: a name the image lacks is being created (LEADER_NOT_AVAILABLE, retriable), not
+ * unknown. */
+static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
+                            const struct metadata_req *mr, struct arena *a, bool may_create,
+                            struct conn_slot *slot)
+{
+    const struct cluster *c = b->cluster;
+    const struct ctl_image *img = cluster_image(c);
+    int16_t v = hdr->api_version;
+    struct metadata_resp resp = {0};
+
+    resp.brokers = arena_calloc(a, img->n_brokers + 1, sizeof(*resp.brokers));
+    bool self_listed = false;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *br = &img->brokers[i];
+        if (br->fenced && br->id != b->cfg->node_id)
+            continue;
+        struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
+        mb->node_id = br->id;
+        mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
+        mb->port = br->port;
+        mb->rack = KSTR_NULL;
+        self_listed |= br->id == b->cfg->node_id;
+    }
+    if (!self_listed) {
+        struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
+        mb->node_id = b->cfg->node_id;
+        mb->host = kstr_c(b->cfg->advertised_host);
+        mb->port = b->advertised_port;
+        mb->rack = KSTR_NULL;
+    }
+    resp.cluster_id = kstr_c(cluster_id(c));
+    int32_t ctl = cluster_controller_leader(c);
+    resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
+    resp.cluster_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
+
+    bool all = mr->n_topics < 0 || (v == 0 && mr->n_topics == 0);
+    if (all) {
+        resp.topics = arena_calloc(a, img->n_topics ? img->n_topics : 1, sizeof(*resp.topics));
+        for (size_t i = 0; i < img->n_topics; i++)
+            describe(b, img->topics[i], &resp.topics[resp.n_topics++], a);
+    } else {
+        resp.topics =
+            arena_calloc(a, (size_t)(mr->n_topics ? mr->n_topics : 1), sizeof(*resp.topics));
+        for (int32_t i = 0; i < mr->n_topics; i++) {
+            struct metadata_topic *mt = &resp.topics[resp.n_topics++];
+            struct kstr name = mr->topics[i];
+            mt->name = name;
+            mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
+            char err[256];
+            if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err))) {
+                mt->error_code = KERR_INVALID_TOPIC_EXCEPTION;
+                continue;
+            }
+            const struct ctl_topic *t =
+                ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
+            if (t)
+                describe(b, t, mt, a);
+            else /* being created: retriable */
+                mt->error_code = may_create ? KERR_LEADER_NOT_AVAILABLE
+                                            : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        }
+    }
+    struct response r;
+    response_begin(&r, hdr);
+    kmsg_encode_metadata(&r.w, v, &resp);
+    response_send(&r, slot);
+}
+
+/* Whether every name of mr that names no internal topic is in the image with a leader for each
+ * partition (what a client needs to produce at once). */
+static bool created_and_led(const struct broker *b, const struct metadata_req *mr,
+                            struct arena *a)
+{
+    const struct ctl_image *img = cluster_image(b->cluster);
+    for (int32_t i = 0; i < mr->n_topics; i++) {
+        struct kstr name = mr->topics[i];
+        char err[256];
+        if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err)))
+            continue;
+        const struct ctl_topic *t = ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
+        if (!t)
+            return false;
+        for (int32_t p = 0; p < t->n_partitions; p++) {
+            /* a replica of ours must run and know its leader (the image names the preferred
+             * replica before any replica runs) */
+            if (ctl_partition_has_replica(&t->parts[p], b->cfg->node_id) &&
+                !cluster_group(b->cluster, t->name, p))
+                return false;
+            int32_t leader, epoch;
+            bool leading;
+            cluster_partition_leader(b->cluster, t->name, p, &leader, &epoch, &leading);
+            if (leader < 0)
+                return false;
+        }
+    }
+    return true;
+}
+
+static void metadata_op_free(struct metadata_op *op)
+{
+    reactor_timer_stop(op->b->r, &op->timer);
+    arena_destroy(&op->arena);
+    mem_free(op);
+}
+
+static void metadata_op_tick(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct metadata_op *op = data;
+    if (!op->b->stopping && !created_and_led(op->b, &op->mr, &op->arena) &&
+        time_mono_ms() < op->deadline_ms) {
+        reactor_timer_start(r, t, METADATA_CREATE_POLL_MS);
+        return;
+    }
+    metadata_answer(op->b, &op->hdr, &op->mr, &op->arena, true, op->slot);
+    metadata_op_free(op);
+}
+
+/* Asks the controller to create the topics mr names that the image lacks (num.partitions,
+ * default.replication.factor); names starting with "__" are never created. Returns how many. */
+static int auto_create(struct broker *b, const struct metadata_req *mr, struct arena *a)
+{
+    const struct ctl_image *img = cluster_image(b->cluster);
+    int n = 0;
+    for (int32_t i = 0; i < mr->n_topics; i++) {
+        struct kstr name = mr->topics[i];
+        char err[256];
+        if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err)) ||
+            (name.len >= 2 && name.p[0] == '_' && name.p[1] == '_'))
+            continue;
+        char *cname = arena_strndup(a, name.p, (size_t)name.len);
+        if (ctl_image_topic(img, cname))
+            continue;
+        struct ctl_request cmd = {.type = CTL_REQ_CREATE_TOPIC,
+                                  .name = cname,
+                                  .n_partitions = b->cfg->num_partitions,
+                                  .rf = b->cfg->default_replication_factor};
+        cluster_submit(b->cluster, &cmd, auto_create_done, NULL);
+        n++;
+    }
+    return n;
 }
 
 int handle_metadata(struct request *req)
@@ -87,67 +405,32 @@ int handle_metadata(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_metadata(&req->body, v, req->arena, &mr) != 0)
         return -ERR_CORRUPT;
-    if (b->cluster)
-        return cluster_metadata(req, &mr);
-    struct arena *a = req->arena;
-    struct metadata_resp resp = {0};
-    struct metadata_broker *self = arena_calloc(a, 1, sizeof(*self));
-    self->node_id = b->cfg->node_id;
-    self->host = kstr_c(b->cfg->advertised_host);
-    self->port = b->advertised_port;
-    self->rack = KSTR_NULL;
-    resp.brokers = self;
-    resp.n_brokers = 1;
-    resp.cluster_id = kstr_c(b->cluster_id);
-    resp.controller_id = b->cfg->node_id;
-    resp.cluster_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
-
     bool all = mr.n_topics < 0 || (v == 0 && mr.n_topics == 0);
-    if (all) {
-        /* internal topics are listed only when asked for by name */
-        resp.topics = arena_calloc(a, b->topics.len ? b->topics.len : 1, sizeof(*resp.topics));
-        size_t it = 0;
-        const char *k;
-        void *val;
-        while (strmap_next(&b->topics, &it, &k, &val)) {
-            struct topic *t = val;
-            if (t->internal)
-                continue;
-            describe_topic(b, t, &resp.topics[resp.n_topics++], a);
-        }
-    } else {
-        resp.topics =
-            arena_calloc(a, (size_t)(mr.n_topics ? mr.n_topics : 1), sizeof(*resp.topics));
-        bool may_create = b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
-        for (int32_t i = 0; i < mr.n_topics; i++) {
-            struct metadata_topic *mt = &resp.topics[resp.n_topics++];
-            struct kstr name = mr.topics[i];
-            mt->name = name;
-            mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
-            struct topic *t = topic_find(b, name);
-            char err[256];
-            if (!t && may_create && name.len > 0 && topic_name_valid(name, err, sizeof(err)) &&
-                !(name.len >= 2 && name.p[0] == '_' && name.p[1] == '_')) {
-                if (topic_create(b, name, b->cfg->num_partitions, NULL, 0, err, sizeof(err)) == 0) {
-                    t = topic_find(b, name);
-                } else {
-                    log_warn("topic_auto_create_failed", "topic=%.*s reason=\"%s\"", name.len,
-                             name.p, err);
-                }
-            }
-            if (t) {
-                describe_topic(b, t, mt, a);
-            } else if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err))) {
-                mt->error_code = KERR_INVALID_TOPIC_EXCEPTION;
-            } else {
-                mt->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
-            }
-        }
+    bool may_create = !all && b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
+    struct conn_slot *slot = conn_slot_reserve(req->conn);
+    if (!may_create || auto_create(b, &mr, req->arena) == 0) {
+        metadata_answer(b, &req->hdr, &mr, req->arena, may_create, slot);
+        return 0;
     }
-    struct response r;
-    response_begin(&r, &req->hdr);
-    kmsg_encode_metadata(&r.w, v, &resp);
-    response_send(&r, conn_slot_reserve(req->conn));
+    /* New topics: answer once they have leaders (a single node: a few ms), as a topic created
+     * by its first Metadata request always could be produced to at once; LEADER_NOT_AVAILABLE
+     * (retriable) for those still without one after METADATA_CREATE_WAIT_MS. */
+    struct metadata_op *op = mem_calloc(1, sizeof(*op));
+    op->b = b;
+    op->slot = slot;
+    op->hdr = req->hdr;
+    op->hdr.client_id = KSTR_NULL; /* points into the frame */
+    arena_init(&op->arena, 1024);
+    op->mr = mr;
+    op->mr.topics = arena_calloc(&op->arena, (size_t)mr.n_topics, sizeof(*op->mr.topics));
+    for (int32_t i = 0; i < mr.n_topics; i++) {
+        struct kstr n = mr.topics[i];
+        op->mr.topics[i] =
+            n.len < 0 ? n : (struct kstr){arena_strndup(&op->arena, n.p, (size_t)n.len), n.len};
+    }
+    op->deadline_ms = time_mono_ms() + METADATA_CREATE_WAIT_MS;
+    reactor_timer_init(&op->timer, metadata_op_tick, op);
+    reactor_timer_start(b->r, &op->timer, METADATA_CREATE_POLL_MS);
     return 0;
 }
 
@@ -170,17 +453,14 @@ void find_coordinator_self(const struct broker *b, struct find_coordinator_resp 
 
 int handle_find_coordinator(struct request *req)
 {
-    struct broker *b = req->b;
     struct find_coordinator_req fr;
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
     struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
     if (fr.key_type != KAFKA_COORDINATOR_GROUP)
         find_coordinator_unavailable(&resp, "transactions are not supported");
-    else if (b->cluster)
-        cluster_find_coordinator(req, fr.key, &resp);
     else
-        find_coordinator_self(b, &resp);
+        group_coordinator(req, fr.key, &resp);
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_find_coordinator(&r.w, req->hdr.api_version, &resp);

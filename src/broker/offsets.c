@@ -36,7 +36,7 @@ int handle_list_offsets(struct request *req)
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
             }
-            int16_t lec = partition_leader_check(b, p);
+            int16_t lec = partition_read_check(b, p);
             if (lec != KERR_NONE) {
                 op->error_code = lec;
                 continue;

@@ -1,26 +1,29 @@
-/* Produce: validate each partition's record batch, append it, answer by acks.
+/* Produce: validate each partition's record batch, propose it to the partition's Raft group,
+ * answer by acks.
  *
- * acks=0: no response (the connection is closed if a partition failed, as Kafka does, so the
- * client notices). acks=1: answered after the local append. acks=-1 (all): answered once the
- * batch is durable (fdatasync by the flusher; for a single-voter group that is the majority).
+ * Every partition is a Raft group (replication/replica.h); this broker must lead it. acks=0: no
+ * response (the connection is closed if a partition failed, as Kafka does, so the client
+ * notices). acks=1: answered once the batch is in the leader's log. acks=-1 (all): answered
+ * once the batch is committed, which needs it durable on a majority of the voters: for a group
+ * whose only voter is this node, durable here (fdatasync by the flusher, asked for at once).
  *
- * A produce_op holds an acks=all request until every partition's wait is satisfied, failed
- * (storage error, partition deleted) or timed out (timeout_ms → REQUEST_TIMED_OUT).
+ * Visibility (the high watermark, the replica's): a group of one voter commits acks=0/1 data at
+ * once (visible at once, synced by the flush policy: log.flush.interval.*, flush.ms/messages),
+ * and acks=all data once durable, so consumers never see a write that a crash could still take
+ * back when its producer asked for durability. (Redpanda does the same: visibility is bounded
+ * by the first unflushed acks=all batch.) A group of several voters commits on a durable
+ * majority, whatever the acks.
  *
- * Visibility (the high watermark, which for a group of one voter is the commit index): data
- * appended with acks=0/1 is committed at once, as the leader's append is the majority; an
- * acks=all batch counts only once it is durable, so HW stops at the first acks=all batch that
- * is not yet synced and consumers never see a write that a crash could still take back.
- * (Redpanda does the same: visibility is bounded by the first unflushed acks=all batch.)
+ * A produce_op holds an acks=all request until every partition's wait is settled by the commit
+ * (produce_raft_commit), failed (storage error, partition deleted, leadership lost) or timed
+ * out (timeout_ms -> REQUEST_TIMED_OUT).
  *
  * Invariants:
- *  1. A partition's acks_waiters are in increasing end_offset order (appends are sequential),
- *     so a sync completion releases a prefix of them.
+ *  1. A partition's acks_waiters are in increasing end_offset order (proposals are sequential),
+ *     so a commit settles a prefix of them.
  *  2. op->pending == number of op->waits still linked; the response goes out exactly once,
  *     when it reaches zero, and the op is freed then.
- *  3. HW == LEO when no acks=all wait is pending, else the base offset of the first pending
- *     one; HW never moves while the partition is fenced.
- *  4. Batches are written as received except baseOffset, partitionLeaderEpoch and, for
+ *  3. Batches are written as received except baseOffset, partitionLeaderEpoch and, for
  *     LogAppendTime topics, maxTimestamp + the timestamp-type bit (then the CRC is recomputed). */
 #include <errno.h>
 #include <string.h>
@@ -112,43 +115,6 @@ static void op_timeout(struct reactor *r, struct reactor_timer *t, void *data)
     }
 }
 
-/* Moves HW to what is committed now (invariant 3) and wakes fetches waiting for data. */
-static void update_hw(struct partition *p)
-{
-    if (plog_fenced(p->log))
-        return; /* nothing after a failed write or sync ever becomes visible */
-    int64_t leo = plog_end_offset(p->log);
-    int64_t hw = leo;
-    if (!list_empty(&p->acks_waiters))
-        hw = LIST_ENTRY(p->acks_waiters.next, struct acks_wait, node)->base_offset;
-    if (hw <= plog_high_watermark(p->log))
-        return;
-    plog_set_high_watermark(p->log, hw);
-    /* the byte count is an upper bound of what became visible: fine for min_bytes */
-    fetch_notify(p, p->hidden_bytes > 0 ? p->hidden_bytes : 1);
-    if (hw == leo)
-        p->hidden_bytes = 0;
-}
-
-void produce_flush_done(struct partition *p, int64_t durable_offset, int rc)
-{
-    if (rc != 0)
-        log_error("partition_sync_failed", "topic=%s partition=%d error=\"%s\" action=fence",
-                  p->topic->name, p->index, err_str(rc));
-    struct list_node *n, *tmp;
-    LIST_FOREACH_SAFE(n, tmp, &p->acks_waiters)
-    {
-        struct acks_wait *w = LIST_ENTRY(n, struct acks_wait, node);
-        if (rc != 0)
-            wait_done(w, KERR_KAFKA_STORAGE_ERROR);
-        else if (w->end_offset <= durable_offset)
-            wait_done(w, KERR_NONE);
-        else
-            break;
-    }
-    update_hw(p);
-}
-
 void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t commit)
 {
     struct list_node *n, *tmp;
@@ -163,7 +129,7 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
             ec = KERR_NOT_LEADER_OR_FOLLOWER; /* another entry committed in its place */
         wait_done(w, ec);
     }
-    /* as update_hw: the bytes proposed since everything was visible bound what became so */
+    /* the bytes proposed since everything was visible bound what became so: fine for min_bytes */
     size_t bytes = p->hidden_bytes > 0 ? p->hidden_bytes : 1;
     if (commit + 1 >= plog_end_offset(p->log))
         p->hidden_bytes = 0;
@@ -238,19 +204,15 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
         out->log_append_time_ms = now;
     }
     int64_t first;
-    if (b->cluster) {
-        struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
-        if (!g)
-            return KERR_NOT_LEADER_OR_FOLLOWER;
-        rc = host_propose(g, batch, len, h.last_offset_delta + 1, acks == -1, &first, raft_last,
-                          raft_term);
-        if (rc == -ERR_NOT_LEADER)
-            return KERR_NOT_LEADER_OR_FOLLOWER;
-        if (rc == -ERR_INVALID)
-            return KERR_INVALID_RECORD;
-    } else {
-        rc = plog_append(p->log, batch, len, p->leader_epoch, now, &first);
-    }
+    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    if (!g)
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    rc = host_propose(g, batch, len, h.last_offset_delta + 1, acks == -1, &first, raft_last,
+                      raft_term);
+    if (rc == -ERR_NOT_LEADER)
+        return KERR_NOT_LEADER_OR_FOLLOWER;
+    if (rc == -ERR_INVALID)
+        return KERR_INVALID_RECORD;
     if (rc != 0) {
         if (rc == -ENOSPC)
             log_warn("produce_refused", "topic=%s partition=%d reason=\"disk full\"",
@@ -260,16 +222,13 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
                       p->index, err_str(rc));
         return KERR_KAFKA_STORAGE_ERROR;
     }
-    producers_after_append(p, batch, first, now);
     out->base_offset = first;
     out->log_start_offset = plog_start_offset(p->log);
     p->records_in += (uint64_t)h.records_count;
     p->bytes_in += len;
     p->hidden_bytes += len;
-    if (acks != -1 && !b->cluster) {
+    if (acks != -1)
         flush_policy_appended(p, h.records_count);
-        update_hw(p); /* a group of one voter: the leader's append is the majority */
-    }
     return KERR_NONE;
 }
 
@@ -344,7 +303,7 @@ int handle_produce(struct request *req)
                 out->base_offset = -1;
                 continue;
             }
-            if (op && b->cluster) {
+            if (op) {
                 /* the replica makes the entry durable; its commit settles the wait */
                 const struct replica *rpl =
                     host_group_replica(cluster_group(b->cluster, p->topic->name, p->index));
@@ -369,23 +328,8 @@ int handle_produce(struct request *req)
                 w->raft_term = dup ? -1 : raft_term; /* a duplicate: what precedes it commits */
                 list_push_back(&p->acks_waiters, &w->node);
                 op->pending++;
-                continue;
-            }
-            if (op) {
-                struct acks_wait *w = &op->waits[op->n_waits++];
-                w->op = op;
-                w->done = produce_wait_done;
-                w->end_offset = plog_end_offset(p->log);
-                /* a duplicate waits for everything appended so far to be durable (its
-                 * original included) but hides nothing of its own */
-                w->base_offset = dup ? w->end_offset : out->base_offset;
-                w->result = out;
-                list_push_back(&p->acks_waiters, &w->node);
-                op->pending++;
-                p->unflushed_records = 0; /* this sync covers acks=0/1 data too */
+                p->unflushed_records = 0; /* the sync it asks for covers acks=0/1 data too */
                 p->last_flush_ms = time_mono_ms();
-                update_hw(p); /* data before this batch may be visible now */
-                plog_flush(p->log);
             }
         }
     }
@@ -463,17 +407,12 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
                            internal_append_cb cb, void *arg)
 {
     int64_t first, raft_last = -1, raft_term = -1;
-    int rc;
     struct kbatch_header h; /* appending rewrites only the base offset and epoch */
     kbatch_parse_header(batch, &h);
-    if (b->cluster) {
-        if (partition_leader_check(b, p) != KERR_NONE) /* also: no local Raft group */
-            return -ERR_NOT_LEADER;
-        rc = host_propose(cluster_group(b->cluster, p->topic->name, p->index), batch, len,
+    if (partition_leader_check(b, p) != KERR_NONE) /* also: no local Raft group */
+        return -ERR_NOT_LEADER;
+    int rc = host_propose(cluster_group(b->cluster, p->topic->name, p->index), batch, len,
                           h.last_offset_delta + 1, true, &first, &raft_last, &raft_term);
-    } else {
-        rc = plog_append(p->log, batch, len, p->leader_epoch, time_wall_ms(), &first);
-    }
     if (rc != 0)
         return rc;
     p->records_in += (uint64_t)h.records_count;
@@ -481,7 +420,7 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
     p->hidden_bytes += len;
     struct internal_wait *iw = mem_calloc(1, sizeof(*iw));
     iw->w.base_offset = first;
-    iw->w.end_offset = b->cluster ? raft_last + 1 : plog_end_offset(p->log);
+    iw->w.end_offset = raft_last + 1;
     iw->w.raft_last = raft_last;
     iw->w.raft_term = raft_term;
     iw->w.done = internal_wait_done;
@@ -489,9 +428,5 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
     iw->cb = cb;
     iw->arg = arg;
     list_push_back(&p->acks_waiters, &iw->w.node);
-    if (b->cluster)
-        return 0; /* the replica makes it durable; its commit settles the wait */
-    update_hw(p);
-    plog_flush(p->log);
-    return 0;
+    return 0; /* the replica makes it durable; its commit settles the wait */
 }

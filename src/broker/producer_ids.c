@@ -199,6 +199,17 @@ int pid_allocator_next(struct pid_allocator *a, int64_t *id)
     return 0;
 }
 
+void pid_allocator_prefetch(struct pid_allocator *a)
+{
+    if (a->next < a->cur.first + a->cur.count || a->pending.count > 0)
+        return;
+    struct pid_block b;
+    if (a->src->next_block(a->src, &b) == 0) {
+        CHECK(b.count > 0 && b.first >= 0);
+        a->pending = b;
+    }
+}
+
 bool pid_allocator_issued(const struct pid_allocator *a, int64_t id)
 {
     return id >= 0 && id < a->src->issued_end(a->src);

@@ -61,6 +61,11 @@ void pid_allocator_free(struct pid_allocator *a);
  * retriable error), or the source's error. */
 int pid_allocator_next(struct pid_allocator *a, int64_t *id);
 
+/* Asks the source for a block now when the allocator has none to hand out (a source that
+ * answers -EAGAIN has been asked; the next pid_allocator_next takes what arrived), so the first
+ * InitProducerId after a start does not wait. */
+void pid_allocator_prefetch(struct pid_allocator *a);
+
 /* Whether id may have been handed out (by this allocator or an earlier run's). */
 bool pid_allocator_issued(const struct pid_allocator *a, int64_t id);
 

@@ -321,6 +321,18 @@ static void on_rolled(struct plog *log, int64_t offset, void *data)
     }
 }
 
+/* Every batch the log takes, a client's at the leader or one a Raft follower copies: the table
+ * (and the snapshots written from it at rolls) then describes the whole log on every replica,
+ * so a replica that becomes leader has it already. */
+static void on_appended(struct plog *log, const uint8_t *batch, size_t len, void *data)
+{
+    struct partition_producers *pp = data;
+    (void)log;
+    (void)len;
+    struct replay r = {pp->table, time_wall_ms(), 0};
+    (void)replay_header(batch, 0, &r);
+}
+
 static void on_truncated(struct plog *log, int64_t leo, void *data)
 {
     (void)rebuild(data);
@@ -360,7 +372,11 @@ void partition_producers_open(struct broker *b, struct partition *p)
     pp->dirfd = -1;
     p->producers = pp;
     (void)rebuild(pp);
-    plog_set_hooks(p->log, &(struct plog_hooks){on_rolled, on_truncated, pp, on_reset});
+    plog_set_hooks(p->log, &(struct plog_hooks){.rolled = on_rolled,
+                                                .truncated = on_truncated,
+                                                .data = pp,
+                                                .reset = on_reset,
+                                                .appended = on_appended});
 }
 
 void partition_producers_close(struct partition *p, bool destroy)
@@ -379,19 +395,6 @@ void partition_producers_close(struct partition *p, bool destroy)
     pstate_free(pp->table);
     mem_free(pp);
     p->producers = NULL;
-}
-
-void partition_producers_resync(struct partition *p)
-{
-    struct partition_producers *pp = p->producers;
-    if (!pp)
-        return;
-    if (dir_open(pp) == 0) {
-        if (list_snapshots(pp) == 0)
-            (void)drop_snapshots_above(pp, -1); /* every one: a follower's may be stale */
-        dir_close(pp);
-    }
-    (void)rebuild(pp);
 }
 
 struct pstate *partition_producers_table(struct partition *p)
@@ -456,17 +459,6 @@ int16_t producers_before_append(struct partition *p, const struct kbatch_header 
                                    : KERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
 }
 
-void producers_after_append(struct partition *p, const uint8_t *batch, int64_t base_offset,
-                            int64_t now_ms)
-{
-    struct kbatch_header h;
-    kbatch_parse_header(batch, &h);
-    if (!pstate_tracks(&h))
-        return;
-    struct pstate_batch b;
-    pstate_batch_of(&h, base_offset, &b);
-    pstate_update(p->producers->table, h.producer_id, h.producer_epoch, &b, now_ms);
-}
 
 /* ---- broker level: ids and expiry ---- */
 
@@ -489,6 +481,12 @@ static void expiry_tick(struct reactor *r, struct reactor_timer *t, void *data)
     reactor_timer_start(r, t, bp->expiry_interval_ms);
 }
 
+void broker_producers_prefetch(struct broker *b)
+{
+    if (b->producers)
+        pid_allocator_prefetch(b->producers->ids);
+}
+
 int broker_producers_start(struct broker *b, char *err, size_t errcap)
 {
     int64_t floor = 0;
@@ -501,14 +499,15 @@ int broker_producers_start(struct broker *b, char *err, size_t errcap)
             if (tp->parts[i]->producers)
                 floor = MAX(floor, pstate_max_pid(tp->parts[i]->producers->table) + 1);
     }
-    struct pid_source *src;
-    if (b->cfg->n_voters > 0) {
-        src = cluster_pid_source_new(b); /* cluster mode: blocks from the controller */
-    } else {
-        int rc = pid_local_source_open(catalog_dir(b->cat), floor, &src, err, errcap);
-        if (rc != 0)
-            return rc;
-    }
+    /* A data directory a single-node release wrote has its block file: no id below its next
+     * block start may come again (the local source reads it as it always did). */
+    struct pid_source *legacy;
+    int rc = pid_local_source_open(catalog_dir(b->cat), floor, &legacy, err, errcap);
+    if (rc != 0)
+        return rc;
+    floor = legacy->issued_end(legacy);
+    legacy->destroy(legacy);
+    struct pid_source *src = cluster_pid_source_new(b, floor); /* blocks from the controller */
     struct broker_producers *bp = mem_calloc(1, sizeof(*bp));
     bp->b = b;
     bp->ids = pid_allocator_new(src);

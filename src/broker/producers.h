@@ -4,8 +4,9 @@
  * Partition state lifecycle (partition_producers_*):
  *   open: load the newest valid snapshot at or below LEO (snapshots above LEO are deleted:
  *     they describe batches that are gone), then replay the batch headers after it;
- *   append: producers_before_append judges a client's batch, producers_after_append records
- *     it once the log has it;
+ *   append: producers_before_append judges a client's batch; every batch the log takes (a
+ *     client's, a Raft follower's copy, the broker's own) is recorded through the plog's
+ *     appended hook, so every replica's table (and its snapshots) describe its whole log;
  *   roll (plog hook): write <offset>.snapshot for the new segment's base, keep the newest
  *     SNAPSHOTS_KEPT;
  *   suffix truncation (plog hook): delete snapshots above the new LEO, rebuild as at open;
@@ -16,9 +17,7 @@
  * If a rebuild cannot read the log, idempotent appends are refused (KAFKA_STORAGE_ERROR,
  * retriable) until a rebuild succeeds (retried on the next idempotent append); other appends
  * go on.
- *
- * Appends that do not come through producers_after_append (a Raft follower's, later) must
- * replay their batches too, or the table would miss them. */
+ */
 #ifndef SP_BROKER_PRODUCERS_H
 #define SP_BROKER_PRODUCERS_H
 
@@ -38,6 +37,9 @@ struct pstate;
  * past the highest producer id found in the partitions' state: call after the topics are
  * loaded) and the periodic expiry sweep. Returns 0 or a negative code with err set. */
 int broker_producers_start(struct broker *b, char *err, size_t errcap);
+/* Asks for a producer-id block now if none is at hand (pid_allocator_prefetch): called once the
+ * broker is registered with the controller. */
+void broker_producers_prefetch(struct broker *b);
 /* Frees what broker_producers_start made; safe if it never ran or ran already. */
 void broker_producers_stop(struct broker *b);
 
@@ -56,15 +58,6 @@ void partition_producers_close(struct partition *p, bool destroy);
  * INVALID_PRODUCER_EPOCH, KAFKA_STORAGE_ERROR (state broken). */
 int16_t producers_before_append(struct partition *p, const struct kbatch_header *h, int64_t now_ms,
                                 struct produce_resp_partition *out, bool *duplicate);
-/* Records the batch just appended at base_offset (the bytes as written, LogAppendTime
- * included). */
-void producers_after_append(struct partition *p, const uint8_t *batch, int64_t base_offset,
-                            int64_t now_ms);
-
-/* Cluster mode, when this broker becomes the partition's Raft leader: a follower's table (and
- * the snapshots it wrote at rolls) missed the batches it replicated, so every snapshot is
- * deleted and the table rebuilt from a scan of the whole log. */
-void partition_producers_resync(struct partition *p);
 
 /* The partition's table (tests, metrics). */
 struct pstate *partition_producers_table(struct partition *p);

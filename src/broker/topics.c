@@ -28,11 +28,6 @@
 #include "storage/cleaner.h"
 #include "storage/plog.h"
 
-static void flush_cb(struct plog *log, int64_t durable_offset, int rc, void *data)
-{
-    produce_flush_done(data, durable_offset, rc);
-}
-
 bool topic_name_valid(struct kstr name, char *err, size_t errcap)
 {
     const char *why = ktopic_name_problem(name.p, name.len > 0 ? (size_t)name.len : 0);
@@ -76,10 +71,9 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     p->log = log;
     int32_t e = plog_last_epoch(log);
     p->leader_epoch = e < 0 ? 0 : e;
-    p->coord_load_at = -1;
+    p->coord_loading = false;
     list_init(&p->acks_waiters);
     list_init(&p->fetch_watchers);
-    plog_set_flush_cb(log, flush_cb, p);
     partition_producers_open(b, p);
     *out = p;
     return 0;
@@ -133,7 +127,7 @@ static void topic_free(struct topic *t)
     mem_free(t);
 }
 
-static bool is_internal(const char *name)
+bool topic_name_internal(const char *name)
 {
     return strcmp(name, "__consumer_offsets") == 0 || strcmp(name, "__transaction_state") == 0 ||
            strcmp(name, "__cluster_metadata") == 0;
@@ -144,7 +138,7 @@ static struct topic *topic_new(struct broker *b, const char *name, int32_t n_par
 {
     struct topic *t = mem_calloc(1, sizeof(*t));
     t->name = mem_strdup(name);
-    t->internal = is_internal(name);
+    t->internal = topic_name_internal(name);
     t->parts = mem_calloc((size_t)n_parts, sizeof(*t->parts));
     t->overrides = overrides_dup(overrides, n_overrides, &t->n_overrides);
     topic_config_resolve(&t->cfg, b->cfg, t->overrides, t->n_overrides);

@@ -404,10 +404,6 @@ static int status_print(struct node_answer *ans, size_t n)
     for (size_t i = 0; i < n && !first; i++)
         if (ans[i].ok)
             first = &ans[i].root;
-    if (strcmp(jstr(first, "mode", ""), "single-node") == 0) {
-        printf("single-node broker (node %lld): no cluster\n", jint(first, "node_id", -1));
-        return CLI_EXIT_OK;
-    }
     printf("cluster %s\n", jstr(first, "cluster_id", "-"));
     const struct jval *ctl = jget(first, "controller", J_OBJ);
     long long cl = jint(ctl, "leader", -1);

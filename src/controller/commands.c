@@ -354,12 +354,14 @@ int16_t ctl_cmd_fence_expired(const struct ctl_image *img, struct ctl_sessions *
 }
 
 int16_t ctl_cmd_alloc_producer_ids(const struct ctl_image *img, int32_t broker_id,
-                                   struct kuuid incarnation, struct ctl_recs *out)
+                                   struct kuuid incarnation, int64_t floor, struct ctl_recs *out)
 {
     const struct ctl_broker *b = ctl_image_broker(img, broker_id);
     if (b == NULL || !uuid_eq(b->incarnation, incarnation))
         return KERR_STALE_BROKER_EPOCH;
     int64_t first = ctl_image_pid_next(img);
+    if (floor > first)
+        first = floor;
     if (first > INT64_MAX - CTL_PID_BLOCK_SIZE)
         return KERR_UNKNOWN_SERVER_ERROR;
     struct ctl_rec *r = ctl_recs_push(out, CTL_REC_PRODUCER_IDS);

@@ -127,9 +127,11 @@ int16_t ctl_cmd_fence_expired(const struct ctl_image *img, struct ctl_sessions *
                               int64_t session_timeout_ms, struct ctl_recs *out);
 
 /* The next CTL_PID_BLOCK_SIZE producer ids for a broker. Blocks follow the image's last block,
- * so they never overlap, across leader changes too. Errors: STALE_BROKER_EPOCH (unknown broker
- * or other incarnation), UNKNOWN_SERVER_ERROR (id space exhausted). Records: PRODUCER_IDS. */
+ * so they never overlap, across leader changes too, and start at or above floor (the broker's:
+ * ids its partitions' producer state already holds, e.g. from a data directory a single-node
+ * release wrote). Errors: STALE_BROKER_EPOCH (unknown broker or other incarnation),
+ * UNKNOWN_SERVER_ERROR (id space exhausted). Records: PRODUCER_IDS. */
 int16_t ctl_cmd_alloc_producer_ids(const struct ctl_image *img, int32_t broker_id,
-                                   struct kuuid incarnation, struct ctl_recs *out);
+                                   struct kuuid incarnation, int64_t floor, struct ctl_recs *out);
 
 #endif

@@ -39,8 +39,9 @@ bool ctl_request_well_formed(const struct ctl_request *req)
     case CTL_REQ_REGISTER_BROKER:
         return str_ok(req->reg.host, false) && str_ok(req->reg.cluster_addr, false);
     case CTL_REQ_HEARTBEAT:
-    case CTL_REQ_ALLOC_PIDS:
         return true;
+    case CTL_REQ_ALLOC_PIDS:
+        return req->pid_floor >= 0;
     default:
         return false;
     }
@@ -99,6 +100,7 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
     case CTL_REQ_ALLOC_PIDS:
         kw_i32(&w, req->reg.node_id);
         kw_uuid(&w, req->reg.incarnation);
+        kw_i64(&w, req->pid_floor);
         break;
     }
 }
@@ -201,6 +203,9 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
     case CTL_REQ_ALLOC_PIDS:
         out->reg.node_id = kr_i32(&d.r);
         out->reg.incarnation = kr_uuid(&d.r);
+        out->pid_floor = kr_i64(&d.r);
+        if (out->pid_floor < 0)
+            d.bad = true;
         break;
     default:
         d.bad = true;

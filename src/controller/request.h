@@ -11,7 +11,7 @@
  *     REGISTER_BROKER    node_id i32, incarnation uuid, host string, port i32,
  *                        cluster_addr string
  *     HEARTBEAT          node_id i32, incarnation uuid, caught_up i8 (0/1)
- *     ALLOC_PIDS         node_id i32, incarnation uuid
+ *     ALLOC_PIDS         node_id i32, incarnation uuid, pid_floor i64 (>= 0)
  *   configs: i32 n (0..CTL_REQ_CONFIGS_MAX), n times key string, value nullable string.
  * Answer body (CTL_ANSWER_BYTES): error i16 (Kafka code), topic_id uuid (CREATE_TOPIC),
  * pid_first i64, pid_size i32 (ALLOC_PIDS; 0 otherwise).
@@ -59,6 +59,7 @@ struct ctl_request {
     struct ctl_broker_reg reg; /* REGISTER_BROKER: all; HEARTBEAT, ALLOC_PIDS: node_id and
                                   incarnation */
     bool caught_up;            /* HEARTBEAT */
+    int64_t pid_floor;         /* ALLOC_PIDS: the block starts at or above this id */
     void *owned_;              /* decoded storage, or NULL */
 };
 

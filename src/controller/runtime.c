@@ -448,7 +448,8 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
         return ctl_cmd_heartbeat(img, &rt->sessions, req->reg.node_id, req->reg.incarnation,
                                  req->caught_up, rt->now, out);
     case CTL_REQ_ALLOC_PIDS: {
-        int16_t err = ctl_cmd_alloc_producer_ids(img, req->reg.node_id, req->reg.incarnation, out);
+        int16_t err = ctl_cmd_alloc_producer_ids(img, req->reg.node_id, req->reg.incarnation,
+                                                 req->pid_floor, out);
         for (size_t i = 0; err == KERR_NONE && i < out->n; i++) {
             if (out->v[i].type == CTL_REC_PRODUCER_IDS) {
                 a->pid_first = out->v[i].pids.first;

@@ -1376,10 +1376,23 @@ void raft_persisted(struct raft *r, int64_t index, int64_t term)
 void raft_relaxed(struct raft *r, int64_t index)
 {
     CHECK(!r->in_ready);
+    /* only what the storage holds: an entry still to be written may yet fail to be */
+    index = MIN(index, r->stored_last);
     if (r->role != RAFT_LEADER || !sole_voter(r) || index <= r->relaxed)
         return;
-    r->relaxed = MIN(index, r->log.last);
+    r->relaxed = index;
     maybe_commit(r);
+}
+
+int raft_write_failed(struct raft *r, int64_t from)
+{
+    CHECK(!r->in_ready);
+    if (from <= r->commit || from > r->log.last || from < r->log.start)
+        return -ERR_INVALID;
+    if (r->role == RAFT_LEADER)
+        become_follower(r, r->term, RAFT_NONE);
+    log_truncate(r, from); /* the storage has nothing from there on: its truncation is a no-op */
+    return 0;
 }
 
 void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote)

@@ -279,6 +279,12 @@ void raft_persisted(struct raft *r, int64_t index, int64_t term);
  * durable). Ignored unless this node leads a group whose only voter it is; never lowers; reset
  * when leadership ends. */
 void raft_relaxed(struct raft *r, int64_t index);
+/* Storage adapter: the log writes of the last ready stopped at index `from` (a full disk: the
+ * entry there and every later one of that ready are not stored, nothing of them was sent).
+ * Call right after that ready's raft_advance. A leader steps down (a sole voter campaigns again
+ * at once); the log is cut back to from - 1. Returns 0, or -ERR_INVALID if from is at or below
+ * the commit index or outside the log (the write error must then fail the group instead). */
+int raft_write_failed(struct raft *r, int64_t from);
 void raft_persisted_hard_state(struct raft *r, int64_t term, int32_t vote);
 
 /* Storage adapter: entries below index are gone (see above). Returns 0 or -ERR_INVALID. */

@@ -96,6 +96,9 @@ struct replica {
     size_t n_strict;
     size_t cap_strict;
     bool flush_wanted; /* a proposal since the last log write asks for durability */
+    int64_t nospace_from;  /* the current ready's writes stopped here on a full disk, or -1 */
+    int64_t nospace_min;   /* the lowest such index since replica_propose began, or MAX */
+    int64_t nospace_logged_ms; /* the last replica_write_refused warning */
     int64_t visible;   /* the Kafka high watermark (see "Visibility") */
     int64_t *raft_offs; /* offsets of NOOP and CONFIG entries at or above visible, ascending */
     size_t n_raft_offs;
@@ -190,6 +193,17 @@ static void fail(struct replica *rp, const char *op, int rc)
               "dir=%s id=%" PRId32 " op=%s error=\"%s\" term=%" PRId64 " commit=%" PRId64
               " note=\"stopped: no more acknowledgements or votes until reopened\"",
               plog_dir(rp->log), raft_id(rp->r), op, err_str(rc), raft_term(rp->r), rp->commit);
+}
+
+/* A full disk: the write was cut off again (storage/plog.h), nothing is fenced, and the group
+ * goes on once space is free. Logged at most once a second per replica. */
+static void nospace_warn(struct replica *rp, const char *op)
+{
+    int64_t now = time_mono_ms();
+    if (now - rp->nospace_logged_ms < 1000)
+        return;
+    rp->nospace_logged_ms = now;
+    log_warn("replica_write_refused", "dir=%s op=%s reason=\"disk full\"", plog_dir(rp->log), op);
 }
 
 /* ---- durability reports ---- */
@@ -439,6 +453,8 @@ static int apply_log_writes(struct replica *rp, const struct raft_ready *rd)
     bool sync = rp->flush_wanted || !sole_leader(rp);
     for (size_t i = 0; i < rd->n_entries; i++) {
         rc = append_entry(rp, &rd->entries[i]);
+        if (rc == -ENOSPC)
+            rp->nospace_from = rd->entries[i].first;
         if (rc != 0)
             return rc;
         sync |= rd->entries[i].kind != RAFT_ENTRY_DATA;
@@ -615,18 +631,29 @@ static void process(struct replica *rp)
         raft_ready(rp->r, &rd);
         rp->ready_taken = true;
         int rc = 0;
+        bool hs_written = false;
         if (rd.hard_state_changed) {
             rc = write_hard_state(rp, rd.hs_term, rd.hs_vote, rd.commit);
-            if (rc != 0)
+            hs_written = rc == 0;
+            if (rc == -ENOSPC) {
+                /* never reported durable: the core holds its replies and its own vote, and
+                 * campaigns again later; nothing is lost */
+                nospace_warn(rp, "hard_state");
+                rc = 0;
+            } else if (rc != 0) {
                 fail(rp, "hard_state", rc);
+            }
         }
+        rp->nospace_from = -1;
         if (rc == 0) {
             rc = apply_log_writes(rp, &rd);
-            if (rc != 0)
+            if (rc == -ENOSPC)
+                nospace_warn(rp, "log_write"); /* raft_write_failed below */
+            else if (rc != 0)
                 fail(rp, "log_write", rc);
         }
         bool commit_moved = false;
-        if (rc == 0) {
+        if (rc == 0 || rc == -ENOSPC) { /* what was written goes out; the rest never existed */
             send_msgs(rp, &rd);
             if (rd.commit > rp->commit) {
                 rp->commit = rd.commit;
@@ -637,9 +664,14 @@ static void process(struct replica *rp)
         raft_advance(rp->r, &rd);
         rp->ready_taken = false;
         free_props(rp, props_in);
+        if (rp->nospace_from >= 0) {
+            rp->nospace_min = MIN(rp->nospace_min, rp->nospace_from);
+            if (raft_write_failed(rp->r, rp->nospace_from) != 0)
+                fail(rp, "log_write", -ENOSPC); /* would cut committed entries */
+        }
         if (rp->failed)
             break;
-        if (rd.hard_state_changed)
+        if (hs_written)
             raft_persisted_hard_state(rp->r, rd.hs_term, rd.hs_vote);
         if (commit_moved && rp->opt.on_commit)
             rp->opt.on_commit(rp, rp->commit, rp->opt.data);
@@ -819,6 +851,8 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
     rp->log = log;
     rp->dirfd = dfd;
     rp->opt = *opt;
+    rp->nospace_from = -1;
+    rp->nospace_min = INT64_MAX;
     bool torn = false;
     int rc = raft_hard_state_load(dfd, &rp->hs);
     if (rc != 0) {
@@ -959,8 +993,11 @@ int replica_propose(struct replica *rp, uint8_t *batch, size_t len, int32_t reco
     }
     if (now) {
         rp->inplace = payload;
+        rp->nospace_min = INT64_MAX;
         process(rp);
         rp->inplace = NULL;
+        if (rp->nospace_min <= f)
+            return -ENOSPC; /* not written: the disk is full (the leader stepped down) */
     } else {
         MEM_GROW(rp->props, rp->cap_props, rp->n_props + 1);
         rp->props[rp->n_props++] = payload;

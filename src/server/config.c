@@ -152,7 +152,8 @@ static const struct key keys[] = {
     {"controller.quorum.voters", C_VOTERS, F(quorum_voters), "", 0, 0, 1, 0,
      "id@host:port,... inter-broker addresses of the metadata voters; set: cluster mode"},
     {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
-     "inter-broker host:port of a broker that is not a voter"},
+     "inter-broker host:port (default: the node's voter entry; a single node: 127.0.0.1, any "
+     "free port)"},
 };
 
 #define NKEYS ((int)ARRAY_LEN(keys))
@@ -444,11 +445,11 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         if (strstr(value, "://") ||
             config_parse_listener(value, st->cfg->cluster_host, sizeof(st->cfg->cluster_host),
-                                  &st->cfg->cluster_port, lerr, sizeof(lerr)) != 0 ||
-            st->cfg->cluster_port == 0) {
+                                  &st->cfg->cluster_port, lerr, sizeof(lerr)) != 0) {
             st->cfg->cluster_host[0] = '\0';
             st->cfg->cluster_port = -1;
-            snprintf(err, errcap, "bad value '%s' for %s: expected host:port (port 1-65535)",
+            snprintf(err, errcap,
+                     "bad value '%s' for %s: expected host:port (port 0-65535; 0: any free port)",
                      value, name);
             return -1;
         }
@@ -573,20 +574,19 @@ static void describe(struct broker_config *cfg, const struct state *st)
     }
 }
 
-/* Cluster mode's cross-key rules, once every key is read: a voter's cluster address is its own
+/* The quorum's cross-key rules, once every key is read: a voter's cluster address is its own
  * voter entry, unless cluster.listener is also given: it then listens there, and its voter entry
- * is only how the peers reach it (through a proxy, as the fault tests do); a broker that is not a voter
- * needs cluster.listener; cluster.listener without voters is refused (it would do nothing). */
+ * is only how the peers reach it (through a proxy, as the fault tests do); a broker that is not
+ * a voter needs cluster.listener, at a fixed port others can dial. Without voters the node is
+ * standalone: cluster.listener if given, else 127.0.0.1 on any free port. */
 static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
 {
-    bool listener_set = cfg->cluster_port > 0;
+    bool listener_set = cfg->cluster_port >= 0;
     if (cfg->n_voters == 0) {
-        if (listener_set) {
-            snprintf(err, errcap, "cluster.listener is set but controller.quorum.voters is not "
-                     "(cluster mode needs the voters)");
-            return -1;
+        if (!listener_set) {
+            snprintf(cfg->cluster_host, sizeof(cfg->cluster_host), "127.0.0.1");
+            cfg->cluster_port = 0;
         }
-        cfg->cluster_port = -1;
         return 0;
     }
     for (int i = 0; i < cfg->n_voters; i++) {
@@ -599,9 +599,10 @@ static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
         cfg->cluster_port = v->port;
         return 0;
     }
-    if (!listener_set) {
+    if (!listener_set || cfg->cluster_port == 0) {
         snprintf(err, errcap, "node.id=%d is not in controller.quorum.voters: set "
-                 "cluster.listener (its inter-broker host:port)", cfg->node_id);
+                 "cluster.listener (its inter-broker host:port, a fixed port the voters can "
+                 "dial)", cfg->node_id);
         return -1;
     }
     return 0;
@@ -670,8 +671,8 @@ int config_load(struct broker_config *cfg, const char *file, char *const *sets, 
     if (cluster_settle(cfg, err, errcap) != 0)
         return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
-        log_warn("config_replication_factor", "default.replication.factor=%d but this is a "
-                 "single-node broker: topics created with -1 will fail",
+        log_warn("config_replication_factor", "default.replication.factor=%d but this node "
+                 "starts alone: topics created with -1 fail until enough brokers join",
                  cfg->default_replication_factor);
     describe(cfg, &st);
     return 0;

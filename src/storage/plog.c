@@ -1084,6 +1084,8 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     log->size_bytes += (int64_t)len;
     log->append_hint = (struct read_hint){base, b.pos, a->base, b, true};
     *base_offset = base;
+    if (log->hooks.appended)
+        log->hooks.appended(log, batch, len, log->hooks.data);
     DCHECK((plog_check(log), true));
     return 0;
 
@@ -1544,6 +1546,71 @@ int plog_reset(struct plog *log, int64_t offset)
 void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks)
 {
     log->hooks = hooks ? *hooks : (struct plog_hooks){0};
+}
+
+/* Collects the file positions of the batches of seg whose epoch is below floor. */
+static int low_epoch_positions(const struct segment *seg, int32_t floor, int64_t **pos,
+                               size_t *n, size_t *cap)
+{
+    uint8_t buf[SEGMENT_SCAN_BUF];
+    struct batch_scanner sc;
+    scanner_init(&sc, seg->file->fd, 0, seg->size, buf, sizeof(buf));
+    for (;;) {
+        struct batch_info b;
+        const char *why;
+        int rc = scanner_next(&sc, &b, &why);
+        if (rc < 0)
+            return rc == -ERR_SHORT ? -ERR_CORRUPT : rc;
+        if (rc == 0)
+            return 0;
+        if (b.epoch < floor) {
+            MEM_GROW(*pos, *cap, *n + 1);
+            (*pos)[(*n)++] = b.pos;
+        }
+    }
+}
+
+int plog_raise_epochs(struct plog *log, int32_t floor)
+{
+    if (log->fenced)
+        return -ERR_FENCED;
+    if (floor < 0)
+        return -ERR_INVALID;
+    int rc = 0;
+    uint8_t be[4];
+    be_put32(be, (uint32_t)floor);
+    /* last segment first, last batch first: a crash at any point leaves epochs that never
+     * decrease along the log (the untouched low ones before the raised ones), which recovery
+     * accepts, and running this again finishes the job */
+    size_t raised = 0;
+    for (size_t i = log->n_segs; i-- > 0 && rc == 0;) {
+        struct segment *seg = log->segs[i];
+        int64_t *pos = NULL;
+        size_t n = 0, cap = 0;
+        rc = low_epoch_positions(seg, floor, &pos, &n, &cap);
+        for (size_t k = n; k-- > 0 && rc == 0;)
+            rc = io_pwrite_all(seg->file->fd, be, sizeof(be), pos[k] + KBATCH_OFF_LEADER_EPOCH,
+                               NULL);
+        if (rc == 0 && n > 0)
+            rc = io_fdatasync(seg->file->fd);
+        raised += n;
+        mem_free(pos);
+    }
+    if (rc != 0) {
+        fence(log, "raise_epochs", rc);
+        return rc;
+    }
+    if (raised == 0)
+        return 0;
+    rc = rebuild_epochs(log, log->n_segs);
+    if (rc == 0)
+        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+    if (rc == 0)
+        log->epochs_dirty = false;
+    else
+        fence(log, "raise_epochs", rc);
+    log_info("log_epochs_raised", "dir=%s batches=%zu epoch=%" PRId32, log->dir, raised, floor);
+    return rc;
 }
 
 int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *data)

@@ -231,13 +231,17 @@ void plog_flush(struct plog *log);
  *     and plog_maybe_roll.
  *   truncated(log, leo): plog_truncate_suffix removed every batch at and above leo (the new
  *     LEO). Not called when the truncation was a no-op or failed.
- *   reset(log, offset): plog_reset discarded every batch; the log restarts empty at offset. */
+ *   reset(log, offset): plog_reset discarded every batch; the log restarts empty at offset.
+ *   appended(log, batch, len): plog_append wrote this batch (as stored: base offset and epoch
+ *     set), whoever appended it (a client's produce at the leader, a Raft follower's copy). */
 struct plog_hooks {
     void (*rolled)(struct plog *log, int64_t offset, void *data);
     void (*truncated)(struct plog *log, int64_t leo, void *data);
     void *data;
     /* plog_reset emptied the log: it restarts at offset (may be NULL: truncated is called) */
     void (*reset)(struct plog *log, int64_t offset, void *data);
+    /* may be NULL */
+    void (*appended)(struct plog *log, const uint8_t *batch, size_t len, void *data);
 };
 /* Installs hooks (copied; NULL removes them). */
 void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks);
@@ -250,6 +254,14 @@ void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks);
  * or do not chain. */
 typedef int (*plog_header_fn)(const uint8_t *header, int64_t size, void *data);
 int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *data);
+
+/* Raises the partitionLeaderEpoch of every batch below floor to floor, in place (the CRC does not
+ * cover it), and rebuilds the leader-epoch cache. For a log a single-node release wrote before
+ * partitions were Raft logs: its batches carry epoch 0, and Raft terms start at 1. Batches are
+ * rewritten from the last one back (each segment fdatasync'ed), so a crash part way leaves
+ * epochs that never decrease along the log, which recovery accepts; running it again finishes.
+ * Returns 0 (nothing to do included) or -errno / -ERR_* (the log is then fenced). */
+int plog_raise_epochs(struct plog *log, int32_t floor);
 
 /* The cleaner's first dirty offset (offsets below it have been compacted). */
 int64_t plog_cleaned_offset(const struct plog *log);

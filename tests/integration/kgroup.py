@@ -90,11 +90,38 @@ def parse_assignment(b):
 
 
 class Client:
+    """One connection to one broker. Before its first request for a group it asks
+    FindCoordinator for that group until the answer is no error (at most 10 s), as a real client
+    does: the group's partition of __consumer_offsets may still be on its way. The broker asked
+    must be the coordinator (a single node is)."""
+
     def __init__(self, broker, client_id="kgroup"):
         host, port = broker.rsplit(":", 1)
         self.c = Conn(host, int(port))
         self.corr = 0
         self.client_id = client_id
+        self.coordinated = set()
+
+    def find_coordinator(self, group):
+        """FindCoordinator v1 (group): (error, node_id)."""
+        r = self.call(10, 1, string(group) + struct.pack(">b", 0))
+        r.i32()  # throttle
+        err = r.i16()
+        r.str()  # message
+        return err, r.i32()
+
+    def _coord(self, group):
+        if group in self.coordinated or not group:
+            return
+        deadline = time.time() + 10
+        while True:
+            err, _ = self.find_coordinator(group)
+            if err == 0:
+                self.coordinated.add(group)
+                return
+            if time.time() > deadline:
+                raise AssertionError("no coordinator for group %r within 10 s (error %d)" % (group, err))
+            time.sleep(0.05)
 
     def call(self, key, version, body):
         self.corr += 1
@@ -108,6 +135,7 @@ class Client:
 
     def join(self, group, member_id="", protocol_type="consumer", protocols=None,
              session_ms=6000, rebalance_ms=10000, instance_id=None, version=5):
+        self._coord(group)
         protocols = protocols if protocols is not None else [("range", subscription(["t"]))]
         body = string(group) + struct.pack(">ii", session_ms, rebalance_ms) + string(member_id)
         if version >= 5:
@@ -127,6 +155,7 @@ class Client:
         return out
 
     def sync(self, group, generation, member_id, assignments=(), version=3):
+        self._coord(group)
         body = string(group) + struct.pack(">i", generation) + string(member_id)
         if version >= 3:
             body += string(None)
@@ -138,17 +167,20 @@ class Client:
         return {"error": r.i16(), "assignment": r.bytes()}
 
     def heartbeat(self, group, generation, member_id):
+        self._coord(group)
         r = self.call(12, 2, string(group) + struct.pack(">i", generation) + string(member_id))
         r.i32()
         return r.i16()
 
     def leave(self, group, member_id):
+        self._coord(group)
         r = self.call(13, 2, string(group) + string(member_id))
         r.i32()
         return r.i16()
 
     def commit(self, group, generation, member_id, offsets, metadata=""):
         """offsets: {(topic, partition): offset}; returns {(topic, partition): error}."""
+        self._coord(group)
         by_topic = {}
         for (t, p), o in offsets.items():
             by_topic.setdefault(t, []).append((p, o))
@@ -168,6 +200,7 @@ class Client:
         return out
 
     def fetch_offsets(self, group, topic, partitions):
+        self._coord(group)
         body = string(group) + struct.pack(">i", 1) + string(topic)
         body += struct.pack(">i", len(partitions)) + b"".join(struct.pack(">i", p) for p in partitions)
         r = self.call(9, 3, body)
@@ -182,6 +215,7 @@ class Client:
         return out, r.i16()
 
     def describe(self, group):
+        self._coord(group)
         r = self.call(15, 0, struct.pack(">i", 1) + string(group))
         r.i32()  # n groups
         g = {"error": r.i16(), "group": r.str(), "state": r.str(), "protocol_type": r.str(),
@@ -199,6 +233,8 @@ class Client:
         return err, [(r.str(), r.str()) for _ in range(r.i32())]
 
     def delete_groups(self, groups):
+        for g in groups:
+            self._coord(g)
         body = struct.pack(">i", len(groups)) + b"".join(string(g) for g in groups)
         r = self.call(42, 0, body)
         r.i32()

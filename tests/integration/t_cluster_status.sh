@@ -7,8 +7,7 @@
 # controller and transport metric families parse (metrics_check.py cluster) at the leader and a
 # follower. Asked at a follower only, the row shows without lags. With a follower killed (-9)
 # the CLI names it on stderr and still prints the rest; with no listener reachable it fails in
-# words with exit 1; an unknown sub-command exits 2. A single-node broker answers mode
-# single-node.
+# words with exit 1; an unknown sub-command exits 2. A single node answers as a cluster of one.
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 MC=$ROOT/tests/integration/metrics_check.py
@@ -143,9 +142,22 @@ rc=0
 grep -qE '^  t ' "$TMP/h.out" || fail "absurd values: no row for t: $(cat "$TMP/h.out")"
 note "hostile answers: truncated JSON refused in words, absurd values printed"
 
-# single-node: a small JSON, and the CLI says so
+# a single node is a cluster of one: its own controller, its only broker, its partitions
 start_broker
-curl -sf "http://$ADMIN/v1/cluster" | grep -q '"mode":"single-node"' || fail "single-node /v1/cluster"
-"$SP" cluster status --admin "$ADMIN" | grep -q 'single-node broker' || fail "single-node CLI"
-note "single-node broker answers mode single-node"
+echo x | kcat -P -b "$BROKER" -t solo
+curl -sf "http://$ADMIN/v1/cluster" >"$TMP/solo.json" || fail "single-node /v1/cluster"
+$PY - "$TMP/solo.json" <<'PYEOF' || fail "single-node /v1/cluster: $(cat "$TMP/solo.json")"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["mode"] == "cluster" and j["registered"] is True, j
+assert j["controller"]["leader"] == j["node_id"] == 1, j
+assert [b["id"] for b in j["brokers"]] == [1] and not j["brokers"][0]["fenced"], j
+solo = [p for p in j["partitions"] if p["topic"] == "solo"]
+assert len(solo) == 1 and solo[0]["leader"] == 1 and solo[0]["replicas"] == [1], solo
+assert solo[0]["high_watermark"] == 1, solo
+PYEOF
+"$SP" cluster status --admin "$ADMIN" >"$TMP/solo.out" || fail "single-node CLI"
+grep -q 'controller: leader 1' "$TMP/solo.out" || fail "single-node CLI: $(cat "$TMP/solo.out")"
+grep -qE '^  solo +0 +1 ' "$TMP/solo.out" || fail "single-node CLI: no row for solo: $(cat "$TMP/solo.out")"
+note "a single node answers as a cluster of one: controller 1, broker 1, solo led by 1"
 echo "PASS"

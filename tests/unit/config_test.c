@@ -154,10 +154,24 @@ TEST(config_single_node_by_default)
     struct broker_config c;
     char err[512];
     ASSERT_EQ(config_load(&c, NULL, NULL, 0, err, sizeof(err)), 0);
-    ASSERT_EQ(c.n_voters, 0);
-    ASSERT_EQ(c.cluster_port, -1);
+    ASSERT_EQ(c.n_voters, 0); /* standalone: the only voter of its own quorum */
+    ASSERT_STREQ(c.cluster_host, "127.0.0.1");
+    ASSERT_EQ(c.cluster_port, 0); /* any free port */
     ASSERT_EQ(c.default_replication_factor, 1);
     ASSERT_EQ(c.offsets_topic_replication_factor, 3);
+    config_free(&c);
+}
+
+/* Alone, cluster.listener sets the standalone node's inter-broker address. */
+TEST(config_cluster_listener_alone_sets_the_address)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {"cluster.listener=127.0.0.1:19094"};
+    ASSERT_EQ(config_load(&c, NULL, sets, 1, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_voters, 0);
+    ASSERT_STREQ(c.cluster_host, "127.0.0.1");
+    ASSERT_EQ(c.cluster_port, 19094);
     config_free(&c);
 }
 
@@ -247,10 +261,11 @@ TEST(config_refuses_bad_cluster_keys_by_name)
     /* node.id not among the voters and no cluster.listener */
     expect_refused("controller.quorum.voters=2@127.0.0.1:19093", "node.id=1",
                    "cluster.listener");
-    /* cluster.listener without voters does nothing: refused */
-    expect_refused("cluster.listener=127.0.0.1:19094", NULL, "controller.quorum.voters");
+    /* a broker that is not a voter needs a fixed port the voters can dial */
+    expect_refused("controller.quorum.voters=2@127.0.0.1:19093", "cluster.listener=127.0.0.1:0",
+                   "cluster.listener");
     expect_refused("cluster.listener=127.0.0.1", NULL, "cluster.listener");
-    expect_refused("cluster.listener=127.0.0.1:0", NULL, "cluster.listener");
+    expect_refused("cluster.listener=127.0.0.1:70000", NULL, "cluster.listener");
     expect_refused("offsets.topic.replication.factor=0", NULL, "offsets.topic.replication.factor");
     expect_refused("default.replication.factor=0", NULL, "default.replication.factor");
 }

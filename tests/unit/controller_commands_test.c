@@ -419,13 +419,13 @@ TEST(controller_cmd_producer_id_blocks_never_overlap)
     env_init(&e);
     add_broker(&e, 1, 0);
     add_broker(&e, 2, 0);
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 3, inc(3), &e.out), KERR_STALE_BROKER_EPOCH);
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 1, inc(2), &e.out), KERR_STALE_BROKER_EPOCH);
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 1, inc(1), &e.out), KERR_NONE);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 3, inc(3), 0, &e.out), KERR_STALE_BROKER_EPOCH);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 1, inc(2), 0, &e.out), KERR_STALE_BROKER_EPOCH);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 1, inc(1), 0, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.v[0].pids.first, 0);
     ASSERT_EQ(e.out.v[0].pids.size, CTL_PID_BLOCK_SIZE);
     commit(&e);
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 2, inc(2), &e.out), KERR_NONE);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&e.img, 2, inc(2), 0, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.v[0].pids.first, CTL_PID_BLOCK_SIZE);
     commit(&e);
     /* a new leader rebuilds from a snapshot and continues after the last block */
@@ -435,7 +435,7 @@ TEST(controller_cmd_producer_id_blocks_never_overlap)
     struct ctl_image other;
     ctl_image_init(&other);
     ASSERT_EQ(ctl_image_apply_all(&other, &snap), 0);
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&other, 1, inc(1), &e.out), KERR_NONE);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&other, 1, inc(1), 0, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.v[0].pids.first, 2 * CTL_PID_BLOCK_SIZE);
     /* exhaustion */
     struct ctl_rec last = {.type = CTL_REC_PRODUCER_IDS};
@@ -444,7 +444,7 @@ TEST(controller_cmd_producer_id_blocks_never_overlap)
     last.pids.size = 500;
     ASSERT_EQ(ctl_image_apply(&other, &last), 0);
     e.out.n = 0;
-    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&other, 1, inc(1), &e.out), KERR_UNKNOWN_SERVER_ERROR);
+    ASSERT_EQ(ctl_cmd_alloc_producer_ids(&other, 1, inc(1), 0, &e.out), KERR_UNKNOWN_SERVER_ERROR);
     ASSERT_EQ(e.out.n, 0);
     ctl_image_free(&other);
     ctl_recs_free(&snap);

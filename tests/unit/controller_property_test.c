@@ -224,7 +224,7 @@ static void step_config(struct prop *p)
 static void step_pids(struct prop *p, int32_t n_ids)
 {
     int32_t id = rnd_in(p, 0, n_ids - 1);
-    int16_t err = ctl_cmd_alloc_producer_ids(&p->img, id, inc_of(p, id), &p->out);
+    int16_t err = ctl_cmd_alloc_producer_ids(&p->img, id, inc_of(p, id), 0, &p->out);
     PASSERT(p, err == (ctl_image_broker(&p->img, id) ? KERR_NONE : KERR_STALE_BROKER_EPOCH));
     commit(p);
 }

@@ -87,8 +87,7 @@ static int16_t produce(struct fx *f, int64_t pid, int16_t epoch, int32_t seq, in
     if (ec == KERR_NONE && d) {
         *base = out.base_offset;
     } else if (ec == KERR_NONE) {
-        ASSERT_EQ(plog_append(f->p.log, b, len, 0, now, base), 0);
-        producers_after_append(&f->p, b, *base, now);
+        ASSERT_EQ(plog_append(f->p.log, b, len, 0, now, base), 0); /* the hook records it */
     }
     if (dup)
         *dup = d;

@@ -1511,3 +1511,59 @@ TEST_T(raft_replica_high_watermark_stops_before_trailing_raft_entries, 120)
         ASSERT_EQ(plog_high_watermark(node(id)->log), q.last + 1);
     world_free();
 }
+
+/* A full disk (pwrite ENOSPC) at a sole voter: the proposal is refused with -ENOSPC, nothing is
+ * fenced or failed, the leader steps down and leads again at once, and the next proposal, once
+ * space is back, lands right after what was written before. */
+static bool g_full;
+static ssize_t full_pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+    if (g_full) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return storage_io_default.pwrite(fd, buf, n, off);
+}
+
+TEST_T(raft_replica_sole_voter_survives_a_full_disk, 60)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/full", test_tmpdir());
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct plog *log;
+    struct replica *rp = open_sole(dir, fl, &log, 1000);
+    size_t len;
+    uint8_t *b = su_batch(3, 10, 1700000000000LL, 1, &len);
+    int64_t first, last, term;
+    ASSERT_EQ(replica_propose(rp, b, len, 3, false, &first, &last, &term), 0);
+    mem_free(b);
+    int64_t term1 = raft_term(replica_raft(rp));
+    struct storage_io io = storage_io_default;
+    io.pwrite = full_pwrite;
+    storage_io_set(&io);
+    g_full = true;
+    b = su_batch(2, 10, 1700000000001LL, 2, &len);
+    ASSERT_EQ(replica_propose(rp, b, len, 2, true, &first, &last, &term), -ENOSPC);
+    mem_free(b);
+    ASSERT_EQ(replica_failed(rp), 0);
+    ASSERT(!plog_fenced(log));
+    ASSERT_EQ(plog_end_offset(log), 3);
+    ASSERT_EQ(raft_last_index(replica_raft(rp)), 2); /* the core's log cut back too */
+    ASSERT(raft_role(replica_raft(rp)) != RAFT_LEADER);
+    g_full = false;
+    storage_io_set(NULL);
+    replica_tick(rp, 1010); /* a sole voter campaigns at once */
+    ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
+    ASSERT_CMP(raft_term(replica_raft(rp)), >, term1);
+    b = su_batch(2, 10, 1700000000002LL, 3, &len);
+    ASSERT_EQ(replica_propose(rp, b, len, 2, true, &first, &last, &term), 0);
+    mem_free(b);
+    ASSERT_EQ(first, 3);
+    wait_durable(fl, log, 5);
+    ASSERT_EQ(replica_proposal_state(rp, last, term), REPLICA_COMMITTED);
+    ASSERT_EQ(plog_high_watermark(log), 5);
+    replica_close(rp);
+    plog_close(log);
+    flusher_stop(fl);
+}

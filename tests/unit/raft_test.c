@@ -692,6 +692,35 @@ TEST(raft_sole_voter_relaxed_commit)
     rt_node_free(&n);
 }
 
+/* raft_write_failed: a leader whose last entries could not be written steps down with its log
+ * cut back; entries at or below the commit index cannot be taken back. */
+TEST(raft_write_failed_cuts_back_and_steps_down)
+{
+    static const int32_t V1[] = {1};
+    struct rt_node n;
+    rt_node_init(&n, 1, V1, 1, NULL, 0, 0, -1, true, true);
+    raft_tick(n.r, 0);
+    rt_ready(&n);
+    ASSERT_EQ(raft_propose(n.r, 2, (const uint8_t *)"a", 1, NULL, NULL, NULL), 0); /* 0..1 */
+    rt_ready(&n);
+    ASSERT_EQ(raft_commit(n.r), 1);
+    n.auto_sync = false;
+    ASSERT_EQ(raft_propose(n.r, 3, (const uint8_t *)"b", 1, NULL, NULL, NULL), 0); /* 2..4 */
+    rt_ready(&n);
+    ASSERT_EQ(raft_write_failed(n.r, 1), -ERR_INVALID); /* committed */
+    ASSERT_EQ(raft_write_failed(n.r, 2), 0);
+    ASSERT_EQ(raft_role(n.r), RAFT_FOLLOWER);
+    ASSERT_EQ(raft_last_index(n.r), 1);
+    ASSERT_EQ(raft_commit(n.r), 1);
+    raft_check(n.r);
+    rt_ready(&n);
+    n.auto_sync = true;
+    raft_tick(n.r, 10);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    rt_node_free(&n);
+}
+
 /* A leader of three never takes raft_relaxed into account. */
 TEST(raft_relaxed_ignored_with_several_voters)
 {

@@ -35,7 +35,7 @@ TEST(storage_plog_hooks_report_rolls_and_suffix_truncations)
     cfg.segment_bytes = 4096;
     struct plog *log = su_open(su_dir("p"), &cfg, false, NULL);
     struct hook_log h = {.log = log};
-    plog_set_hooks(log, &(struct plog_hooks){on_rolled, on_truncated, &h, NULL});
+    plog_set_hooks(log, &(struct plog_hooks){.rolled = on_rolled, .truncated = on_truncated, .data = &h});
     for (int i = 0; i < 40; i++)
         su_append(log, 3, 200, 1000 + i, 0); /* ~700-byte batches: a roll every 5 */
     ASSERT_CMP(h.n_rolled, >=, 5);

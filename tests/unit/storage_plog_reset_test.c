@@ -134,7 +134,7 @@ TEST(storage_plog_reset_restarts_empty_above_and_below_the_end)
     ASSERT_CMP(plog_segment_count(log), >=, 5);
     ASSERT_EQ(plog_truncate_prefix(log, 20), 0);
     struct reset_hooks h = {0};
-    plog_set_hooks(log, &(struct plog_hooks){NULL, on_truncated, &h, on_reset});
+    plog_set_hooks(log, &(struct plog_hooks){.truncated = on_truncated, .data = &h, .reset = on_reset});
     ASSERT_EQ(plog_reset(log, 1000), 0);
     ASSERT_EQ(h.resets, 1);
     ASSERT_EQ(h.offset, 1000);
@@ -165,7 +165,7 @@ TEST(storage_plog_reset_restarts_empty_above_and_below_the_end)
     ASSERT_CMP(base, >, 0);
     ASSERT_CMP(base, <, plog_end_offset(log));
     /* without a reset hook the truncated hook says the log now ends at the offset */
-    plog_set_hooks(log, &(struct plog_hooks){NULL, on_truncated, &h, NULL});
+    plog_set_hooks(log, &(struct plog_hooks){.truncated = on_truncated, .data = &h});
     ASSERT_EQ(plog_reset(log, base), 0);
     ASSERT_EQ(h.truncations, 1);
     plog_set_hooks(log, NULL);
