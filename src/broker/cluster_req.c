@@ -152,7 +152,7 @@ void cluster_find_coordinator(struct request *req, struct kstr group,
     bool leading;
     cluster_partition_leader(c, OFFSETS_TOPIC, p, &leader, &epoch, &leading);
     if (leading) {
-        find_coordinator_self(b, resp);
+        find_coordinator_self(req, resp);
         return;
     }
     const struct ctl_broker *br = leader >= 0 ? ctl_image_broker(img, leader) : NULL;
@@ -195,13 +195,14 @@ int cluster_metadata(struct request *req, const struct metadata_req *mr)
         mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
         mb->port = br->port;
         mb->rack = KSTR_NULL;
+        if (br->id == b->cfg->node_id) /* this broker: the client's listener's address */
+            broker_advertised(b, req->conn, &mb->host, &mb->port);
         self_listed |= br->id == b->cfg->node_id;
     }
     if (!self_listed) {
         struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
         mb->node_id = b->cfg->node_id;
-        mb->host = kstr_c(b->cfg->advertised_host);
-        mb->port = b->advertised_port;
+        broker_advertised(b, req->conn, &mb->host, &mb->port);
         mb->rack = KSTR_NULL;
     }
     resp.cluster_id = kstr_c(cluster_id(c));

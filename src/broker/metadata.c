@@ -93,8 +93,7 @@ int handle_metadata(struct request *req)
     struct metadata_resp resp = {0};
     struct metadata_broker *self = arena_calloc(a, 1, sizeof(*self));
     self->node_id = b->cfg->node_id;
-    self->host = kstr_c(b->cfg->advertised_host);
-    self->port = b->advertised_port;
+    broker_advertised(b, req->conn, &self->host, &self->port);
     self->rack = KSTR_NULL;
     resp.brokers = self;
     resp.n_brokers = 1;
@@ -160,12 +159,11 @@ void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char
     resp->port = -1;
 }
 
-void find_coordinator_self(const struct broker *b, struct find_coordinator_resp *resp)
+void find_coordinator_self(const struct request *req, struct find_coordinator_resp *resp)
 {
     resp->error_code = KERR_NONE;
-    resp->node_id = b->cfg->node_id;
-    resp->host = kstr_c(b->cfg->advertised_host);
-    resp->port = b->advertised_port;
+    resp->node_id = req->b->cfg->node_id;
+    broker_advertised(req->b, req->conn, &resp->host, &resp->port);
 }
 
 int handle_find_coordinator(struct request *req)
@@ -180,7 +178,7 @@ int handle_find_coordinator(struct request *req)
     else if (b->cluster)
         cluster_find_coordinator(req, fr.key, &resp);
     else
-        find_coordinator_self(b, &resp);
+        find_coordinator_self(req, &resp);
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_find_coordinator(&r.w, req->hdr.api_version, &resp);
