@@ -31,7 +31,7 @@
 
 #define NESTING_MAX 64      /* parentheses inside parentheses */
 #define REPEAT_MAX 1000     /* the largest n or m of {n,m} */
-#define CHOICES_MAX 200000  /* choice points and undo entries held at once */
+#define CHOICES_MAX 50000   /* choice points and undo entries held at once */
 
 enum op { OP_BYTE, OP_SET, OP_ANY, OP_BOL, OP_EOL, OP_SPLIT, OP_JMP, OP_SAVE, OP_MARK, OP_EMPTY,
           OP_MATCH };

@@ -23,7 +23,7 @@
 
 #define REGEX_GROUPS_MAX 32       /* capturing groups in one pattern */
 #define REGEX_PROGRAM_MAX 8192    /* instructions after expanding counted repetitions */
-#define REGEX_STEPS_MAX 2000000   /* VM steps per match attempt (all start positions) */
+#define REGEX_STEPS_MAX 100000    /* VM steps per match or search call (all start positions) */
 
 struct regex;
 
