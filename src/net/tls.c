@@ -94,9 +94,14 @@ static enum tls_status outcome(struct tls *t, int ret, bool ok)
         ERR_clear_error();
         return TLS_EOF;
     case SSL_ERROR_SYSCALL:
-        if (ERR_peek_error() == 0 && saved_errno == 0 && t->established) {
-            /* EOF without close_notify once established: librdkafka and others just close the
-             * socket, which is the ordinary end of a Kafka connection */
+    case SSL_ERROR_SSL:
+        /* EOF without close_notify once established: librdkafka and others just close the
+         * socket, the ordinary end of a Kafka connection (whose frames carry their own sizes,
+         * so a truncation cannot pass for a shorter message). OpenSSL 3 reports it as
+         * "unexpected eof while reading", 1.1 as a SYSCALL error without errno. */
+        if (t->established &&
+            ((e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && saved_errno == 0) ||
+             ERR_GET_REASON(ERR_peek_error()) == SSL_R_UNEXPECTED_EOF_WHILE_READING)) {
             ERR_clear_error();
             return TLS_EOF;
         }

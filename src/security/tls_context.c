@@ -229,33 +229,35 @@ static int apply_ciphers(SSL_CTX *ctx, const char *v, int *min, int *max, char *
             name = item; /* maybe OpenSSL's own name */
         if (SSL_CTX_set_cipher_list(probe, name) != 1) {
             ERR_clear_error();
-            snprintf(err, errcap, "unknown cipher suite '%s'", item);
+            snprintf(err, errcap, "ssl.cipher.suites: unknown cipher suite '%s'", item);
             goto out;
         }
         n12 += (size_t)snprintf(tls12 + n12, sizeof(tls12) - n12, "%s%s", n12 ? ":" : "", name);
         if (n12 >= sizeof(tls12) || n13 >= sizeof(tls13)) {
-            snprintf(err, errcap, "too many cipher suites");
+            snprintf(err, errcap, "ssl.cipher.suites: too many cipher suites");
             goto out;
         }
     }
     if (n12 == 0) {
         if (*max < TLS1_3_VERSION) {
-            snprintf(err, errcap, "only TLS 1.3 suites are listed but TLSv1.3 is not enabled");
+            snprintf(err, errcap, "ssl.cipher.suites lists only TLS 1.3 suites but "
+                     "ssl.enabled.protocols has no TLSv1.3");
             goto out;
         }
         *min = TLS1_3_VERSION;
     } else if (SSL_CTX_set_cipher_list(ctx, tls12) != 1) {
-        snprintf(err, errcap, "OpenSSL refused the suites '%s'", tls12);
+        snprintf(err, errcap, "ssl.cipher.suites: OpenSSL refused '%s'", tls12);
         goto out;
     }
     if (n13 == 0) {
         if (*min > TLS1_2_VERSION) {
-            snprintf(err, errcap, "only TLS 1.2 suites are listed but TLSv1.2 is not enabled");
+            snprintf(err, errcap, "ssl.cipher.suites lists only TLS 1.2 suites but "
+                     "ssl.enabled.protocols has no TLSv1.2");
             goto out;
         }
         *max = TLS1_2_VERSION;
     } else if (SSL_CTX_set_ciphersuites(ctx, tls13) != 1) {
-        snprintf(err, errcap, "OpenSSL refused the TLS 1.3 suites '%s'", tls13);
+        snprintf(err, errcap, "ssl.cipher.suites: OpenSSL refused '%s'", tls13);
         goto out;
     }
     rc = 0;
@@ -278,6 +280,12 @@ static int load_keystore(SSL_CTX *ctx, const struct tls_settings *s, char *err, 
         goto out;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM) != 1) {
+        unsigned long e = ERR_peek_error();
+        if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
+            snprintf(err, errcap, "ssl.keystore.location %s: the private key does not belong to "
+                     "the certificate: %s", path, ssl_errors(why, sizeof(why)));
+            goto out;
+        }
         snprintf(err, errcap, "ssl.keystore.location %s: cannot read the private key%s: %s", path,
                  s->key_password[0] ? " (is ssl.key.password right?)"
                                     : " (if it is encrypted, set ssl.key.password)",

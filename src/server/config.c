@@ -1048,8 +1048,12 @@ static int listeners_settle(struct broker_config *cfg, const struct state *st, c
             if (!strcmp(cfg->listeners[j].name, st->overrides[i].name))
                 bl = &cfg->listeners[j];
         if (!bl) {
+            char lower[BROKER_LISTENER_NAME_MAX];
+            size_t n = strlen(st->overrides[i].name);
+            for (size_t k = 0; k <= n; k++)
+                lower[k] = (char)tolower((unsigned char)st->overrides[i].name[k]);
             snprintf(err, errcap, "listener.name.%s.*: there is no listener %s in listeners",
-                     st->overrides[i].name, st->overrides[i].name);
+                     lower, st->overrides[i].name);
             return -1;
         }
         if (!bl->ssl)
