@@ -35,6 +35,7 @@
 #define CHECK_INTERVAL_MS 1000
 #define DEFAULT_HANDSHAKE_TIMEOUT_MS 10000
 #define SESSION_ID_CONTEXT "streampulse"
+#define READ_BUFFER_BYTES (64 * 1024)
 
 struct stamp {
     dev_t dev;
@@ -349,6 +350,11 @@ static SSL_CTX *build(const struct tls_settings *s, char *err, size_t errcap)
                               SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     /* No server-side session cache (memory bounded by connections, not by handshakes); TLS 1.3
      * tickets still resume. The id context keeps resumption legal with client certificates. */
+    /* Read ahead: one read(2) takes several records (produce requests arrive as many 16 KiB
+     * records) instead of two reads (header, body) per record; net/conn.c drains what OpenSSL
+     * buffered (tls_pending). The buffer is released when empty (SSL_MODE_RELEASE_BUFFERS). */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, READ_BUFFER_BYTES);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
     SSL_CTX_set_session_id_context(ctx, (const unsigned char *)SESSION_ID_CONTEXT,
                                    sizeof(SESSION_ID_CONTEXT) - 1);

@@ -87,6 +87,10 @@ static SSL_CTX *server_ctx(const struct pki *p, bool require_cert)
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
                               SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+    /* as security/tls_context.c: OpenSSL reads ahead, so decrypted input waits in it unseen by
+     * epoll (the kick path of net/conn.c) */
+    SSL_CTX_set_read_ahead(ctx, 1);
+    SSL_CTX_set_default_read_buffer_len(ctx, 64 * 1024);
     ASSERT_EQ(SSL_CTX_use_certificate(ctx, p->srv), 1);
     ASSERT_EQ(SSL_CTX_use_PrivateKey(ctx, p->srv_key), 1);
     if (require_cert) {
