@@ -48,7 +48,7 @@ endif
 CPPFLAGS += -Isrc -D_GNU_SOURCE -MMD -MP
 CFLAGS   += -std=gnu17 $(OPT) $(WARN) $(SANFLAGS) -pthread
 LDFLAGS  += $(SANFLAGS) -pthread
-LIBS     := -lzstd -llz4 -lsnappy -lz -lm
+LIBS     := -lssl -lcrypto -lzstd -llz4 -lsnappy -lz -lm
 CLI_LIBS := -lrdkafka
 
 LIB_SRCS  := $(filter-out src/main.c,$(shell find src -name '*.c' -not -path 'src/cli/*' | sort))

@@ -435,10 +435,15 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     };
     struct conn_handler h = {
         .on_frame = on_frame, .on_close = on_close, .on_open = on_open, .data = b};
-    rc = listener_open(r, cfg->listener_host, cfg->listener_port, &lim, &h, &b->lis);
+    struct listener_endpoint eps[BROKER_LISTENERS_MAX];
+    for (int i = 0; i < cfg->n_listeners; i++)
+        eps[i] = (struct listener_endpoint){cfg->listeners[i].name, cfg->listeners[i].host,
+                                            cfg->listeners[i].port, cfg->listeners[i].tls};
+    int bad = 0;
+    rc = listener_open_endpoints(r, eps, cfg->n_listeners, &lim, &h, &b->lis, &bad);
     if (rc != 0) {
-        snprintf(err, errcap, "cannot listen on %s:%d: %s", cfg->listener_host, cfg->listener_port,
-                 err_str(rc));
+        snprintf(err, errcap, "cannot listen on %s:%d (listener %s): %s", cfg->listeners[bad].host,
+                 cfg->listeners[bad].port, cfg->listeners[bad].name, err_str(rc));
         goto out_groups;
     }
     b->advertised_port = cfg->advertised_port > 0 ? cfg->advertised_port : listener_port(b->lis);
@@ -522,4 +527,18 @@ void broker_stop(struct broker *b)
 int broker_port(const struct broker *b)
 {
     return listener_port(b->lis);
+}
+
+int broker_listener_port(const struct broker *b, int i)
+{
+    return listener_endpoint_port(b->lis, i);
+}
+
+void broker_advertised(const struct broker *b, const struct conn *c, struct kstr *host,
+                       int32_t *port)
+{
+    int i = conn_endpoint(c);
+    const struct broker_listener *l = &b->cfg->listeners[i];
+    *host = kstr_c(l->advertised_host);
+    *port = l->advertised_port > 0 ? l->advertised_port : listener_endpoint_port(b->lis, i);
 }

@@ -36,7 +36,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
  * marker, releases the lock. */
 void broker_stop(struct broker *b);
 
-/* The port the listener is bound to (useful with port 0). */
+/* The port the listener is bound to (useful with port 0): the first of cfg->listeners, and
+ * listener i. */
 int broker_port(const struct broker *b);
+int broker_listener_port(const struct broker *b, int i);
 
 #endif

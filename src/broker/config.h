@@ -18,6 +18,23 @@ struct broker_voter {
     int port;
 };
 
+/* One entry of listeners: NAME://host:port with its security protocol and advertised address.
+ * listener_host/port and advertised_host/port below repeat the first one. */
+#define BROKER_LISTENERS_MAX 8
+#define BROKER_LISTENER_NAME_MAX 64
+struct tls_settings;  /* security/tls_context.h: read by server/ only */
+struct listener_tls;  /* net/conn.h: TLS for listener_open_endpoints */
+struct broker_listener {
+    char name[BROKER_LISTENER_NAME_MAX];   /* PLAINTEXT, SECURE, ... (upper case) */
+    int protocol;                          /* enum security_protocol (security/protocol.h) */
+    char host[BROKER_HOST_MAX];            /* bind address ("" or 0.0.0.0: every interface) */
+    int port;                              /* 0: any free port */
+    char advertised_host[BROKER_HOST_MAX]; /* what Metadata gives clients of this listener */
+    int advertised_port;                   /* 0: the bound port */
+    struct tls_settings *ssl;              /* SSL listeners: owned by the config, else NULL */
+    const struct listener_tls *tls;        /* set by server/ before broker_start; NULL: none */
+};
+
 /* One broker config entry as DescribeConfigs reports it. */
 struct broker_config_entry {
     const char *name;
@@ -28,10 +45,12 @@ struct broker_config_entry {
 
 struct broker_config {
     int32_t node_id;                          /* node.id */
-    char listener_host[BROKER_HOST_MAX];      /* listeners=PLAINTEXT://host:port */
+    char listener_host[BROKER_HOST_MAX];      /* the first of listeners (cluster registration) */
     int listener_port;
-    char advertised_host[BROKER_HOST_MAX];    /* advertised.listeners (defaults to listeners) */
-    int advertised_port;
+    char advertised_host[BROKER_HOST_MAX];    /* its advertised address */
+    int advertised_port;                      /* its advertised port (0: the bound port) */
+    struct broker_listener listeners[BROKER_LISTENERS_MAX]; /* listeners, in their order */
+    int n_listeners;
     char log_dirs[BROKER_PATH_MAX];           /* log.dirs (one directory) */
     int32_t num_partitions;                   /* num.partitions */
     int32_t default_replication_factor;       /* default.replication.factor */

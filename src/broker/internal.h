@@ -143,7 +143,11 @@ int handle_find_coordinator(struct request *req);
  * broker. */
 struct find_coordinator_resp;
 void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char *why);
-void find_coordinator_self(const struct broker *b, struct find_coordinator_resp *resp);
+void find_coordinator_self(const struct request *req, struct find_coordinator_resp *resp);
+/* The address Metadata and FindCoordinator give a client on c: its listener's advertised one
+ * (broker.c). */
+void broker_advertised(const struct broker *b, const struct conn *c, struct kstr *host,
+                       int32_t *port);
 /* groups.c */
 int handle_join_group(struct request *req);
 int handle_sync_group(struct request *req);

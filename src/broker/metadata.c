@@ -220,7 +220,7 @@ static void group_coordinator(struct request *req, struct kstr group,
     bool leading;
     cluster_partition_leader(c, OFFSETS_TOPIC, p, &leader, &epoch, &leading);
     if (leading) {
-        find_coordinator_self(b, resp);
+        find_coordinator_self(req, resp);
         return;
     }
     const struct ctl_broker *br = leader >= 0 ? ctl_image_broker(img, leader) : NULL;
@@ -247,6 +247,8 @@ static void group_coordinator(struct request *req, struct kstr group,
 struct metadata_op {
     struct broker *b;
     struct conn_slot *slot;
+    struct kstr self_host; /* this broker's address for the client's listener (in arena) */
+    int32_t self_port;
     struct kreq_header hdr;
     struct metadata_req mr; /* names copied into arena */
     struct arena arena;
@@ -259,7 +261,7 @@ struct metadata_op {
  * unknown. */
 static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
                             const struct metadata_req *mr, struct arena *a, bool may_create,
-                            struct conn_slot *slot)
+                            struct kstr self_host, int32_t self_port, struct conn_slot *slot)
 {
     const struct cluster *c = b->cluster;
     const struct ctl_image *img = cluster_image(c);
@@ -277,13 +279,17 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
         mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
         mb->port = br->port;
         mb->rack = KSTR_NULL;
+        if (br->id == b->cfg->node_id) { /* this broker: the client's listener's address */
+            mb->host = self_host;
+            mb->port = self_port;
+        }
         self_listed |= br->id == b->cfg->node_id;
     }
     if (!self_listed) {
         struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
         mb->node_id = b->cfg->node_id;
-        mb->host = kstr_c(b->cfg->advertised_host);
-        mb->port = b->advertised_port;
+        mb->host = self_host;
+        mb->port = self_port;
         mb->rack = KSTR_NULL;
     }
     resp.cluster_id = kstr_c(cluster_id(c));
@@ -369,7 +375,8 @@ static void metadata_op_tick(struct reactor *r, struct reactor_timer *t, void *d
         reactor_timer_start(r, t, METADATA_CREATE_POLL_MS);
         return;
     }
-    metadata_answer(op->b, &op->hdr, &op->mr, &op->arena, true, op->slot);
+    metadata_answer(op->b, &op->hdr, &op->mr, &op->arena, true, op->self_host, op->self_port,
+                    op->slot);
     metadata_op_free(op);
 }
 
@@ -408,8 +415,11 @@ int handle_metadata(struct request *req)
     bool all = mr.n_topics < 0 || (v == 0 && mr.n_topics == 0);
     bool may_create = !all && b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
     struct conn_slot *slot = conn_slot_reserve(req->conn);
+    struct kstr self_host;
+    int32_t self_port;
+    broker_advertised(b, req->conn, &self_host, &self_port);
     if (!may_create || auto_create(b, &mr, req->arena) == 0) {
-        metadata_answer(b, &req->hdr, &mr, req->arena, may_create, slot);
+        metadata_answer(b, &req->hdr, &mr, req->arena, may_create, self_host, self_port, slot);
         return 0;
     }
     /* New topics: answer once they have leaders (a single node: a few ms), as a topic created
@@ -421,6 +431,9 @@ int handle_metadata(struct request *req)
     op->hdr = req->hdr;
     op->hdr.client_id = KSTR_NULL; /* points into the frame */
     arena_init(&op->arena, 1024);
+    op->self_host = (struct kstr){arena_strndup(&op->arena, self_host.p, (size_t)self_host.len),
+                                  self_host.len};
+    op->self_port = self_port;
     op->mr = mr;
     op->mr.topics = arena_calloc(&op->arena, (size_t)mr.n_topics, sizeof(*op->mr.topics));
     for (int32_t i = 0; i < mr.n_topics; i++) {
@@ -443,12 +456,11 @@ void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char
     resp->port = -1;
 }
 
-void find_coordinator_self(const struct broker *b, struct find_coordinator_resp *resp)
+void find_coordinator_self(const struct request *req, struct find_coordinator_resp *resp)
 {
     resp->error_code = KERR_NONE;
-    resp->node_id = b->cfg->node_id;
-    resp->host = kstr_c(b->cfg->advertised_host);
-    resp->port = b->advertised_port;
+    resp->node_id = req->b->cfg->node_id;
+    broker_advertised(req->b, req->conn, &resp->host, &resp->port);
 }
 
 int handle_find_coordinator(struct request *req)

@@ -18,6 +18,16 @@
  *    the reserved-but-unsent slots exceed max_inflight; resumes when below again.
  *  - closes on EOF, error, an oversized frame, or conn_close(); then on_close() runs once.
  *
+ * A listener may listen on several endpoints (Kafka's listeners: PLAINTEXT://...,SECURE://...),
+ * sharing the limits, the handler and the connection cap; conn_endpoint() tells on which one a
+ * connection arrived. An endpoint with TLS (struct listener_tls) runs the TLS handshake first
+ * (net/tls.h), bounded by handshake_timeout_ms, and delivers no frame before it is done; frames
+ * and responses then travel as TLS records with the same buffering, ordering and backpressure.
+ * A handshake that fails or times out closes the connection (logged, rate-limited per
+ * endpoint). File chunks go out with SSL_sendfile where the kernel does TLS (kTLS), else read
+ * and written through OpenSSL, a record at a time. A verified client certificate gives the
+ * connection its principal (listener_tls.principal); otherwise it is "User:ANONYMOUS".
+ *
  * Lifetime: conn_close() (or EOF, error) closes the socket at once; on_close() then runs from
  * the reactor loop later in the same iteration or the next one, never from inside conn_close()
  * or another conn_* call (listener_close() excepted). The struct conn is freed after on_close
@@ -41,6 +51,31 @@
 struct conn;
 struct conn_slot;
 struct listener;
+struct ssl_ctx_st;
+
+#define LISTENER_ENDPOINTS_MAX 8
+#define CONN_PRINCIPAL_MAX 1024 /* bytes of a principal, NUL included */
+
+/* TLS on an endpoint. Borrowed: must outlive the listener. */
+struct listener_tls {
+    /* The context for a connection accepted now (borrowed: the connection takes its own
+     * reference), or NULL to close it. now_ms: the reactor's clock. */
+    struct ssl_ctx_st *(*ctx_get)(int64_t now_ms, void *data);
+    /* Writes the principal of a verified client certificate with subject (RFC 2253) into out;
+     * returns 0, or non-zero to close the connection (no mapping rule applies). Optional: NULL
+     * makes the principal "User:" + subject. */
+    int (*principal)(const char *subject, char *out, size_t cap, void *data);
+    void *data;
+    int64_t handshake_timeout_ms; /* 0: 10000 */
+};
+
+/* One listening address of a listener. */
+struct listener_endpoint {
+    const char *name;               /* for logs ("PLAINTEXT", "SECURE"); NULL: none */
+    const char *host;               /* as listener_open's */
+    int port;                       /* 0: any free port */
+    const struct listener_tls *tls; /* NULL: plaintext */
+};
 
 struct conn_handler {
     /* A complete frame (without its size prefix). */
@@ -65,7 +100,14 @@ struct conn_limits {
  * EADDRINUSE). lim NULL: every limit at its default. */
 int listener_open(struct reactor *r, const char *host, int port, const struct conn_limits *lim,
                   const struct conn_handler *h, struct listener **out);
-int listener_port(const struct listener *l); /* the bound port */
+int listener_port(const struct listener *l); /* the bound port (of the first endpoint) */
+/* Opens one listener on n (1..LISTENER_ENDPOINTS_MAX) endpoints, each bound as listener_open
+ * binds. Returns 0, or -errno with *failed (if not NULL) the index of the endpoint that could
+ * not be bound; nothing stays open then. */
+int listener_open_endpoints(struct reactor *r, const struct listener_endpoint *eps, int n,
+                            const struct conn_limits *lim, const struct conn_handler *h,
+                            struct listener **out, int *failed);
+int listener_endpoint_port(const struct listener *l, int i); /* endpoint i's bound port */
 /* Only binds and listens, as listener_open does (SO_REUSEADDR, non-blocking, close-on-exec),
  * for servers that handle their own connections (the HTTP admin listener). Returns the
  * listening fd (owned by the caller) and *bound, or -errno. */
@@ -99,6 +141,12 @@ uint64_t conn_id(const struct conn *c);
  * except that a buffer above 64 KiB is kept for reuse until input stops for 1 s. For metrics
  * and the tests that check an announced frame size is not allocated up front. */
 size_t conn_rbuf_capacity(const struct conn *c);
+/* The index of the endpoint (listener_open_endpoints) c arrived on; 0 for listener_open. */
+int conn_endpoint(const struct conn *c);
+/* Whether c is a TLS connection, and its principal: from its verified client certificate, else
+ * "User:ANONYMOUS". Valid while c is. */
+bool conn_tls(const struct conn *c);
+const char *conn_principal(const struct conn *c);
 
 struct conn_stats {
     uint64_t bytes_in;
@@ -106,6 +154,8 @@ struct conn_stats {
     uint64_t frames_in;
     uint64_t accepted;
     uint64_t refused; /* closed at accept because of the connection cap */
+    uint64_t tls_handshakes;         /* TLS handshakes completed */
+    uint64_t tls_handshake_failures; /* failed, timed out or refused (no principal) */
 };
 void listener_get_stats(const struct listener *l, struct conn_stats *out);
 

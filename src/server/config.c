@@ -15,6 +15,8 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "broker/topic_config.h"
+#include "security/protocol.h"
+#include "security/tls_context.h"
 
 enum ctype {
     C_INT,      /* int32 field */
@@ -22,7 +24,12 @@ enum ctype {
     C_BOOL,     /* bool field */
     C_DOUBLE,   /* double field */
     C_STR,      /* char[] field */
-    C_LISTENER, /* host + port fields */
+    C_LISTENERS,  /* listeners: NAME://host:port,... (settled with the protocol map) */
+    C_ADVERTISED, /* advertised.listeners: NAME://host:port,... */
+    C_PROTOMAP,   /* listener.security.protocol.map: NAME:PROTOCOL,... */
+    C_SSL_STR,    /* char[] field of struct tls_settings (also listener.name.<l>.<key>) */
+    C_SSL_LONG,   /* int64 field of struct tls_settings */
+    C_REFUSED,    /* a Kafka key StreamPulse does not take; doc says what to use instead */
     C_PATH,     /* char[] field, one directory */
     C_POLICY,   /* cleanup policy text */
     C_TSTYPE,   /* CreateTime | LogAppendTime */
@@ -45,15 +52,50 @@ struct key {
 };
 
 #define F(field) offsetof(struct broker_config, field), sizeof(((struct broker_config *)0)->field)
+#define S(field) offsetof(struct tls_settings, field), sizeof(((struct tls_settings *)0)->field)
 #define LMAX INT64_MAX
 #define IMAX INT32_MAX
 
 static const struct key keys[] = {
     {"node.id", C_INT, F(node_id), "1", 0, IMAX, 1, 0, "this broker's id"},
-    {"listeners", C_LISTENER, F(listener_host), "PLAINTEXT://127.0.0.1:9092", 0, 0, 1, 0,
-     "where clients connect"},
-    {"advertised.listeners", C_LISTENER, F(advertised_host), "", 0, 0, 1, 0,
-     "address given to clients in Metadata (default: listeners)"},
+    {"listeners", C_LISTENERS, F(listener_host), "PLAINTEXT://127.0.0.1:9092", 0, 0, 1, 0,
+     "where clients connect: NAME://host:port,... (NAME's protocol from the map below)"},
+    {"advertised.listeners", C_ADVERTISED, F(advertised_host), "", 0, 0, 1, 0,
+     "NAME://host:port,...: what Metadata tells a client of listener NAME (default: its bind "
+     "address, loopback for a wildcard)"},
+    {"listener.security.protocol.map", C_PROTOMAP, 0, 0,
+     "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", 0, 0, 1, 0,
+     "NAME:PROTOCOL,... for every listener name (PLAINTEXT and SSL; SASL_* not yet)"},
+    {"ssl.keystore.type", C_SSL_STR, S(keystore_type), "PEM", 0, 0, 1, 0,
+     "PEM (the only type)"},
+    {"ssl.keystore.location", C_SSL_STR, S(keystore_location), "", 0, 0, 1, 0,
+     "SSL listeners: PEM file with the private key and the certificate chain"},
+    {"ssl.key.password", C_SSL_STR, S(key_password), "", 0, 0, 1, 0,
+     "password of an encrypted private key"},
+    {"ssl.truststore.type", C_SSL_STR, S(truststore_type), "PEM", 0, 0, 1, 0,
+     "PEM (the only type)"},
+    {"ssl.truststore.location", C_SSL_STR, S(truststore_location), "", 0, 0, 1, 0,
+     "PEM CA certificates client certificates must chain to"},
+    {"ssl.client.auth", C_SSL_STR, S(client_auth), "none", 0, 0, 1, 0,
+     "none, requested or required: client certificates (mTLS)"},
+    {"ssl.enabled.protocols", C_SSL_STR, S(enabled_protocols), "TLSv1.2,TLSv1.3", 0, 0, 1, 0,
+     "TLSv1.2 and/or TLSv1.3"},
+    {"ssl.cipher.suites", C_SSL_STR, S(cipher_suites), "", 0, 0, 1, 0,
+     "IANA or OpenSSL suite names, comma-separated (empty: OpenSSL's defaults)"},
+    {"ssl.principal.mapping.rules", C_SSL_STR, S(principal_mapping_rules), "DEFAULT", 0, 0, 1, 0,
+     "client certificate subject to principal: DEFAULT, RULE:pattern/replacement/[L|U],..."},
+    {"ssl.handshake.timeout.ms", C_SSL_LONG, S(handshake_timeout_ms), "10000", 100, 600000, 1, 0,
+     "a TLS handshake must finish this soon after the connection is accepted"},
+    {"ssl.keystore.certificate.chain", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
+     "put the PEM in a file and set ssl.keystore.location"},
+    {"ssl.keystore.key", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
+     "put the PEM in a file and set ssl.keystore.location"},
+    {"ssl.truststore.certificates", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
+     "put the PEM in a file and set ssl.truststore.location"},
+    {"ssl.keystore.password", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
+     "a PEM keystore has no store password: set ssl.key.password for an encrypted key"},
+    {"ssl.truststore.password", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
+     "a PEM trust store has no password"},
     {"log.dirs", C_PATH, F(log_dirs), "./data", 0, 0, 1, 0, "data directory (one)"},
     {"log.dir", C_PATH, F(log_dirs), "./data", 0, 0, 1, -1, "alias of log.dirs"},
     {"num.partitions", C_INT, F(num_partitions), "1", 1, 100000, 1, 0,
@@ -306,19 +348,283 @@ static char *trim(char *s)
     return s;
 }
 
+/* ---- listeners, advertised.listeners, listener.security.protocol.map ---- */
+
+#define KEYS_MAX 128
+
+struct lentry {
+    char name[BROKER_LISTENER_NAME_MAX];
+    char host[BROKER_HOST_MAX];
+    int port;
+};
+
+struct protomap_entry {
+    char name[BROKER_LISTENER_NAME_MAX];
+    int protocol;
+};
+
+/* listener.name.<name>.ssl.* settings of one listener, applied over the plain ssl.* keys. */
+struct ssl_override {
+    char name[BROKER_LISTENER_NAME_MAX]; /* upper case */
+    struct tls_settings s;
+    bool set[KEYS_MAX]; /* by index in keys[] */
+};
+
 struct state {
     struct broker_config *cfg;
-    bool set[64];     /* key explicitly given */
+    bool set[KEYS_MAX]; /* key explicitly given */
+    struct lentry listeners[BROKER_LISTENERS_MAX];
+    int n_listeners;
+    struct lentry advertised[BROKER_LISTENERS_MAX];
+    int n_advertised;
+    struct protomap_entry map[BROKER_LISTENERS_MAX * 2];
+    int n_map;
+    struct tls_settings *ssl; /* the plain ssl.* keys */
+    struct ssl_override *overrides; /* BROKER_LISTENERS_MAX of them */
+    int n_overrides;
 };
+
+/* Splits value at commas into trimmed entries; calls fn on each non-empty one. An empty entry
+ * between commas is an error. Returns 0 or -1 with err. */
+static int split_list(const char *value, int (*fn)(const char *s, size_t len, void *arg, char *err,
+                                                   size_t errcap),
+                      void *arg, char *err, size_t errcap)
+{
+    const char *p = value;
+    int n = 0;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        const char *q = p;
+        size_t m = len;
+        while (m && isspace((unsigned char)*q)) {
+            q++;
+            m--;
+        }
+        while (m && isspace((unsigned char)q[m - 1]))
+            m--;
+        if (m == 0) {
+            snprintf(err, errcap, "empty entry %d", n + 1);
+            return -1;
+        }
+        if (fn(q, m, arg, err, errcap) != 0)
+            return -1;
+        n++;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+static void upcase(char *dst, const char *src, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        dst[i] = (char)toupper((unsigned char)src[i]);
+    dst[len] = '\0';
+}
+
+/* Kafka's listener names: letters, digits, '_' and '-' (compared in upper case). */
+static bool name_ok(const char *s, size_t len)
+{
+    if (len == 0 || len >= BROKER_LISTENER_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+            return false;
+    return true;
+}
+
+struct lparse {
+    struct lentry *out;
+    int *n;
+};
+
+/* One NAME://host:port entry (a bare host:port is PLAINTEXT, as before listener names). */
+static int parse_lentry(const char *s, size_t len, void *arg, char *err, size_t errcap)
+{
+    struct lparse *lp = arg;
+    char ent[BROKER_HOST_MAX + BROKER_LISTENER_NAME_MAX + 16];
+    if (len >= sizeof(ent)) {
+        snprintf(err, errcap, "entry '%.40s...' is too long", s);
+        return -1;
+    }
+    memcpy(ent, s, len);
+    ent[len] = '\0';
+    const char *sep = strstr(ent, "://");
+    const char *hp = ent;
+    struct lentry e = {0};
+    if (sep) {
+        size_t nlen = (size_t)(sep - ent);
+        if (!name_ok(ent, nlen)) {
+            snprintf(err, errcap, "bad listener name in '%s' (letters, digits, _ and -)", ent);
+            return -1;
+        }
+        upcase(e.name, ent, nlen);
+        hp = sep + 3;
+    } else {
+        snprintf(e.name, sizeof(e.name), "PLAINTEXT");
+    }
+    char lerr[200];
+    if (config_parse_listener(hp, e.host, sizeof(e.host), &e.port, lerr, sizeof(lerr)) != 0) {
+        snprintf(err, errcap, "%s", lerr);
+        return -1;
+    }
+    for (int i = 0; i < *lp->n; i++)
+        if (!strcmp(lp->out[i].name, e.name)) {
+            snprintf(err, errcap, "listener name %s appears twice", e.name);
+            return -1;
+        }
+    if (*lp->n == BROKER_LISTENERS_MAX) {
+        snprintf(err, errcap, "more than %d listeners", BROKER_LISTENERS_MAX);
+        return -1;
+    }
+    lp->out[(*lp->n)++] = e;
+    return 0;
+}
+
+static int parse_map_entry(const char *s, size_t len, void *arg, char *err, size_t errcap)
+{
+    struct state *st = arg;
+    const char *colon = memchr(s, ':', len);
+    if (!colon) {
+        snprintf(err, errcap, "entry '%.*s' is not NAME:PROTOCOL", (int)len, s);
+        return -1;
+    }
+    size_t nlen = (size_t)(colon - s);
+    const char *proto = colon + 1;
+    size_t plen = len - nlen - 1;
+    while (nlen && isspace((unsigned char)s[nlen - 1]))
+        nlen--;
+    while (plen && isspace((unsigned char)*proto)) {
+        proto++;
+        plen--;
+    }
+    if (!name_ok(s, nlen)) {
+        snprintf(err, errcap, "bad listener name in '%.*s'", (int)len, s);
+        return -1;
+    }
+    int p = security_protocol_parse(proto, plen);
+    if (p < 0) {
+        snprintf(err, errcap, "unknown security protocol '%.*s' for %.*s (expected PLAINTEXT, "
+                 "SSL, SASL_PLAINTEXT or SASL_SSL)", (int)plen, proto, (int)nlen, s);
+        return -1;
+    }
+    struct protomap_entry e = {.protocol = p};
+    upcase(e.name, s, nlen);
+    for (int i = 0; i < st->n_map; i++)
+        if (!strcmp(st->map[i].name, e.name)) {
+            snprintf(err, errcap, "listener name %s appears twice", e.name);
+            return -1;
+        }
+    if (st->n_map == (int)ARRAY_LEN(st->map)) {
+        snprintf(err, errcap, "more than %d entries", (int)ARRAY_LEN(st->map));
+        return -1;
+    }
+    st->map[st->n_map++] = e;
+    return 0;
+}
+
+static bool is_ssl(const struct key *k)
+{
+    return k->type == C_SSL_STR || k->type == C_SSL_LONG;
+}
+
+/* Whether a and b write the same field (aliases such as log.retention.hours/.ms). */
+static bool same_field(const struct key *a, const struct key *b)
+{
+    if (a->type == C_LISTENERS || a->type == C_ADVERTISED || a->type == C_PROTOMAP ||
+        a->type == C_REFUSED)
+        return a == b;
+    if (b->type == C_LISTENERS || b->type == C_ADVERTISED || b->type == C_PROTOMAP ||
+        b->type == C_REFUSED)
+        return false;
+    return a->off == b->off && is_ssl(a) == is_ssl(b);
+}
+
+/* An ssl.* value into the settings s. Returns 0 or -1 with err. */
+static int apply_ssl(const struct key *k, struct tls_settings *s, const char *name,
+                     const char *value, char *err, size_t errcap)
+{
+    char *field = (char *)s + k->off;
+    char verr[400];
+    if (k->type == C_SSL_LONG) {
+        char *end;
+        errno = 0;
+        long long iv = strtoll(value, &end, 10);
+        if (errno || *end || !*value || iv < k->min || iv > k->max) {
+            snprintf(err, errcap, "bad value '%s' for %s: expected an integer from %" PRId64
+                     " to %" PRId64, value, name, k->min, k->max);
+            return -1;
+        }
+        *(int64_t *)field = iv;
+        return 0;
+    }
+    if (strlen(value) >= k->size) {
+        snprintf(err, errcap, "value of %s is too long", name);
+        return -1;
+    }
+    if (tls_settings_check_value(k->name, value, verr, sizeof(verr)) != 0) {
+        snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, verr);
+        return -1;
+    }
+    strcpy(field, value);
+    return 0;
+}
+
+/* listener.name.<listener>.<ssl key>=value: Kafka's per-listener override. Returns 0, 1 if name
+ * is not of that form, or -1 with err. */
+static int apply_override(struct state *st, const char *name, const char *value, char *err,
+                          size_t errcap)
+{
+    static const char prefix[] = "listener.name.";
+    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+        return 1;
+    const char *ln = name + sizeof(prefix) - 1;
+    const char *dot = strchr(ln, '.');
+    const struct key *k = dot ? find_key(dot + 1) : NULL;
+    if (!dot || !name_ok(ln, (size_t)(dot - ln)) || !k) {
+        snprintf(err, errcap, "unknown config key '%s'", name);
+        return -1;
+    }
+    if (!is_ssl(k)) {
+        snprintf(err, errcap, "unknown config key '%s': only ssl.* settings can be set per "
+                 "listener", name);
+        return -1;
+    }
+    char lname[BROKER_LISTENER_NAME_MAX];
+    upcase(lname, ln, (size_t)(dot - ln));
+    struct ssl_override *o = NULL;
+    for (int i = 0; i < st->n_overrides; i++)
+        if (!strcmp(st->overrides[i].name, lname))
+            o = &st->overrides[i];
+    if (!o) {
+        if (st->n_overrides == BROKER_LISTENERS_MAX) {
+            snprintf(err, errcap, "%s: ssl settings for more than %d listeners", name,
+                     BROKER_LISTENERS_MAX);
+            return -1;
+        }
+        o = &st->overrides[st->n_overrides++];
+        snprintf(o->name, sizeof(o->name), "%s", lname);
+    }
+    if (apply_ssl(k, &o->s, name, value, err, errcap) != 0)
+        return -1;
+    o->set[k - keys] = true;
+    return 0;
+}
 
 /* Applies name=value. Returns 0 or -1 with err. */
 static int apply(struct state *st, const char *name, const char *value, char *err, size_t errcap)
 {
     const struct key *k = find_key(name);
     if (!k) {
+        int rc = apply_override(st, name, value, err, errcap);
+        if (rc <= 0)
+            return rc;
         snprintf(err, errcap, "unknown config key '%s'", name);
         return -1;
     }
+    if (is_ssl(k))
+        return apply_ssl(k, st->ssl, name, value, err, errcap);
     char *field = (char *)st->cfg + k->off;
     int64_t iv = 0;
     char *end;
@@ -336,7 +642,7 @@ static int apply(struct state *st, const char *name, const char *value, char *er
             iv *= k->scale;
         /* aliases (hours/minutes/ms) write the same field: the most precise key wins */
         for (int i = 0; i < NKEYS; i++) {
-            if (keys[i].off == k->off && st->set[i] && keys[i].priority > k->priority)
+            if (same_field(&keys[i], k) && st->set[i] && keys[i].priority > k->priority)
                 return 0;
         }
         if (k->type == C_INT)
@@ -376,7 +682,7 @@ static int apply(struct state *st, const char *name, const char *value, char *er
             return -1;
         }
         for (int i = 0; i < NKEYS; i++) {
-            if (keys[i].off == k->off && st->set[i] && keys[i].priority > k->priority)
+            if (same_field(&keys[i], k) && st->set[i] && keys[i].priority > k->priority)
                 return 0;
         }
         strcpy(field, value);
@@ -455,33 +761,50 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         return 0;
     }
-    case C_LISTENER: {
-        char host[BROKER_HOST_MAX];
-        int port;
-        char lerr[200];
-        if (!*value) { /* advertised.listeners empty: derived later */
-            st->cfg->advertised_host[0] = '\0';
-            st->cfg->advertised_port = -1;
-            return 0;
+    case C_LISTENERS:
+    case C_ADVERTISED: {
+        bool adv = k->type == C_ADVERTISED;
+        struct lentry tmp[BROKER_LISTENERS_MAX];
+        int n = 0;
+        struct lparse lp = {tmp, &n};
+        char lerr[400];
+        if (!*value && !adv) {
+            snprintf(err, errcap, "bad value '' for %s: at least one listener is needed", name);
+            return -1;
         }
-        if (config_parse_listener(value, host, sizeof(host), &port, lerr, sizeof(lerr)) != 0) {
+        if (split_list(value, parse_lentry, &lp, lerr, sizeof(lerr)) != 0) {
             snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, lerr);
             return -1;
         }
-        if (k->off == offsetof(struct broker_config, listener_host)) {
-            strcpy(st->cfg->listener_host, host);
-            st->cfg->listener_port = port;
-        } else {
-            if (port == 0) {
-                snprintf(err, errcap, "bad value '%s' for %s: advertised port cannot be 0", value,
-                         name);
+        for (int i = 0; i < n && adv; i++)
+            if (tmp[i].port == 0 || !tmp[i].host[0]) {
+                snprintf(err, errcap, "bad value '%s' for %s: %s needs a host and a port from 1 "
+                         "to 65535", value, name, tmp[i].name);
                 return -1;
             }
-            strcpy(st->cfg->advertised_host, host);
-            st->cfg->advertised_port = port;
+        memcpy(adv ? st->advertised : st->listeners, tmp, sizeof(tmp));
+        *(adv ? &st->n_advertised : &st->n_listeners) = n;
+        return 0;
+    }
+    case C_PROTOMAP: {
+        char merr[400];
+        int saved = st->n_map;
+        st->n_map = 0;
+        if (split_list(value, parse_map_entry, st, merr, sizeof(merr)) != 0) {
+            st->n_map = saved;
+            snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, merr);
+            return -1;
         }
         return 0;
     }
+    case C_SSL_STR:
+    case C_SSL_LONG:
+        return apply_ssl(k, st->ssl, name, value, err, errcap); /* not reached: see above */
+    case C_REFUSED:
+        if (!*value)
+            return 0;
+        snprintf(err, errcap, "%s is not supported: %s", name, k->doc);
+        return -1;
     }
     return -1;
 }
@@ -507,7 +830,8 @@ static int apply_line(struct state *st, char *line, const char *where, char *err
         return -1;
     }
     const struct key *k = find_key(s);
-    st->set[k - keys] = true;
+    if (k)
+        st->set[k - keys] = true; /* listener.name.* overrides are recorded by apply */
     return 0;
 }
 
@@ -519,8 +843,11 @@ static void describe(struct broker_config *cfg, const struct state *st)
         const struct key *k = &keys[i];
         if (k->scale > 1 || k->priority < 0)
             continue; /* aliases are reported through the key they set */
-        const char *field = (const char *)cfg + k->off;
+        if (k->type == C_REFUSED)
+            continue;
+        const char *field = is_ssl(k) ? (const char *)st->ssl + k->off : (const char *)cfg + k->off;
         char buf[BROKER_PATH_MAX + 64];
+        bool sensitive = is_ssl(k) && k->off == offsetof(struct tls_settings, key_password);
         switch (k->type) {
         case C_INT:
             snprintf(buf, sizeof(buf), "%" PRId32, *(const int32_t *)field);
@@ -534,13 +861,32 @@ static void describe(struct broker_config *cfg, const struct state *st)
         case C_DOUBLE:
             snprintf(buf, sizeof(buf), "%g", *(const double *)field);
             break;
-        case C_LISTENER:
-            if (k->off == offsetof(struct broker_config, listener_host))
-                snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->listener_host,
-                         cfg->listener_port);
-            else
-                snprintf(buf, sizeof(buf), "PLAINTEXT://%s:%d", cfg->advertised_host,
-                         cfg->advertised_port);
+        case C_LISTENERS:
+        case C_ADVERTISED: {
+            size_t n = 0;
+            buf[0] = '\0';
+            for (int j = 0; j < cfg->n_listeners && n < sizeof(buf); j++) {
+                const struct broker_listener *bl = &cfg->listeners[j];
+                bool adv = k->type == C_ADVERTISED;
+                const char *h = adv ? bl->advertised_host : bl->host;
+                int port = adv ? bl->advertised_port : bl->port;
+                n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                                      strchr(h, ':') ? "%s%s://[%s]:%d" : "%s%s://%s:%d",
+                                      j ? "," : "", bl->name, h, port);
+            }
+            break;
+        }
+        case C_PROTOMAP: {
+            size_t n = 0;
+            buf[0] = '\0';
+            for (int j = 0; j < st->n_map && n < sizeof(buf); j++)
+                n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%s:%s", j ? "," : "",
+                                      st->map[j].name,
+                                      security_protocol_name(st->map[j].protocol));
+            break;
+        }
+        case C_SSL_LONG:
+            snprintf(buf, sizeof(buf), "%" PRId64, *(const int64_t *)field);
             break;
         case C_CLUSTER:
             if (cfg->cluster_port < 0)
@@ -564,13 +910,13 @@ static void describe(struct broker_config *cfg, const struct state *st)
         }
         bool set = st->set[i];
         for (int j = 0; j < NKEYS; j++)
-            if (keys[j].off == k->off && st->set[j])
+            if (same_field(&keys[j], k) && st->set[j])
                 set = true;
         struct broker_config_entry *e = &cfg->entries[cfg->n_entries++];
         e->name = k->name;
-        e->value = mem_strdup(buf);
+        e->value = mem_strdup(sensitive ? "" : buf);
         e->is_default = !set;
-        e->sensitive = false;
+        e->sensitive = sensitive;
     }
 }
 
@@ -608,19 +954,139 @@ static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
     return 0;
 }
 
-int config_load(struct broker_config *cfg, const char *file, char *const *sets, int nsets,
-                char *err, size_t errcap)
+/* What a client of this listener is told: the advertised entry of its name, else its bind
+ * address (a wildcard bind advertises loopback) and port (0: the bound port, known later). */
+static void advertise(const struct state *st, const struct lentry *l, struct broker_listener *bl)
 {
-    static_assert(ARRAY_LEN(keys) <= 64, "state arrays hold 64 keys");
-    memset(cfg, 0, sizeof(*cfg));
-    struct state st = {.cfg = cfg};
+    for (int i = 0; i < st->n_advertised; i++)
+        if (!strcmp(st->advertised[i].name, l->name)) {
+            snprintf(bl->advertised_host, sizeof(bl->advertised_host), "%s",
+                     st->advertised[i].host);
+            bl->advertised_port = st->advertised[i].port;
+            return;
+        }
+    const char *h = l->host;
+    if (!*h || !strcmp(h, "0.0.0.0") || !strcmp(h, "::"))
+        h = "127.0.0.1";
+    snprintf(bl->advertised_host, sizeof(bl->advertised_host), "%s", h);
+    bl->advertised_port = l->port;
+}
+
+/* The TLS settings of SSL listener bl: the plain ssl.* keys, then its listener.name.* ones. */
+static int ssl_settle(const struct state *st, struct broker_listener *bl, char *err,
+                      size_t errcap)
+{
+    bl->ssl = mem_alloc(sizeof(*bl->ssl));
+    *bl->ssl = *st->ssl;
+    for (int i = 0; i < st->n_overrides; i++) {
+        const struct ssl_override *o = &st->overrides[i];
+        if (strcmp(o->name, bl->name) != 0)
+            continue;
+        for (int j = 0; j < NKEYS; j++) {
+            if (!o->set[j])
+                continue;
+            const struct key *k = &keys[j];
+            memcpy((char *)bl->ssl + k->off, (const char *)&o->s + k->off, k->size);
+        }
+    }
+    char what[BROKER_LISTENER_NAME_MAX + 32];
+    snprintf(what, sizeof(what), "listener %s (%s)", bl->name,
+             security_protocol_name(bl->protocol));
+    return tls_settings_check(bl->ssl, what, err, errcap);
+}
+
+/* listeners, advertised.listeners and listener.security.protocol.map together, once every key
+ * is read: each listener's protocol from the map (SSL listeners get their TLS settings),
+ * advertised names must be listeners, no port twice. The first listener is also the one in
+ * listener_host/port and advertised_host/port. */
+static int listeners_settle(struct broker_config *cfg, const struct state *st, char *err,
+                            size_t errcap)
+{
+    for (int i = 0; i < st->n_listeners; i++) {
+        const struct lentry *l = &st->listeners[i];
+        struct broker_listener *bl = &cfg->listeners[cfg->n_listeners++];
+        snprintf(bl->name, sizeof(bl->name), "%s", l->name);
+        snprintf(bl->host, sizeof(bl->host), "%s", l->host);
+        bl->port = l->port;
+        bl->protocol = -1;
+        for (int j = 0; j < st->n_map; j++)
+            if (!strcmp(st->map[j].name, l->name))
+                bl->protocol = st->map[j].protocol;
+        if (bl->protocol < 0) {
+            snprintf(err, errcap, "listeners: listener %s has no security protocol in "
+                     "listener.security.protocol.map (add %s:PLAINTEXT or %s:SSL to it)",
+                     l->name, l->name, l->name);
+            return -1;
+        }
+        if (security_protocol_sasl(bl->protocol)) {
+            snprintf(err, errcap, "listeners: listener %s is %s, which is not supported yet "
+                     "(PLAINTEXT and SSL are)", l->name, security_protocol_name(bl->protocol));
+            return -1;
+        }
+        for (int j = 0; j < i; j++)
+            if (l->port != 0 && st->listeners[j].port == l->port) {
+                snprintf(err, errcap, "listeners: port %d is given to both %s and %s", l->port,
+                         st->listeners[j].name, l->name);
+                return -1;
+            }
+        advertise(st, l, bl);
+        if (security_protocol_tls(bl->protocol) && ssl_settle(st, bl, err, errcap) != 0)
+            return -1;
+    }
+    for (int i = 0; i < st->n_advertised; i++) {
+        bool found = false;
+        for (int j = 0; j < st->n_listeners; j++)
+            found |= !strcmp(st->advertised[i].name, st->listeners[j].name);
+        if (!found) {
+            snprintf(err, errcap, "advertised.listeners: %s is not one of listeners",
+                     st->advertised[i].name);
+            return -1;
+        }
+    }
+    for (int i = 0; i < st->n_overrides; i++) {
+        const struct broker_listener *bl = NULL;
+        for (int j = 0; j < cfg->n_listeners; j++)
+            if (!strcmp(cfg->listeners[j].name, st->overrides[i].name))
+                bl = &cfg->listeners[j];
+        if (!bl) {
+            char lower[BROKER_LISTENER_NAME_MAX];
+            size_t n = strlen(st->overrides[i].name);
+            for (size_t k = 0; k <= n; k++)
+                lower[k] = (char)tolower((unsigned char)st->overrides[i].name[k]);
+            snprintf(err, errcap, "listener.name.%s.*: there is no listener %s in listeners",
+                     lower, st->overrides[i].name);
+            return -1;
+        }
+        if (!bl->ssl)
+            log_warn("config_ssl_ignored", "listener=%s protocol=%s reason=\"its "
+                     "listener.name.* ssl settings do not apply to a plaintext listener\"",
+                     bl->name, security_protocol_name(bl->protocol));
+    }
+    const struct broker_listener *first = &cfg->listeners[0];
+    snprintf(cfg->listener_host, sizeof(cfg->listener_host), "%s", first->host);
+    cfg->listener_port = first->port;
+    snprintf(cfg->advertised_host, sizeof(cfg->advertised_host), "%s", first->advertised_host);
+    cfg->advertised_port = first->advertised_port;
+    return 0;
+}
+
+static void state_free(struct state *st)
+{
+    mem_free(st->ssl);
+    mem_free(st->overrides);
+}
+
+static int config_read(struct state *stp, const char *file, char *const *sets, int nsets,
+                       char *err, size_t errcap)
+{
+    struct state *st = stp;
+    struct broker_config *cfg = st->cfg;
     for (int i = 0; i < NKEYS; i++) {
         if (keys[i].scale > 1 || keys[i].priority < 0)
             continue; /* defaults come from the primary key */
         char kerr[512];
-        CHECK(apply(&st, keys[i].name, keys[i].dflt, kerr, sizeof(kerr)) == 0);
+        CHECK(apply(st, keys[i].name, keys[i].dflt, kerr, sizeof(kerr)) == 0);
     }
-    cfg->advertised_port = -1;
 
     if (file) {
         FILE *f = fopen(file, "r");
@@ -639,7 +1105,7 @@ int config_load(struct broker_config *cfg, const char *file, char *const *sets, 
                 fclose(f);
                 return -1;
             }
-            if (apply_line(&st, line, where, err, errcap) != 0) {
+            if (apply_line(st, line, where, err, errcap) != 0) {
                 fclose(f);
                 return -1;
             }
@@ -655,31 +1121,57 @@ int config_load(struct broker_config *cfg, const char *file, char *const *sets, 
             mem_free(dup);
             return -1;
         }
-        int rc = apply_line(&st, dup, where, err, errcap);
+        int rc = apply_line(st, dup, where, err, errcap);
         mem_free(dup);
         if (rc != 0)
             return -1;
     }
-    if (cfg->advertised_port < 0) {
-        /* advertise what clients can reach: a wildcard bind advertises loopback */
-        const char *h = cfg->listener_host;
-        if (!*h || !strcmp(h, "0.0.0.0") || !strcmp(h, "::"))
-            h = "127.0.0.1";
-        snprintf(cfg->advertised_host, sizeof(cfg->advertised_host), "%s", h);
-        cfg->advertised_port = cfg->listener_port; /* 0: filled in once bound */
-    }
+    if (listeners_settle(cfg, st, err, errcap) != 0)
+        return -1;
     if (cluster_settle(cfg, err, errcap) != 0)
         return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this node "
                  "starts alone: topics created with -1 fail until enough brokers join",
                  cfg->default_replication_factor);
-    describe(cfg, &st);
     return 0;
+}
+
+
+static int config_load_state(struct broker_config *cfg, const char *file, char *const *sets,
+                             int nsets, char *err, size_t errcap)
+{
+    static_assert(ARRAY_LEN(keys) <= KEYS_MAX, "state arrays hold KEYS_MAX keys");
+    memset(cfg, 0, sizeof(*cfg));
+    struct state st = {.cfg = cfg};
+    st.ssl = mem_calloc(1, sizeof(*st.ssl));
+    st.overrides = mem_calloc(BROKER_LISTENERS_MAX, sizeof(*st.overrides));
+    int rc = config_read(&st, file, sets, nsets, err, errcap);
+    if (rc == 0)
+        describe(cfg, &st);
+    state_free(&st);
+    return rc;
+}
+
+int config_load(struct broker_config *cfg, const char *file, char *const *sets, int nsets,
+                char *err, size_t errcap)
+{
+    int rc = config_load_state(cfg, file, sets, nsets, err, errcap);
+    if (rc != 0)
+        config_free(cfg);
+    return rc;
 }
 
 void config_free(struct broker_config *cfg)
 {
+    for (int i = 0; i < cfg->n_listeners; i++) {
+        if (cfg->listeners[i].ssl)
+            memset(cfg->listeners[i].ssl->key_password, 0,
+                   sizeof(cfg->listeners[i].ssl->key_password));
+        mem_free(cfg->listeners[i].ssl);
+        cfg->listeners[i].ssl = NULL;
+    }
+    cfg->n_listeners = 0;
     for (int i = 0; i < cfg->n_entries; i++)
         mem_free(cfg->entries[i].value);
     mem_free(cfg->entries);
@@ -689,7 +1181,14 @@ void config_free(struct broker_config *cfg)
 
 void config_print_keys(void)
 {
-    for (int i = 0; i < NKEYS; i++)
-        printf("  %-36s %-28s %s\n", keys[i].name, keys[i].dflt[0] ? keys[i].dflt : "(listeners)",
-               keys[i].doc);
+    for (int i = 0; i < NKEYS; i++) {
+        const struct key *k = &keys[i];
+        const char *d = k->dflt[0] ? k->dflt : k->type == C_ADVERTISED ? "(listeners)" : "(none)";
+        if (k->type == C_REFUSED)
+            printf("  %-36s %-28s not supported: %s\n", k->name, "", k->doc);
+        else
+            printf("  %-36s %-28s %s\n", k->name, d, k->doc);
+    }
+    printf("  %-36s %-28s %s\n", "listener.name.<name>.ssl.*", "(the ssl.* value)",
+           "any ssl.* setting for one listener (name in lower case, as Kafka)");
 }

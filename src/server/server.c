@@ -1,5 +1,6 @@
 /* The serve command: parse options and config, start the broker on a reactor, run until
- * SIGTERM/SIGINT, then shut down cleanly (exit 0).
+ * SIGTERM/SIGINT, then shut down cleanly (exit 0). SIGHUP reloads the TLS listeners'
+ * certificates (new connections get them).
  *
  * States: CONFIGURING -> STARTING (broker_start) -> RUNNING (reactor_run) -> STOPPING
  * (signal seen: reactor_stop, broker_stop writes the clean-shutdown marker) -> exit. */
@@ -21,8 +22,10 @@
 #include "base/time.h"
 #include "broker/broker.h"
 #include "net/reactor.h"
+#include "security/protocol.h"
 #include "server/admin.h"
 #include "server/config.h"
+#include "server/tls_listeners.h"
 #include "server/version.h"
 
 static void usage(FILE *out)
@@ -44,6 +47,7 @@ struct signal_watch {
     struct reactor *r;
     int fd;
     int signo; /* the signal that asked us to stop */
+    struct tls_listeners *tls;
 };
 
 static void on_signal(struct reactor *r, int fd, uint32_t events, void *data)
@@ -54,6 +58,9 @@ static void on_signal(struct reactor *r, int fd, uint32_t events, void *data)
         if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
             sw->signo = (int)si.ssi_signo;
             reactor_stop(r);
+        } else if (si.ssi_signo == SIGHUP) {
+            log_info("sighup", "action=%s", sw->tls ? "reload_tls_certificates" : "none");
+            tls_listeners_reload(sw->tls);
         }
     }
 }
@@ -155,6 +162,12 @@ int server_main(int argc, char **argv)
     }
     mem_free(sets);
     log_set_level((enum log_level)log_level_parse(cfg.log_level));
+    struct tls_listeners *tls;
+    if (tls_listeners_start(&cfg, &tls, err, sizeof(err)) != 0) {
+        fprintf(stderr, "streampulse serve: configuration error: %s\n", err);
+        config_free(&cfg);
+        return 2;
+    }
     raise_fd_limit();
     /* keep freed heap instead of returning it to the kernel after every burst: page faults
      * on the request/response path cost more than the memory (measured in net/ tests) */
@@ -165,15 +178,17 @@ int server_main(int argc, char **argv)
     sigemptyset(&mask);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
     sigprocmask(SIG_BLOCK, &mask, NULL);
     int sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     struct reactor *r = reactor_new();
     if (sfd < 0 || !r) {
         log_error("startup_failed", "reason=\"%s\"", strerror(errno));
+        tls_listeners_free(tls);
         config_free(&cfg);
         return 1;
     }
-    struct signal_watch sw = {.r = r, .fd = sfd};
+    struct signal_watch sw = {.r = r, .fd = sfd, .tls = tls};
     reactor_add(r, sfd, REACTOR_READ, on_signal, &sw);
 
     struct broker *b;
@@ -185,6 +200,7 @@ int server_main(int argc, char **argv)
         fprintf(stderr, "streampulse serve: %s\n", err);
         reactor_free(r);
         close(sfd);
+        tls_listeners_free(tls);
         config_free(&cfg);
         return 1;
     }
@@ -197,6 +213,7 @@ int server_main(int argc, char **argv)
         broker_stop(b);
         reactor_free(r);
         close(sfd);
+        tls_listeners_free(tls);
         config_free(&cfg);
         return 1;
     }
@@ -204,13 +221,23 @@ int server_main(int argc, char **argv)
     if (adm)
         snprintf(admin_addr, sizeof(admin_addr), strchr(cfg.admin_host, ':') ? "[%s]:%d" : "%s:%d",
                  cfg.admin_host, admin_port(adm));
+    /* every listener as NAME/PROTOCOL@host:port, e.g. PLAINTEXT/PLAINTEXT@127.0.0.1:9092 */
+    char lis[BROKER_LISTENERS_MAX * (BROKER_HOST_MAX + 96)];
+    size_t ln = 0;
+    lis[0] = '\0';
+    for (int i = 0; i < cfg.n_listeners && ln < sizeof(lis); i++) {
+        const struct broker_listener *bl = &cfg.listeners[i];
+        ln += (size_t)snprintf(lis + ln, sizeof(lis) - ln, "%s%s/%s@%s:%d", i ? "," : "",
+                               bl->name, security_protocol_name(bl->protocol), bl->host,
+                               broker_listener_port(b, i));
+    }
     log_info("broker_started",
-             "version=%s node_id=%d listener=%s:%d advertised=%s:%d admin=%s data_dir=%s "
-             "cluster_id=%s topics=%d partitions=%d clean_shutdown=%s recovery_ms=%lld "
-             "segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
+             "version=%s node_id=%d listener=%s:%d advertised=%s:%d listeners=%s admin=%s "
+             "data_dir=%s cluster_id=%s topics=%d partitions=%d clean_shutdown=%s "
+             "recovery_ms=%lld segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
              STREAMPULSE_VERSION, cfg.node_id, cfg.listener_host, broker_port(b),
              cfg.advertised_host, cfg.advertised_port > 0 ? cfg.advertised_port : broker_port(b),
-             admin_addr, cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
+             lis, admin_addr, cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
              info.clean ? "true" : "false", (long long)info.recovery_ms, info.segments_validated,
              (long long)info.truncated_bytes, (long long)(time_mono_ms() - t_exec));
 
@@ -222,6 +249,7 @@ int server_main(int argc, char **argv)
     broker_stop(b);
     reactor_free(r);
     close(sfd);
+    tls_listeners_free(tls); /* after the listener: no connection uses a context any more */
     log_info("broker_stopped", "clean=true");
     config_free(&cfg);
     return rc == 0 ? 0 : 1;

@@ -168,3 +168,54 @@ wait_log() {
         sleep 0.05
     done
 }
+
+# ---- TLS (openssl CLI) ----
+
+# make_pki DIR: throwaway keys and certificates, made fresh for each test:
+#   ca.pem                     the CA the broker trusts (ssl.truststore.location)
+#   keystore.pem               the broker's key + certificate (127.0.0.1, localhost; serial
+#                              0x1001) + the CA, as a Kafka PEM keystore
+#   keystore2.pem              another broker certificate from the same CA (serial 0x1002)
+#   client.pem, client.key     CN=alice,OU=eng,O=acme (serial 0x2001)
+#   evil-ca.pem, evil.pem/.key a CA nobody trusts, and a client certificate from it
+#   keystore-enc.pem           keystore.pem's key encrypted with the password "s3cret"
+make_pki() {
+    local d=$1
+    mkdir -p "$d"
+    (
+        cd "$d"
+        ec=(-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes)
+        openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.pem -days 2 -subj "/CN=StreamPulse Test CA"
+        openssl req -x509 "${ec[@]}" -keyout evil-ca.key -out evil-ca.pem -days 2 -subj "/CN=Evil CA"
+        printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n' >srv.ext
+        printf 'basicConstraints=CA:FALSE\nextendedKeyUsage=clientAuth\n' >cli.ext
+        sign() { # NAME SUBJECT SERIAL CA EXT
+            openssl req "${ec[@]}" -keyout "$1.key" -out "$1.csr" -subj "$2"
+            openssl x509 -req -in "$1.csr" -CA "$4.pem" -CAkey "$4.key" -set_serial "$3" \
+                -days 2 -extfile "$5" -out "$1.pem"
+        }
+        sign server /CN=localhost 0x1001 ca srv.ext
+        sign server2 /CN=localhost 0x1002 ca srv.ext
+        sign client "/O=acme/OU=eng/CN=alice" 0x2001 ca cli.ext
+        sign evil "/CN=mallory" 0x6666 evil-ca cli.ext
+        cat server.key server.pem ca.pem >keystore.pem
+        cat server2.key server2.pem ca.pem >keystore2.pem
+        openssl pkcs8 -topk8 -v2 aes-256-cbc -passout pass:s3cret -in server.key -out server-enc.key
+        cat server-enc.key server.pem ca.pem >keystore-enc.pem
+    ) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log"; fail "make_pki: openssl failed"; }
+}
+
+# cert_serial HOST:PORT CAFILE: the serial of the certificate a new TLS connection is shown.
+cert_serial() {
+    openssl s_client -connect "$1" -CAfile "$2" </dev/null 2>/dev/null |
+        openssl x509 -noout -serial 2>/dev/null | sed 's/^serial=//'
+}
+
+# poll_until CMD... : runs CMD every 50 ms until it succeeds, for at most WAIT_S (10) seconds.
+poll_until() {
+    local end=$(( $(date +%s%N) / 1000000 + ${WAIT_S:-10} * 1000 ))
+    until "$@"; do
+        [ $(( $(date +%s%N) / 1000000 )) -lt $end ] || return 1
+        sleep 0.05
+    done
+}

@@ -2,6 +2,8 @@
 
 #include "broker/topic_config.h"
 #include "server/config.h"
+#include "security/protocol.h"
+#include "security/tls_context.h"
 #include "storage/plog.h"
 #include "test.h"
 
@@ -268,4 +270,130 @@ TEST(config_refuses_bad_cluster_keys_by_name)
     expect_refused("cluster.listener=127.0.0.1:70000", NULL, "cluster.listener");
     expect_refused("offsets.topic.replication.factor=0", NULL, "offsets.topic.replication.factor");
     expect_refused("default.replication.factor=0", NULL, "default.replication.factor");
+}
+
+TEST(config_listeners_with_protocols_and_advertised_addresses)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {"listeners=PLAINTEXT://127.0.0.1:9092, secure://0.0.0.0:9093",
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SSL",
+                    "advertised.listeners=SECURE://broker.example:19093",
+                    "ssl.keystore.location=/k.pem", "ssl.client.auth=required",
+                    "ssl.truststore.location=/ca.pem", "ssl.key.password=hunter2",
+                    "listener.name.secure.ssl.client.auth=requested",
+                    "listener.name.secure.ssl.principal.mapping.rules=RULE:^CN=(.*?),.*$/$1/"};
+    ASSERT_EQ(config_load(&c, NULL, sets, 9, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_listeners, 2);
+    ASSERT_STREQ(c.listeners[0].name, "PLAINTEXT");
+    ASSERT_EQ(c.listeners[0].protocol, SECURITY_PLAINTEXT);
+    ASSERT_STREQ(c.listeners[0].advertised_host, "127.0.0.1");
+    ASSERT_EQ(c.listeners[0].advertised_port, 9092);
+    ASSERT(c.listeners[0].ssl == NULL);
+    ASSERT_STREQ(c.listeners[1].name, "SECURE"); /* names are upper-cased, as Kafka does */
+    ASSERT_EQ(c.listeners[1].protocol, SECURITY_SSL);
+    ASSERT_STREQ(c.listeners[1].host, "0.0.0.0");
+    ASSERT_STREQ(c.listeners[1].advertised_host, "broker.example");
+    ASSERT_EQ(c.listeners[1].advertised_port, 19093);
+    ASSERT(c.listeners[1].ssl != NULL);
+    ASSERT_STREQ(c.listeners[1].ssl->keystore_location, "/k.pem");
+    ASSERT_STREQ(c.listeners[1].ssl->client_auth, "requested"); /* the override wins */
+    ASSERT_STREQ(c.listeners[1].ssl->principal_mapping_rules, "RULE:^CN=(.*?),.*$/$1/");
+    ASSERT_STREQ(c.listeners[1].ssl->enabled_protocols, "TLSv1.2,TLSv1.3");
+    ASSERT_EQ(c.listeners[1].ssl->handshake_timeout_ms, 10000);
+    /* the first listener stays the broker's own address (cluster registration) */
+    ASSERT_STREQ(c.listener_host, "127.0.0.1");
+    ASSERT_EQ(c.listener_port, 9092);
+    bool pw = false, lis = false;
+    for (int i = 0; i < c.n_entries; i++) {
+        if (!strcmp(c.entries[i].name, "ssl.key.password")) {
+            pw = true;
+            ASSERT(c.entries[i].sensitive);
+            ASSERT_STREQ(c.entries[i].value, "");
+        }
+        if (!strcmp(c.entries[i].name, "listeners")) {
+            lis = true;
+            ASSERT_STREQ(c.entries[i].value,
+                         "PLAINTEXT://127.0.0.1:9092,SECURE://0.0.0.0:9093");
+        }
+    }
+    ASSERT(pw && lis);
+    config_free(&c);
+
+    /* the default map has SSL:SSL; a port of 0 twice is fine (each picks one) */
+    char *sets2[] = {"listeners=SSL://:0,PLAINTEXT://localhost:0",
+                     "ssl.keystore.location=/k.pem"};
+    ASSERT_EQ(config_load(&c, NULL, sets2, 2, err, sizeof(err)), 0);
+    ASSERT_EQ(c.listeners[0].protocol, SECURITY_SSL);
+    ASSERT_STREQ(c.listeners[0].advertised_host, "127.0.0.1"); /* wildcard: loopback */
+    ASSERT_EQ(c.listeners[0].advertised_port, 0);              /* the bound port, later */
+    ASSERT_STREQ(c.listeners[1].advertised_host, "localhost");
+    config_free(&c);
+}
+
+static void expect_refused3(const char *a, const char *b, const char *c3, const char *named)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {(char *)a, (char *)b, (char *)c3};
+    int n = c3 ? 3 : b ? 2 : 1;
+    ASSERT_EQ(config_load(&c, NULL, sets, n, err, sizeof(err)), -1);
+    if (!strstr(err, named))
+        fprintf(stderr, "error '%s' does not name '%s'\n", err, named);
+    ASSERT(strstr(err, named) != NULL);
+}
+
+TEST(config_refuses_bad_listeners_by_name)
+{
+    const char *ks = "ssl.keystore.location=/k.pem";
+    expect_refused3("listener.security.protocol.map=SECURE:TLS", NULL, NULL,
+                    "unknown security protocol 'TLS'");
+    expect_refused3("listener.security.protocol.map=SECURE", NULL, NULL, "NAME:PROTOCOL");
+    expect_refused3("listener.security.protocol.map=A:SSL,a:PLAINTEXT", NULL, NULL,
+                    "listener name A appears twice");
+    expect_refused3("listeners=PLAINTEXT://h:1,plaintext://h:2", NULL, NULL,
+                    "listener name PLAINTEXT appears twice");
+    expect_refused3("listeners=PLAINTEXT://h:1,SSL://h:1", ks, NULL,
+                    "port 1 is given to both PLAINTEXT and SSL");
+    expect_refused3("listeners=SECURE://h:1", NULL, NULL,
+                    "listener SECURE has no security protocol in listener.security.protocol.map");
+    expect_refused3("listeners=PLAINTEXT://h:1,SECURE://h:2",
+                    "listener.security.protocol.map=SECURE:SSL", ks,
+                    "listener PLAINTEXT has no security protocol"); /* the map replaces Kafka's */
+    expect_refused3("listeners=SASL_SSL://h:1", NULL, NULL, "SASL_SSL, which is not supported yet");
+    expect_refused3("listeners=SASL_PLAINTEXT://h:1", NULL, NULL,
+                    "SASL_PLAINTEXT, which is not supported yet");
+    expect_refused3("listeners=PLAIN TEXT://h:1", NULL, NULL, "bad listener name");
+    expect_refused3("listeners=PLAINTEXT://h:1,,SSL://h:2", NULL, NULL, "empty entry 2");
+    expect_refused3("listeners=", NULL, NULL, "at least one listener");
+    expect_refused3("listeners=PLAINTEXT://h:1,A://h:2,B://h:3,C://h:4,D://h:5,E://h:6,F://h:7,"
+                    "G://h:8,H://h:9", NULL, NULL, "more than 8 listeners");
+    expect_refused3("advertised.listeners=OTHER://h:1", NULL, NULL,
+                    "advertised.listeners: OTHER is not one of listeners");
+    expect_refused3("advertised.listeners=PLAINTEXT://h:0", NULL, NULL, "port from 1 to 65535");
+    expect_refused3("advertised.listeners=PLAINTEXT://:9092", NULL, NULL, "needs a host");
+    /* TLS settings */
+    expect_refused3("listeners=SSL://h:1", NULL, NULL, "listener SSL (SSL) needs "
+                    "ssl.keystore.location");
+    expect_refused3("listeners=SSL://h:1", ks, "ssl.client.auth=required",
+                    "needs ssl.truststore.location");
+    expect_refused3("ssl.client.auth=maybe", NULL, NULL, "ssl.client.auth: expected none, "
+                    "requested or required");
+    expect_refused3("ssl.enabled.protocols=TLSv1.1,TLSv1.2", NULL, NULL,
+                    "TLSv1.1 is not allowed: TLSv1.2 is the oldest");
+    expect_refused3("ssl.enabled.protocols=TLSv9", NULL, NULL, "unknown protocol 'TLSv9'");
+    expect_refused3("ssl.keystore.type=JKS", NULL, NULL, "ssl.keystore.type: only PEM");
+    expect_refused3("ssl.principal.mapping.rules=RULE:(a/b/", NULL, NULL,
+                    "ssl.principal.mapping.rules: rule 1");
+    expect_refused3("ssl.handshake.timeout.ms=5", NULL, NULL, "ssl.handshake.timeout.ms");
+    expect_refused3("ssl.keystore.password=x", NULL, NULL,
+                    "ssl.keystore.password is not supported");
+    expect_refused3("listener.name.nope.ssl.client.auth=none", NULL, NULL,
+                    "there is no listener NOPE in listeners");
+    expect_refused3("listener.name.plaintext.num.partitions=3", NULL, NULL,
+                    "only ssl.* settings can be set per listener");
+    expect_refused3("listener.name.plaintext.ssl.client.auth=sometimes", NULL, NULL,
+                    "listener.name.plaintext.ssl.client.auth");
+    expect_refused3("listener.name.secure.no.such=1", NULL, NULL,
+                    "unknown config key 'listener.name.secure.no.such'");
 }

@@ -1,0 +1,79 @@
+/* TLS listeners (tls_listeners.h): the glue between a listener's TLS hook in net/ and its
+ * context in security/.
+ *
+ * Owns one tls_context and one listener_tls per TLS listener; cfg->listeners[i].tls points at
+ * the latter until tls_listeners_free (after the broker, and so the listener, has stopped). */
+#include "server/tls_listeners.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "net/conn.h"
+#include "security/protocol.h"
+#include "security/tls_context.h"
+
+struct tls_listeners {
+    struct tls_context *ctx[BROKER_LISTENERS_MAX];
+    struct listener_tls hook[BROKER_LISTENERS_MAX];
+    int n;
+};
+
+static struct ssl_ctx_st *ctx_get(int64_t now_ms, void *data)
+{
+    return tls_context_get(data, now_ms);
+}
+
+static int principal(const char *subject, char *out, size_t cap, void *data)
+{
+    return tls_context_principal(data, subject, out, cap);
+}
+
+int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, char *err,
+                        size_t errcap)
+{
+    *out = NULL;
+    struct tls_listeners *t = NULL;
+    for (int i = 0; i < cfg->n_listeners; i++) {
+        struct broker_listener *bl = &cfg->listeners[i];
+        if (!security_protocol_tls(bl->protocol))
+            continue;
+        if (!t)
+            t = mem_calloc(1, sizeof(*t));
+        char cerr[1024];
+        struct tls_context *ctx;
+        if (tls_context_new(bl->ssl, bl->name, &ctx, cerr, sizeof(cerr)) != 0) {
+            snprintf(err, errcap, "listener %s: %s", bl->name, cerr);
+            tls_listeners_free(t);
+            for (int j = 0; j < i; j++)
+                cfg->listeners[j].tls = NULL;
+            return -1;
+        }
+        t->ctx[t->n] = ctx;
+        t->hook[t->n] = (struct listener_tls){
+            .ctx_get = ctx_get,
+            .principal = principal,
+            .data = ctx,
+            .handshake_timeout_ms = tls_context_handshake_timeout_ms(ctx),
+        };
+        bl->tls = &t->hook[t->n];
+        t->n++;
+    }
+    *out = t;
+    return 0;
+}
+
+void tls_listeners_reload(struct tls_listeners *t)
+{
+    for (int i = 0; t && i < t->n; i++)
+        tls_context_reload(t->ctx[i], "sighup");
+}
+
+void tls_listeners_free(struct tls_listeners *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < t->n; i++)
+        tls_context_free(t->ctx[i]);
+    mem_free(t);
+}
