@@ -65,7 +65,7 @@ SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format
+.PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format docs
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
@@ -135,6 +135,11 @@ fuzz-smoke:
 # what it finds to tests/fuzz/corpus/<target>/ with the fix.
 fuzz:
 	tests/fuzz/run --open $(FUZZ_TARGETS)
+
+# Rewrites the generated reference pages docs/CONFIG.md and docs/METRICS.md from the code
+# (integration's t_docs.sh fails while they are stale).
+docs: all
+	tests/integration/gen_docs.sh write
 
 # The include rules of docs/ARCHITECTURE.md's layer table.
 layers:

@@ -1,4 +1,4 @@
-/* Cluster mode: transport, controller runtime, replica host (see cluster.h).
+/* transport, controller runtime, replica host (see cluster.h).
  *
  * State: one struct cluster per broker, on the reactor thread.
  *   - registration: UNREGISTERED (a REGISTER_BROKER submit in flight or due at next_try_ms)
@@ -704,7 +704,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.send_raft = send_raft;
     o.send_frame = send_frame;
     o.on_image_change = on_image_change;
-    o.config_check = cluster_config_check; /* topic configs as the single node checks them */
+    o.config_check = cluster_config_check; /* topic configs as admin_check_configs checks them */
     o.data = c;
     o.seed = tc.seed;
     if (voter)

@@ -1,10 +1,10 @@
-/* Cluster mode of the broker (controller.quorum.voters set): the inter-broker transport, the
+/* The replicated half of every broker: the inter-broker transport, the
  * controller (the metadata Raft group __cluster_metadata-0, controller/runtime.h) and the
  * replica host (replication/host.h) that runs a Raft group for every local partition replica.
  *
  * Started by broker_start after the topics are loaded and stopped by broker_stop before they
- * close. Without voters none of this exists (b->cluster == NULL) and the broker is the
- * single-node one.
+ * close. Every broker runs it: with controller.quorum.voters it joins that static quorum;
+ * without, it is the only voter of a quorum of its own (a single node), on the same code.
  *
  * What it does:
  *   - one transport on this node's cluster address (cfg->cluster_host:port), owned by the host;
@@ -120,15 +120,14 @@ int cluster_port(const struct cluster *c);                  /* the bound cluster
 
 /* Status (cluster_status.c), for the admin listener; reactor thread. */
 struct strbuf;
-/* GET /v1/cluster: {"node_id", "mode": "single-node"} without cluster mode; otherwise also
- * cluster_id, registered, controller {leader (-1 unknown), term}, brokers
+/* GET /v1/cluster: {"node_id", "mode": "cluster", cluster_id, registered, controller {leader (-1 unknown), term}, brokers
  * [{id, host, port, cluster_address, fenced}] from the image, and partitions [{topic,
  * partition, replicas, leader (-1 unknown), term, role ("failed" for a failed replica),
  * commit_index, high_watermark, log_end_offset, durable_index, followers}] for every local
  * replica sorted by (topic, partition); followers is filled on the leader only:
  * [{id, match_index (-1 unknown), lag (null while unknown)}]. No trailing newline. */
 void cluster_status_json(struct broker *b, struct strbuf *out);
-/* The cluster metric families (none without cluster mode): streampulse_controller_leader,
+/* The cluster metric families: streampulse_controller_leader,
  * streampulse_raft_{term,role,commit_index,leader}{topic,partition},
  * streampulse_raft_follower_lag{topic,partition,follower} (leader only),
  * streampulse_transport_{peer_connected,sent_bytes_total,received_bytes_total,

@@ -1,4 +1,4 @@
-/* Cluster mode: preferred-leader balancing (see cluster_configs.h).
+/* preferred-leader balancing (see cluster_configs.h).
  *
  * Stateless: each pass (cluster.c's timer, every leader.imbalance.check.interval.seconds when
  * auto.leader.rebalance.enable) looks at the groups this node leads now and starts a Raft

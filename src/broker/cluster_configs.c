@@ -1,4 +1,4 @@
-/* Cluster mode: topic configs from the metadata image (see cluster_configs.h).
+/* topic configs from the metadata image (see cluster_configs.h).
  *
  * No state of its own: the image (cluster.c's controller runtime) holds the configs, each local
  * topic (topics.c) holds the overrides it applies. cluster_configs_apply runs on the cluster

@@ -1,14 +1,14 @@
-/* Cluster mode: topic configs held by the metadata log, and preferred-leader balancing.
+/* topic configs held by the metadata log, and preferred-leader balancing.
  *
  * Topic configs (cluster_configs.c). The image's CONFIG records of a topic are its overrides,
- * the same strings a single node keeps in its catalog:
+ * the same strings the local catalog keeps (storage/catalog.h):
  *   - AlterConfigs (cluster_admin.c) replaces a topic's whole set of overrides, as Kafka's
  *     AlterConfigs does: the broker turns the request into the incremental ops of
  *     CTL_REQ_ALTER_CONFIGS (set every key given, delete every key of the image not given),
  *     computed against its committed image;
  *   - every broker brings its local topics to the image's configs after each image change
- *     (cluster_configs_apply, from cluster.c's reconcile), through topic_set_overrides, the
- *     single node's path (persisted in the catalog, applied to every partition's plog), so a
+ *     (cluster_configs_apply, from cluster.c's reconcile), through topic_set_overrides
+ *     (persisted in the catalog, applied to every partition's plog), so a
  *     node that was down while the configs changed applies them when it has replayed the log;
  *   - DescribeConfigs of a topic answers from the image on any broker (admin.c).
  * Entries of the image that this broker's topic_config_validate refuses (none when every

@@ -95,7 +95,7 @@ struct broker_config {
     char admin_host[BROKER_HOST_MAX];         /* admin.listener: HTTP /metrics, /healthz, /v1 */
     int admin_port;                           /* -1: admin listener disabled (empty value) */
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
-    bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable (cluster mode) */
+    bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */
 
     /* The metadata quorum. Every broker is a node of a cluster whose metadata lives in the

@@ -10,9 +10,9 @@
  * __consumer_offsets is created on first need (cleanup.policy=compact, 100 MiB segments, as
  * Kafka does) with offsets.topic.num.partitions partitions; an existing topic keeps its count.
  *
- * Cluster mode: the controller creates __consumer_offsets (at the first FindCoordinator,
- * cluster_req.c) with offsets.topic.replication.factor replicas; each of its partitions is a
- * Raft group, and this broker coordinates the groups of the partitions it leads: at a new
+ * The controller creates __consumer_offsets (at the first FindCoordinator, metadata.c) with
+ * offsets.topic.replication.factor replicas (at most the live brokers); each partition is a Raft
+ * group, and this broker coordinates the groups of the partitions it leads: at a new
  * leadership it waits until everything its log held is committed, replays the partition, and
  * serves; when leadership goes, the groups leave memory (clients get NOT_COORDINATOR and ask
  * FindCoordinator again). Records are proposed through Raft and answered at commit. */

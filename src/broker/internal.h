@@ -86,7 +86,8 @@ struct broker {
     bool stopping;
     bool startup_clean;         /* the previous run shut down cleanly */
     struct coordinator *groups; /* consumer groups (groups.c) */
-    struct cluster *cluster;    /* cluster mode (cluster.h); NULL: the single-node broker */
+    struct cluster *cluster;    /* the quorum, transport and replicas (cluster.h); NULL only
+                                 * before cluster_start and after cluster_stop */
 };
 
 /* Per-connection state. */
@@ -169,11 +170,11 @@ int handle_offset_delete(struct request *req);
 int groups_start(struct broker *b, char *err, size_t errcap);
 /* Frees the coordinator; call after the logs are closed (appends in flight have completed). */
 void groups_stop(struct broker *b);
-/* Cluster mode: this broker's replica of __consumer_offsets-<index> became the Raft leader
+/* This broker's replica of __consumer_offsets-<index> became the Raft leader
  * (leading) or stopped being it. Its groups are replayed once everything the new leader's log
  * held when it won is committed (groups_offsets_commit), and dropped when it stops leading. */
 void groups_offsets_leader(struct broker *b, struct partition *p, bool leading);
-/* Cluster mode: the commit index of __consumer_offsets-<index>'s Raft group advanced. */
+/* The commit index of __consumer_offsets-<index>'s Raft group advanced. */
 void groups_offsets_commit(struct broker *b, struct partition *p, int64_t commit);
 /* Its topic configs when __consumer_offsets is created (compact, 100 MiB segments). */
 #define OFFSETS_TOPIC_N_OVERRIDES 2
@@ -192,8 +193,7 @@ bool topic_name_valid(struct kstr name, char *err, size_t errcap);
 /* Whether the name (a struct kstr) of element i of an array of stride-byte elements, the first
  * of whose names is at names, repeats one of elements 0..i-1 (duplicate topics in a request). */
 bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride);
-/* admin.c: checks the configs of a CreateTopics or AlterConfigs resource as the single node
- * does (names non-empty, keys known, values valid). Returns KERR_NONE and *out (n entries,
+/* admin.c: checks the configs of a CreateTopics or AlterConfigs resource (names non-empty, keys known, values valid). Returns KERR_NONE and *out (n entries,
  * NUL-terminated copies in a; a null value stays NULL), or the error with a message in err. */
 int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
                             struct topic_config_kv **out, char *err, size_t errcap);
@@ -238,13 +238,13 @@ void flush_policy_tick(struct broker *b);
 
 /* Fails every acks=all wait on p (partition going away). */
 void produce_fail_waiters(struct partition *p, int16_t error_code);
-/* Cluster mode: p's Raft group committed up to commit (HW = commit + 1, set by the replica):
+/* p's Raft group committed up to commit (HW = commit + 1, set by the replica):
  * settles the acks=all waits it covers (replica_proposal_state: COMMITTED -> success, LOST ->
  * NOT_LEADER_OR_FOLLOWER) and wakes parked fetches. */
 struct replica;
 void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t commit);
-/* Cluster mode: KERR_NONE if this broker leads p's Raft group now (or the broker is
- * single-node), else NOT_LEADER_OR_FOLLOWER. */
+/* KERR_NONE if this broker leads p's Raft group now, else NOT_LEADER_OR_FOLLOWER (or
+ * KAFKA_STORAGE_ERROR when the local replica failed on a disk error). */
 int16_t partition_leader_check(struct broker *b, struct partition *p);
 /* For reads (Fetch, ListOffsets): partition_leader_check, except that a local replica that
  * failed on a disk error and is its group's only voter still serves what it committed
@@ -253,24 +253,23 @@ int16_t partition_read_check(struct broker *b, struct partition *p);
 /* Whether this broker's replica of topic-partition is such a failed sole replica (Metadata then
  * names this broker leader, with KAFKA_STORAGE_ERROR). */
 bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition);
-/* Moves p's log start up to new_start (DeleteRecords; new_start <= HW). Single-node:
- * plog_truncate_prefix. Cluster mode: through p's Raft replica (replica_compact: clamped to what
+/* Moves p's log start up to new_start (DeleteRecords; new_start <= HW), through p's Raft replica (replica_compact: clamped to what
  * Raft allows, rounded down to a batch start), so the Raft log start moves with the plog's;
  * -ERR_NOT_LEADER without a local Raft group. Returns 0 (read plog_start_offset for the result)
  * or a negative code. */
 int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start);
-/* Applies retention to p (the retention timer): single-node plog_apply_retention; in cluster
- * mode the same deletions through p's Raft replica (plog_retention_start, then replica_compact),
+/* Applies retention to p (the retention timer): plog_apply_retention's deletions, through
+ * p's Raft replica (plog_retention_start, then replica_compact),
  * and nothing while p has no local Raft group (the plog is the group's log). Every replica
  * applies it on its own, as Kafka's do. */
 void partition_apply_retention(struct broker *b, struct partition *p, int64_t now_ms);
 
 /* Appends a batch the broker built itself (e.g. group metadata, committed offsets) to p, as
- * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0; in cluster
- * mode: committed by a durable majority of p's Raft group) or the write failed later (rc < 0;
+ * an acks=all write: cb(arg, rc, base_offset) runs once the batch is durable (rc 0: committed by a
+ * durable majority of p's Raft group) or the write failed later (rc < 0;
  * also when the partition goes away or its leadership is lost). Returns 0 if the append was
- * made (cb will run), or a negative code (nothing written, cb will not run; -ERR_NOT_LEADER in
- * cluster mode when this broker does not lead p). The batch must be valid (kbatch_validate);
+ * made (cb will run), or a negative code (nothing written, cb will not run; -ERR_NOT_LEADER when
+ * this broker does not lead p). The batch must be valid (kbatch_validate);
  * its baseOffset and leader epoch are rewritten in place. */
 typedef void (*internal_append_cb)(void *arg, int rc, int64_t base_offset);
 int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch, size_t len,

@@ -25,7 +25,7 @@
  *   streampulse_group_members{group}                       gauge
  *   streampulse_group_committed_offset{group,topic,partition} gauge
  *   streampulse_group_lag{group,topic,partition}           gauge
- *   cluster mode only: the families of cluster_metrics_write (broker/cluster.h)
+ *   and the families of cluster_metrics_write (broker/cluster.h)
  * Lag is max(0, HW - committed offset), the definition `streampulse group describe` uses (its
  * log end is what ListOffsets(latest) answers: the high watermark). Partitions without a
  * committed offset have no lag sample; committed offsets of partitions that no longer exist
@@ -273,5 +273,5 @@ void broker_metrics_write(struct broker *b, struct strbuf *out)
     write_storage(b, out);
     write_partitions(b, out);
     write_groups(b, out);
-    cluster_metrics_write(b, out); /* cluster mode only (cluster_status.c) */
+    cluster_metrics_write(b, out); /* cluster_status.c */
 }

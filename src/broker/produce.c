@@ -56,7 +56,7 @@ struct acks_wait {
     void (*done)(struct acks_wait *w, int16_t error_code);
     struct produce_op *op;                 /* produce waits: the request */
     struct produce_resp_partition *result; /* produce waits: where the outcome goes */
-    int64_t raft_last;                     /* cluster mode: the entry proposed (last, term); */
+    int64_t raft_last;                     /* the entry proposed (last, term); */
     int64_t raft_term;                     /* term -1: any outcome of commit >= last is fine */
 };
 

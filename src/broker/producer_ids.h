@@ -1,16 +1,17 @@
 /* Producer ids for InitProducerId (DESIGN.md §8): an allocator that hands out ids from blocks,
  * and the sources that supply the blocks.
  *
- * A block source never supplies an id twice, across restarts included: the local source
- * (single node) persists the end of a block (write temp, fdatasync, rename, fsync the
- * directory) before it returns the block, so after a crash the next block starts past every id
- * that may have been handed out. In clusters a controller source will obtain blocks from the
- * controller, which records each block in the metadata log before granting it; such a source
- * answers -EAGAIN until its block has arrived, and the allocator asks early (when
- * PID_PREFETCH_PERCENT of the current block is used) so that the wait rarely shows.
+ * A block source never supplies an id twice, across restarts included. The broker's source
+ * (cluster_pid_source_new, broker/cluster.h) obtains blocks from the controller, which records
+ * each block in the metadata log before granting it; it answers -EAGAIN until its block has
+ * arrived, and the allocator asks early (when PID_PREFETCH_PERCENT of the current block is used)
+ * so that the wait rarely shows. The local source is what the last single-node release used
+ * (<log.dirs>/producer-id-block: the end of a block persisted with write temp, fdatasync,
+ * rename, fsync the directory before the block is handed out); the broker now only reads it
+ * for the floor of an upgraded data directory (broker/legacy.h), and the unit tests drive it.
  *
  * Threading: reactor thread only. The local source's fsync runs inline, once per PID_BLOCK_SIZE
- * InitProducerId requests. */
+ * ids. */
 #ifndef SP_BROKER_PRODUCER_IDS_H
 #define SP_BROKER_PRODUCER_IDS_H
 

@@ -84,6 +84,12 @@ const char *topic_config_key_name(int i)
     return keys[i].name;
 }
 
+const char *topic_config_default_text(int i)
+{
+    CHECK(i >= 0 && i < topic_config_key_count());
+    return keys[i].default_text ? keys[i].default_text : "";
+}
+
 const char *topic_config_broker_key(int i)
 {
     CHECK(i >= 0 && i < N_KEYS);

@@ -44,6 +44,8 @@ const char *topic_config_key_name(int i);
 /* The broker config key whose value is the default of topic key i ("log.retention.ms" for
  * "retention.ms"), or NULL when the default is fixed. */
 const char *topic_config_broker_key(int i);
+/* The fixed default of key i when it has no broker key ("" if none). */
+const char *topic_config_default_text(int i);
 /* Index of a key, or -1 if unknown. */
 int topic_config_key_index(const char *key, size_t len);
 

@@ -16,7 +16,7 @@
  *     the others' at once; a completion for a partition that is no longer ours applies nothing).
  *
  * A partition's groups are LOADING between coordinator_load_begin and _end; requests for them
- * are refused with COORDINATOR_LOAD_IN_PROGRESS. In cluster mode a partition is NOT_OWNED
+ * are refused with COORDINATOR_LOAD_IN_PROGRESS. With cfg.cluster a partition is NOT_OWNED
  * until this broker leads it (requests: NOT_COORDINATOR). */
 #include "group/coordinator.h"
 
@@ -49,7 +49,7 @@ struct coordinator {
     struct strmap groups; /* id -> struct cgroup * */
     int32_t n_partitions;
     uint8_t *pstate;  /* per partition: enum pstate */
-    bool start_owned; /* partitions start LOADED (single node) or NOT_OWNED */
+    bool start_owned; /* partitions start LOADED (!cfg.cluster) or NOT_OWNED */
     struct reactor_timer expire_timer;
     uint64_t skipped_records; /* replayed records that did not decode */
 };

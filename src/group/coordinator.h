@@ -9,8 +9,8 @@
  * crash in between loses at most the latest generation's record: members then rejoin).
  *
  * Group g lives in partition grec_partition_for(g, n) of __consumer_offsets. While a partition
- * loads, requests for its groups get COORDINATOR_LOAD_IN_PROGRESS. On a single node every
- * partition is this broker's from the start; in cluster mode (cfg.cluster) none is until the
+ * loads, requests for its groups get COORDINATOR_LOAD_IN_PROGRESS. With cfg.cluster false (unit
+ * tests) every partition is owned from the start; the broker sets it, and then none is until the
  * broker, leading that partition's Raft group, replays it (load_begin ... load_end), and it
  * stops being so at coordinator_unload (leadership lost): requests for groups of a partition
  * that is not ours get NOT_COORDINATOR, and clients look for the coordinator again.

@@ -57,35 +57,43 @@ struct key {
 #define IMAX INT32_MAX
 
 static const struct key keys[] = {
-    {"node.id", C_INT, F(node_id), "1", 0, IMAX, 1, 0, "this broker's id"},
+    {"node.id", C_INT, F(node_id), "1", 0, IMAX, 1, 0,
+     "this broker's id"},
     {"listeners", C_LISTENERS, F(listener_host), "PLAINTEXT://127.0.0.1:9092", 0, 0, 1, 0,
-     "where clients connect: NAME://host:port,... (NAME's protocol from the map below)"},
+     "where clients connect: `NAME://host:port,...` (up to 8; port 0 picks a free port); each "
+     "name's protocol comes from the map below (\"TLS\")"},
     {"advertised.listeners", C_ADVERTISED, F(advertised_host), "", 0, 0, 1, 0,
-     "NAME://host:port,...: what Metadata tells a client of listener NAME (default: its bind "
-     "address, loopback for a wildcard)"},
+     "`NAME://host:port,...`: the address Metadata and FindCoordinator give a client of "
+     "listener NAME; a listener not named here advertises its bind address (a wildcard: "
+     "127.0.0.1)"},
     {"listener.security.protocol.map", C_PROTOMAP, 0, 0,
      "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", 0, 0, 1, 0,
-     "NAME:PROTOCOL,... for every listener name (PLAINTEXT and SSL; SASL_* not yet)"},
+     "`NAME:PROTOCOL` for every listener name; as in Kafka a value replaces the whole map. "
+     "`PLAINTEXT` and `SSL` work; `SASL_*` are refused (\"not supported yet\")"},
     {"ssl.keystore.type", C_SSL_STR, S(keystore_type), "PEM", 0, 0, 1, 0,
-     "PEM (the only type)"},
+     "the only type (JKS and PKCS12 are refused: convert with `openssl`)"},
     {"ssl.keystore.location", C_SSL_STR, S(keystore_location), "", 0, 0, 1, 0,
-     "SSL listeners: PEM file with the private key and the certificate chain"},
+     "SSL listeners: one PEM file with the private key and the certificate chain (leaf first), "
+     "Kafka's PEM keystore"},
     {"ssl.key.password", C_SSL_STR, S(key_password), "", 0, 0, 1, 0,
-     "password of an encrypted private key"},
+     "password of an encrypted private key (reported as sensitive by DescribeConfigs)"},
     {"ssl.truststore.type", C_SSL_STR, S(truststore_type), "PEM", 0, 0, 1, 0,
-     "PEM (the only type)"},
+     "the only type"},
     {"ssl.truststore.location", C_SSL_STR, S(truststore_location), "", 0, 0, 1, 0,
-     "PEM CA certificates client certificates must chain to"},
+     "PEM CA certificates that client certificates must chain to"},
     {"ssl.client.auth", C_SSL_STR, S(client_auth), "none", 0, 0, 1, 0,
-     "none, requested or required: client certificates (mTLS)"},
+     "`none`, `requested` or `required`: client certificates (mTLS)"},
     {"ssl.enabled.protocols", C_SSL_STR, S(enabled_protocols), "TLSv1.2,TLSv1.3", 0, 0, 1, 0,
-     "TLSv1.2 and/or TLSv1.3"},
+     "TLSv1.2 and/or TLSv1.3; nothing older"},
     {"ssl.cipher.suites", C_SSL_STR, S(cipher_suites), "", 0, 0, 1, 0,
-     "IANA or OpenSSL suite names, comma-separated (empty: OpenSSL's defaults)"},
+     "comma-separated IANA names as Kafka takes them (`TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`, "
+     "`TLS_AES_128_GCM_SHA256`) or OpenSSL's; a list without TLS 1.3 suites means TLS 1.2 only"},
     {"ssl.principal.mapping.rules", C_SSL_STR, S(principal_mapping_rules), "DEFAULT", 0, 0, 1, 0,
-     "client certificate subject to principal: DEFAULT, RULE:pattern/replacement/[L|U],..."},
+     "client certificate subject to principal: `DEFAULT`, `RULE:pattern/replacement/[L|U]`, "
+     "... as Kafka's"},
     {"ssl.handshake.timeout.ms", C_SSL_LONG, S(handshake_timeout_ms), "10000", 100, 600000, 1, 0,
-     "a TLS handshake must finish this soon after the connection is accepted"},
+     "StreamPulse's own: a TLS handshake must be done this soon after the accept, else the "
+     "connection is closed"},
     {"ssl.keystore.certificate.chain", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
      "put the PEM in a file and set ssl.keystore.location"},
     {"ssl.keystore.key", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
@@ -96,10 +104,11 @@ static const struct key keys[] = {
      "a PEM keystore has no store password: set ssl.key.password for an encrypted key"},
     {"ssl.truststore.password", C_REFUSED, 0, 0, "", 0, 0, 1, 0,
      "a PEM trust store has no password"},
-    {"log.dirs", C_PATH, F(log_dirs), "./data", 0, 0, 1, 0, "data directory (one)"},
+    {"log.dirs", C_PATH, F(log_dirs), "./data", 0, 0, 1, 0,
+     "data directory (one)"},
     {"log.dir", C_PATH, F(log_dirs), "./data", 0, 0, 1, -1, "alias of log.dirs"},
     {"num.partitions", C_INT, F(num_partitions), "1", 1, 100000, 1, 0,
-     "partitions of auto-created topics and CreateTopics with -1"},
+     "partitions of auto-created topics"},
     {"default.replication.factor", C_INT, F(default_replication_factor), "1", 1, 32767, 1, 0,
      "replication factor when a client asks for -1"},
     {"auto.create.topics.enable", C_BOOL, F(auto_create_topics), "true", 0, 0, 1, 0,
@@ -107,95 +116,106 @@ static const struct key keys[] = {
     {"delete.topic.enable", C_BOOL, F(delete_topic_enable), "true", 0, 0, 1, 0,
      "allow DeleteTopics"},
     {"log.retention.ms", C_LONG, F(log_retention_ms), "604800000", -1, LMAX, 1, 2,
-     "delete closed segments older than this (-1: never)"},
+     "delete closed segments older than this; -1 keeps forever"},
     {"log.retention.minutes", C_LONG, F(log_retention_ms), "10080", -1, LMAX / 60000, 60000, 1,
      "retention in minutes (log.retention.ms wins)"},
     {"log.retention.hours", C_LONG, F(log_retention_ms), "168", -1, LMAX / 3600000, 3600000, 0,
      "retention in hours (log.retention.ms/minutes win)"},
     {"log.retention.bytes", C_LONG, F(log_retention_bytes), "-1", -1, LMAX, 1, 0,
-     "per-partition size above which closed segments are deleted (-1: no limit)"},
+     "per-partition size limit"},
     {"log.segment.bytes", C_LONG, F(log_segment_bytes), "1073741824", 14, IMAX, 1, 0,
-     "roll to a new segment at this size"},
+     "roll segments at this size"},
     {"log.roll.ms", C_LONG, F(log_roll_ms), "604800000", 1, LMAX, 1, 1,
      "roll a non-empty segment older than this"},
     {"log.roll.hours", C_LONG, F(log_roll_ms), "168", 1, LMAX / 3600000, 3600000, 0,
      "segment age limit in hours (log.roll.ms wins)"},
-    {"log.retention.check.interval.ms", C_LONG, F(log_retention_check_interval_ms), "300000", 1,
-     LMAX, 1, 0, "how often retention and segment.ms are applied"},
+    {"log.retention.check.interval.ms", C_LONG, F(log_retention_check_interval_ms), "300000", 1, LMAX, 1, 0,
+     "how often retention runs"},
     {"log.index.interval.bytes", C_INT, F(log_index_interval_bytes), "4096", 0, IMAX, 1, 0,
-     "bytes of log between offset index entries"},
+     "offset index density"},
     {"log.cleanup.policy", C_POLICY, F(log_cleanup_policy), "delete", 0, 0, 1, 0,
-     "delete, compact or compact,delete"},
-    {"log.message.timestamp.type", C_TSTYPE, F(log_message_timestamp_type), "CreateTime", 0, 0, 1,
-     0, "CreateTime or LogAppendTime"},
+     "default topic cleanup policy"},
+    {"log.message.timestamp.type", C_TSTYPE, F(log_message_timestamp_type), "CreateTime", 0, 0, 1, 0,
+     "or `LogAppendTime`"},
     {"message.max.bytes", C_INT, F(message_max_bytes), "1048588", 0, IMAX, 1, 0,
      "largest record batch accepted"},
     {"socket.request.max.bytes", C_INT, F(socket_request_max_bytes), "104857600", 64, IMAX, 1, 0,
-     "largest request frame; larger frames close the connection"},
+     "largest request; larger frames close the connection"},
     {"max.connections", C_INT, F(max_connections), "10000", 1, 1000000, 1, 0,
      "client connections at once"},
     {"fetch.max.bytes", C_INT, F(fetch_max_bytes), "57671680", 1024, IMAX, 1, 0,
      "cap on one Fetch response"},
     {"min.insync.replicas", C_INT, F(min_insync_replicas), "1", 1, IMAX, 1, 0,
      "default of the topic setting"},
-    {"log.cleaner.delete.retention.ms", C_LONG, F(log_cleaner_delete_retention_ms), "86400000", 0,
-     LMAX, 1, 0, "how long tombstones of compacted topics are kept"},
-    {"log.cleaner.min.compaction.lag.ms", C_LONG, F(log_cleaner_min_compaction_lag_ms), "0", 0,
-     LMAX, 1, 0, "minimum age before a record may be compacted"},
-    {"log.cleaner.min.cleanable.ratio", C_DOUBLE, F(log_cleaner_min_cleanable_ratio), "0.5", 0, 1,
-     1, 0, "dirty ratio that triggers cleaning"},
+    {"log.cleaner.delete.retention.ms", C_LONG, F(log_cleaner_delete_retention_ms), "86400000", 0, LMAX, 1, 0,
+     "tombstones stay at least this long after their first clean"},
+    {"log.cleaner.min.compaction.lag.ms", C_LONG, F(log_cleaner_min_compaction_lag_ms), "0", 0, LMAX, 1, 0,
+     "records younger than this are not compacted yet"},
+    {"log.cleaner.min.cleanable.ratio", C_DOUBLE, F(log_cleaner_min_cleanable_ratio), "0.5", 0, 1, 1, 0,
+     "clean a log when dirty / cleanable bytes exceeds this"},
     {"log.cleaner.enable", C_BOOL, F(log_cleaner_enable), "true", 0, 0, 1, 0,
-     "compact topics with cleanup.policy=compact (__consumer_offsets among them)"},
+     "compact topics with `cleanup.policy=compact`"},
     {"log.cleaner.backoff.ms", C_LONG, F(log_cleaner_backoff_ms), "15000", 1, LMAX, 1, 0,
-     "how often the cleaner looks for logs to clean when idle"},
+     "how often the cleaner looks for logs to clean"},
     {"log.cleaner.threads", C_INT, F(log_cleaner_threads), "1", 1, 64, 1, 0,
      "cleaner threads (logs cleaned at once)"},
-    {"log.cleaner.dedupe.buffer.size", C_LONG, F(log_cleaner_dedupe_buffer_size), "134217728",
-     65536, LMAX, 1, 0, "memory for the cleaners' key maps, all threads together"},
-    {"log.cleaner.io.max.bytes.per.second", C_LONG, F(log_cleaner_io_max_bytes_per_second),
-     "9223372036854775807", 1, LMAX, 1, 0, "cleaner read+write rate limit"},
-    {"log.flush.interval.messages", C_LONG, F(log_flush_interval_messages),
-     "9223372036854775807", 1, LMAX, 1, 0, "fsync after this many acks=0/1 messages"},
-    {"log.flush.interval.ms", C_LONG, F(log_flush_interval_ms), "9223372036854775807", 0, LMAX, 1,
-     0, "fsync acks=0/1 data at least this often"},
-    {"producer.id.expiration.ms", C_LONG, F(producer_id_expiration_ms), "86400000", 1, LMAX, 1,
-     0, "forget an idempotent producer's sequence state after this long without a write"},
-    {"producer.state.max.producers", C_INT, F(producer_state_max_producers), "1000", 1, 262144,
-     1, 0, "idempotent producers tracked per partition (least recently used forgotten first)"},
+    {"log.cleaner.dedupe.buffer.size", C_LONG, F(log_cleaner_dedupe_buffer_size), "134217728", 65536, LMAX, 1, 0,
+     "memory of the cleaners' key maps (24 bytes a key, all threads); a dirty range with more "
+     "keys is cleaned in several passes"},
+    {"log.cleaner.io.max.bytes.per.second", C_LONG, F(log_cleaner_io_max_bytes_per_second), "9223372036854775807", 1, LMAX, 1, 0,
+     "cleaner read+write rate limit"},
+    {"log.flush.interval.messages", C_LONG, F(log_flush_interval_messages), "9223372036854775807", 1, LMAX, 1, 0,
+     "fsync acks=0/1 data after this many messages"},
+    {"log.flush.interval.ms", C_LONG, F(log_flush_interval_ms), "9223372036854775807", 0, LMAX, 1, 0,
+     "fsync unsynced acks=0/1 data once this long has passed since the last fsync"},
+    {"producer.id.expiration.ms", C_LONG, F(producer_id_expiration_ms), "86400000", 1, LMAX, 1, 0,
+     "forget an idempotent producer's state after this long without a write"},
+    {"producer.state.max.producers", C_INT, F(producer_state_max_producers), "1000", 1, 262144, 1, 0,
+     "idempotent producers tracked per partition; beyond it the least recently used is "
+     "forgotten"},
     {"max.partitions", C_INT, F(max_partitions), "10000", 1, 1000000, 1, 0,
      "cap on partitions across all topics"},
-    {"log.level", C_LEVEL, F(log_level), "info", 0, 0, 1, 0, "debug, info, warn or error"},
-    {"group.initial.rebalance.delay.ms", C_INT, F(group_initial_rebalance_delay_ms), "3000", 0,
-     IMAX, 1, 0, "how long a new group waits for more members before its first rebalance"},
-    {"group.min.session.timeout.ms", C_INT, F(group_min_session_timeout_ms), "6000", 1, IMAX, 1,
-     0, "smallest session timeout a consumer may ask for"},
-    {"group.max.session.timeout.ms", C_INT, F(group_max_session_timeout_ms), "1800000", 1, IMAX,
-     1, 0, "largest session timeout a consumer may ask for"},
+    {"log.level", C_LEVEL, F(log_level), "info", 0, 0, 1, 0,
+     "`debug`, `info`, `warn`, `error`"},
+    {"group.initial.rebalance.delay.ms", C_INT, F(group_initial_rebalance_delay_ms), "3000", 0, IMAX, 1, 0,
+     "a new group waits this long for more members before its first rebalance (0 for tests)"},
+    {"group.min.session.timeout.ms", C_INT, F(group_min_session_timeout_ms), "6000", 1, IMAX, 1, 0,
+     "smallest `session.timeout.ms` a consumer may ask for"},
+    {"group.max.session.timeout.ms", C_INT, F(group_max_session_timeout_ms), "1800000", 1, IMAX, 1, 0,
+     "largest one"},
     {"group.max.size", C_INT, F(group_max_size), "1000", 1, 100000, 1, 0,
-     "members of one consumer group"},
-    {"group.max.metadata.bytes", C_INT, F(group_max_metadata_bytes), "1048576", 1024, 67108864,
-     1, 0, "one member's protocol metadata in JoinGroup, and one assignment in SyncGroup"},
+     "members of one group (`GROUP_MAX_SIZE_REACHED` beyond)"},
+    {"group.max.metadata.bytes", C_INT, F(group_max_metadata_bytes), "1048576", 1024, 67108864, 1, 0,
+     "StreamPulse's own: one member's JoinGroup protocol metadata and one SyncGroup "
+     "assignment; larger ones get `INVALID_REQUEST`"},
     {"offsets.topic.num.partitions", C_INT, F(offsets_topic_num_partitions), "16", 1, 1000, 1, 0,
-     "partitions of __consumer_offsets (fixed once the topic exists)"},
+     "partitions of `__consumer_offsets` (fixed once it exists)"},
     {"offsets.retention.minutes", C_INT, F(offsets_retention_minutes), "10080", 1, IMAX, 1, 0,
-     "committed offsets of an empty group are kept this long"},
-    {"offsets.retention.check.interval.ms", C_LONG, F(offsets_retention_check_interval_ms),
-     "600000", 1, LMAX, 1, 0, "how often expired offsets are removed"},
+     "committed offsets of a group that has been empty this long expire"},
+    {"offsets.retention.check.interval.ms", C_LONG, F(offsets_retention_check_interval_ms), "600000", 1, LMAX, 1, 0,
+     "how often they are expired"},
     {"offset.metadata.max.bytes", C_INT, F(offset_metadata_max_bytes), "4096", 0, IMAX, 1, 0,
-     "metadata string of a committed offset"},
+     "metadata string of a committed offset (`OFFSET_METADATA_TOO_LARGE`)"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
-     "HTTP admin listener (/metrics, /healthz, /v1/topics, /v1/groups); empty: off"},
-    {"offsets.topic.replication.factor", C_INT, F(offsets_topic_replication_factor), "3", 1,
-     32767, 1, 0, "replicas of __consumer_offsets partitions in cluster mode"},
+     "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
+     "picks a free port"},
+    {"offsets.topic.replication.factor", C_INT, F(offsets_topic_replication_factor), "3", 1, 32767, 1, 0,
+     "replicas of `__consumer_offsets` partitions (at most the brokers registered when it is "
+     "created)"},
     {"auto.leader.rebalance.enable", C_BOOL, F(auto_leader_rebalance_enable), "true", 0, 0, 1, 0,
-     "cluster mode: hand each partition's leadership back to its preferred replica"},
-    {"leader.imbalance.check.interval.seconds", C_INT, F(leader_imbalance_check_interval_s),
-     "300", 1, IMAX, 1, 0, "cluster mode: how often preferred leaders are checked"},
+     "each partition's leader hands the leadership to the partition's preferred "
+     "replica (the first of its replicas) once that broker is live and caught up"},
+    {"leader.imbalance.check.interval.seconds", C_INT, F(leader_imbalance_check_interval_s), "300", 1, IMAX, 1, 0,
+     "how often each broker looks for partitions to hand back (min 1)"},
     {"controller.quorum.voters", C_VOTERS, F(quorum_voters), "", 0, 0, 1, 0,
-     "id@host:port,... inter-broker addresses of the metadata voters; set: cluster mode"},
+     "`id@host:port,...`: a static metadata quorum, each voter with the inter-broker address "
+     "that the broker of that `node.id` listens on (ids unique, ports 1-65535, at most 7); "
+     "empty: this node is the only voter of a quorum of its own (a single node, \"Running a "
+     "three-node cluster\")"},
     {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
-     "inter-broker host:port (default: the node's voter entry; a single node: 127.0.0.1, any "
-     "free port)"},
+     "inter-broker `host:port` (port 0: any free port): by default a voter's own entry in "
+     "`controller.quorum.voters`, and 127.0.0.1 on any free port for a single node; required, "
+     "at a fixed port, for a broker that is not a voter"},
 };
 
 #define NKEYS ((int)ARRAY_LEN(keys))
@@ -1177,6 +1197,66 @@ void config_free(struct broker_config *cfg)
     mem_free(cfg->entries);
     cfg->entries = NULL;
     cfg->n_entries = 0;
+}
+
+/* s with every '|' as "\|" (a markdown table cell). */
+static void md_cell(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+void config_write_reference(FILE *out)
+{
+    fprintf(out,
+            "# Configuration reference\n\n"
+            "Generated by `streampulse serve --config-reference` from the key table in\n"
+            "`src/server/config.c` and the topic settings in `src/broker/topic_config.c` (`make docs`\n"
+            "writes this file; `make test` fails when it is not current).\n\n"
+            "`streampulse serve [--config FILE] [--set key=value ...]`. The file is Java-properties "
+            "style\n(`key=value`, `#` comments). Keys are Kafka's; `--set` wins over the file. An "
+            "unknown key or a\nbad value is named and the broker refuses to start.\n\n"
+            "## Broker settings\n\n| key | default | meaning |\n|---|---|---|\n");
+    for (int i = 0; i < NKEYS; i++) {
+        fprintf(out, "| `%s` | ", keys[i].name);
+        if (keys[i].dflt[0]) {
+            fputc('`', out);
+            md_cell(out, keys[i].dflt);
+            fputc('`', out);
+        } else {
+            fputs(keys[i].type == C_ADVERTISED ? "(listeners)" : "(none)", out);
+        }
+        fputs(" | ", out);
+        md_cell(out, keys[i].doc);
+        fputs(" |\n", out);
+    }
+    fprintf(out, "| `listener.name.<name>.ssl.*` | (the `ssl.*` value) | any `ssl.*` setting for one "
+                 "listener (its name in lower case, as Kafka writes it) |\n");
+    fprintf(out, "\n## Topic settings\n\n"
+                 "CreateTopics `configs`, `streampulse topic create --config`, AlterConfigs. A topic "
+                 "without its own\nvalue takes the broker setting named (or the fixed default).\n\n"
+                 "| key | default |\n|---|---|\n");
+    for (int i = 0; i < topic_config_key_count(); i++) {
+        const char *bk = topic_config_broker_key(i);
+        fprintf(out, "| `%s` | ", topic_config_key_name(i));
+        if (bk)
+            fprintf(out, "`%s`", bk);
+        else if (*topic_config_default_text(i))
+            fprintf(out, "`%s`", topic_config_default_text(i));
+        else
+            fputs("(empty)", out);
+        fputs(" |\n", out);
+    }
+    fprintf(out, "\nAccepted for compatibility with tools that set them, with no effect: "
+                 "`compression.type`\n(`producer` only: batches are stored as the producer "
+                 "compressed them), `file.delete.delay.ms`,\n"
+                 "`follower/leader.replication.throttled.replicas`, `max.compaction.lag.ms`,\n"
+                 "`message.downconversion.enable`, `message.timestamp.difference.max.ms`, "
+                 "`preallocate`,\n`segment.index.bytes`, `segment.jitter.ms`, "
+                 "`unclean.leader.election.enable`.\n");
 }
 
 void config_print_keys(void)

@@ -7,6 +7,7 @@
 #define SP_SERVER_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "broker/config.h"
 
@@ -18,6 +19,9 @@ void config_free(struct broker_config *cfg);
 
 /* Prints every key with its default and meaning (for `serve --help` and the README). */
 void config_print_keys(void);
+/* Writes docs/CONFIG.md: every broker key with its default and meaning, and the topic
+ * settings, as markdown (streampulse serve --config-reference). */
+void config_write_reference(FILE *out);
 
 /* Parses "PLAINTEXT://host:port" (host may be empty, a name, an IPv4 or [IPv6]). Returns 0 or
  * -1 with err. */

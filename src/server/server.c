@@ -38,6 +38,7 @@ static void usage(FILE *out)
                  "  -c, --config FILE     read settings from a Java-style properties file\n"
                  "  -s, --set key=value   override one setting (repeatable; wins over the file)\n"
                  "  -h, --help            this text\n"
+                 "  --config-reference    every setting as markdown (docs/CONFIG.md)\n"
                  "\n"
                  "Settings (Kafka names) and their defaults:\n");
     config_print_keys();
@@ -136,6 +137,10 @@ int server_main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
+            mem_free(sets);
+            return 0;
+        } else if (!strcmp(a, "--config-reference")) { /* docs/CONFIG.md */
+            config_write_reference(stdout);
             mem_free(sets);
             return 0;
         } else if ((!strcmp(a, "-c") || !strcmp(a, "--config")) && i + 1 < argc) {

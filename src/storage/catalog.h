@@ -9,7 +9,9 @@
  *                               renamed, directory fsynced (never half-written)
  *   <dir>/<name>-<partition>/   each partition's log (storage/plog.h)
  *
- * Later the controller's metadata log replaces topics/ as the source of truth in clusters. */
+ * The controller's metadata log is the source of truth for which topics exist (broker/cluster.c
+ * brings topics/ to its image); topics/ lets a broker open its local logs before the quorum
+ * has replayed that log. */
 #ifndef SP_STORAGE_CATALOG_H
 #define SP_STORAGE_CATALOG_H
 

@@ -90,7 +90,7 @@ struct cleaner_config {
     int64_t io_max_bytes_per_second; /* log.cleaner.io.max.bytes.per.second, <= 0 unlimited */
     /* A batch that loses every record becomes an empty header instead of going away, so the
      * log keeps every offset (a Raft log must: a follower catching up reads it contiguously,
-     * and offsets are Raft indexes). Set in cluster mode. */
+     * and offsets are Raft indexes). The broker always sets it. */
     bool keep_batches;
 };
 
