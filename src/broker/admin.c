@@ -140,6 +140,9 @@ int handle_create_topics(struct request *req)
         struct create_topics_resp_topic *o = &resp.topics[i];
         o->name = t->name;
         o->error_message = KSTR_NULL;
+        o->num_partitions = -1; /* v5+: what was created; configs are not listed (null) */
+        o->replication_factor = -1;
+        o->n_configs = -1;
         char err[ERRMSG_MAX] = "";
         if (kstr_dup_before(&cr.topics[0].name, i, sizeof(cr.topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
@@ -147,6 +150,12 @@ int handle_create_topics(struct request *req)
                      t->name.len > 0 ? t->name.len : 0, t->name.p);
         } else {
             o->error_code = create_one(b, a, t, cr.validate_only, err, sizeof(err));
+        }
+        struct topic *created = o->error_code == KERR_NONE ? topic_find(b, t->name) : NULL;
+        if (created) {
+            o->num_partitions = created->n_parts;
+            o->replication_factor = 1;
+            memcpy(o->topic_id.b, created->id, sizeof(o->topic_id.b));
         }
         if (o->error_code != KERR_NONE) {
             o->error_message = arena_msg(a, err);
@@ -169,6 +178,9 @@ int handle_delete_topics(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_delete_topics(&req->body, v, req->arena, &dr) != 0)
         return -ERR_CORRUPT;
+    for (int32_t i = 0; i < dr.n_topic_names; i++) /* v6+: named by id (unknown: null) */
+        if (dr.topic_names[i].len < 0)
+            dr.topic_names[i] = topic_name_by_id(b, dr.topic_ids[i]);
     if (b->cluster)
         return cluster_delete_topics(req, &dr);
     struct arena *a = req->arena;
@@ -178,11 +190,17 @@ int handle_delete_topics(struct request *req)
     for (int32_t i = 0; i < resp.n_responses; i++) {
         struct delete_topics_resp_topic *o = &resp.responses[i];
         o->name = dr.topic_names[i];
+        o->error_message = KSTR_NULL;
+        if (dr.topic_ids)
+            o->topic_id = dr.topic_ids[i];
         struct topic *t = topic_find(b, o->name);
+        if (t)
+            memcpy(o->topic_id.b, t->id, sizeof(o->topic_id.b));
         if (!b->cfg->delete_topic_enable)
             o->error_code = KERR_TOPIC_DELETION_DISABLED;
         else if (!t)
-            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            o->error_code =
+                o->name.len < 0 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION;
         else if (t->internal)
             o->error_code = KERR_INVALID_REQUEST;
         else

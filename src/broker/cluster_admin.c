@@ -128,10 +128,14 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     case KAPI_CREATE_TOPICS: {
         struct create_topics_resp_topic *o = &op->resp.create.topics[it->index];
         o->error_code = a->error;
+        o->topic_id = a->topic_id;
         if (a->error == KERR_TOPIC_ALREADY_EXISTS)
             why = "Topic already exists.";
-        if (a->error != KERR_NONE)
+        if (a->error != KERR_NONE) {
             o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+            o->num_partitions = -1;
+            o->replication_factor = -1;
+        }
         break;
     }
     case KAPI_DELETE_TOPICS:
@@ -222,6 +226,9 @@ int cluster_create_topics(struct request *req, const struct create_topics_req *c
         struct create_topics_resp_topic *o = &resp->topics[i];
         o->name = copy_str(&op->arena, t->name);
         o->error_message = KSTR_NULL;
+        o->num_partitions = -1; /* v5+: what was created; configs are not listed (null) */
+        o->replication_factor = -1;
+        o->n_configs = -1;
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
         if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
@@ -234,6 +241,8 @@ int cluster_create_topics(struct request *req, const struct create_topics_req *c
             o->error_message = copy_msg(&op->arena, err);
             continue;
         }
+        o->num_partitions = cmd.n_partitions;
+        o->replication_factor = (int16_t)cmd.rf;
         if (cr->validate_only)
             continue;
         op->pending++;
@@ -255,12 +264,15 @@ int cluster_delete_topics(struct request *req, const struct delete_topics_req *d
         struct delete_topics_resp_topic *o = &resp->responses[i];
         struct kstr name = dr->topic_names[i];
         o->name = copy_str(&op->arena, name);
+        o->error_message = KSTR_NULL;
+        if (dr->topic_ids)
+            o->topic_id = dr->topic_ids[i];
         if (!b->cfg->delete_topic_enable) {
             o->error_code = KERR_TOPIC_DELETION_DISABLED;
             continue;
         }
         if (name.len <= 0 || name.len > TOPIC_NAME_MAX) {
-            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            o->error_code = name.len < 0 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
         struct ctl_request cmd = {.type = CTL_REQ_DELETE_TOPIC,

@@ -59,6 +59,7 @@ static void describe(const struct cluster *c, const struct ctl_topic *t, struct 
 {
     mt->error_code = KERR_NONE;
     mt->name = kstr_c(arena_strndup(a, t->name, strlen(t->name)));
+    mt->topic_id = t->id;
     mt->is_internal = !strcmp(t->name, OFFSETS_TOPIC);
     mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
     mt->n_partitions = t->n_partitions;

@@ -194,6 +194,10 @@ int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, in
  * broker (static configuration) or any other resource type. */
 int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errcap);
 struct topic *topic_find(struct broker *b, struct kstr name);
+/* The name of the topic whose id is id (the id Metadata gives clients: in cluster mode the
+ * metadata image's, else the registry's), or KSTR_NULL if there is none. The name is valid
+ * until the topic goes away: copy it to keep it past the request. */
+struct kstr topic_name_by_id(struct broker *b, struct kuuid id);
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
 /* Loads every topic of the catalog and opens (recovers) its logs. */
 int topics_load(struct broker *b, struct broker_startup *info);

@@ -59,6 +59,7 @@ static void describe_topic(struct broker *b, struct topic *t, struct metadata_to
 {
     mt->error_code = KERR_NONE;
     mt->name = (struct kstr){t->name, (int32_t)strlen(t->name)};
+    memcpy(mt->topic_id.b, t->id, sizeof(mt->topic_id.b));
     mt->is_internal = t->internal;
     mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
     mt->n_partitions = t->n_parts;
@@ -87,6 +88,11 @@ int handle_metadata(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_metadata(&req->body, v, req->arena, &mr) != 0)
         return -ERR_CORRUPT;
+    for (int32_t i = 0; i < mr.n_topics; i++) /* v10+: asked for by id (unknown: "", invalid) */
+        if (mr.topics[i].len < 0) {
+            struct kstr name = topic_name_by_id(b, mr.topic_ids[i]);
+            mr.topics[i] = name.len >= 0 ? name : (struct kstr){"", 0};
+        }
     if (b->cluster)
         return cluster_metadata(req, &mr);
     struct arena *a = req->arena;
@@ -168,19 +174,45 @@ void find_coordinator_self(const struct broker *b, struct find_coordinator_resp 
     resp->port = b->advertised_port;
 }
 
+/* The coordinator of one key, in the single-key form of v0-3. */
+static void find_one(struct request *req, int8_t key_type, struct kstr key,
+                     struct find_coordinator_resp *resp)
+{
+    *resp = (struct find_coordinator_resp){.error_message = KSTR_NULL};
+    if (key_type != KAFKA_COORDINATOR_GROUP)
+        find_coordinator_unavailable(resp, "transactions are not supported");
+    else if (req->b->cluster)
+        cluster_find_coordinator(req, key, resp);
+    else
+        find_coordinator_self(req->b, resp);
+}
+
 int handle_find_coordinator(struct request *req)
 {
-    struct broker *b = req->b;
     struct find_coordinator_req fr;
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
-    struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
-    if (fr.key_type != KAFKA_COORDINATOR_GROUP)
-        find_coordinator_unavailable(&resp, "transactions are not supported");
-    else if (b->cluster)
-        cluster_find_coordinator(req, fr.key, &resp);
-    else
-        find_coordinator_self(b, &resp);
+    struct find_coordinator_resp resp;
+    if (req->hdr.api_version <= 3) {
+        find_one(req, fr.key_type, fr.key, &resp);
+    } else { /* v4+: one answer per key */
+        resp = (struct find_coordinator_resp){.error_message = KSTR_NULL};
+        int32_t n = fr.n_coordinator_keys;
+        resp.coordinators =
+            arena_calloc(req->arena, (size_t)(n ? n : 1), sizeof(*resp.coordinators));
+        resp.n_coordinators = n;
+        for (int32_t i = 0; i < n; i++) {
+            struct find_coordinator_resp one;
+            find_one(req, fr.key_type, fr.coordinator_keys[i], &one);
+            resp.coordinators[i] =
+                (struct find_coordinator_coordinator){.key = fr.coordinator_keys[i],
+                                                      .node_id = one.node_id,
+                                                      .host = one.host,
+                                                      .port = one.port,
+                                                      .error_code = one.error_code,
+                                                      .error_message = one.error_message};
+        }
+    }
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_find_coordinator(&r.w, req->hdr.api_version, &resp);

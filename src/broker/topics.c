@@ -19,8 +19,10 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
+#include "controller/image.h"
 #include "group/coordinator.h"
 #include "kafka/errors.h"
 #include "kafka/names.h"
@@ -46,6 +48,28 @@ struct topic *topic_find(struct broker *b, struct kstr name)
     if (name.len <= 0)
         return NULL;
     return strmap_get(&b->topics, name.p, (size_t)name.len);
+}
+
+struct kstr topic_name_by_id(struct broker *b, struct kuuid id)
+{
+    if (kuuid_is_zero(id))
+        return KSTR_NULL;
+    if (b->cluster) {
+        const struct ctl_image *img = cluster_image(b->cluster);
+        for (size_t i = 0; i < img->n_topics; i++)
+            if (!memcmp(img->topics[i]->id.b, id.b, sizeof(id.b)))
+                return kstr_c(img->topics[i]->name);
+        return KSTR_NULL;
+    }
+    size_t it = 0;
+    const char *k;
+    void *v;
+    while (strmap_next(&b->topics, &it, &k, &v)) {
+        const struct topic *t = v;
+        if (!memcmp(t->id, id.b, sizeof(id.b)))
+            return kstr_c(t->name);
+    }
+    return KSTR_NULL;
 }
 
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index)

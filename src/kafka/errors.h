@@ -89,7 +89,8 @@
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                                               \
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
-    X(DUPLICATE_RESOURCE, 92)
+    X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNKNOWN_TOPIC_ID, 100)
 
 enum kafka_error {
 #define X(name, code) KERR_##name = code,

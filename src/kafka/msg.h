@@ -79,7 +79,8 @@ void kmsg_encode_api_versions(struct kwriter *w, int16_t v, const struct api_ver
 /* ---- Metadata (3) ---- */
 
 struct metadata_req {
-    struct kstr *topics;              /* names */
+    struct kstr *topics;              /* names; null (len -1) from v10 when asked for by id */
+    struct kuuid *topic_ids;          /* v10+, one per topic (all zero: by name); NULL before */
     int32_t n_topics;                 /* -1 = all topics (v1+ null; v0 empty, reported as -1) */
     bool allow_auto_topic_creation;   /* v4+; default true */
     bool include_cluster_authorized_operations; /* v8+ */
@@ -109,7 +110,8 @@ struct metadata_partition {
 struct metadata_topic {
     int16_t error_code;
     struct kstr name;
-    bool is_internal; /* v1+ */
+    struct kuuid topic_id; /* v10+ */
+    bool is_internal;      /* v1+ */
     struct metadata_partition *partitions;
     int32_t n_partitions;
     int32_t topic_authorized_operations; /* v8+; -2147483648 = not requested */
@@ -150,12 +152,20 @@ struct produce_req {
     int32_t n_topics;
 };
 
+struct produce_record_error {
+    int32_t batch_index;
+    struct kstr batch_index_error_message; /* nullable */
+};
+
 struct produce_resp_partition {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
     int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
     int64_t log_start_offset;   /* v5+ */
+    struct produce_record_error *record_errors; /* v8+ */
+    int32_t n_record_errors;
+    struct kstr error_message; /* v8+, nullable */
 };
 
 struct produce_resp_topic {
@@ -179,18 +189,23 @@ struct fetch_req_partition {
     int32_t partition;
     int32_t current_leader_epoch; /* v9+; -1 */
     int64_t fetch_offset;
-    int64_t log_start_offset; /* v5+; -1 */
+    int32_t last_fetched_epoch; /* v12+; -1 */
+    int64_t log_start_offset;   /* v5+; -1 */
     int32_t partition_max_bytes;
 };
 
+/* From v13 topics are named by id: the decoder leaves topic empty ("") for the broker to fill
+ * in from topic_id. */
 struct fetch_req_topic {
-    struct kstr topic;
+    struct kstr topic;     /* v0-12 */
+    struct kuuid topic_id; /* v13+ */
     struct fetch_req_partition *partitions;
     int32_t n_partitions;
 };
 
 struct fetch_req_forgotten {
-    struct kstr topic;
+    struct kstr topic;     /* v7-12; "" from v13 */
+    struct kuuid topic_id; /* v13+ */
     int32_t *partitions;
     int32_t n_partitions;
 };
@@ -233,7 +248,8 @@ struct fetch_resp_partition {
 };
 
 struct fetch_resp_topic {
-    struct kstr topic;
+    struct kstr topic;     /* v0-12 */
+    struct kuuid topic_id; /* v13+ */
     struct fetch_resp_partition *partitions;
     int32_t n_partitions;
 };
@@ -328,10 +344,23 @@ struct create_topics_req {
     bool validate_only; /* v1+ */
 };
 
+struct create_topics_resp_config {
+    struct kstr name;
+    struct kstr value; /* nullable */
+    bool read_only;
+    int8_t config_source;
+    bool is_sensitive;
+};
+
 struct create_topics_resp_topic {
     struct kstr name;
+    struct kuuid topic_id; /* v7+ */
     int16_t error_code;
-    struct kstr error_message; /* v1+, nullable */
+    struct kstr error_message;                 /* v1+, nullable */
+    int32_t num_partitions;                    /* v5+; -1 */
+    int16_t replication_factor;                /* v5+; -1 */
+    struct create_topics_resp_config *configs; /* v5+; n_configs -1 = null */
+    int32_t n_configs;
 };
 
 struct create_topics_resp {
@@ -346,15 +375,20 @@ void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create
 
 /* ---- DeleteTopics (20); v4 is flexible ---- */
 
+/* v6 names each topic by name or by id (Topics); earlier versions by name (TopicNames). Both
+ * are reported as topic_names, with topic_ids beside them from v6. */
 struct delete_topics_req {
-    struct kstr *topic_names;
+    struct kstr *topic_names; /* null (len -1) from v6 when named by id */
+    struct kuuid *topic_ids;  /* v6+, one per topic (all zero: by name); NULL before */
     int32_t n_topic_names;
     int32_t timeout_ms;
 };
 
 struct delete_topics_resp_topic {
-    struct kstr name;
+    struct kstr name;      /* nullable from v6 */
+    struct kuuid topic_id; /* v6+ */
     int16_t error_code;
+    struct kstr error_message; /* v5+, nullable */
 };
 
 struct delete_topics_resp {
@@ -544,18 +578,33 @@ void kmsg_encode_delete_records(struct kwriter *w, int16_t v,
 #define KAFKA_COORDINATOR_GROUP 0
 #define KAFKA_COORDINATOR_TRANSACTION 1
 
+/* v4 batches keys: coordinator_keys in the request, coordinators in the response (key and the
+ * single-coordinator fields are then unused). */
 struct find_coordinator_req {
-    struct kstr key;
-    int8_t key_type; /* v1+; 0 group */
+    struct kstr key;               /* v0-3; "" from v4 */
+    int8_t key_type;               /* v1+; 0 group */
+    struct kstr *coordinator_keys; /* v4+ */
+    int32_t n_coordinator_keys;
 };
 
-struct find_coordinator_resp {
-    int32_t throttle_time_ms; /* v1+ */
-    int16_t error_code;
-    struct kstr error_message; /* v1+, nullable */
+struct find_coordinator_coordinator {
+    struct kstr key;
     int32_t node_id;
     struct kstr host;
     int32_t port;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+struct find_coordinator_resp {
+    int32_t throttle_time_ms;                          /* v1+ */
+    int16_t error_code;                                /* v0-3 */
+    struct kstr error_message;                         /* v1-3, nullable */
+    int32_t node_id;                                   /* v0-3 */
+    struct kstr host;                                  /* v0-3 */
+    int32_t port;                                      /* v0-3 */
+    struct find_coordinator_coordinator *coordinators; /* v4+ */
+    int32_t n_coordinators;
 };
 
 int kmsg_decode_find_coordinator(struct kreader *r, int16_t v, struct arena *a,

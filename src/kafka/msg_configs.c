@@ -1,4 +1,4 @@
-/* DescribeConfigs (key 32) v0-2 and AlterConfigs (key 33) v0-1 (DescribeConfigs*.json,
+/* DescribeConfigs (key 32) v0-2 and AlterConfigs (key 33) v0-2 (DescribeConfigs*.json,
  * AlterConfigs*.json; flexible from v4 and v2). */
 #include "kafka/msg_int.h"
 
