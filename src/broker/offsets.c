@@ -54,11 +54,13 @@ int handle_list_offsets(struct request *req)
                 op->offset = plog_start_offset(p->log);
             } else if (rp->timestamp == KAFKA_OFFSET_LATEST) {
                 op->offset = plog_high_watermark(p->log); /* == LSO: no transactions */
-            } else if (rp->timestamp < 0) {
+            } else if (rp->timestamp < 0 && rp->timestamp != KAFKA_OFFSET_MAX_TIMESTAMP) {
                 op->error_code = KERR_INVALID_REQUEST;
-            } else {
+            } else { /* the first record at or after the time, or the latest record (-3) */
                 int64_t off, ts;
-                int rc = plog_offset_for_timestamp(p->log, rp->timestamp, &off, &ts);
+                int rc = rp->timestamp == KAFKA_OFFSET_MAX_TIMESTAMP
+                             ? plog_offset_for_max_timestamp(p->log, &off, &ts)
+                             : plog_offset_for_timestamp(p->log, rp->timestamp, &off, &ts);
                 if (rc != 0) {
                     op->error_code = kafka_error_from_rc(rc);
                 } else if (off >= 0 && off < plog_high_watermark(p->log)) {
