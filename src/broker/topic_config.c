@@ -39,7 +39,8 @@ enum kind {
     X("max.compaction.lag.ms", K_LONG, 1, NULL, "9223372036854775807")                             \
     X("max.message.bytes", K_INT, 0, "message.max.bytes", NULL)                                    \
     X("message.downconversion.enable", K_BOOL, 0, NULL, "true")                                    \
-    X("message.timestamp.difference.max.ms", K_LONG, 0, NULL, "9223372036854775807")              \
+    X("message.format.version", K_STRING, 0, NULL, "3.0-IV1") /* Kafka 3.x: ignored (v2 only) */   \
+    X("message.timestamp.difference.max.ms", K_LONG, 0, NULL, "9223372036854775807")               \
     X("message.timestamp.type", K_TSTYPE, 0, "log.message.timestamp.type", NULL)                   \
     X("min.cleanable.dirty.ratio", K_RATIO, 0, "log.cleaner.min.cleanable.ratio", NULL)            \
     X("min.compaction.lag.ms", K_LONG, 0, "log.cleaner.min.compaction.lag.ms", NULL)               \
