@@ -10,9 +10,11 @@
  * for its StatesFilter, and the flexible versions newer clients use (@platformatic/kafka only
  * implements those: Metadata 9+, Fetch 12+ (its v12 sends topic ids where names go, so v13),
  * FindCoordinator 4+, OffsetFetch 8+, CreateTopics 7, DeleteTopics 6, DescribeGroups 5,
- * AlterConfigs 2). Every client picks the highest version both sides have: raising a maximum
- * changes what librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in
- * the reference). Rows are in key order (ApiVersions lists them so). */
+ * AlterConfigs 2), and OffsetCommit 0-1 and OffsetFetch 0 for old clients (sarama 1.2x commits
+ * with v1 unless Consumer.Offsets.Retention is set; v0's ZooKeeper-era offsets are the one
+ * offset store here, as in Kafka 3.x in KRaft mode). Every client picks the highest version both
+ * sides have: raising a maximum changes what librdkafka, kafkajs and kafka-python send only up to
+ * their own maxima (noted in the reference). Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
 #define SP_KAFKA_API_H
 
@@ -24,8 +26,8 @@
     X(FETCH, 1, "Fetch", 4, 13, 12)                                                                \
     X(LIST_OFFSETS, 2, "ListOffsets", 1, 7, 6)                                                     \
     X(METADATA, 3, "Metadata", 0, 12, 9)                                                           \
-    X(OFFSET_COMMIT, 8, "OffsetCommit", 2, 9, 8)                                                   \
-    X(OFFSET_FETCH, 9, "OffsetFetch", 1, 8, 6)                                                     \
+    X(OFFSET_COMMIT, 8, "OffsetCommit", 0, 9, 8)                                                   \
+    X(OFFSET_FETCH, 9, "OffsetFetch", 0, 8, 6)                                                     \
     X(FIND_COORDINATOR, 10, "FindCoordinator", 0, 4, 3)                                            \
     X(JOIN_GROUP, 11, "JoinGroup", 0, 9, 6)                                                        \
     X(HEARTBEAT, 12, "Heartbeat", 0, 4, 4)                                                         \

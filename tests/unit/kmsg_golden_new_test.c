@@ -621,3 +621,66 @@ TEST(kmsg_golden_new_init_producer_id_v5)
     ENCODES_TO(kmsg_encode_init_producer_id(w, 5, &resp), want);
     arena_destroy(&a);
 }
+
+/* ---- OffsetCommit v0-1 and OffsetFetch v0 (sarama 1.2x) ---- */
+
+TEST(kmsg_golden_new_offset_commit_v0_v1_offset_fetch_v0)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    /* sarama's OffsetCommitRequest v1 (Consumer.Offsets.Retention 0): a timestamp per partition,
+     * ReceiveTime (-1) */
+    static const uint8_t v1[] = {
+        I16(1), 'g', I32(7), I16(2), 'm', '1',     /* group, generation, member */
+        I32(1), I16(1), 't', I32(1),               /* topics: 1, name, partitions: 1 */
+        I32(2), I64(42), I64(-1), I16(0),          /* index, offset, commit_timestamp, metadata "" */
+    };
+    struct offset_commit_req q;
+    DECODES(kmsg_decode_offset_commit, v1, 1, &q);
+    expect_str(q.group_id, "g");
+    ASSERT_EQ(q.generation_id, 7);
+    expect_str(q.member_id, "m1");
+    ASSERT_EQ(q.retention_time_ms, -1);
+    ASSERT_EQ(q.topics[0].partitions[0].partition_index, 2);
+    ASSERT_EQ(q.topics[0].partitions[0].committed_offset, 42);
+    ASSERT_EQ(q.topics[0].partitions[0].commit_timestamp, -1);
+    ASSERT_EQ(q.topics[0].partitions[0].committed_leader_epoch, -1);
+    expect_str(q.topics[0].partitions[0].committed_metadata, "");
+
+    /* v0: no generation, member or timestamp: a commit outside any generation */
+    static const uint8_t v0[] = {
+        I16(1), 'g', I32(1), I16(1), 't', I32(1),
+        I32(0), I64(9), I16(-1),                   /* index, offset, metadata null */
+    };
+    DECODES(kmsg_decode_offset_commit, v0, 0, &q);
+    ASSERT_EQ(q.generation_id, -1);
+    expect_str(q.member_id, "");
+    ASSERT_EQ(q.topics[0].partitions[0].committed_offset, 9);
+    ASSERT_EQ(q.topics[0].partitions[0].commit_timestamp, -1);
+    expect_str(q.topics[0].partitions[0].committed_metadata, NULL);
+    /* a v1 body read as v0 leaves bytes over (or runs short): not silently accepted */
+    struct kreader r;
+    kr_init(&r, v1, sizeof(v1));
+    ASSERT(kmsg_decode_offset_commit(&r, 0, &a, &q) != 0 || kr_left(&r) != 0);
+
+    struct offset_commit_resp_partition cp = {2, 0};
+    struct offset_commit_resp_topic ct = {kstr_c("t"), &cp, 1};
+    struct offset_commit_resp cresp = {5, &ct, 1};
+    static const uint8_t cwant[] = {I32(1), I16(1), 't', I32(1), I32(2), I16(0)}; /* no throttle */
+    ENCODES_TO(kmsg_encode_offset_commit(w, 0, &cresp), cwant);
+    ENCODES_TO(kmsg_encode_offset_commit(w, 1, &cresp), cwant);
+
+    /* OffsetFetch v0: what v1 reads; no top-level error in the answer */
+    static const uint8_t f0[] = {I16(1), 'g', I32(1), I16(1), 't', I32(2), I32(0), I32(1)};
+    struct offset_fetch_req fq;
+    DECODES(kmsg_decode_offset_fetch, f0, 0, &fq);
+    expect_str(fq.group_id, "g");
+    ASSERT_EQ(fq.n_topics, 1);
+    ASSERT_EQ(fq.topics[0].n_partition_indexes, 2);
+    struct offset_fetch_resp_partition fp = {1, 42, -1, kstr_c(""), 0};
+    struct offset_fetch_resp_topic ft = {kstr_c("t"), &fp, 1};
+    struct offset_fetch_resp fresp = {.topics = &ft, .n_topics = 1, .error_code = 0};
+    static const uint8_t fwant[] = {I32(1), I16(1), 't', I32(1), I32(1), I64(42), I16(0), I16(0)};
+    ENCODES_TO(kmsg_encode_offset_fetch(w, 0, &fresp), fwant);
+    arena_destroy(&a);
+}
