@@ -90,6 +90,11 @@ struct alter_configs_req;
 int cluster_alter_configs(struct request *req, const struct alter_configs_req *ar);
 /* Metadata from the image (cluster_req.c). Returns 0. */
 int cluster_metadata(struct request *req, const struct metadata_req *mr);
+/* DescribeCluster in cluster mode: the brokers Metadata lists (registered, unfenced, and this
+ * one), the controller leader (-1: none known) and the cluster id, into resp (strings in the
+ * request's arena). */
+struct describe_cluster_resp;
+void cluster_describe_cluster(struct request *req, struct describe_cluster_resp *resp);
 /* FindCoordinator for a group (cluster_req.c): the broker leading the group's partition of
  * __consumer_offsets; COORDINATOR_NOT_AVAILABLE while it has no leader, and while the topic
  * does not exist (its creation is then asked of the controller, with

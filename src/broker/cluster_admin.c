@@ -97,6 +97,9 @@ static void op_release(struct admin_op *op)
     case KAPI_ALTER_CONFIGS:
         kmsg_encode_alter_configs(&r.w, v, &op->resp.alter);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: /* admin.c turned it into an AlterConfigs */
+        kmsg_encode_incremental_alter_configs(&r.w, v, &op->resp.alter);
+        break;
     default:
         kmsg_encode_create_partitions(&r.w, v, &op->resp.grow);
         break;
@@ -141,7 +144,8 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     case KAPI_DELETE_TOPICS:
         op->resp.del.responses[it->index].error_code = a->error;
         break;
-    case KAPI_ALTER_CONFIGS: {
+    case KAPI_ALTER_CONFIGS:
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: {
         struct alter_configs_resp_resource *o = &op->resp.alter.responses[it->index];
         o->error_code = a->error;
         if (a->error == KERR_UNKNOWN_TOPIC_OR_PARTITION)
@@ -387,6 +391,10 @@ int cluster_alter_configs(struct request *req, const struct alter_configs_req *a
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
         o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (rr->error_code != KERR_NONE) { /* IncrementalAlterConfigs: its operations failed */
+            o->error_code = rr->error_code;
+            snprintf(err, sizeof(err), "%.*s", rr->error_message.len, rr->error_message.p);
+        }
         if (o->error_code == KERR_NONE)
             o->error_code = alter_check(b, req->arena, rr, &cmd, err, sizeof(err));
         if (o->error_code != KERR_NONE) {

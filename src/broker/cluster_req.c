@@ -176,6 +176,29 @@ void cluster_find_coordinator(struct request *req, struct kstr group,
     resp->port = br->port;
 }
 
+void cluster_describe_cluster(struct request *req, struct describe_cluster_resp *resp)
+{
+    struct broker *b = req->b;
+    const struct ctl_image *img = cluster_image(b->cluster);
+    struct arena *a = req->arena;
+    resp->brokers = arena_calloc(a, img->n_brokers + 1, sizeof(*resp->brokers));
+    bool self_listed = false;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *br = &img->brokers[i];
+        if (br->fenced && br->id != b->cfg->node_id)
+            continue;
+        resp->brokers[resp->n_brokers++] = (struct describe_cluster_broker){
+            br->id, kstr_c(arena_strndup(a, br->host, strlen(br->host))), br->port, KSTR_NULL};
+        self_listed |= br->id == b->cfg->node_id;
+    }
+    if (!self_listed)
+        resp->brokers[resp->n_brokers++] = (struct describe_cluster_broker){
+            b->cfg->node_id, kstr_c(b->cfg->advertised_host), b->advertised_port, KSTR_NULL};
+    resp->cluster_id = kstr_c(cluster_id(b->cluster));
+    int32_t ctl = cluster_controller_leader(b->cluster);
+    resp->controller_id = ctl == RAFT_NONE ? -1 : ctl;
+}
+
 int cluster_metadata(struct request *req, const struct metadata_req *mr)
 {
     struct broker *b = req->b;

@@ -137,6 +137,10 @@ int handle_delete_topics(struct request *req);
 int handle_create_partitions(struct request *req);
 int handle_describe_configs(struct request *req);
 int handle_alter_configs(struct request *req);
+int handle_incremental_alter_configs(struct request *req); /* admin.c */
+int handle_describe_log_dirs(struct request *req);         /* admin.c */
+int handle_describe_cluster(struct request *req);          /* metadata.c */
+int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
 /* FindCoordinator answers, for both modes: not available (why in the error message), or this

@@ -157,6 +157,43 @@ int handle_metadata(struct request *req)
     return 0;
 }
 
+/* DescribeCluster: the brokers and controller Metadata gives, without topics (KIP-700). Only
+ * brokers are described: asking for controllers (v1 endpoint type 2) is UNSUPPORTED_ENDPOINT_TYPE,
+ * as a Kafka broker answers it. */
+int handle_describe_cluster(struct request *req)
+{
+    struct broker *b = req->b;
+    struct describe_cluster_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_describe_cluster(&req->body, v, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct describe_cluster_resp resp = {.error_message = KSTR_NULL,
+                                         .endpoint_type = dr.endpoint_type,
+                                         .cluster_id = kstr_c(""),
+                                         .controller_id = -1,
+                                         .cluster_authorized_operations =
+                                             AUTHORIZED_OPERATIONS_UNKNOWN};
+    if (dr.endpoint_type != KAFKA_ENDPOINT_BROKERS) {
+        resp.error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        resp.error_message = kstr_c("Only brokers can be described by this endpoint.");
+    } else if (b->cluster) {
+        cluster_describe_cluster(req, &resp);
+    } else {
+        struct describe_cluster_broker *self = arena_calloc(req->arena, 1, sizeof(*self));
+        *self = (struct describe_cluster_broker){b->cfg->node_id, kstr_c(b->cfg->advertised_host),
+                                                 b->advertised_port, KSTR_NULL};
+        resp.brokers = self;
+        resp.n_brokers = 1;
+        resp.cluster_id = kstr_c(b->cluster_id);
+        resp.controller_id = b->cfg->node_id;
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_describe_cluster(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
 void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char *why)
 {
     resp->error_code = KERR_COORDINATOR_NOT_AVAILABLE;

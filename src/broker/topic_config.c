@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/log.h"
 #include "broker/config.h"
+#include "kafka/msg.h"
 #include "storage/plog.h"
 
 enum kind {
@@ -97,6 +98,33 @@ int topic_config_key_index(const char *key, size_t len)
         if (strlen(keys[i].name) == len && memcmp(keys[i].name, key, len) == 0)
             return i;
     return -1;
+}
+
+bool topic_config_is_list(int i)
+{
+    CHECK(i >= 0 && i < N_KEYS);
+    return keys[i].kind == K_POLICY ||
+           !strcmp(keys[i].name, "follower.replication.throttled.replicas") ||
+           !strcmp(keys[i].name, "leader.replication.throttled.replicas");
+}
+
+int8_t topic_config_type(int i)
+{
+    CHECK(i >= 0 && i < N_KEYS);
+    if (topic_config_is_list(i))
+        return KAFKA_CONFIG_TYPE_LIST;
+    switch (keys[i].kind) {
+    case K_LONG:
+        return KAFKA_CONFIG_TYPE_LONG;
+    case K_INT:
+        return KAFKA_CONFIG_TYPE_INT;
+    case K_BOOL:
+        return KAFKA_CONFIG_TYPE_BOOLEAN;
+    case K_RATIO:
+        return KAFKA_CONFIG_TYPE_DOUBLE;
+    default:
+        return KAFKA_CONFIG_TYPE_STRING;
+    }
 }
 
 static bool parse_i64(const char *s, int64_t *out)

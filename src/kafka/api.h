@@ -10,11 +10,12 @@
  * for its StatesFilter, and the flexible versions newer clients use (@platformatic/kafka only
  * implements those: Metadata 9+, Fetch 12+ (its v12 sends topic ids where names go, so v13),
  * FindCoordinator 4+, OffsetFetch 8+, CreateTopics 7, DeleteTopics 6, DescribeGroups 5,
- * AlterConfigs 2), and OffsetCommit 0-1 and OffsetFetch 0 for old clients (sarama 1.2x commits
- * with v1 unless Consumer.Offsets.Retention is set; v0's ZooKeeper-era offsets are the one
- * offset store here, as in Kafka 3.x in KRaft mode). Every client picks the highest version both
- * sides have: raising a maximum changes what librdkafka, kafkajs and kafka-python send only up to
- * their own maxima (noted in the reference). Rows are in key order (ApiVersions lists them so). */
+ * AlterConfigs 2, DescribeConfigs 3+: its v2 reads v3's fields), and OffsetCommit 0-1 and
+ * OffsetFetch 0 for old clients (sarama 1.2x commits with v1 unless Consumer.Offsets.Retention is
+ * set; v0's ZooKeeper-era offsets are the one offset store here, as in Kafka 3.x in KRaft mode).
+ * Every client picks the highest version both sides have: raising a maximum changes what
+ * librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in the reference).
+ * Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
 #define SP_KAFKA_API_H
 
@@ -40,11 +41,15 @@
     X(DELETE_TOPICS, 20, "DeleteTopics", 1, 6, 4)                                                  \
     X(DELETE_RECORDS, 21, "DeleteRecords", 0, 2, 2)                                                \
     X(INIT_PRODUCER_ID, 22, "InitProducerId", 0, 5, 2) /* v0: librdkafka idempotence needs it */   \
-    X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 2, 4)                                            \
+    X(OFFSET_FOR_LEADER_EPOCH, 23, "OffsetForLeaderEpoch", 0, 4, 4)                                \
+    X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 4, 4)                                            \
     X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 2, 2)                                                  \
+    X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", 0, 4, 2)                                           \
     X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", 0, 2, 2)                                                  \
-    X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */
+    X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs", 0, 1, 1)                           \
+    X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */                            \
+    X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)
 
 enum kafka_api {
 #define X(e, key, name, min, max, flex) KAPI_##e = key,

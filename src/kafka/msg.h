@@ -459,8 +459,18 @@ struct describe_configs_req_resource {
 struct describe_configs_req {
     struct describe_configs_req_resource *resources;
     int32_t n_resources;
-    bool include_synonyms; /* v1+ */
+    bool include_synonyms;      /* v1+ */
+    bool include_documentation; /* v3+ */
 };
+
+/* ConfigType of DescribeConfigs v3+ (Kafka's ConfigDef.Type) */
+#define KAFKA_CONFIG_TYPE_UNKNOWN 0
+#define KAFKA_CONFIG_TYPE_BOOLEAN 1
+#define KAFKA_CONFIG_TYPE_STRING 2
+#define KAFKA_CONFIG_TYPE_INT 3
+#define KAFKA_CONFIG_TYPE_LONG 5
+#define KAFKA_CONFIG_TYPE_DOUBLE 6
+#define KAFKA_CONFIG_TYPE_LIST 7
 
 struct describe_configs_synonym {
     struct kstr name;
@@ -477,6 +487,8 @@ struct describe_configs_entry {
     bool is_sensitive;
     struct describe_configs_synonym *synonyms; /* v1+ */
     int32_t n_synonyms;
+    int8_t config_type;        /* v3+; KAFKA_CONFIG_TYPE_* */
+    struct kstr documentation; /* v3+, nullable */
 };
 
 struct describe_configs_result {
@@ -506,6 +518,11 @@ struct alter_configs_req_resource {
     struct kstr resource_name;
     struct config_entry *configs;
     int32_t n_configs;
+    /* Not on the wire: set by the broker when it built this resource from an
+     * IncrementalAlterConfigs one whose operations are wrong already (non-zero: the resource is
+     * answered with this error and message and nothing changes). The decoder leaves 0. */
+    int16_t error_code;
+    struct kstr error_message;
 };
 
 struct alter_configs_req {
@@ -530,6 +547,163 @@ struct alter_configs_resp {
 int kmsg_decode_alter_configs(struct kreader *r, int16_t v, struct arena *a,
                               struct alter_configs_req *out);
 void kmsg_encode_alter_configs(struct kwriter *w, int16_t v, const struct alter_configs_resp *resp);
+
+/* ---- IncrementalAlterConfigs (44); v1 flexible ---- */
+
+#define KAFKA_CONFIG_OP_SET 0
+#define KAFKA_CONFIG_OP_DELETE 1
+#define KAFKA_CONFIG_OP_APPEND 2
+#define KAFKA_CONFIG_OP_SUBTRACT 3
+
+struct incremental_alter_config {
+    struct kstr name;
+    int8_t config_operation; /* KAFKA_CONFIG_OP_*; anything else is the broker's to refuse */
+    struct kstr value;       /* nullable */
+};
+
+struct incremental_alter_configs_req_resource {
+    int8_t resource_type;
+    struct kstr resource_name;
+    struct incremental_alter_config *configs;
+    int32_t n_configs;
+};
+
+struct incremental_alter_configs_req {
+    struct incremental_alter_configs_req_resource *resources;
+    int32_t n_resources;
+    bool validate_only;
+};
+
+/* The response has AlterConfigs' fields in every version (struct alter_configs_resp). */
+int kmsg_decode_incremental_alter_configs(struct kreader *r, int16_t v, struct arena *a,
+                                          struct incremental_alter_configs_req *out);
+void kmsg_encode_incremental_alter_configs(struct kwriter *w, int16_t v,
+                                           const struct alter_configs_resp *resp);
+
+/* ---- DescribeCluster (60); flexible from v0 ---- */
+
+#define KAFKA_ENDPOINT_BROKERS 1
+#define KAFKA_ENDPOINT_CONTROLLERS 2
+
+struct describe_cluster_req {
+    bool include_cluster_authorized_operations;
+    int8_t endpoint_type; /* v1+; KAFKA_ENDPOINT_BROKERS before */
+};
+
+struct describe_cluster_broker {
+    int32_t broker_id;
+    struct kstr host;
+    int32_t port;
+    struct kstr rack; /* nullable */
+};
+
+struct describe_cluster_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    int8_t endpoint_type;      /* v1+ */
+    struct kstr cluster_id;
+    int32_t controller_id;
+    struct describe_cluster_broker *brokers;
+    int32_t n_brokers;
+    int32_t cluster_authorized_operations;
+};
+
+int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
+                                 struct describe_cluster_req *out);
+void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
+                                  const struct describe_cluster_resp *resp);
+
+/* ---- DescribeLogDirs (35); v2+ flexible ---- */
+
+struct describe_log_dirs_req_topic {
+    struct kstr topic;
+    int32_t *partitions;
+    int32_t n_partitions;
+};
+
+struct describe_log_dirs_req {
+    struct describe_log_dirs_req_topic *topics; /* n_topics -1 = every topic (null) */
+    int32_t n_topics;
+};
+
+struct describe_log_dirs_partition {
+    int32_t partition_index;
+    int64_t partition_size;
+    int64_t offset_lag;
+    bool is_future_key;
+};
+
+struct describe_log_dirs_topic {
+    struct kstr name;
+    struct describe_log_dirs_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct describe_log_dirs_result {
+    int16_t error_code;
+    struct kstr log_dir;
+    struct describe_log_dirs_topic *topics;
+    int32_t n_topics;
+    int64_t total_bytes;  /* v4+; -1 */
+    int64_t usable_bytes; /* v4+; -1 */
+};
+
+struct describe_log_dirs_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code; /* v3+ */
+    struct describe_log_dirs_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_describe_log_dirs(struct kreader *r, int16_t v, struct arena *a,
+                                  struct describe_log_dirs_req *out);
+void kmsg_encode_describe_log_dirs(struct kwriter *w, int16_t v,
+                                   const struct describe_log_dirs_resp *resp);
+
+/* ---- OffsetForLeaderEpoch (23); v4 flexible ---- */
+
+struct offset_for_leader_epoch_req_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v2+; -1 */
+    int32_t leader_epoch;
+};
+
+struct offset_for_leader_epoch_req_topic {
+    struct kstr topic;
+    struct offset_for_leader_epoch_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct offset_for_leader_epoch_req {
+    int32_t replica_id; /* v3+; -2 (a consumer's debugging request) before */
+    struct offset_for_leader_epoch_req_topic *topics;
+    int32_t n_topics;
+};
+
+struct offset_for_leader_epoch_resp_partition {
+    int16_t error_code;
+    int32_t partition;
+    int32_t leader_epoch; /* v1+; -1 */
+    int64_t end_offset;   /* -1 */
+};
+
+struct offset_for_leader_epoch_resp_topic {
+    struct kstr topic;
+    struct offset_for_leader_epoch_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct offset_for_leader_epoch_resp {
+    int32_t throttle_time_ms; /* v2+ */
+    struct offset_for_leader_epoch_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_offset_for_leader_epoch(struct kreader *r, int16_t v, struct arena *a,
+                                        struct offset_for_leader_epoch_req *out);
+void kmsg_encode_offset_for_leader_epoch(struct kwriter *w, int16_t v,
+                                         const struct offset_for_leader_epoch_resp *resp);
 
 /* ---- DeleteRecords (21) ---- */
 

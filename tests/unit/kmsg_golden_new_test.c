@@ -684,3 +684,191 @@ TEST(kmsg_golden_new_offset_commit_v0_v1_offset_fetch_v0)
     ENCODES_TO(kmsg_encode_offset_fetch(w, 0, &fresp), fwant);
     arena_destroy(&a);
 }
+
+/* ---- IncrementalAlterConfigs v0-1, DescribeCluster v0-1, DescribeLogDirs v1-4,
+ * OffsetForLeaderEpoch v0-4 ---- */
+
+TEST(kmsg_golden_new_incremental_alter_configs)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    static const uint8_t v1[] = {
+        0x02, I8(2), 0x02, 't',                     /* resources: 1, type topic, name "t" */
+        0x03,                                       /* configs: 2 */
+        0x02, 'k', I8(2), 0x02, 'v', TAGS0,         /* name, APPEND, value "v" */
+        0x02, 'j', I8(1), 0x00, TAGS0,              /* name, DELETE, value null */
+        TAGS0,
+        I8(1), TAGS0,                               /* validate_only */
+    };
+    struct incremental_alter_configs_req q;
+    DECODES(kmsg_decode_incremental_alter_configs, v1, 1, &q);
+    ASSERT_EQ(q.n_resources, 1);
+    ASSERT_EQ(q.resources[0].resource_type, 2);
+    ASSERT_EQ(q.resources[0].n_configs, 2);
+    ASSERT_EQ(q.resources[0].configs[0].config_operation, KAFKA_CONFIG_OP_APPEND);
+    expect_str(q.resources[0].configs[0].value, "v");
+    ASSERT_EQ(q.resources[0].configs[1].config_operation, KAFKA_CONFIG_OP_DELETE);
+    expect_str(q.resources[0].configs[1].value, NULL);
+    ASSERT(q.validate_only);
+    static const uint8_t v0[] = {I32(1), I8(2), I16(1), 't', I32(1), I16(1), 'k', I8(0), I16(1),
+                                 'v', I8(0)};
+    DECODES(kmsg_decode_incremental_alter_configs, v0, 0, &q);
+    ASSERT_EQ(q.resources[0].configs[0].config_operation, KAFKA_CONFIG_OP_SET);
+    ASSERT(!q.validate_only);
+
+    struct alter_configs_resp_resource res = {40, kstr_c("no"), 2, kstr_c("t")};
+    struct alter_configs_resp resp = {0, &res, 1};
+    static const uint8_t want1[] = {I32(0), 0x02, I16(40), 0x03, 'n', 'o', I8(2), 0x02, 't',
+                                    TAGS0, TAGS0};
+    ENCODES_TO(kmsg_encode_incremental_alter_configs(w, 1, &resp), want1);
+    static const uint8_t want0[] = {I32(0), I32(1), I16(40), I16(2), 'n', 'o', I8(2), I16(1), 't'};
+    ENCODES_TO(kmsg_encode_incremental_alter_configs(w, 0, &resp), want0);
+    arena_destroy(&a);
+}
+
+TEST(kmsg_golden_new_describe_cluster)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    static const uint8_t v1[] = {I8(0), I8(1), TAGS0}; /* no cluster ops, endpoint brokers */
+    struct describe_cluster_req q;
+    DECODES(kmsg_decode_describe_cluster, v1, 1, &q);
+    ASSERT(!q.include_cluster_authorized_operations);
+    ASSERT_EQ(q.endpoint_type, KAFKA_ENDPOINT_BROKERS);
+    static const uint8_t v0[] = {I8(1), TAGS0}; /* flexible from v0 */
+    DECODES(kmsg_decode_describe_cluster, v0, 0, &q);
+    ASSERT(q.include_cluster_authorized_operations);
+    ASSERT_EQ(q.endpoint_type, KAFKA_ENDPOINT_BROKERS);
+
+    struct describe_cluster_broker b = {1, kstr_c("h"), 9092, KSTR_NULL};
+    struct describe_cluster_resp resp = {.error_message = KSTR_NULL,
+                                         .endpoint_type = 1,
+                                         .cluster_id = kstr_c("c"),
+                                         .controller_id = 1,
+                                         .brokers = &b,
+                                         .n_brokers = 1,
+                                         .cluster_authorized_operations = INT32_MIN};
+    static const uint8_t want1[] = {
+        I32(0), I16(0), 0x00, I8(1),                  /* throttle, error, message null, endpoint */
+        0x02, 'c', I32(1),                            /* cluster_id, controller_id */
+        0x02, I32(1), 0x02, 'h', I32(9092), 0x00, TAGS0, /* brokers: 1 (rack null) */
+        I32(INT32_MIN), TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_describe_cluster(w, 1, &resp), want1);
+    static const uint8_t want0[] = {
+        I32(0), I16(0), 0x00, 0x02, 'c', I32(1),
+        0x02, I32(1), 0x02, 'h', I32(9092), 0x00, TAGS0, I32(INT32_MIN), TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_describe_cluster(w, 0, &resp), want0);
+    arena_destroy(&a);
+}
+
+TEST(kmsg_golden_new_describe_log_dirs)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    static const uint8_t v4[] = {0x02, 0x02, 't', 0x03, I32(0), I32(2), TAGS0, TAGS0};
+    struct describe_log_dirs_req q;
+    DECODES(kmsg_decode_describe_log_dirs, v4, 4, &q);
+    ASSERT_EQ(q.n_topics, 1);
+    ASSERT_EQ(q.topics[0].n_partitions, 2);
+    ASSERT_EQ(q.topics[0].partitions[1], 2);
+    static const uint8_t all[] = {0x00, TAGS0};
+    DECODES(kmsg_decode_describe_log_dirs, all, 2, &q);
+    ASSERT_EQ(q.n_topics, -1);
+    static const uint8_t all1[] = {I32(-1)};
+    DECODES(kmsg_decode_describe_log_dirs, all1, 1, &q);
+    ASSERT_EQ(q.n_topics, -1);
+
+    struct describe_log_dirs_partition p = {2, 1000, 0, false};
+    struct describe_log_dirs_topic t = {kstr_c("t"), &p, 1};
+    struct describe_log_dirs_result res = {0, kstr_c("/d"), &t, 1, 5000, 4000};
+    struct describe_log_dirs_resp resp = {0, 0, &res, 1};
+    static const uint8_t want4[] = {
+        I32(0), I16(0), 0x02,                       /* throttle, error (v3+), results: 1 */
+        I16(0), 0x03, '/', 'd', 0x02,               /* error, log_dir, topics: 1 */
+        0x02, 't', 0x02, I32(2), I64(1000), I64(0), I8(0), TAGS0, TAGS0,
+        I64(5000), I64(4000), TAGS0,                /* total_bytes, usable_bytes (v4) */
+        TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_describe_log_dirs(w, 4, &resp), want4);
+    static const uint8_t want1[] = {
+        I32(0), I32(1), I16(0), I16(2), '/', 'd', I32(1),
+        I16(1), 't', I32(1), I32(2), I64(1000), I64(0), I8(0),
+    };
+    ENCODES_TO(kmsg_encode_describe_log_dirs(w, 1, &resp), want1);
+    arena_destroy(&a);
+}
+
+TEST(kmsg_golden_new_offset_for_leader_epoch)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    /* platformatic's offset-for-leader-epoch-v4: replica -1, then topics */
+    static const uint8_t v4[] = {
+        I32(-1), 0x02, 0x02, 't', 0x02,
+        I32(0), I32(5), I32(3), TAGS0,              /* partition, current epoch, epoch asked */
+        TAGS0, TAGS0,
+    };
+    struct offset_for_leader_epoch_req q;
+    DECODES(kmsg_decode_offset_for_leader_epoch, v4, 4, &q);
+    ASSERT_EQ(q.replica_id, -1);
+    ASSERT_EQ(q.topics[0].partitions[0].current_leader_epoch, 5);
+    ASSERT_EQ(q.topics[0].partitions[0].leader_epoch, 3);
+    static const uint8_t v0[] = {I32(1), I16(1), 't', I32(1), I32(0), I32(3)};
+    DECODES(kmsg_decode_offset_for_leader_epoch, v0, 0, &q);
+    ASSERT_EQ(q.replica_id, -2);
+    ASSERT_EQ(q.topics[0].partitions[0].current_leader_epoch, -1);
+    ASSERT_EQ(q.topics[0].partitions[0].leader_epoch, 3);
+
+    struct offset_for_leader_epoch_resp_partition p = {0, 0, 3, 120};
+    struct offset_for_leader_epoch_resp_topic t = {kstr_c("t"), &p, 1};
+    struct offset_for_leader_epoch_resp resp = {0, &t, 1};
+    static const uint8_t want4[] = {
+        I32(0), 0x02, 0x02, 't', 0x02,
+        I16(0), I32(0), I32(3), I64(120), TAGS0,    /* error, partition, leader_epoch, end */
+        TAGS0, TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_offset_for_leader_epoch(w, 4, &resp), want4);
+    static const uint8_t want0[] = {I32(1), I16(1), 't', I32(1), I16(0), I32(0), I64(120)};
+    ENCODES_TO(kmsg_encode_offset_for_leader_epoch(w, 0, &resp), want0);
+    arena_destroy(&a);
+}
+
+/* ---- DescribeConfigs v3-4 ---- */
+
+TEST(kmsg_golden_new_describe_configs_v4)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    static const uint8_t v4[] = {
+        0x02, I8(2), 0x02, 't', 0x00, TAGS0,        /* resources: topic "t", every key (null) */
+        I8(0), I8(1), TAGS0,                        /* include_synonyms, include_documentation */
+    };
+    struct describe_configs_req q;
+    DECODES(kmsg_decode_describe_configs, v4, 4, &q);
+    ASSERT_EQ(q.resources[0].n_configuration_keys, -1);
+    ASSERT(!q.include_synonyms);
+    ASSERT(q.include_documentation);
+
+    struct describe_configs_entry c = {.name = kstr_c("k"),
+                                       .value = kstr_c("v"),
+                                       .config_source = KAFKA_CONFIG_SOURCE_DEFAULT,
+                                       .config_type = KAFKA_CONFIG_TYPE_LONG,
+                                       .documentation = KSTR_NULL};
+    struct describe_configs_result res = {0, KSTR_NULL, 2, kstr_c("t"), &c, 1};
+    struct describe_configs_resp resp = {0, &res, 1};
+    static const uint8_t want4[] = {
+        I32(0), 0x02, I16(0), 0x00, I8(2), 0x02, 't', 0x02,
+        0x02, 'k', 0x02, 'v', I8(0), I8(5), I8(0),  /* name, value, read_only, source, sensitive */
+        0x01, I8(5), 0x00, TAGS0,                   /* synonyms: 0, config_type LONG, doc null */
+        TAGS0, TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_describe_configs(w, 4, &resp), want4);
+    static const uint8_t want3[] = {
+        I32(0), I32(1), I16(0), I16(-1), I8(2), I16(1), 't', I32(1),
+        I16(1), 'k', I16(1), 'v', I8(0), I8(5), I8(0), I32(0), I8(5), I16(-1),
+    };
+    ENCODES_TO(kmsg_encode_describe_configs(w, 3, &resp), want3);
+    arena_destroy(&a);
+}

@@ -617,7 +617,8 @@ TEST(kmsg_golden_list_offsets_v1_and_v5)
 TEST(kmsg_golden_describe_configs_v0_and_v1_responses)
 {
     struct describe_configs_synonym syn = {kstr_c("s"), KSTR_NULL, 5};
-    struct describe_configs_entry c = {kstr_c("k"), kstr_c("v"), true, true, 1, false, &syn, 1};
+    struct describe_configs_entry c = {kstr_c("k"), kstr_c("v"), true, true, 1, false, &syn, 1,
+                                       KAFKA_CONFIG_TYPE_STRING, KSTR_NULL};
     struct describe_configs_result res = {0, KSTR_NULL, 2, kstr_c("t"), &c, 1};
     struct describe_configs_resp resp = {0, &res, 1};
     static const uint8_t v0[] = {

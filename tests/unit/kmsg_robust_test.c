@@ -150,6 +150,8 @@ static bool first_field_is_array(int16_t key)
     case KAPI_DELETE_RECORDS:
     case KAPI_DESCRIBE_GROUPS:
     case KAPI_DELETE_GROUPS:
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+    case KAPI_DESCRIBE_LOG_DIRS:
         return true;
     default:
         return false; /* a string, an integer, or nothing (ListGroups before v4) */

@@ -202,6 +202,7 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
     case KAPI_DESCRIBE_CONFIGS: {
         const struct describe_configs_req *a = &x->describe_configs, *b = &y->describe_configs;
         ASSERT_EQ(a->include_synonyms, b->include_synonyms);
+        ASSERT_EQ(a->include_documentation, b->include_documentation);
         ASSERT_EQ(a->n_resources, b->n_resources);
         for (int32_t i = 0; i < a->n_resources; i++) {
             ASSERT_EQ(a->resources[i].resource_type, b->resources[i].resource_type);
@@ -251,6 +252,60 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
         strs_eq(x->find_coordinator.coordinator_keys, x->find_coordinator.n_coordinator_keys,
                 y->find_coordinator.coordinator_keys, y->find_coordinator.n_coordinator_keys);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: {
+        const struct incremental_alter_configs_req *a = &x->incremental_alter_configs;
+        const struct incremental_alter_configs_req *b = &y->incremental_alter_configs;
+        ASSERT_EQ(a->validate_only, b->validate_only);
+        ASSERT_EQ(a->n_resources, b->n_resources);
+        for (int32_t i = 0; i < a->n_resources; i++) {
+            const struct incremental_alter_configs_req_resource *ra = &a->resources[i];
+            const struct incremental_alter_configs_req_resource *rb = &b->resources[i];
+            ASSERT_EQ(ra->resource_type, rb->resource_type);
+            str_eq(ra->resource_name, rb->resource_name);
+            ASSERT_EQ(ra->n_configs, rb->n_configs);
+            for (int32_t j = 0; j < ra->n_configs; j++) {
+                str_eq(ra->configs[j].name, rb->configs[j].name);
+                ASSERT_EQ(ra->configs[j].config_operation, rb->configs[j].config_operation);
+                str_eq(ra->configs[j].value, rb->configs[j].value);
+            }
+        }
+        break;
+    }
+    case KAPI_DESCRIBE_CLUSTER:
+        ASSERT_EQ(x->describe_cluster.include_cluster_authorized_operations,
+                  y->describe_cluster.include_cluster_authorized_operations);
+        ASSERT_EQ(x->describe_cluster.endpoint_type, y->describe_cluster.endpoint_type);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS: {
+        const struct describe_log_dirs_req *a = &x->describe_log_dirs, *b = &y->describe_log_dirs;
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].topic, b->topics[i].topic);
+            i32s_eq(a->topics[i].partitions, a->topics[i].n_partitions, b->topics[i].partitions,
+                    b->topics[i].n_partitions);
+        }
+        break;
+    }
+    case KAPI_OFFSET_FOR_LEADER_EPOCH: {
+        const struct offset_for_leader_epoch_req *a = &x->offset_for_leader_epoch;
+        const struct offset_for_leader_epoch_req *b = &y->offset_for_leader_epoch;
+        ASSERT_EQ(a->replica_id, b->replica_id);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].topic, b->topics[i].topic);
+            ASSERT_EQ(a->topics[i].n_partitions, b->topics[i].n_partitions);
+            for (int32_t j = 0; j < a->topics[i].n_partitions; j++) {
+                const struct offset_for_leader_epoch_req_partition *pa =
+                    &a->topics[i].partitions[j];
+                const struct offset_for_leader_epoch_req_partition *pb =
+                    &b->topics[i].partitions[j];
+                ASSERT_EQ(pa->partition, pb->partition);
+                ASSERT_EQ(pa->current_leader_epoch, pb->current_leader_epoch);
+                ASSERT_EQ(pa->leader_epoch, pb->leader_epoch);
+            }
+        }
+        break;
+    }
     default:
         tgroup_req_eq(key, x, y);
     }
@@ -345,6 +400,8 @@ static void describe_configs_resp_eq(const struct describe_configs_resp *a,
             ASSERT_EQ(ca->is_default, cb->is_default);
             ASSERT_EQ(ca->config_source, cb->config_source);
             ASSERT_EQ(ca->is_sensitive, cb->is_sensitive);
+            ASSERT_EQ(ca->config_type, cb->config_type);
+            str_eq(ca->documentation, cb->documentation);
             ASSERT_EQ(ca->n_synonyms, cb->n_synonyms);
             for (int32_t k = 0; k < ca->n_synonyms; k++) {
                 str_eq(ca->synonyms[k].name, cb->synonyms[k].name);
@@ -471,6 +528,7 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
     case KAPI_DESCRIBE_CONFIGS:
         describe_configs_resp_eq(&x->describe_configs, &y->describe_configs);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: /* the same response */
     case KAPI_ALTER_CONFIGS: {
         const struct alter_configs_resp *a = &x->alter_configs, *b = &y->alter_configs;
         ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
@@ -526,6 +584,72 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
             ASSERT_EQ(ca->port, cb->port);
             ASSERT_EQ(ca->error_code, cb->error_code);
             str_eq(ca->error_message, cb->error_message);
+        }
+        break;
+    }
+    case KAPI_DESCRIBE_CLUSTER: {
+        const struct describe_cluster_resp *a = &x->describe_cluster, *b = &y->describe_cluster;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        str_eq(a->error_message, b->error_message);
+        ASSERT_EQ(a->endpoint_type, b->endpoint_type);
+        str_eq(a->cluster_id, b->cluster_id);
+        ASSERT_EQ(a->controller_id, b->controller_id);
+        ASSERT_EQ(a->cluster_authorized_operations, b->cluster_authorized_operations);
+        ASSERT_EQ(a->n_brokers, b->n_brokers);
+        for (int32_t i = 0; i < a->n_brokers; i++) {
+            ASSERT_EQ(a->brokers[i].broker_id, b->brokers[i].broker_id);
+            str_eq(a->brokers[i].host, b->brokers[i].host);
+            ASSERT_EQ(a->brokers[i].port, b->brokers[i].port);
+            str_eq(a->brokers[i].rack, b->brokers[i].rack);
+        }
+        break;
+    }
+    case KAPI_DESCRIBE_LOG_DIRS: {
+        const struct describe_log_dirs_resp *a = &x->describe_log_dirs, *b = &y->describe_log_dirs;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_results, b->n_results);
+        for (int32_t i = 0; i < a->n_results; i++) {
+            const struct describe_log_dirs_result *ra = &a->results[i], *rb = &b->results[i];
+            ASSERT_EQ(ra->error_code, rb->error_code);
+            str_eq(ra->log_dir, rb->log_dir);
+            ASSERT_EQ(ra->total_bytes, rb->total_bytes);
+            ASSERT_EQ(ra->usable_bytes, rb->usable_bytes);
+            ASSERT_EQ(ra->n_topics, rb->n_topics);
+            for (int32_t j = 0; j < ra->n_topics; j++) {
+                str_eq(ra->topics[j].name, rb->topics[j].name);
+                ASSERT_EQ(ra->topics[j].n_partitions, rb->topics[j].n_partitions);
+                for (int32_t k = 0; k < ra->topics[j].n_partitions; k++) {
+                    const struct describe_log_dirs_partition *pa = &ra->topics[j].partitions[k];
+                    const struct describe_log_dirs_partition *pb = &rb->topics[j].partitions[k];
+                    ASSERT_EQ(pa->partition_index, pb->partition_index);
+                    ASSERT_EQ(pa->partition_size, pb->partition_size);
+                    ASSERT_EQ(pa->offset_lag, pb->offset_lag);
+                    ASSERT_EQ(pa->is_future_key, pb->is_future_key);
+                }
+            }
+        }
+        break;
+    }
+    case KAPI_OFFSET_FOR_LEADER_EPOCH: {
+        const struct offset_for_leader_epoch_resp *a = &x->offset_for_leader_epoch;
+        const struct offset_for_leader_epoch_resp *b = &y->offset_for_leader_epoch;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].topic, b->topics[i].topic);
+            ASSERT_EQ(a->topics[i].n_partitions, b->topics[i].n_partitions);
+            for (int32_t j = 0; j < a->topics[i].n_partitions; j++) {
+                const struct offset_for_leader_epoch_resp_partition *pa =
+                    &a->topics[i].partitions[j];
+                const struct offset_for_leader_epoch_resp_partition *pb =
+                    &b->topics[i].partitions[j];
+                ASSERT_EQ(pa->error_code, pb->error_code);
+                ASSERT_EQ(pa->partition, pb->partition);
+                ASSERT_EQ(pa->leader_epoch, pb->leader_epoch);
+                ASSERT_EQ(pa->end_offset, pb->end_offset);
+            }
         }
         break;
     }
@@ -624,8 +748,9 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * FindCoordinator v3-4, CreateTopics v5-7, DeleteTopics v4-6, DeleteRecords v2,
      * AlterConfigs v2; JoinGroup v6-9, SyncGroup v4-5, Heartbeat v4, LeaveGroup v4-5,
      * OffsetCommit v8-9, OffsetFetch v6-8, DescribeGroups v5, ListGroups v3-4, DeleteGroups v2;
-     * InitProducerId v2-5 */
-    ASSERT_EQ(flexible, 43);
+     * InitProducerId v2-5; OffsetForLeaderEpoch v4, DescribeLogDirs v2-4,
+     * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4 */
+    ASSERT_EQ(flexible, 51);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

@@ -319,6 +319,8 @@ static void enc_describe_configs(struct kwriter *w, int16_t v, bool f,
     }
     if (v >= 1)
         kw_bool(w, q->include_synonyms);
+    if (v >= 3)
+        kw_bool(w, q->include_documentation);
     t_tags(w, f);
 }
 
@@ -383,6 +385,70 @@ static void enc_find_coordinator(struct kwriter *w, int16_t v, bool f,
     t_tags(w, f);
 }
 
+static void enc_incremental_alter_configs(struct kwriter *w, int16_t v, bool f,
+                                          const struct incremental_alter_configs_req *q)
+{
+    t_arr(w, f, q->n_resources);
+    for (int32_t i = 0; i < q->n_resources; i++) {
+        const struct incremental_alter_configs_req_resource *res = &q->resources[i];
+        kw_i8(w, res->resource_type);
+        t_str(w, f, res->resource_name);
+        t_arr(w, f, res->n_configs);
+        for (int32_t j = 0; j < res->n_configs; j++) {
+            t_str(w, f, res->configs[j].name);
+            kw_i8(w, res->configs[j].config_operation);
+            t_str(w, f, res->configs[j].value);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    kw_bool(w, q->validate_only);
+    t_tags(w, f);
+}
+
+static void enc_describe_cluster(struct kwriter *w, int16_t v, bool f,
+                                 const struct describe_cluster_req *q)
+{
+    kw_bool(w, q->include_cluster_authorized_operations);
+    if (v >= 1)
+        kw_i8(w, q->endpoint_type);
+    t_tags(w, f);
+}
+
+static void enc_describe_log_dirs(struct kwriter *w, int16_t v, bool f,
+                                  const struct describe_log_dirs_req *q)
+{
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        t_str(w, f, q->topics[i].topic);
+        t_i32s(w, f, q->topics[i].partitions, q->topics[i].n_partitions);
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
+static void enc_offset_for_leader_epoch(struct kwriter *w, int16_t v, bool f,
+                                        const struct offset_for_leader_epoch_req *q)
+{
+    if (v >= 3)
+        kw_i32(w, q->replica_id);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct offset_for_leader_epoch_req_topic *t = &q->topics[i];
+        t_str(w, f, t->topic);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            kw_i32(w, t->partitions[j].partition);
+            if (v >= 2)
+                kw_i32(w, t->partitions[j].current_leader_epoch);
+            kw_i32(w, t->partitions[j].leader_epoch);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
 void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q)
 {
     bool f = kafka_api_flexible(key, v);
@@ -426,6 +492,18 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_FIND_COORDINATOR:
         enc_find_coordinator(w, v, f, &q->find_coordinator);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        enc_incremental_alter_configs(w, v, f, &q->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        enc_describe_cluster(w, v, f, &q->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        enc_describe_log_dirs(w, v, f, &q->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        enc_offset_for_leader_epoch(w, v, f, &q->offset_for_leader_epoch);
+        break;
     default:
         (void)tgroup_enc_req(w, key, v, q);
         break;
@@ -461,6 +539,14 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_init_producer_id(r, v, a, &q->init_producer_id);
     case KAPI_FIND_COORDINATOR:
         return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        return kmsg_decode_incremental_alter_configs(r, v, a, &q->incremental_alter_configs);
+    case KAPI_DESCRIBE_CLUSTER:
+        return kmsg_decode_describe_cluster(r, v, a, &q->describe_cluster);
+    case KAPI_DESCRIBE_LOG_DIRS:
+        return kmsg_decode_describe_log_dirs(r, v, a, &q->describe_log_dirs);
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        return kmsg_decode_offset_for_leader_epoch(r, v, a, &q->offset_for_leader_epoch);
     default: {
         int rc;
         return tgroup_decode_req(r, key, v, a, q, &rc) ? rc : -1;
@@ -718,6 +804,7 @@ static void sample_describe_configs(int16_t v, int var, struct arena *a,
     res->configuration_keys[0] = S("log.retention.ms");
     res->configuration_keys[1] = S("num.partitions");
     q->include_synonyms = v >= 1;
+    q->include_documentation = v >= 3;
 }
 
 static void sample_alter_configs(int16_t v, int var, struct arena *a, struct alter_configs_req *q)
@@ -779,6 +866,65 @@ static void sample_find_coordinator(int16_t v, int var, struct arena *a,
     }
 }
 
+static void sample_incremental_alter_configs(int16_t v, int var, struct arena *a,
+                                             struct incremental_alter_configs_req *q)
+{
+    *q = (struct incremental_alter_configs_req){0};
+    if (var)
+        return;
+    q->validate_only = true;
+    q->n_resources = 2;
+    q->resources = alloc(a, 2, sizeof(*q->resources));
+    struct incremental_alter_configs_req_resource *res = &q->resources[0];
+    res->resource_type = KAFKA_RESOURCE_TOPIC;
+    res->resource_name = S("orders");
+    res->n_configs = 3;
+    res->configs = alloc(a, 3, sizeof(*res->configs));
+    res->configs[0] = (struct incremental_alter_config){S("retention.ms"), 0, S("1000")};
+    res->configs[1] = (struct incremental_alter_config){S("segment.ms"), 1, KSTR_NULL};
+    res->configs[2] = (struct incremental_alter_config){S("cleanup.policy"), 2, S("compact")};
+    q->resources[1] =
+        (struct incremental_alter_configs_req_resource){KAFKA_RESOURCE_BROKER, S("1"), NULL, 0};
+}
+
+static void sample_describe_cluster(int16_t v, int var, struct describe_cluster_req *q)
+{
+    *q = (struct describe_cluster_req){.include_cluster_authorized_operations = !var,
+                                       .endpoint_type = KAFKA_ENDPOINT_BROKERS};
+    if (v >= 1 && !var)
+        q->endpoint_type = KAFKA_ENDPOINT_CONTROLLERS;
+}
+
+static void sample_describe_log_dirs(int16_t v, int var, struct arena *a,
+                                     struct describe_log_dirs_req *q)
+{
+    *q = (struct describe_log_dirs_req){.n_topics = -1};
+    if (var)
+        return;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = (struct describe_log_dirs_req_topic){S("orders"), ints(a, 3, 0), 3};
+    q->topics[1] = (struct describe_log_dirs_req_topic){S("x"), NULL, 0};
+}
+
+static void sample_offset_for_leader_epoch(int16_t v, int var, struct arena *a,
+                                           struct offset_for_leader_epoch_req *q)
+{
+    *q = (struct offset_for_leader_epoch_req){.replica_id = -2};
+    if (v >= 3 && !var)
+        q->replica_id = -1;
+    if (var)
+        return;
+    q->n_topics = 1;
+    q->topics = alloc(a, 1, sizeof(*q->topics));
+    q->topics[0].topic = S("orders");
+    q->topics[0].n_partitions = 2;
+    q->topics[0].partitions = alloc(a, 2, sizeof(struct offset_for_leader_epoch_req_partition));
+    q->topics[0].partitions[0] = (struct offset_for_leader_epoch_req_partition){0, -1, 3};
+    q->topics[0].partitions[1] =
+        (struct offset_for_leader_epoch_req_partition){5, v >= 2 ? 7 : -1, 6};
+}
+
 bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_req *q)
 {
     memset(q, 0, sizeof(*q));
@@ -821,6 +967,18 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         return true;
     case KAPI_FIND_COORDINATOR:
         sample_find_coordinator(v, var, a, &q->find_coordinator);
+        return true;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        sample_incremental_alter_configs(v, var, a, &q->incremental_alter_configs);
+        return true;
+    case KAPI_DESCRIBE_CLUSTER:
+        sample_describe_cluster(v, var, &q->describe_cluster);
+        return true;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        sample_describe_log_dirs(v, var, a, &q->describe_log_dirs);
+        return true;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        sample_offset_for_leader_epoch(v, var, a, &q->offset_for_leader_epoch);
         return true;
     default:
         return tgroup_sample_req(key, v, var, a, q);
@@ -1085,6 +1243,11 @@ static void sresp_describe_configs(int16_t v, int var, struct arena *a,
     struct describe_configs_entry *c = &res->configs[0];
     c->name = S("retention.ms");
     c->value = S("1000");
+    c->documentation = KSTR_NULL;
+    if (v >= 3) {
+        c->config_type = KAFKA_CONFIG_TYPE_LONG;
+        c->documentation = S("How long to keep records.");
+    }
     c->is_default = v == 0;
     c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC : -1;
     if (v >= 1) {
@@ -1096,6 +1259,7 @@ static void sresp_describe_configs(int16_t v, int var, struct arena *a,
     c = &res->configs[1];
     c->name = S("password");
     c->value = KSTR_NULL;
+    c->documentation = KSTR_NULL;
     c->read_only = true;
     c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_STATIC_BROKER : -1;
     c->is_sensitive = true;
@@ -1168,6 +1332,67 @@ static void sresp_find_coordinator(int16_t v, int var, struct arena *a,
     }
 }
 
+static void sresp_describe_cluster(int16_t v, int var, struct arena *a,
+                                   struct describe_cluster_resp *p)
+{
+    *p = (struct describe_cluster_resp){.throttle_time_ms = 2,
+                                        .error_message = KSTR_NULL,
+                                        .endpoint_type = KAFKA_ENDPOINT_BROKERS,
+                                        .cluster_id = S("cluster-x"),
+                                        .controller_id = 1,
+                                        .cluster_authorized_operations = INT32_MIN};
+    if (var) {
+        p->error_code = 115;
+        p->error_message = S("no");
+        p->cluster_id = S("");
+        p->controller_id = -1;
+        return;
+    }
+    p->n_brokers = 2;
+    p->brokers = alloc(a, 2, sizeof(*p->brokers));
+    p->brokers[0] = (struct describe_cluster_broker){1, S("h1"), 9092, S("rack-a")};
+    p->brokers[1] = (struct describe_cluster_broker){2, S("h2"), 9093, KSTR_NULL};
+}
+
+static void sresp_describe_log_dirs(int16_t v, int var, struct arena *a,
+                                    struct describe_log_dirs_resp *p)
+{
+    *p = (struct describe_log_dirs_resp){.throttle_time_ms = 1};
+    if (v >= 3 && var)
+        p->error_code = 31;
+    if (var)
+        return;
+    p->n_results = 1;
+    p->results = alloc(a, 1, sizeof(*p->results));
+    struct describe_log_dirs_result *res = &p->results[0];
+    *res = (struct describe_log_dirs_result){.log_dir = S("/data"),
+                                             .total_bytes = v >= 4 ? 1LL << 40 : -1,
+                                             .usable_bytes = v >= 4 ? 1LL << 39 : -1};
+    res->n_topics = 1;
+    res->topics = alloc(a, 1, sizeof(*res->topics));
+    res->topics[0].name = S("orders");
+    res->topics[0].n_partitions = 2;
+    res->topics[0].partitions = alloc(a, 2, sizeof(struct describe_log_dirs_partition));
+    res->topics[0].partitions[0] = (struct describe_log_dirs_partition){0, 12345, 0, false};
+    res->topics[0].partitions[1] = (struct describe_log_dirs_partition){3, 0, 7, true};
+}
+
+static void sresp_offset_for_leader_epoch(int16_t v, int var, struct arena *a,
+                                          struct offset_for_leader_epoch_resp *p)
+{
+    *p = (struct offset_for_leader_epoch_resp){.throttle_time_ms = v >= 2 ? 3 : 0};
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    p->topics[0].topic = S("orders");
+    p->topics[0].n_partitions = 2;
+    p->topics[0].partitions = alloc(a, 2, sizeof(struct offset_for_leader_epoch_resp_partition));
+    p->topics[0].partitions[0] =
+        (struct offset_for_leader_epoch_resp_partition){0, 0, v >= 1 ? 3 : -1, 1000};
+    p->topics[0].partitions[1] = (struct offset_for_leader_epoch_resp_partition){74, 5, -1, -1};
+}
+
 bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_resp *p)
 {
     memset(p, 0, sizeof(*p));
@@ -1210,6 +1435,18 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
         return true;
     case KAPI_FIND_COORDINATOR:
         sresp_find_coordinator(v, var, a, &p->find_coordinator);
+        return true;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        sresp_alter_configs(v, var, a, &p->incremental_alter_configs);
+        return true;
+    case KAPI_DESCRIBE_CLUSTER:
+        sresp_describe_cluster(v, var, a, &p->describe_cluster);
+        return true;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        sresp_describe_log_dirs(v, var, a, &p->describe_log_dirs);
+        return true;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        sresp_offset_for_leader_epoch(v, var, a, &p->offset_for_leader_epoch);
         return true;
     default:
         return tgroup_sample_resp(key, v, var, a, p);
@@ -1257,6 +1494,18 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_FIND_COORDINATOR:
         kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
+        break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        kmsg_encode_incremental_alter_configs(w, v, &p->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        kmsg_encode_describe_cluster(w, v, &p->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        kmsg_encode_describe_log_dirs(w, v, &p->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
         break;
     default:
         (void)tgroup_encode_resp(w, key, v, p);
@@ -1579,6 +1828,11 @@ static void dec_describe_configs(struct kreader *r, int16_t v, bool f, struct ar
                     d_tags(r, f);
                 }
             }
+            c->documentation = KSTR_NULL;
+            if (v >= 3) {
+                c->config_type = kr_i8(r);
+                c->documentation = kr_str(r, f);
+            }
             d_tags(r, f);
         }
         d_tags(r, f);
@@ -1666,6 +1920,85 @@ static void dec_find_coordinator(struct kreader *r, int16_t v, bool f, struct ar
     d_tags(r, f);
 }
 
+static void dec_describe_cluster(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                 struct describe_cluster_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->error_message = kr_str(r, f);
+    p->endpoint_type = v >= 1 ? kr_i8(r) : KAFKA_ENDPOINT_BROKERS;
+    p->cluster_id = kr_str(r, f);
+    p->controller_id = kr_i32(r);
+    p->n_brokers = d_arr(r, f);
+    p->brokers = alloc(a, p->n_brokers, sizeof(*p->brokers));
+    for (int32_t i = 0; i < p->n_brokers; i++) {
+        p->brokers[i].broker_id = kr_i32(r);
+        p->brokers[i].host = kr_str(r, f);
+        p->brokers[i].port = kr_i32(r);
+        p->brokers[i].rack = kr_str(r, f);
+        d_tags(r, f);
+    }
+    p->cluster_authorized_operations = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_describe_log_dirs(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                  struct describe_log_dirs_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = v >= 3 ? kr_i16(r) : 0;
+    p->n_results = d_arr(r, f);
+    p->results = alloc(a, p->n_results, sizeof(*p->results));
+    for (int32_t i = 0; i < p->n_results; i++) {
+        struct describe_log_dirs_result *res = &p->results[i];
+        res->error_code = kr_i16(r);
+        res->log_dir = kr_str(r, f);
+        res->n_topics = d_arr(r, f);
+        res->topics = alloc(a, res->n_topics, sizeof(*res->topics));
+        for (int32_t j = 0; j < res->n_topics; j++) {
+            struct describe_log_dirs_topic *t = &res->topics[j];
+            t->name = kr_str(r, f);
+            t->n_partitions = d_arr(r, f);
+            t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+            for (int32_t k = 0; k < t->n_partitions; k++) {
+                t->partitions[k].partition_index = kr_i32(r);
+                t->partitions[k].partition_size = kr_i64(r);
+                t->partitions[k].offset_lag = kr_i64(r);
+                t->partitions[k].is_future_key = kr_bool(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        res->total_bytes = v >= 4 ? kr_i64(r) : -1;
+        res->usable_bytes = v >= 4 ? kr_i64(r) : -1;
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_offset_for_leader_epoch(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                        struct offset_for_leader_epoch_resp *p)
+{
+    p->throttle_time_ms = v >= 2 ? kr_i32(r) : 0;
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct offset_for_leader_epoch_resp_topic *t = &p->topics[i];
+        t->topic = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            t->partitions[j].error_code = kr_i16(r);
+            t->partitions[j].partition = kr_i32(r);
+            t->partitions[j].leader_epoch = v >= 1 ? kr_i32(r) : -1;
+            t->partitions[j].end_offset = kr_i64(r);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
 int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union kmsg_any_resp *p)
 {
     bool f = kafka_api_flexible(key, v);
@@ -1709,6 +2042,18 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         break;
     case KAPI_FIND_COORDINATOR:
         dec_find_coordinator(r, v, f, a, &p->find_coordinator);
+        break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        dec_alter_configs(r, v, f, a, &p->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        dec_describe_cluster(r, v, f, a, &p->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        dec_describe_log_dirs(r, v, f, a, &p->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        dec_offset_for_leader_epoch(r, v, f, a, &p->offset_for_leader_epoch);
         break;
     default:
         if (!tgroup_dec_resp(r, key, v, a, p))
