@@ -13,7 +13,8 @@
  * AlterConfigs 2, DescribeConfigs 3+: its v2 reads v3's fields), and OffsetCommit 0-1 and
  * OffsetFetch 0 for old clients (sarama 1.2x commits with v1 unless Consumer.Offsets.Retention is
  * set; v0's ZooKeeper-era offsets are the one offset store here, as in Kafka 3.x in KRaft mode).
- * Every client picks the highest version both sides have: raising a maximum changes what
+ * Admin APIs of Kafka 3.x that tools call: OffsetForLeaderEpoch (Raft terms are the leader
+ * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster. Every client picks the highest version both sides have: raising a maximum changes what
  * librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in the reference).
  * Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
