@@ -42,8 +42,11 @@ def stored_batches(topic):
 for codec, code in CODECS.items():
     topic = "oft-" + codec
     delivered = []
-    producer = Producer({"bootstrap.servers": broker, "acks": "all", "linger.ms": 1000,
-                         "compression.type": codec})
+    # one batch of both: the batch goes when it holds two records (or after 10 s), and the
+    # partition's leader is known before the first record is queued
+    producer = Producer({"bootstrap.servers": broker, "acks": "all", "linger.ms": 10000,
+                         "batch.num.messages": 2, "compression.type": codec})
+    producer.list_topics(topic, timeout=10)
     # values that compress (librdkafka sends a batch uncompressed when that is smaller)
     for value, ts in ((b"first " * 200, T_FIRST), (b"second " * 200, T_SECOND)):
         producer.produce(topic, value=value, partition=0, timestamp=ts,
