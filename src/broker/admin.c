@@ -1,13 +1,15 @@
-/* Topic administration: CreateTopics, DeleteTopics, CreatePartitions and AlterConfigs, which
- * the controller carries out (the metadata log, controller/commands.h), and DescribeConfigs,
- * answered from the metadata image on any broker. Error codes and messages follow Kafka's, so
+/* Topic administration: CreateTopics, DeleteTopics, CreatePartitions, AlterConfigs and
+ * IncrementalAlterConfigs, which the controller carries out (the metadata log,
+ * controller/commands.h), and DescribeConfigs and DescribeLogDirs, answered on any broker (from
+ * the metadata image, and from the local logs). Error codes and messages follow Kafka's, so
  * admin clients show familiar text.
  *
  * Each topic of a request is checked here as far as the broker can (name, counts, configs,
  * defaults resolved from this broker's config, what the image already holds, max.partitions),
  * then submitted as one controller command (ctl_runtime_submit through cluster_submit).
  * AlterConfigs of a topic becomes one CTL_REQ_ALTER_CONFIGS that sets the keys given and
- * deletes the others the image holds (cluster_configs.h: AlterConfigs replaces the whole set).
+ * deletes the others the image holds (cluster_configs.h: AlterConfigs replaces the whole set);
+ * IncrementalAlterConfigs becomes the AlterConfigs that sets the whole resulting set.
  * The request is answered once every command has its outcome: an admin_op holds the response
  * slot, a copy of the header and the response (strings copied into its own arena) until its
  * pending count reaches zero. Every broker then applies the image (broker/cluster.c reconcile:
@@ -22,6 +24,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "base/errors.h"
 #include "base/log.h"
@@ -31,6 +34,7 @@
 #include "broker/internal.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
+#include "storage/plog.h"
 
 #define ERRMSG_MAX 300
 
@@ -133,6 +137,9 @@ static void op_release(struct admin_op *op)
     case KAPI_ALTER_CONFIGS:
         kmsg_encode_alter_configs(&r.w, v, &op->resp.alter);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: /* turned into an AlterConfigs (alter_configs) */
+        kmsg_encode_incremental_alter_configs(&r.w, v, &op->resp.alter);
+        break;
     default:
         kmsg_encode_create_partitions(&r.w, v, &op->resp.grow);
         break;
@@ -164,16 +171,21 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     case KAPI_CREATE_TOPICS: {
         struct create_topics_resp_topic *o = &op->resp.create.topics[it->index];
         o->error_code = a->error;
+        o->topic_id = a->topic_id;
         if (a->error == KERR_TOPIC_ALREADY_EXISTS)
             why = "Topic already exists.";
-        if (a->error != KERR_NONE)
+        if (a->error != KERR_NONE) {
             o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+            o->num_partitions = -1;
+            o->replication_factor = -1;
+        }
         break;
     }
     case KAPI_DELETE_TOPICS:
         op->resp.del.responses[it->index].error_code = a->error;
         break;
-    case KAPI_ALTER_CONFIGS: {
+    case KAPI_ALTER_CONFIGS:
+    case KAPI_INCREMENTAL_ALTER_CONFIGS: {
         struct alter_configs_resp_resource *o = &op->resp.alter.responses[it->index];
         o->error_code = a->error;
         if (a->error == KERR_UNKNOWN_TOPIC_OR_PARTITION)
@@ -295,6 +307,9 @@ int handle_create_topics(struct request *req)
         struct create_topics_resp_topic *o = &resp->topics[i];
         o->name = copy_str(&op->arena, t->name);
         o->error_message = KSTR_NULL;
+        o->num_partitions = -1; /* v5+: what was created; configs are not listed (null) */
+        o->replication_factor = -1;
+        o->n_configs = -1;
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
         int32_t parts = 0;
@@ -314,6 +329,8 @@ int handle_create_topics(struct request *req)
             continue;
         }
         partitions += parts;
+        o->num_partitions = cmd.n_partitions;
+        o->replication_factor = (int16_t)cmd.rf;
         if (cr->validate_only)
             continue;
         op->pending++;
@@ -329,6 +346,9 @@ int handle_delete_topics(struct request *req)
     struct delete_topics_req drq;
     if (kmsg_decode_delete_topics(&req->body, req->hdr.api_version, req->arena, &drq) != 0)
         return -ERR_CORRUPT;
+    for (int32_t i = 0; i < drq.n_topic_names; i++) /* v6+: named by id (unknown: null) */
+        if (drq.topic_names[i].len < 0)
+            drq.topic_names[i] = topic_name_by_id(b, drq.topic_ids[i]);
     const struct delete_topics_req *dr = &drq;
     int32_t n = dr->n_topic_names > 0 ? dr->n_topic_names : 0;
     struct admin_op *op = op_new(req, n);
@@ -339,15 +359,19 @@ int handle_delete_topics(struct request *req)
         struct delete_topics_resp_topic *o = &resp->responses[i];
         struct kstr name = dr->topic_names[i];
         o->name = copy_str(&op->arena, name);
+        o->error_message = KSTR_NULL;
+        if (dr->topic_ids)
+            o->topic_id = dr->topic_ids[i];
         if (!b->cfg->delete_topic_enable) {
             o->error_code = KERR_TOPIC_DELETION_DISABLED;
             continue;
         }
         const struct ctl_topic *ct = image_topic(cluster_image(b->cluster), req->arena, name);
         if (!ct) {
-            o->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+            o->error_code = name.len < 0 ? KERR_UNKNOWN_TOPIC_ID : KERR_UNKNOWN_TOPIC_OR_PARTITION;
             continue;
         }
+        o->topic_id = ct->id;
         if (topic_name_internal(ct->name)) {
             o->error_code = KERR_INVALID_REQUEST; /* the broker's own (__consumer_offsets...) */
             continue;
@@ -483,13 +507,11 @@ static int16_t alter_check(struct broker *b, struct arena *a,
     return KERR_NONE;
 }
 
-int handle_alter_configs(struct request *req)
+/* AlterConfigs, and the AlterConfigs an IncrementalAlterConfigs request becomes (answered in
+ * the request's own API and version, op_release). */
+static int alter_configs(struct request *req, const struct alter_configs_req *ar)
 {
     struct broker *b = req->b;
-    struct alter_configs_req arq;
-    if (kmsg_decode_alter_configs(&req->body, req->hdr.api_version, req->arena, &arq) != 0)
-        return -ERR_CORRUPT;
-    const struct alter_configs_req *ar = &arq;
     int32_t n = ar->n_resources > 0 ? ar->n_resources : 0;
     struct admin_op *op = op_new(req, n);
     struct alter_configs_resp *resp = &op->resp.alter;
@@ -504,6 +526,10 @@ int handle_alter_configs(struct request *req)
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
         o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (rr->error_code != KERR_NONE) { /* IncrementalAlterConfigs: its operations failed */
+            o->error_code = rr->error_code;
+            snprintf(err, sizeof(err), "%.*s", rr->error_message.len, rr->error_message.p);
+        }
         if (o->error_code == KERR_NONE)
             o->error_code = alter_check(b, req->arena, rr, &cmd, err, sizeof(err));
         if (o->error_code != KERR_NONE) {
@@ -517,6 +543,14 @@ int handle_alter_configs(struct request *req)
     }
     op_release(op);
     return 0;
+}
+
+int handle_alter_configs(struct request *req)
+{
+    struct alter_configs_req ar;
+    if (kmsg_decode_alter_configs(&req->body, req->hdr.api_version, req->arena, &ar) != 0)
+        return -ERR_CORRUPT;
+    return alter_configs(req, &ar);
 }
 
 /* ---- DescribeConfigs ---- */
@@ -569,6 +603,8 @@ static void describe_topic_configs(struct broker *b, struct arena *a,
         e->value = copy_msg(a, ov ? ov : buf);
         e->read_only = false;
         e->is_sensitive = false;
+        e->config_type = topic_config_type(i);
+        e->documentation = KSTR_NULL;
         if (ov)
             e->config_source = KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC;
         else if (be && !be->is_default)
@@ -684,3 +720,263 @@ int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errca
     return KERR_NONE;
 }
 
+/* ---- IncrementalAlterConfigs ---- */
+
+/* A topic's overrides now (the image's, which every broker applies), in a; -1 when there is no
+ * such topic. */
+static int current_overrides(struct broker *b, struct arena *a, struct kstr name,
+                             const struct topic_config_kv **out)
+{
+    const struct ctl_image *img = cluster_image(b->cluster);
+    const struct ctl_topic *ct = image_topic(img, a, name);
+    if (!ct)
+        return -1;
+    int cap = topic_config_key_count();
+    struct topic_config_kv *kvs = arena_calloc(a, (size_t)cap, sizeof(*kvs));
+    *out = kvs;
+    return cluster_image_overrides(img, ct->name, kvs, cap, NULL);
+}
+
+/* Splits s (modified) into its comma-separated items, spaces around them dropped, empty ones
+ * left out; items has room for strlen(s) / 2 + 1. Returns how many. */
+static int split_list(char *s, char **items)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *it = strtok_r(s, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        while (*it == ' ')
+            it++;
+        size_t len = strlen(it);
+        while (len && it[len - 1] == ' ')
+            it[--len] = '\0';
+        if (len)
+            items[n++] = it;
+    }
+    return n;
+}
+
+static bool has_item(char *const *items, int n, const char *x)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(items[i], x))
+            return true;
+    return false;
+}
+
+/* A list config's value cur with the items of `by` appended (those not there yet) or taken out
+ * (SUBTRACT), as Kafka computes it: the result, in a. */
+static char *list_op(struct arena *a, const char *cur, struct kstr by, bool append)
+{
+    char *c = arena_strndup(a, cur, strlen(cur));
+    char *x = arena_strndup(a, by.p, (size_t)by.len);
+    char **have = arena_calloc(a, strlen(c) / 2 + 1, sizeof(*have));
+    char **give = arena_calloc(a, strlen(x) / 2 + 1, sizeof(*give));
+    int n_have = split_list(c, have), n_give = split_list(x, give);
+    char *out = arena_calloc(a, 1, strlen(cur) + (size_t)by.len + 2);
+    char **kept = arena_calloc(a, (size_t)(n_have + n_give) + 1, sizeof(*kept));
+    int n_kept = 0;
+    for (int i = 0; i < n_have; i++)
+        if ((append || !has_item(give, n_give, have[i])) && !has_item(kept, n_kept, have[i]))
+            kept[n_kept++] = have[i];
+    for (int i = 0; append && i < n_give; i++)
+        if (!has_item(kept, n_kept, give[i]))
+            kept[n_kept++] = give[i];
+    for (int i = 0; i < n_kept; i++) {
+        if (i)
+            strcat(out, ",");
+        strcat(out, kept[i]);
+    }
+    return out;
+}
+
+/* The overrides a topic's IncrementalAlterConfigs operations leave, by Kafka's rules: SET gives
+ * a key its value, DELETE drops its override (the default applies), APPEND and SUBTRACT add
+ * items to or take them from a list config's value (its override, else its default). The result
+ * is the whole new set, as AlterConfigs entries in a (*out, *n_out). Returns KERR_NONE, or
+ * INVALID_REQUEST (a key twice, a null value, an unknown operation) or INVALID_CONFIG (a key that
+ * is no topic config; APPEND or SUBTRACT on one that is no list) with the reason in err. Values
+ * are checked later, by AlterConfigs. Linear in the operations: keys are known ones, at most
+ * topic_config_key_count() of them in the set. */
+static int16_t apply_ops(struct broker *b, struct arena *a, const struct topic_config_kv *cur,
+                         int n_cur, const struct incremental_alter_configs_req_resource *rr,
+                         struct config_entry **out, int32_t *n_out, char *err, size_t errcap)
+{
+    int n_keys = topic_config_key_count();
+    struct kstr *value = arena_calloc(a, (size_t)n_keys, sizeof(*value)); /* by key index */
+    bool *has = arena_calloc(a, (size_t)n_keys, sizeof(*has));
+    bool *touched = arena_calloc(a, (size_t)n_keys, sizeof(*touched));
+    for (int i = 0; i < n_cur; i++) {
+        int k = topic_config_key_index(cur[i].key, strlen(cur[i].key));
+        if (k >= 0 && cur[i].value) {
+            has[k] = true;
+            value[k] = kstr_c(cur[i].value);
+        }
+    }
+    struct topic_config defaults;
+    topic_config_resolve(&defaults, b->cfg, NULL, 0);
+    for (int32_t i = 0; i < rr->n_configs; i++) {
+        const struct incremental_alter_config *c = &rr->configs[i];
+        int k = c->name.len > 0 ? topic_config_key_index(c->name.p, (size_t)c->name.len) : -1;
+        int8_t op = c->config_operation;
+        if (k < 0) {
+            snprintf(err, errcap, "Unknown topic config name: %.*s",
+                     c->name.len > 200 ? 200 : (c->name.len > 0 ? c->name.len : 0), c->name.p);
+            return KERR_INVALID_CONFIG;
+        }
+        if (touched[k]) {
+            snprintf(err, errcap, "Error due to duplicate config keys");
+            return KERR_INVALID_REQUEST;
+        }
+        touched[k] = true;
+        if (op < KAFKA_CONFIG_OP_SET || op > KAFKA_CONFIG_OP_SUBTRACT) {
+            snprintf(err, errcap, "Unknown config operation %d", op);
+            return KERR_INVALID_REQUEST;
+        }
+        const char *name = topic_config_key_name(k);
+        if (op != KAFKA_CONFIG_OP_DELETE && c->value.len < 0) {
+            snprintf(err, errcap, "Null value not supported for : %s", name);
+            return KERR_INVALID_REQUEST;
+        }
+        if (op == KAFKA_CONFIG_OP_SET) {
+            has[k] = true;
+            value[k] = c->value;
+        } else if (op == KAFKA_CONFIG_OP_DELETE) {
+            has[k] = false;
+        } else if (!topic_config_is_list(k)) {
+            snprintf(err, errcap, "Config value %s is not allowed for config key: %s",
+                     op == KAFKA_CONFIG_OP_APPEND ? "append" : "subtract", name);
+            return KERR_INVALID_CONFIG;
+        } else if (c->value.len > 255) { /* what topic_config_validate allows */
+            snprintf(err, errcap, "Value of configuration %s is too long", name);
+            return KERR_INVALID_CONFIG;
+        } else {
+            char dflt[256];
+            topic_config_value_text(&defaults, k, dflt, sizeof(dflt));
+            const char *now = has[k] ? arena_strndup(a, value[k].p, (size_t)value[k].len) : dflt;
+            value[k] = kstr_c(list_op(a, now, c->value, op == KAFKA_CONFIG_OP_APPEND));
+            has[k] = true;
+        }
+    }
+    struct config_entry *set = arena_calloc(a, (size_t)n_keys, sizeof(*set));
+    int32_t n = 0;
+    for (int k = 0; k < n_keys; k++)
+        if (has[k])
+            set[n++] = (struct config_entry){kstr_c(topic_config_key_name(k)), value[k]};
+    *out = set;
+    *n_out = n;
+    return KERR_NONE;
+}
+
+int handle_incremental_alter_configs(struct request *req)
+{
+    struct incremental_alter_configs_req ir;
+    struct arena *a = req->arena;
+    if (kmsg_decode_incremental_alter_configs(&req->body, req->hdr.api_version, a, &ir) != 0)
+        return -ERR_CORRUPT;
+    struct alter_configs_req ar = {.validate_only = ir.validate_only};
+    ar.n_resources = ir.n_resources;
+    ar.resources =
+        arena_calloc(a, (size_t)(ir.n_resources ? ir.n_resources : 1), sizeof(*ar.resources));
+    for (int32_t i = 0; i < ir.n_resources; i++) {
+        const struct incremental_alter_configs_req_resource *rr = &ir.resources[i];
+        struct alter_configs_req_resource *o = &ar.resources[i];
+        *o = (struct alter_configs_req_resource){.resource_type = rr->resource_type,
+                                                 .resource_name = rr->resource_name};
+        const struct topic_config_kv *cur = NULL;
+        int n_cur;
+        if (rr->resource_type != KAFKA_RESOURCE_TOPIC ||
+            (n_cur = current_overrides(req->b, a, rr->resource_name, &cur)) < 0)
+            continue; /* AlterConfigs answers it: not a topic, or no such topic */
+        char err[ERRMSG_MAX] = "";
+        o->error_code =
+            apply_ops(req->b, a, cur, n_cur, rr, &o->configs, &o->n_configs, err, sizeof(err));
+        if (o->error_code != KERR_NONE)
+            o->error_message = copy_msg(a, err);
+    }
+    return alter_configs(req, &ar);
+}
+
+/* ---- DescribeLogDirs ---- */
+
+/* Describes partition p (its whole log is in the one log directory; never a future replica). */
+static void describe_log_dir_partition(struct partition *p, struct describe_log_dirs_partition *o)
+{
+    int64_t lag = plog_high_watermark(p->log) - plog_end_offset(p->log); /* Kafka: HW - LEO */
+    *o = (struct describe_log_dirs_partition){p->index, plog_size_bytes(p->log), lag > 0 ? lag : 0,
+                                              false};
+}
+
+/* DescribeLogDirs: the one directory of log.dirs, with this broker's replicas in it (every
+ * topic, or those asked for; partitions it does not hold are left out, as Kafka does). */
+int handle_describe_log_dirs(struct request *req)
+{
+    struct broker *b = req->b;
+    struct arena *a = req->arena;
+    struct describe_log_dirs_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_describe_log_dirs(&req->body, v, a, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct describe_log_dirs_result *res = arena_calloc(a, 1, sizeof(*res));
+    res->log_dir = kstr_c(b->cfg->log_dirs);
+    res->total_bytes = res->usable_bytes = -1;
+    struct statvfs st;
+    if (statvfs(b->cfg->log_dirs, &st) == 0) {
+        res->total_bytes = (int64_t)st.f_blocks * (int64_t)st.f_frsize;
+        res->usable_bytes = (int64_t)st.f_bavail * (int64_t)st.f_frsize;
+    }
+    size_t n_topics = dr.n_topics < 0 ? b->topics.len : (size_t)dr.n_topics;
+    res->topics = arena_calloc(a, n_topics ? n_topics : 1, sizeof(*res->topics));
+    if (dr.n_topics < 0) {
+        size_t it = 0;
+        const char *k;
+        void *val;
+        while (strmap_next(&b->topics, &it, &k, &val)) {
+            struct topic *t = val;
+            struct describe_log_dirs_topic *o = &res->topics[res->n_topics++];
+            o->name = kstr_c(t->name);
+            o->partitions =
+                arena_calloc(a, (size_t)(t->n_parts ? t->n_parts : 1), sizeof(*o->partitions));
+            for (int32_t i = 0; i < t->n_parts; i++)
+                describe_log_dir_partition(t->parts[i], &o->partitions[o->n_partitions++]);
+        }
+    } else {
+        /* each topic once, each partition once (a set, as Kafka takes it): linear in the
+         * request, however many repeats it holds */
+        struct strmap listed; /* topic name -> 1 + its index in res->topics */
+        strmap_init(&listed);
+        bool **seen_of = arena_calloc(a, n_topics ? n_topics : 1, sizeof(*seen_of));
+        for (int32_t i = 0; i < dr.n_topics; i++) {
+            const struct describe_log_dirs_req_topic *rt = &dr.topics[i];
+            struct topic *t = topic_find(b, rt->topic);
+            if (!t)
+                continue;
+            uintptr_t at = (uintptr_t)strmap_get(&listed, t->name, strlen(t->name));
+            if (!at) {
+                struct describe_log_dirs_topic *o = &res->topics[res->n_topics++];
+                o->name = kstr_c(t->name);
+                o->partitions =
+                    arena_calloc(a, (size_t)(t->n_parts ? t->n_parts : 1), sizeof(*o->partitions));
+                seen_of[res->n_topics - 1] =
+                    arena_calloc(a, (size_t)(t->n_parts ? t->n_parts : 1), sizeof(bool));
+                at = (uintptr_t)res->n_topics;
+                strmap_put(&listed, t->name, strlen(t->name), (void *)at);
+            }
+            struct describe_log_dirs_topic *o = &res->topics[at - 1];
+            bool *seen = seen_of[at - 1];
+            for (int32_t j = 0; j < rt->n_partitions; j++) {
+                int32_t pi = rt->partitions[j];
+                if (pi < 0 || pi >= t->n_parts || seen[pi])
+                    continue;
+                seen[pi] = true;
+                describe_log_dir_partition(t->parts[pi], &o->partitions[o->n_partitions++]);
+            }
+        }
+        strmap_destroy(&listed);
+    }
+    struct describe_log_dirs_resp resp = {.results = res, .n_results = 1};
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_describe_log_dirs(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}

@@ -89,6 +89,14 @@ static handler_fn handler_for(int16_t key)
         return handle_delete_groups;
     case KAPI_OFFSET_DELETE:
         return handle_offset_delete;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        return handle_incremental_alter_configs;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        return handle_describe_log_dirs;
+    case KAPI_DESCRIBE_CLUSTER:
+        return handle_describe_cluster;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        return handle_offset_for_leader_epoch;
     }
     return NULL;
 }

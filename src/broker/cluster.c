@@ -340,12 +340,12 @@ static struct topic *local_topic(struct cluster *c, const struct ctl_topic *t)
         struct topic_config_kv *kv = mem_calloc(n_cf ? n_cf : 1, sizeof(*kv));
         for (size_t i = 0; i < n_cf; i++)
             kv[i] = (struct topic_config_kv){cf[i].key, cf[i].value};
-        int rc = topic_create(b, name, t->n_partitions, kv, (int)n_cf, err, sizeof(err));
+        int rc = topic_create(b, name, t->id.b, t->n_partitions, kv, (int)n_cf, err, sizeof(err));
         mem_free(kv);
         if (rc != 0 && n_cf > 0) { /* never lose the replica over a config this node refuses */
             log_warn("cluster_topic_configs_refused", "topic=%s error=\"%s\" action=defaults",
                      t->name, err);
-            rc = topic_create(b, name, t->n_partitions, NULL, 0, err, sizeof(err));
+            rc = topic_create(b, name, t->id.b, t->n_partitions, NULL, 0, err, sizeof(err));
         }
         if (rc != 0) {
             log_error("cluster_topic_create_failed", "topic=%s error=\"%s\"", t->name, err);
@@ -353,8 +353,11 @@ static struct topic *local_topic(struct cluster *c, const struct ctl_topic *t)
         }
         lt = topic_find(b, name);
         CHECK(lt != NULL);
-        /* the catalog keeps the id topic_create drew: local topics are matched by name */
-    } else if (lt->n_parts < t->n_partitions) {
+    } else if (memcmp(lt->id, t->id.b, sizeof(lt->id)) != 0 &&
+               topic_set_id(b, lt, t->id.b) != 0) { /* a catalog of an older release */
+        log_warn("cluster_topic_id_not_saved", "topic=%s", t->name);
+    }
+    if (lt->n_parts < t->n_partitions) {
         if (topic_add_partitions(b, lt, t->n_partitions, err, sizeof(err)) != 0) {
             log_error("cluster_partitions_create_failed", "topic=%s error=\"%s\"", t->name, err);
             return NULL;

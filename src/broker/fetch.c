@@ -77,6 +77,7 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
         const struct fetch_req_topic *rt = &req->topics[i];
         struct fetch_resp_topic *ot = &resp->topics[i];
         ot->topic = rt->topic;
+        ot->topic_id = rt->topic_id;
         ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
         ot->partitions = arena_calloc(a, (size_t)ot->n_partitions, sizeof(*ot->partitions));
         struct topic *t = topic_find(b, rt->topic);
@@ -91,7 +92,10 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
             op->preferred_read_replica = -1;
             op->records_len = 0;
             if (!t || rp->partition < 0 || rp->partition >= t->n_parts) {
-                op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                /* v13+: a topic id that names no topic (handle_fetch found no name) */
+                op->error_code = !t && rt->topic.len == 0 && !kuuid_is_zero(rt->topic_id)
+                                     ? KERR_UNKNOWN_TOPIC_ID
+                                     : KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 *errors = true;
                 continue;
             }
@@ -268,6 +272,11 @@ int handle_fetch(struct request *req)
     struct fetch_req fr;
     if (kmsg_decode_fetch(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
+    for (int32_t i = 0; i < fr.n_topics; i++) { /* v13+: topics by id */
+        struct kstr name = topic_name_by_id(b, fr.topics[i].topic_id);
+        if (name.len > 0)
+            fr.topics[i].topic = name;
+    }
     struct conn_slot *slot = conn_slot_reserve(req->conn);
     struct fetch_resp resp;
     bool errors;

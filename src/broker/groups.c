@@ -273,6 +273,25 @@ int handle_offset_fetch(struct request *req)
     if (kmsg_decode_offset_fetch(&req->body, v, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
     struct offset_fetch_resp resp;
+    if (v >= 8) { /* several groups: each is asked as a v7 request for one group would be */
+        resp = (struct offset_fetch_resp){0};
+        resp.groups =
+            arena_calloc(req->arena, (size_t)(fr.n_groups ? fr.n_groups : 1), sizeof(*resp.groups));
+        resp.n_groups = fr.n_groups;
+        for (int32_t i = 0; i < fr.n_groups; i++) {
+            const struct offset_fetch_req_group *g = &fr.groups[i];
+            struct offset_fetch_req one = {.group_id = g->group_id,
+                                           .topics = g->topics,
+                                           .n_topics = g->n_topics,
+                                           .require_stable = fr.require_stable};
+            struct offset_fetch_resp got;
+            coordinator_fetch_offsets(req->b->groups, &one, req->arena, &got);
+            resp.groups[i] = (struct offset_fetch_resp_group){g->group_id, got.topics, got.n_topics,
+                                                              got.error_code};
+        }
+        send_now(req, enc_offset_fetch, &resp);
+        return 0;
+    }
     coordinator_fetch_offsets(req->b->groups, &fr, req->arena, &resp);
     if (v < 2 && resp.error_code != KERR_NONE) {
         /* no top-level error before v2: it is in every partition already */

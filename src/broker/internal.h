@@ -138,6 +138,10 @@ int handle_delete_topics(struct request *req);
 int handle_create_partitions(struct request *req);
 int handle_describe_configs(struct request *req);
 int handle_alter_configs(struct request *req);
+int handle_incremental_alter_configs(struct request *req); /* admin.c */
+int handle_describe_log_dirs(struct request *req);         /* admin.c */
+int handle_describe_cluster(struct request *req);          /* metadata.c */
+int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
 /* FindCoordinator answers, for both modes: not available (why in the error message), or this
@@ -201,14 +205,21 @@ int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, in
  * broker (static configuration) or any other resource type. */
 int16_t admin_alter_resource_check(int8_t resource_type, char *err, size_t errcap);
 struct topic *topic_find(struct broker *b, struct kstr name);
+/* The name of the topic whose id is id (the metadata image's id, which Metadata gives clients),
+ * or KSTR_NULL if there is none. The name is valid
+ * until the topic goes away: copy it to keep it past the request. */
+struct kstr topic_name_by_id(struct broker *b, struct kuuid id);
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index);
 /* Loads every topic of the catalog and opens (recovers) its logs. */
 int topics_load(struct broker *b, struct broker_startup *info);
-/* Creates a topic (persisted in the catalog, logs created). overrides must be validated.
- * Returns 0 or a negative code with err set. */
-int topic_create(struct broker *b, struct kstr name, int32_t partitions,
+/* Creates the local topic of id (the metadata image's; persisted in the catalog, logs
+ * created). overrides must be validated. Returns 0 or a negative code with err set. */
+int topic_create(struct broker *b, struct kstr name, const uint8_t id[16], int32_t partitions,
                  const struct topic_config_kv *overrides, int n_overrides, char *err,
                  size_t errcap);
+/* Gives the local topic the image's id (a catalog written before local topics took it). Returns
+ * 0 or a negative code (the catalog not rewritten; the old id stays). */
+int topic_set_id(struct broker *b, struct topic *t, const uint8_t id[16]);
 /* Deletes a topic: completes its parked requests, removes it from the catalog and its data. */
 int topic_delete(struct broker *b, struct topic *t);
 /* Grows a topic to `count` partitions. */

@@ -109,6 +109,7 @@ static void describe(struct broker *b, const struct ctl_topic *t, struct metadat
     mt->error_code = KERR_NONE;
     mt->name = kstr_c(arena_strndup(a, t->name, strlen(t->name)));
     mt->is_internal = topic_name_internal(t->name);
+    mt->topic_id = t->id;
     mt->topic_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
     mt->n_partitions = t->n_partitions;
     mt->partitions =
@@ -256,6 +257,38 @@ struct metadata_op {
     struct reactor_timer timer;
 };
 
+/* The brokers Metadata and DescribeCluster list (strings in a): the registered, unfenced ones,
+ * and this one always, with the address of the client's listener (self_host:self_port).
+ * Returns how many. */
+static int32_t listed_brokers(const struct broker *b, struct arena *a, struct kstr self_host,
+                              int32_t self_port, struct metadata_broker **out)
+{
+    const struct ctl_image *img = cluster_image(b->cluster);
+    struct metadata_broker *list = arena_calloc(a, img->n_brokers + 1, sizeof(*list));
+    int32_t n = 0;
+    bool self_listed = false;
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *br = &img->brokers[i];
+        if (br->fenced && br->id != b->cfg->node_id)
+            continue;
+        struct metadata_broker *mb = &list[n++];
+        mb->node_id = br->id;
+        mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
+        mb->port = br->port;
+        mb->rack = KSTR_NULL;
+        if (br->id == b->cfg->node_id) { /* this broker: the client's listener's address */
+            mb->host = self_host;
+            mb->port = self_port;
+        }
+        self_listed |= br->id == b->cfg->node_id;
+    }
+    if (!self_listed)
+        list[n++] = (struct metadata_broker){
+            .node_id = b->cfg->node_id, .host = self_host, .port = self_port, .rack = KSTR_NULL};
+    *out = list;
+    return n;
+}
+
 /* Builds the Metadata answer for mr from the image now (strings in a) and sends it to slot.
  * may_create: a name the image lacks is being created (LEADER_NOT_AVAILABLE, retriable), not
  * unknown. */
@@ -268,30 +301,7 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
     int16_t v = hdr->api_version;
     struct metadata_resp resp = {0};
 
-    resp.brokers = arena_calloc(a, img->n_brokers + 1, sizeof(*resp.brokers));
-    bool self_listed = false;
-    for (size_t i = 0; i < img->n_brokers; i++) {
-        const struct ctl_broker *br = &img->brokers[i];
-        if (br->fenced && br->id != b->cfg->node_id)
-            continue;
-        struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
-        mb->node_id = br->id;
-        mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
-        mb->port = br->port;
-        mb->rack = KSTR_NULL;
-        if (br->id == b->cfg->node_id) { /* this broker: the client's listener's address */
-            mb->host = self_host;
-            mb->port = self_port;
-        }
-        self_listed |= br->id == b->cfg->node_id;
-    }
-    if (!self_listed) {
-        struct metadata_broker *mb = &resp.brokers[resp.n_brokers++];
-        mb->node_id = b->cfg->node_id;
-        mb->host = self_host;
-        mb->port = self_port;
-        mb->rack = KSTR_NULL;
-    }
+    resp.n_brokers = listed_brokers(b, a, self_host, self_port, &resp.brokers);
     resp.cluster_id = kstr_c(cluster_id(c));
     int32_t ctl = cluster_controller_leader(c);
     resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
@@ -412,6 +422,11 @@ int handle_metadata(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_metadata(&req->body, v, req->arena, &mr) != 0)
         return -ERR_CORRUPT;
+    for (int32_t i = 0; i < mr.n_topics; i++) /* v10+: asked for by id (unknown: "", invalid) */
+        if (mr.topics[i].len < 0) {
+            struct kstr name = topic_name_by_id(b, mr.topic_ids[i]);
+            mr.topics[i] = name.len >= 0 ? name : (struct kstr){"", 0};
+        }
     bool all = mr.n_topics < 0 || (v == 0 && mr.n_topics == 0);
     bool may_create = !all && b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
     struct conn_slot *slot = conn_slot_reserve(req->conn);
@@ -447,6 +462,47 @@ int handle_metadata(struct request *req)
     return 0;
 }
 
+/* DescribeCluster: the brokers and controller Metadata gives, without topics (KIP-700). Only
+ * brokers are described: asking for controllers (v1 endpoint type 2) is UNSUPPORTED_ENDPOINT_TYPE,
+ * as a Kafka broker answers it. */
+int handle_describe_cluster(struct request *req)
+{
+    struct broker *b = req->b;
+    struct describe_cluster_req dr;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_describe_cluster(&req->body, v, req->arena, &dr) != 0)
+        return -ERR_CORRUPT;
+    struct describe_cluster_resp resp = {.error_message = KSTR_NULL,
+                                         .endpoint_type = dr.endpoint_type,
+                                         .cluster_id = kstr_c(""),
+                                         .controller_id = -1,
+                                         .cluster_authorized_operations =
+                                             AUTHORIZED_OPERATIONS_UNKNOWN};
+    if (dr.endpoint_type != KAFKA_ENDPOINT_BROKERS) {
+        resp.error_code = KERR_UNSUPPORTED_ENDPOINT_TYPE;
+        resp.error_message = kstr_c("Only brokers can be described by this endpoint.");
+    } else {
+        struct kstr self_host;
+        int32_t self_port;
+        broker_advertised(b, req->conn, &self_host, &self_port);
+        struct metadata_broker *list;
+        int32_t n = listed_brokers(b, req->arena, self_host, self_port, &list);
+        resp.brokers = arena_calloc(req->arena, (size_t)(n ? n : 1), sizeof(*resp.brokers));
+        for (int32_t i = 0; i < n; i++)
+            resp.brokers[i] = (struct describe_cluster_broker){list[i].node_id, list[i].host,
+                                                               list[i].port, list[i].rack};
+        resp.n_brokers = n;
+        resp.cluster_id = kstr_c(cluster_id(b->cluster));
+        int32_t ctl = cluster_controller_leader(b->cluster);
+        resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_describe_cluster(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
 void find_coordinator_unavailable(struct find_coordinator_resp *resp, const char *why)
 {
     resp->error_code = KERR_COORDINATOR_NOT_AVAILABLE;
@@ -463,16 +519,43 @@ void find_coordinator_self(const struct request *req, struct find_coordinator_re
     broker_advertised(req->b, req->conn, &resp->host, &resp->port);
 }
 
+/* The coordinator of one key, in the single-key form of v0-3. */
+static void find_one(struct request *req, int8_t key_type, struct kstr key,
+                     struct find_coordinator_resp *resp)
+{
+    *resp = (struct find_coordinator_resp){.error_message = KSTR_NULL};
+    if (key_type != KAFKA_COORDINATOR_GROUP)
+        find_coordinator_unavailable(resp, "transactions are not supported");
+    else
+        group_coordinator(req, key, resp);
+}
+
 int handle_find_coordinator(struct request *req)
 {
     struct find_coordinator_req fr;
     if (kmsg_decode_find_coordinator(&req->body, req->hdr.api_version, req->arena, &fr) != 0)
         return -ERR_CORRUPT;
-    struct find_coordinator_resp resp = {.error_message = KSTR_NULL};
-    if (fr.key_type != KAFKA_COORDINATOR_GROUP)
-        find_coordinator_unavailable(&resp, "transactions are not supported");
-    else
-        group_coordinator(req, fr.key, &resp);
+    struct find_coordinator_resp resp;
+    if (req->hdr.api_version <= 3) {
+        find_one(req, fr.key_type, fr.key, &resp);
+    } else { /* v4+: one answer per key */
+        resp = (struct find_coordinator_resp){.error_message = KSTR_NULL};
+        int32_t n = fr.n_coordinator_keys;
+        resp.coordinators =
+            arena_calloc(req->arena, (size_t)(n ? n : 1), sizeof(*resp.coordinators));
+        resp.n_coordinators = n;
+        for (int32_t i = 0; i < n; i++) {
+            struct find_coordinator_resp one;
+            find_one(req, fr.key_type, fr.coordinator_keys[i], &one);
+            resp.coordinators[i] =
+                (struct find_coordinator_coordinator){.key = fr.coordinator_keys[i],
+                                                      .node_id = one.node_id,
+                                                      .host = one.host,
+                                                      .port = one.port,
+                                                      .error_code = one.error_code,
+                                                      .error_message = one.error_message};
+        }
+    }
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_find_coordinator(&r.w, req->hdr.api_version, &resp);

@@ -54,11 +54,13 @@ int handle_list_offsets(struct request *req)
                 op->offset = plog_start_offset(p->log);
             } else if (rp->timestamp == KAFKA_OFFSET_LATEST) {
                 op->offset = plog_high_watermark(p->log); /* == LSO: no transactions */
-            } else if (rp->timestamp < 0) {
+            } else if (rp->timestamp < 0 && rp->timestamp != KAFKA_OFFSET_MAX_TIMESTAMP) {
                 op->error_code = KERR_INVALID_REQUEST;
-            } else {
+            } else { /* the first record at or after the time, or the latest record (-3) */
                 int64_t off, ts;
-                int rc = plog_offset_for_timestamp(p->log, rp->timestamp, &off, &ts);
+                int rc = rp->timestamp == KAFKA_OFFSET_MAX_TIMESTAMP
+                             ? plog_offset_for_max_timestamp(p->log, &off, &ts)
+                             : plog_offset_for_timestamp(p->log, rp->timestamp, &off, &ts);
                 if (rc != 0) {
                     op->error_code = kafka_error_from_rc(rc);
                 } else if (off >= 0 && off < plog_high_watermark(p->log)) {
@@ -131,6 +133,95 @@ int handle_delete_records(struct request *req)
     struct response r;
     response_begin(&r, &req->hdr);
     kmsg_encode_delete_records(&r.w, v, &resp);
+    response_send(&r, conn_slot_reserve(req->conn));
+    return 0;
+}
+
+/* Kafka's answer for epoch e from a leader-epoch cache (LeaderEpochFileCache.endOffsetFor):
+ * the latest epoch itself ends at LEO; an epoch below the first ends where the first starts;
+ * any other ends where the next larger epoch starts, reported as the largest epoch <= e; an
+ * epoch above the latest, or any epoch of an empty cache, is undefined (-1, -1). */
+static void epoch_end(const struct plog *log, int32_t e, int32_t *epoch, int64_t *end)
+{
+    *epoch = -1;
+    *end = -1;
+    size_t n = plog_epoch_count(log);
+    if (n == 0 || e < 0)
+        return;
+    int32_t last;
+    int64_t last_start;
+    plog_epoch_at(log, n - 1, &last, &last_start);
+    if (e == last) {
+        *epoch = e;
+        *end = plog_end_offset(log);
+        return;
+    }
+    if (e > last)
+        return;
+    int32_t floor = e; /* below the first: the epoch asked for, as Kafka reports it */
+    for (size_t i = 0; i < n; i++) {
+        int32_t ep;
+        int64_t start;
+        plog_epoch_at(log, i, &ep, &start);
+        if (ep > e) {
+            *epoch = floor;
+            *end = start;
+            return;
+        }
+        floor = ep;
+    }
+}
+
+/* OffsetForLeaderEpoch (KIP-101, KIP-320): where each epoch (Raft term) asked for ends in the
+ * leader's log, from the plog's leader-epoch cache; the current leader epoch, when given, is
+ * checked as ListOffsets checks it. */
+int handle_offset_for_leader_epoch(struct request *req)
+{
+    struct broker *b = req->b;
+    struct offset_for_leader_epoch_req er;
+    int16_t v = req->hdr.api_version;
+    if (kmsg_decode_offset_for_leader_epoch(&req->body, v, req->arena, &er) != 0)
+        return -ERR_CORRUPT;
+    struct arena *a = req->arena;
+    struct offset_for_leader_epoch_resp resp = {0};
+    resp.n_topics = er.n_topics;
+    resp.topics = arena_calloc(a, (size_t)(er.n_topics ? er.n_topics : 1), sizeof(*resp.topics));
+    for (int32_t i = 0; i < er.n_topics; i++) {
+        const struct offset_for_leader_epoch_req_topic *rt = &er.topics[i];
+        struct offset_for_leader_epoch_resp_topic *ot = &resp.topics[i];
+        ot->topic = rt->topic;
+        ot->n_partitions = rt->n_partitions;
+        ot->partitions = arena_calloc(a, (size_t)(rt->n_partitions ? rt->n_partitions : 1),
+                                      sizeof(*ot->partitions));
+        for (int32_t j = 0; j < rt->n_partitions; j++) {
+            const struct offset_for_leader_epoch_req_partition *rp = &rt->partitions[j];
+            struct offset_for_leader_epoch_resp_partition *op = &ot->partitions[j];
+            *op = (struct offset_for_leader_epoch_resp_partition){
+                .partition = rp->partition, .leader_epoch = -1, .end_offset = -1};
+            struct partition *p = partition_find(b, rt->topic, rp->partition);
+            if (!p) {
+                op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                continue;
+            }
+            int16_t lec = partition_leader_check(b, p);
+            if (lec != KERR_NONE) {
+                op->error_code = lec;
+                continue;
+            }
+            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch > p->leader_epoch) {
+                op->error_code = KERR_UNKNOWN_LEADER_EPOCH;
+                continue;
+            }
+            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch < p->leader_epoch) {
+                op->error_code = KERR_FENCED_LEADER_EPOCH;
+                continue;
+            }
+            epoch_end(p->log, rp->leader_epoch, &op->leader_epoch, &op->end_offset);
+        }
+    }
+    struct response r;
+    response_begin(&r, &req->hdr);
+    kmsg_encode_offset_for_leader_epoch(&r.w, v, &resp);
     response_send(&r, conn_slot_reserve(req->conn));
     return 0;
 }

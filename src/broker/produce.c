@@ -280,6 +280,7 @@ int handle_produce(struct request *req)
             out->base_offset = -1;
             out->log_append_time_ms = -1;
             out->log_start_offset = -1;
+            out->error_message = KSTR_NULL;
             int16_t ec;
             bool dup = false;
             int64_t raft_last = -1, raft_term = -1;

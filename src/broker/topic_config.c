@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "base/log.h"
 #include "broker/config.h"
+#include "kafka/msg.h"
 #include "storage/plog.h"
 
 enum kind {
@@ -39,7 +40,8 @@ enum kind {
     X("max.compaction.lag.ms", K_LONG, 1, NULL, "9223372036854775807")                             \
     X("max.message.bytes", K_INT, 0, "message.max.bytes", NULL)                                    \
     X("message.downconversion.enable", K_BOOL, 0, NULL, "true")                                    \
-    X("message.timestamp.difference.max.ms", K_LONG, 0, NULL, "9223372036854775807")              \
+    X("message.format.version", K_STRING, 0, NULL, "3.0-IV1") /* Kafka 3.x: ignored (v2 only) */   \
+    X("message.timestamp.difference.max.ms", K_LONG, 0, NULL, "9223372036854775807")               \
     X("message.timestamp.type", K_TSTYPE, 0, "log.message.timestamp.type", NULL)                   \
     X("min.cleanable.dirty.ratio", K_RATIO, 0, "log.cleaner.min.cleanable.ratio", NULL)            \
     X("min.compaction.lag.ms", K_LONG, 0, "log.cleaner.min.compaction.lag.ms", NULL)               \
@@ -102,6 +104,33 @@ int topic_config_key_index(const char *key, size_t len)
         if (strlen(keys[i].name) == len && memcmp(keys[i].name, key, len) == 0)
             return i;
     return -1;
+}
+
+bool topic_config_is_list(int i)
+{
+    CHECK(i >= 0 && i < N_KEYS);
+    return keys[i].kind == K_POLICY ||
+           !strcmp(keys[i].name, "follower.replication.throttled.replicas") ||
+           !strcmp(keys[i].name, "leader.replication.throttled.replicas");
+}
+
+int8_t topic_config_type(int i)
+{
+    CHECK(i >= 0 && i < N_KEYS);
+    if (topic_config_is_list(i))
+        return KAFKA_CONFIG_TYPE_LIST;
+    switch (keys[i].kind) {
+    case K_LONG:
+        return KAFKA_CONFIG_TYPE_LONG;
+    case K_INT:
+        return KAFKA_CONFIG_TYPE_INT;
+    case K_BOOL:
+        return KAFKA_CONFIG_TYPE_BOOLEAN;
+    case K_RATIO:
+        return KAFKA_CONFIG_TYPE_DOUBLE;
+    default:
+        return KAFKA_CONFIG_TYPE_STRING;
+    }
 }
 
 static bool parse_i64(const char *s, int64_t *out)

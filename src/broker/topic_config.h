@@ -48,6 +48,12 @@ const char *topic_config_broker_key(int i);
 const char *topic_config_default_text(int i);
 /* Index of a key, or -1 if unknown. */
 int topic_config_key_index(const char *key, size_t len);
+/* Whether key i holds a comma-separated list (Kafka's LIST type: cleanup.policy and the
+ * replication throttle lists), the keys IncrementalAlterConfigs may APPEND to or SUBTRACT
+ * from. */
+bool topic_config_is_list(int i);
+/* Key i's type as DescribeConfigs v3+ reports it (KAFKA_CONFIG_TYPE_* of kafka/msg.h). */
+int8_t topic_config_type(int i);
 
 /* Checks one override. Returns true if valid; otherwise writes a message naming the key and the
  * problem into err (always NUL-terminated). value NULL means "reset to default" and is valid

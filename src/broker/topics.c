@@ -19,8 +19,10 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
+#include "controller/image.h"
 #include "group/coordinator.h"
 #include "kafka/errors.h"
 #include "kafka/names.h"
@@ -41,6 +43,14 @@ struct topic *topic_find(struct broker *b, struct kstr name)
     if (name.len <= 0)
         return NULL;
     return strmap_get(&b->topics, name.p, (size_t)name.len);
+}
+
+struct kstr topic_name_by_id(struct broker *b, struct kuuid id)
+{
+    if (kuuid_is_zero(id))
+        return KSTR_NULL;
+    const struct ctl_topic *t = ctl_image_topic_by_id(cluster_image(b->cluster), id);
+    return t ? kstr_c(t->name) : KSTR_NULL;
 }
 
 struct partition *partition_find(struct broker *b, struct kstr topic, int32_t index)
@@ -202,7 +212,7 @@ int topics_load(struct broker *b, struct broker_startup *info)
     return rc;
 }
 
-int topic_create(struct broker *b, struct kstr name, int32_t partitions,
+int topic_create(struct broker *b, struct kstr name, const uint8_t id[16], int32_t partitions,
                  const struct topic_config_kv *overrides, int n_overrides, char *err, size_t errcap)
 {
     CHECK(partitions > 0);
@@ -216,10 +226,7 @@ int topic_create(struct broker *b, struct kstr name, int32_t partitions,
     char *cname = mem_strndup(name.p, (size_t)name.len);
     struct topic *t = topic_new(b, cname, partitions, overrides, n_overrides);
     mem_free(cname);
-    if (getrandom(t->id, sizeof(t->id), 0) != (ssize_t)sizeof(t->id)) {
-        int64_t now = time_mono_ns();
-        memcpy(t->id, &now, sizeof(now));
-    }
+    memcpy(t->id, id, sizeof(t->id));
     int rc = save_topic(b, t, partitions);
     if (rc != 0) {
         snprintf(err, errcap, "Cannot persist topic: %s", err_str(rc));
@@ -245,6 +252,17 @@ int topic_create(struct broker *b, struct kstr name, int32_t partitions,
     if (t->cfg.flush_ms < INT64_MAX / 2)
         flush_timer_update(b);
     return 0;
+}
+
+int topic_set_id(struct broker *b, struct topic *t, const uint8_t id[16])
+{
+    uint8_t old[16];
+    memcpy(old, t->id, sizeof(old));
+    memcpy(t->id, id, sizeof(t->id));
+    int rc = save_topic(b, t, t->n_parts);
+    if (rc != 0)
+        memcpy(t->id, old, sizeof(old));
+    return rc;
 }
 
 int topic_delete(struct broker *b, struct topic *t)

@@ -685,8 +685,10 @@ bool coordinator_commit(struct coordinator *c, const struct offset_commit_req *r
                 *out = KERR_OFFSET_METADATA_TOO_LARGE;
             } else {
                 *out = KERR_NONE;
+                /* OffsetCommit v1 may say when the commit was made (retention counts from it) */
+                int64_t when = p->commit_timestamp >= 0 ? p->commit_timestamp : wall;
                 struct grec_offset_value v = {p->committed_offset, p->committed_leader_epoch,
-                                              p->committed_metadata, wall};
+                                              p->committed_metadata, when};
                 recs_offset(&rs, req->group_id, t->name, p->partition_index, &v);
                 ecs[n_ecs++] = out;
             }

@@ -172,6 +172,62 @@ int kbatch_validate(const uint8_t *p, size_t len, bool deep, bool strict_count,
     return rc;
 }
 
+/* The first qualifying record of an uncompressed records section (kbatch_find_timestamp). */
+static int find_in_records(const uint8_t *rec, size_t len, const struct kbatch_header *h,
+                           int64_t ts, int64_t min_offset, int64_t *offset, int64_t *timestamp)
+{
+    bool append_time = (h->attributes & KBATCH_ATTR_LOG_APPEND_TIME) != 0;
+    struct krecord_iter it;
+    krecord_iter_init(&it, rec, len, h->records_count);
+    struct krecord r;
+    int rc;
+    while ((rc = krecord_iter_next(&it, &r)) == 1) {
+        if (r.offset_delta < 0 || r.offset_delta > h->last_offset_delta)
+            return -ERR_CORRUPT;
+        int64_t t = h->max_timestamp;
+        if (!append_time && __builtin_add_overflow(h->base_timestamp, r.timestamp_delta, &t))
+            return -ERR_CORRUPT;
+        int64_t o = h->base_offset + r.offset_delta;
+        if (t >= ts && o >= min_offset) {
+            *offset = o;
+            *timestamp = t;
+            return 1;
+        }
+    }
+    return rc;
+}
+
+int kbatch_find_timestamp(const uint8_t *p, size_t len, int64_t ts, int64_t min_offset,
+                          size_t max_decompressed, int64_t *offset, int64_t *timestamp)
+{
+    int rc = kbatch_validate(p, len, false, false, 0);
+    if (rc != 0)
+        return rc == -ERR_UNSUPPORTED ? rc : -ERR_CORRUPT;
+    struct kbatch_header h;
+    kbatch_parse_header(p, &h);
+    /* every record offset (base + delta <= base + lastOffsetDelta) must be representable */
+    if (h.base_offset < 0 || h.base_offset > INT64_MAX - 1 - h.last_offset_delta)
+        return -ERR_CORRUPT;
+    if (kbatch_is_control(&h) || h.records_count == 0)
+        return 0;
+    const uint8_t *rec = p + KBATCH_HEADER_SIZE;
+    size_t rec_len = len - KBATCH_HEADER_SIZE;
+    int codec = kbatch_compression(&h);
+    if (codec == KCOMPRESSION_NONE)
+        return find_in_records(rec, rec_len, &h, ts, min_offset, offset, timestamp);
+    if (codec > KCOMPRESSION_ZSTD)
+        return -ERR_UNSUPPORTED;
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    rc = kcompress_decompress(codec, rec, rec_len, max_decompressed, &out, &out_len);
+    if (rc == 0)
+        rc = find_in_records(out, out_len, &h, ts, min_offset, offset, timestamp);
+    else if (rc != -ERR_TOO_LARGE && rc != -ERR_UNSUPPORTED)
+        rc = -ERR_CORRUPT;
+    mem_free(out);
+    return rc;
+}
+
 void krecord_encode(struct kwriter *w, int64_t timestamp_delta, int32_t offset_delta,
                     struct kbytes key, struct kbytes value, const struct krecord_header *headers,
                     int32_t n_headers)

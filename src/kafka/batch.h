@@ -109,6 +109,16 @@ void kbatch_update_crc(uint8_t *p, size_t len);
 void kbatch_set_base_offset(uint8_t *p, int64_t base_offset);
 void kbatch_set_leader_epoch(uint8_t *p, int32_t epoch);
 
+/* ListOffsets by time inside one batch (p, len: exactly one stored batch): the first record,
+ * in offset order, whose timestamp is >= ts and whose offset is >= min_offset. Returns 1 with
+ * *offset and *timestamp (that record's), 0 if no record qualifies (control batches never do:
+ * consumers do not see their records), or -ERR_CORRUPT (layout, CRC, record framing),
+ * -ERR_UNSUPPORTED (unknown codec), -ERR_TOO_LARGE (compressed records beyond
+ * max_decompressed). A record's timestamp is baseTimestamp + its timestampDelta; in a
+ * LogAppendTime batch every record has the batch's maxTimestamp, as Kafka reports it. */
+int kbatch_find_timestamp(const uint8_t *p, size_t len, int64_t ts, int64_t min_offset,
+                          size_t max_decompressed, int64_t *offset, int64_t *timestamp);
+
 /* One decoded record. Slices point into the records section (or the decompression buffer). */
 struct krecord_header {
     struct kstr key;

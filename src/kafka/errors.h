@@ -89,7 +89,9 @@
     X(THROTTLING_QUOTA_EXCEEDED, 89)                                                               \
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
-    X(DUPLICATE_RESOURCE, 92)
+    X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNKNOWN_TOPIC_ID, 100)                                                                       \
+    X(UNSUPPORTED_ENDPOINT_TYPE, 115)
 
 enum kafka_error {
 #define X(name, code) KERR_##name = code,

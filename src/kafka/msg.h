@@ -79,7 +79,8 @@ void kmsg_encode_api_versions(struct kwriter *w, int16_t v, const struct api_ver
 /* ---- Metadata (3) ---- */
 
 struct metadata_req {
-    struct kstr *topics;              /* names */
+    struct kstr *topics;              /* names; null (len -1) from v10 when asked for by id */
+    struct kuuid *topic_ids;          /* v10+, one per topic (all zero: by name); NULL before */
     int32_t n_topics;                 /* -1 = all topics (v1+ null; v0 empty, reported as -1) */
     bool allow_auto_topic_creation;   /* v4+; default true */
     bool include_cluster_authorized_operations; /* v8+ */
@@ -109,7 +110,8 @@ struct metadata_partition {
 struct metadata_topic {
     int16_t error_code;
     struct kstr name;
-    bool is_internal; /* v1+ */
+    struct kuuid topic_id; /* v10+ */
+    bool is_internal;      /* v1+ */
     struct metadata_partition *partitions;
     int32_t n_partitions;
     int32_t topic_authorized_operations; /* v8+; -2147483648 = not requested */
@@ -150,12 +152,20 @@ struct produce_req {
     int32_t n_topics;
 };
 
+struct produce_record_error {
+    int32_t batch_index;
+    struct kstr batch_index_error_message; /* nullable */
+};
+
 struct produce_resp_partition {
     int32_t index;
     int16_t error_code;
     int64_t base_offset;
     int64_t log_append_time_ms; /* v2+; -1 unless LogAppendTime */
     int64_t log_start_offset;   /* v5+ */
+    struct produce_record_error *record_errors; /* v8+ */
+    int32_t n_record_errors;
+    struct kstr error_message; /* v8+, nullable */
 };
 
 struct produce_resp_topic {
@@ -179,18 +189,23 @@ struct fetch_req_partition {
     int32_t partition;
     int32_t current_leader_epoch; /* v9+; -1 */
     int64_t fetch_offset;
-    int64_t log_start_offset; /* v5+; -1 */
+    int32_t last_fetched_epoch; /* v12+; -1 */
+    int64_t log_start_offset;   /* v5+; -1 */
     int32_t partition_max_bytes;
 };
 
+/* From v13 topics are named by id: the decoder leaves topic empty ("") for the broker to fill
+ * in from topic_id. */
 struct fetch_req_topic {
-    struct kstr topic;
+    struct kstr topic;     /* v0-12 */
+    struct kuuid topic_id; /* v13+ */
     struct fetch_req_partition *partitions;
     int32_t n_partitions;
 };
 
 struct fetch_req_forgotten {
-    struct kstr topic;
+    struct kstr topic;     /* v7-12; "" from v13 */
+    struct kuuid topic_id; /* v13+ */
     int32_t *partitions;
     int32_t n_partitions;
 };
@@ -233,7 +248,8 @@ struct fetch_resp_partition {
 };
 
 struct fetch_resp_topic {
-    struct kstr topic;
+    struct kstr topic;     /* v0-12 */
+    struct kuuid topic_id; /* v13+ */
     struct fetch_resp_partition *partitions;
     int32_t n_partitions;
 };
@@ -328,10 +344,23 @@ struct create_topics_req {
     bool validate_only; /* v1+ */
 };
 
+struct create_topics_resp_config {
+    struct kstr name;
+    struct kstr value; /* nullable */
+    bool read_only;
+    int8_t config_source;
+    bool is_sensitive;
+};
+
 struct create_topics_resp_topic {
     struct kstr name;
+    struct kuuid topic_id; /* v7+ */
     int16_t error_code;
-    struct kstr error_message; /* v1+, nullable */
+    struct kstr error_message;                 /* v1+, nullable */
+    int32_t num_partitions;                    /* v5+; -1 */
+    int16_t replication_factor;                /* v5+; -1 */
+    struct create_topics_resp_config *configs; /* v5+; n_configs -1 = null */
+    int32_t n_configs;
 };
 
 struct create_topics_resp {
@@ -346,15 +375,20 @@ void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create
 
 /* ---- DeleteTopics (20); v4 is flexible ---- */
 
+/* v6 names each topic by name or by id (Topics); earlier versions by name (TopicNames). Both
+ * are reported as topic_names, with topic_ids beside them from v6. */
 struct delete_topics_req {
-    struct kstr *topic_names;
+    struct kstr *topic_names; /* null (len -1) from v6 when named by id */
+    struct kuuid *topic_ids;  /* v6+, one per topic (all zero: by name); NULL before */
     int32_t n_topic_names;
     int32_t timeout_ms;
 };
 
 struct delete_topics_resp_topic {
-    struct kstr name;
+    struct kstr name;      /* nullable from v6 */
+    struct kuuid topic_id; /* v6+ */
     int16_t error_code;
+    struct kstr error_message; /* v5+, nullable */
 };
 
 struct delete_topics_resp {
@@ -425,8 +459,18 @@ struct describe_configs_req_resource {
 struct describe_configs_req {
     struct describe_configs_req_resource *resources;
     int32_t n_resources;
-    bool include_synonyms; /* v1+ */
+    bool include_synonyms;      /* v1+ */
+    bool include_documentation; /* v3+ */
 };
+
+/* ConfigType of DescribeConfigs v3+ (Kafka's ConfigDef.Type) */
+#define KAFKA_CONFIG_TYPE_UNKNOWN 0
+#define KAFKA_CONFIG_TYPE_BOOLEAN 1
+#define KAFKA_CONFIG_TYPE_STRING 2
+#define KAFKA_CONFIG_TYPE_INT 3
+#define KAFKA_CONFIG_TYPE_LONG 5
+#define KAFKA_CONFIG_TYPE_DOUBLE 6
+#define KAFKA_CONFIG_TYPE_LIST 7
 
 struct describe_configs_synonym {
     struct kstr name;
@@ -443,6 +487,8 @@ struct describe_configs_entry {
     bool is_sensitive;
     struct describe_configs_synonym *synonyms; /* v1+ */
     int32_t n_synonyms;
+    int8_t config_type;        /* v3+; KAFKA_CONFIG_TYPE_* */
+    struct kstr documentation; /* v3+, nullable */
 };
 
 struct describe_configs_result {
@@ -472,6 +518,11 @@ struct alter_configs_req_resource {
     struct kstr resource_name;
     struct config_entry *configs;
     int32_t n_configs;
+    /* Not on the wire: set by the broker when it built this resource from an
+     * IncrementalAlterConfigs one whose operations are wrong already (non-zero: the resource is
+     * answered with this error and message and nothing changes). The decoder leaves 0. */
+    int16_t error_code;
+    struct kstr error_message;
 };
 
 struct alter_configs_req {
@@ -496,6 +547,163 @@ struct alter_configs_resp {
 int kmsg_decode_alter_configs(struct kreader *r, int16_t v, struct arena *a,
                               struct alter_configs_req *out);
 void kmsg_encode_alter_configs(struct kwriter *w, int16_t v, const struct alter_configs_resp *resp);
+
+/* ---- IncrementalAlterConfigs (44); v1 flexible ---- */
+
+#define KAFKA_CONFIG_OP_SET 0
+#define KAFKA_CONFIG_OP_DELETE 1
+#define KAFKA_CONFIG_OP_APPEND 2
+#define KAFKA_CONFIG_OP_SUBTRACT 3
+
+struct incremental_alter_config {
+    struct kstr name;
+    int8_t config_operation; /* KAFKA_CONFIG_OP_*; anything else is the broker's to refuse */
+    struct kstr value;       /* nullable */
+};
+
+struct incremental_alter_configs_req_resource {
+    int8_t resource_type;
+    struct kstr resource_name;
+    struct incremental_alter_config *configs;
+    int32_t n_configs;
+};
+
+struct incremental_alter_configs_req {
+    struct incremental_alter_configs_req_resource *resources;
+    int32_t n_resources;
+    bool validate_only;
+};
+
+/* The response has AlterConfigs' fields in every version (struct alter_configs_resp). */
+int kmsg_decode_incremental_alter_configs(struct kreader *r, int16_t v, struct arena *a,
+                                          struct incremental_alter_configs_req *out);
+void kmsg_encode_incremental_alter_configs(struct kwriter *w, int16_t v,
+                                           const struct alter_configs_resp *resp);
+
+/* ---- DescribeCluster (60); flexible from v0 ---- */
+
+#define KAFKA_ENDPOINT_BROKERS 1
+#define KAFKA_ENDPOINT_CONTROLLERS 2
+
+struct describe_cluster_req {
+    bool include_cluster_authorized_operations;
+    int8_t endpoint_type; /* v1+; KAFKA_ENDPOINT_BROKERS before */
+};
+
+struct describe_cluster_broker {
+    int32_t broker_id;
+    struct kstr host;
+    int32_t port;
+    struct kstr rack; /* nullable */
+};
+
+struct describe_cluster_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    int8_t endpoint_type;      /* v1+ */
+    struct kstr cluster_id;
+    int32_t controller_id;
+    struct describe_cluster_broker *brokers;
+    int32_t n_brokers;
+    int32_t cluster_authorized_operations;
+};
+
+int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
+                                 struct describe_cluster_req *out);
+void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
+                                  const struct describe_cluster_resp *resp);
+
+/* ---- DescribeLogDirs (35); v2+ flexible ---- */
+
+struct describe_log_dirs_req_topic {
+    struct kstr topic;
+    int32_t *partitions;
+    int32_t n_partitions;
+};
+
+struct describe_log_dirs_req {
+    struct describe_log_dirs_req_topic *topics; /* n_topics -1 = every topic (null) */
+    int32_t n_topics;
+};
+
+struct describe_log_dirs_partition {
+    int32_t partition_index;
+    int64_t partition_size;
+    int64_t offset_lag;
+    bool is_future_key;
+};
+
+struct describe_log_dirs_topic {
+    struct kstr name;
+    struct describe_log_dirs_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct describe_log_dirs_result {
+    int16_t error_code;
+    struct kstr log_dir;
+    struct describe_log_dirs_topic *topics;
+    int32_t n_topics;
+    int64_t total_bytes;  /* v4+; -1 */
+    int64_t usable_bytes; /* v4+; -1 */
+};
+
+struct describe_log_dirs_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code; /* v3+ */
+    struct describe_log_dirs_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_describe_log_dirs(struct kreader *r, int16_t v, struct arena *a,
+                                  struct describe_log_dirs_req *out);
+void kmsg_encode_describe_log_dirs(struct kwriter *w, int16_t v,
+                                   const struct describe_log_dirs_resp *resp);
+
+/* ---- OffsetForLeaderEpoch (23); v4 flexible ---- */
+
+struct offset_for_leader_epoch_req_partition {
+    int32_t partition;
+    int32_t current_leader_epoch; /* v2+; -1 */
+    int32_t leader_epoch;
+};
+
+struct offset_for_leader_epoch_req_topic {
+    struct kstr topic;
+    struct offset_for_leader_epoch_req_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct offset_for_leader_epoch_req {
+    int32_t replica_id; /* v3+; -2 (a consumer's debugging request) before */
+    struct offset_for_leader_epoch_req_topic *topics;
+    int32_t n_topics;
+};
+
+struct offset_for_leader_epoch_resp_partition {
+    int16_t error_code;
+    int32_t partition;
+    int32_t leader_epoch; /* v1+; -1 */
+    int64_t end_offset;   /* -1 */
+};
+
+struct offset_for_leader_epoch_resp_topic {
+    struct kstr topic;
+    struct offset_for_leader_epoch_resp_partition *partitions;
+    int32_t n_partitions;
+};
+
+struct offset_for_leader_epoch_resp {
+    int32_t throttle_time_ms; /* v2+ */
+    struct offset_for_leader_epoch_resp_topic *topics;
+    int32_t n_topics;
+};
+
+int kmsg_decode_offset_for_leader_epoch(struct kreader *r, int16_t v, struct arena *a,
+                                        struct offset_for_leader_epoch_req *out);
+void kmsg_encode_offset_for_leader_epoch(struct kwriter *w, int16_t v,
+                                         const struct offset_for_leader_epoch_resp *resp);
 
 /* ---- DeleteRecords (21) ---- */
 
@@ -544,18 +752,33 @@ void kmsg_encode_delete_records(struct kwriter *w, int16_t v,
 #define KAFKA_COORDINATOR_GROUP 0
 #define KAFKA_COORDINATOR_TRANSACTION 1
 
+/* v4 batches keys: coordinator_keys in the request, coordinators in the response (key and the
+ * single-coordinator fields are then unused). */
 struct find_coordinator_req {
-    struct kstr key;
-    int8_t key_type; /* v1+; 0 group */
+    struct kstr key;               /* v0-3; "" from v4 */
+    int8_t key_type;               /* v1+; 0 group */
+    struct kstr *coordinator_keys; /* v4+ */
+    int32_t n_coordinator_keys;
 };
 
-struct find_coordinator_resp {
-    int32_t throttle_time_ms; /* v1+ */
-    int16_t error_code;
-    struct kstr error_message; /* v1+, nullable */
+struct find_coordinator_coordinator {
+    struct kstr key;
     int32_t node_id;
     struct kstr host;
     int32_t port;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+struct find_coordinator_resp {
+    int32_t throttle_time_ms;                          /* v1+ */
+    int16_t error_code;                                /* v0-3 */
+    struct kstr error_message;                         /* v1-3, nullable */
+    int32_t node_id;                                   /* v0-3 */
+    struct kstr host;                                  /* v0-3 */
+    int32_t port;                                      /* v0-3 */
+    struct find_coordinator_coordinator *coordinators; /* v4+ */
+    int32_t n_coordinators;
 };
 
 int kmsg_decode_find_coordinator(struct kreader *r, int16_t v, struct arena *a,

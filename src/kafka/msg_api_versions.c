@@ -1,4 +1,5 @@
-/* ApiVersions (key 18), versions 0-3; v3 is flexible (ApiVersionsRequest/Response.json).
+/* ApiVersions (key 18), versions 0-4; v3 is the first flexible version, v4 is v3 again (it only
+ * lets a SupportedFeatures MinVersion be 0, KAFKA-17011) (ApiVersionsRequest/Response.json).
  *
  * The response's tagged fields (SupportedFeatures, FinalizedFeatures...) are never written:
  * this broker has no feature flags. */

@@ -1,4 +1,4 @@
-/* DeleteRecords (key 21), versions 0-1 (DeleteRecordsRequest/Response.json; flexible from v2). */
+/* DeleteRecords (key 21), versions 0-2 (DeleteRecordsRequest/Response.json; flexible from v2). */
 #include "kafka/msg_int.h"
 
 static void decode_topic(struct kreader *r, bool flex, struct arena *a,

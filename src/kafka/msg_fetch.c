@@ -1,4 +1,6 @@
-/* Fetch (key 1), versions 4-11 (FetchRequest/Response.json; flexible from v12).
+/* Fetch (key 1), versions 4-13 (FetchRequest/Response.json; flexible from v12; v12 adds each
+ * partition's LastFetchedEpoch; v13 names topics by id instead of by name, in the request, its
+ * forgotten topics and the response).
  *
  * Response records are not held in the struct: the encoder writes the length prefix and lets
  * the partition's write_records callback append exactly that many bytes (file ranges, so the
@@ -11,6 +13,7 @@ static void decode_partition(struct kreader *r, int16_t v, bool flex, struct fet
     p->partition = kr_i32(r);
     p->current_leader_epoch = v >= 9 ? kr_i32(r) : -1;
     p->fetch_offset = kr_i64(r);
+    p->last_fetched_epoch = v >= 12 ? kr_i32(r) : -1;
     p->log_start_offset = v >= 5 ? kr_i64(r) : -1;
     p->partition_max_bytes = kr_i32(r);
     kr_tags(r, flex);
@@ -19,8 +22,14 @@ static void decode_partition(struct kreader *r, int16_t v, bool flex, struct fet
 static void decode_topic(struct kreader *r, int16_t v, bool flex, struct arena *a,
                          struct fetch_req_topic *t)
 {
-    t->topic = kmsg_rd_str(r, flex);
-    size_t part_min = 4 + (v >= 9 ? 4 : 0) + 8 + (v >= 5 ? 8 : 0) + 4 + kmsg_min_tags(flex);
+    if (v >= 13) {
+        t->topic = (struct kstr){"", 0};
+        t->topic_id = kr_uuid(r);
+    } else {
+        t->topic = kmsg_rd_str(r, flex);
+    }
+    size_t part_min =
+        4 + (v >= 9 ? 4 : 0) + 8 + (v >= 12 ? 4 : 0) + (v >= 5 ? 8 : 0) + 4 + kmsg_min_tags(flex);
     int32_t n = kmsg_rd_array(r, flex, part_min);
     t->partitions = kmsg_alloc(a, n, sizeof(*t->partitions));
     t->n_partitions = n;
@@ -29,10 +38,15 @@ static void decode_topic(struct kreader *r, int16_t v, bool flex, struct arena *
     kr_tags(r, flex);
 }
 
-static void decode_forgotten(struct kreader *r, bool flex, struct arena *a,
+static void decode_forgotten(struct kreader *r, int16_t v, bool flex, struct arena *a,
                              struct fetch_req_forgotten *f)
 {
-    f->topic = kmsg_rd_str(r, flex);
+    if (v >= 13) {
+        f->topic = (struct kstr){"", 0};
+        f->topic_id = kr_uuid(r);
+    } else {
+        f->topic = kmsg_rd_str(r, flex);
+    }
     f->partitions = kmsg_rd_i32s(r, flex, a, false, &f->n_partitions);
     kr_tags(r, flex);
 }
@@ -58,7 +72,8 @@ int kmsg_decode_fetch(struct kreader *r, int16_t v, struct arena *a, struct fetc
         out->session_id = kr_i32(r);
         out->session_epoch = kr_i32(r);
     }
-    size_t topic_min = kmsg_min_str(flex) + kmsg_min_array(flex) + kmsg_min_tags(flex);
+    size_t topic_min =
+        (v >= 13 ? 16 : kmsg_min_str(flex)) + kmsg_min_array(flex) + kmsg_min_tags(flex);
     int32_t n = kmsg_rd_array(r, flex, topic_min);
     out->topics = kmsg_alloc(a, n, sizeof(*out->topics));
     out->n_topics = n;
@@ -69,7 +84,7 @@ int kmsg_decode_fetch(struct kreader *r, int16_t v, struct arena *a, struct fetc
         out->forgotten = kmsg_alloc(a, nf, sizeof(*out->forgotten));
         out->n_forgotten = nf;
         for (int32_t i = 0; i < nf; i++)
-            decode_forgotten(r, flex, a, &out->forgotten[i]);
+            decode_forgotten(r, v, flex, a, &out->forgotten[i]);
     }
     if (v >= 11)
         out->rack_id = kmsg_rd_str(r, flex);
@@ -130,7 +145,10 @@ void kmsg_encode_fetch(struct kwriter *w, int16_t v, const struct fetch_resp *re
     kmsg_wr_array(w, flex, resp->n_topics);
     for (int32_t i = 0; i < resp->n_topics; i++) {
         const struct fetch_resp_topic *t = &resp->topics[i];
-        kmsg_wr_str(w, flex, t->topic);
+        if (v >= 13)
+            kw_uuid(w, t->topic_id);
+        else
+            kmsg_wr_str(w, flex, t->topic);
         kmsg_wr_array(w, flex, t->n_partitions);
         for (int32_t j = 0; j < t->n_partitions; j++)
             encode_partition(w, v, flex, &t->partitions[j]);

@@ -18,7 +18,8 @@ int kmsg_decode_join_group(struct kreader *r, int16_t v, struct arena *a,
     if (!kmsg_version_ok(KAPI_JOIN_GROUP, v))
         return -ERR_UNSUPPORTED;
     bool flex = kafka_api_flexible(KAPI_JOIN_GROUP, v);
-    *out = (struct join_group_req){.rebalance_timeout_ms = -1, .group_instance_id = KSTR_NULL};
+    *out = (struct join_group_req){
+        .rebalance_timeout_ms = -1, .group_instance_id = KSTR_NULL, .reason = KSTR_NULL};
     out->group_id = kmsg_rd_str(r, flex);
     out->session_timeout_ms = kr_i32(r);
     if (v >= 1)
@@ -38,6 +39,8 @@ int kmsg_decode_join_group(struct kreader *r, int16_t v, struct arena *a,
             r->err = true;
         kr_tags(r, flex);
     }
+    if (v >= 8)
+        out->reason = kr_str(r, flex); /* nullable */
     kr_tags(r, flex);
     return kmsg_rd_done(r);
 }
@@ -57,6 +60,8 @@ void kmsg_encode_join_group(struct kwriter *w, int16_t v, const struct join_grou
         wr_str_or_empty(w, flex, resp->protocol_name);
     }
     kmsg_wr_str(w, flex, resp->leader);
+    if (v >= 9)
+        kw_bool(w, resp->skip_assignment);
     kmsg_wr_str(w, flex, resp->member_id);
     kmsg_wr_array(w, flex, resp->n_members);
     for (int32_t i = 0; i < resp->n_members; i++) {
@@ -162,16 +167,17 @@ int kmsg_decode_leave_group(struct kreader *r, int16_t v, struct arena *a,
     if (v <= 2) {
         struct kstr member = kmsg_rd_str(r, flex);
         out->members = arena_calloc(a, 1, sizeof(*out->members));
-        out->members[0] = (struct leave_group_member){member, KSTR_NULL};
+        out->members[0] = (struct leave_group_member){member, KSTR_NULL, KSTR_NULL};
         out->n_members = 1;
     } else {
-        size_t min = 2 * kmsg_min_str(flex) + kmsg_min_tags(flex);
+        size_t min = (v >= 5 ? 3 : 2) * kmsg_min_str(flex) + kmsg_min_tags(flex);
         int32_t n = kmsg_rd_array(r, flex, min);
         out->members = kmsg_alloc(a, n, sizeof(*out->members));
         out->n_members = n;
         for (int32_t i = 0; i < n; i++) {
             out->members[i].member_id = kmsg_rd_str(r, flex);
             out->members[i].group_instance_id = kr_str(r, flex);
+            out->members[i].reason = v >= 5 ? kr_str(r, flex) : KSTR_NULL; /* nullable */
             kr_tags(r, flex);
         }
     }
@@ -205,7 +211,8 @@ static void decode_commit_topic(struct kreader *r, int16_t v, bool flex, struct 
                                 struct offset_commit_req_topic *t)
 {
     t->name = kmsg_rd_str(r, flex);
-    size_t min = 4 + 8 + (v >= 6 ? 4 : 0) + kmsg_min_str(flex) + kmsg_min_tags(flex);
+    size_t min =
+        4 + 8 + (v >= 6 ? 4 : 0) + (v == 1 ? 8 : 0) + kmsg_min_str(flex) + kmsg_min_tags(flex);
     int32_t n = kmsg_rd_array(r, flex, min);
     t->partitions = kmsg_alloc(a, n, sizeof(*t->partitions));
     t->n_partitions = n;
@@ -214,6 +221,7 @@ static void decode_commit_topic(struct kreader *r, int16_t v, bool flex, struct 
         p->partition_index = kr_i32(r);
         p->committed_offset = kr_i64(r);
         p->committed_leader_epoch = v >= 6 ? kr_i32(r) : -1;
+        p->commit_timestamp = v == 1 ? kr_i64(r) : -1;
         p->committed_metadata = kr_str(r, flex); /* nullable */
         kr_tags(r, flex);
     }
@@ -226,10 +234,15 @@ int kmsg_decode_offset_commit(struct kreader *r, int16_t v, struct arena *a,
     if (!kmsg_version_ok(KAPI_OFFSET_COMMIT, v))
         return -ERR_UNSUPPORTED;
     bool flex = kafka_api_flexible(KAPI_OFFSET_COMMIT, v);
-    *out = (struct offset_commit_req){.group_instance_id = KSTR_NULL, .retention_time_ms = -1};
+    *out = (struct offset_commit_req){.generation_id = -1,
+                                      .member_id = {"", 0},
+                                      .group_instance_id = KSTR_NULL,
+                                      .retention_time_ms = -1};
     out->group_id = kmsg_rd_str(r, flex);
-    out->generation_id = kr_i32(r); /* v1+: always present in our range (2+) */
-    out->member_id = kmsg_rd_str(r, flex);
+    if (v >= 1) {
+        out->generation_id = kr_i32(r);
+        out->member_id = kmsg_rd_str(r, flex);
+    }
     if (v >= 7)
         out->group_instance_id = kr_str(r, flex);
     if (v >= 2 && v <= 4)
@@ -267,40 +280,28 @@ void kmsg_encode_offset_commit(struct kwriter *w, int16_t v, const struct offset
 
 /* ---- OffsetFetch ---- */
 
-int kmsg_decode_offset_fetch(struct kreader *r, int16_t v, struct arena *a,
-                             struct offset_fetch_req *out)
+static struct offset_fetch_req_topic *
+decode_fetch_topics(struct kreader *r, bool flex, struct arena *a, bool nullable, int32_t *count)
 {
-    if (!kmsg_version_ok(KAPI_OFFSET_FETCH, v))
-        return -ERR_UNSUPPORTED;
-    bool flex = kafka_api_flexible(KAPI_OFFSET_FETCH, v);
-    *out = (struct offset_fetch_req){0};
-    out->group_id = kmsg_rd_str(r, flex);
     size_t min = kmsg_min_str(flex) + kmsg_min_array(flex) + kmsg_min_tags(flex);
-    /* the topic array may be null (all topics) from v2 */
-    int32_t n = v >= 2 ? kr_array(r, flex, min) : kmsg_rd_array(r, flex, min);
-    out->topics = kmsg_alloc(a, n, sizeof(*out->topics));
-    out->n_topics = n;
+    int32_t n = nullable ? kr_array(r, flex, min) : kmsg_rd_array(r, flex, min);
+    struct offset_fetch_req_topic *topics = kmsg_alloc(a, n, sizeof(*topics));
     for (int32_t i = 0; i < n; i++) {
-        struct offset_fetch_req_topic *t = &out->topics[i];
+        struct offset_fetch_req_topic *t = &topics[i];
         t->name = kmsg_rd_str(r, flex);
         t->partition_indexes = kmsg_rd_i32s(r, flex, a, false, &t->n_partition_indexes);
         kr_tags(r, flex);
     }
-    if (v >= 7)
-        out->require_stable = kr_bool(r);
-    kr_tags(r, flex);
-    return kmsg_rd_done(r);
+    *count = n;
+    return topics;
 }
 
-void kmsg_encode_offset_fetch(struct kwriter *w, int16_t v, const struct offset_fetch_resp *resp)
+static void encode_fetch_topics(struct kwriter *w, int16_t v, bool flex,
+                                const struct offset_fetch_resp_topic *topics, int32_t n)
 {
-    CHECK(kmsg_version_ok(KAPI_OFFSET_FETCH, v));
-    bool flex = kafka_api_flexible(KAPI_OFFSET_FETCH, v);
-    if (v >= 3)
-        kw_i32(w, resp->throttle_time_ms);
-    kmsg_wr_array(w, flex, resp->n_topics);
-    for (int32_t i = 0; i < resp->n_topics; i++) {
-        const struct offset_fetch_resp_topic *t = &resp->topics[i];
+    kmsg_wr_array(w, flex, n);
+    for (int32_t i = 0; i < n; i++) {
+        const struct offset_fetch_resp_topic *t = &topics[i];
         kmsg_wr_str(w, flex, t->name);
         kmsg_wr_array(w, flex, t->n_partitions);
         for (int32_t j = 0; j < t->n_partitions; j++) {
@@ -315,8 +316,57 @@ void kmsg_encode_offset_fetch(struct kwriter *w, int16_t v, const struct offset_
         }
         kw_tags(w, flex);
     }
-    if (v >= 2)
-        kw_error_code(w, resp->error_code);
+}
+
+int kmsg_decode_offset_fetch(struct kreader *r, int16_t v, struct arena *a,
+                             struct offset_fetch_req *out)
+{
+    if (!kmsg_version_ok(KAPI_OFFSET_FETCH, v))
+        return -ERR_UNSUPPORTED;
+    bool flex = kafka_api_flexible(KAPI_OFFSET_FETCH, v);
+    *out = (struct offset_fetch_req){.group_id = {"", 0}};
+    if (v >= 8) {
+        size_t min = kmsg_min_str(flex) + kmsg_min_array(flex) + kmsg_min_tags(flex);
+        int32_t n = kmsg_rd_array(r, flex, min);
+        out->groups = kmsg_alloc(a, n, sizeof(*out->groups));
+        out->n_groups = n;
+        for (int32_t i = 0; i < n; i++) {
+            struct offset_fetch_req_group *g = &out->groups[i];
+            g->group_id = kmsg_rd_str(r, flex);
+            g->topics = decode_fetch_topics(r, flex, a, true, &g->n_topics);
+            kr_tags(r, flex);
+        }
+    } else {
+        out->group_id = kmsg_rd_str(r, flex);
+        /* the topic array may be null (all topics) from v2 */
+        out->topics = decode_fetch_topics(r, flex, a, v >= 2, &out->n_topics);
+    }
+    if (v >= 7)
+        out->require_stable = kr_bool(r);
+    kr_tags(r, flex);
+    return kmsg_rd_done(r);
+}
+
+void kmsg_encode_offset_fetch(struct kwriter *w, int16_t v, const struct offset_fetch_resp *resp)
+{
+    CHECK(kmsg_version_ok(KAPI_OFFSET_FETCH, v));
+    bool flex = kafka_api_flexible(KAPI_OFFSET_FETCH, v);
+    if (v >= 3)
+        kw_i32(w, resp->throttle_time_ms);
+    if (v >= 8) {
+        kmsg_wr_array(w, flex, resp->n_groups);
+        for (int32_t i = 0; i < resp->n_groups; i++) {
+            const struct offset_fetch_resp_group *g = &resp->groups[i];
+            kmsg_wr_str(w, flex, g->group_id);
+            encode_fetch_topics(w, v, flex, g->topics, g->n_topics);
+            kw_error_code(w, g->error_code);
+            kw_tags(w, flex);
+        }
+    } else {
+        encode_fetch_topics(w, v, flex, resp->topics, resp->n_topics);
+        if (v >= 2)
+            kw_error_code(w, resp->error_code);
+    }
     kw_tags(w, flex);
 }
 

@@ -1,7 +1,8 @@
-/* Consumer-group request and response bodies and their codecs: JoinGroup (11) 0-7,
- * SyncGroup (14) 0-5, Heartbeat (12) 0-4, LeaveGroup (13) 0-4, OffsetCommit (8) 2-8,
- * OffsetFetch (9) 1-7, DescribeGroups (15) 0-4, ListGroups (16) 0-4, DeleteGroups (42) 0-2 and
- * OffsetDelete (47) 0. FindCoordinator lives in msg.h.
+/* Consumer-group request and response bodies and their codecs: JoinGroup (11) 0-9,
+ * SyncGroup (14) 0-5, Heartbeat (12) 0-4, LeaveGroup (13) 0-5, OffsetCommit (8) 0-9,
+ * OffsetFetch (9) 0-8, DescribeGroups (15) 0-5, ListGroups (16) 0-4, DeleteGroups (42) 0-2 and
+ * OffsetDelete (47) 0. FindCoordinator lives in msg.h. The codecs read and write every version
+ * listed here; kafka/api.h says which of them the broker serves.
  *
  * Same contract as kafka/msg.h: decoders return 0, -ERR_CORRUPT (truncated body, impossible
  * count or length, a null where the schema forbids one) or -ERR_UNSUPPORTED (version outside
@@ -36,6 +37,7 @@ struct join_group_req {
     struct kstr protocol_type;
     struct join_group_protocol *protocols;
     int32_t n_protocols;
+    struct kstr reason; /* v8+, nullable; null before */
 };
 
 struct join_group_member {
@@ -51,6 +53,7 @@ struct join_group_resp {
     struct kstr protocol_type; /* v7+, nullable */
     struct kstr protocol_name; /* nullable from v7; written as "" before when null */
     struct kstr leader;
+    bool skip_assignment; /* v9+ */
     struct kstr member_id;
     struct join_group_member *members;
     int32_t n_members;
@@ -112,6 +115,7 @@ void kmsg_encode_heartbeat(struct kwriter *w, int16_t v, const struct heartbeat_
 struct leave_group_member {
     struct kstr member_id;
     struct kstr group_instance_id; /* nullable */
+    struct kstr reason;            /* v5+, nullable; null before */
 };
 
 struct leave_group_req {
@@ -140,11 +144,14 @@ void kmsg_encode_leave_group(struct kwriter *w, int16_t v, const struct leave_gr
 
 /* ---- OffsetCommit (8); v8 flexible ---- */
 
+/* v0 has no generation or member (a commit outside any generation, as v1+ with generation -1
+ * and member ""); v1 alone has a commit timestamp per partition; v9 is v8 again. */
 struct offset_commit_req_partition {
     int32_t partition_index;
     int64_t committed_offset;
     int32_t committed_leader_epoch; /* v6+; -1 */
     struct kstr committed_metadata; /* nullable */
+    int64_t commit_timestamp;       /* v1 only (it comes before the metadata there); -1 */
 };
 
 struct offset_commit_req_topic {
@@ -155,8 +162,8 @@ struct offset_commit_req_topic {
 
 struct offset_commit_req {
     struct kstr group_id;
-    int32_t generation_id;
-    struct kstr member_id;
+    int32_t generation_id;         /* v1+; -1 */
+    struct kstr member_id;         /* v1+; "" */
     struct kstr group_instance_id; /* v7+, nullable */
     int64_t retention_time_ms;     /* v2-4; -1 */
     struct offset_commit_req_topic *topics;
@@ -186,16 +193,27 @@ void kmsg_encode_offset_commit(struct kwriter *w, int16_t v, const struct offset
 
 /* ---- OffsetFetch (9); v6+ flexible ---- */
 
+/* v0 reads what v1 reads (Kafka kept v0's offsets in ZooKeeper; here every version reads the
+ * one offset store). v8 asks for several groups at once: groups, each with its topics, in the
+ * request and in the response, which then has no single-group fields. */
 struct offset_fetch_req_topic {
     struct kstr name;
     int32_t *partition_indexes;
     int32_t n_partition_indexes;
 };
 
-struct offset_fetch_req {
+struct offset_fetch_req_group {
     struct kstr group_id;
-    struct offset_fetch_req_topic *topics; /* n_topics -1 = all (null, v2+) */
+    struct offset_fetch_req_topic *topics; /* n_topics -1 = all (null) */
     int32_t n_topics;
+};
+
+struct offset_fetch_req {
+    struct kstr group_id;                  /* v0-7; "" from v8 */
+    struct offset_fetch_req_topic *topics; /* v0-7; n_topics -1 = all (null, v2+) */
+    int32_t n_topics;
+    struct offset_fetch_req_group *groups; /* v8+ */
+    int32_t n_groups;
     bool require_stable; /* v7+ */
 };
 
@@ -213,18 +231,27 @@ struct offset_fetch_resp_topic {
     int32_t n_partitions;
 };
 
-struct offset_fetch_resp {
-    int32_t throttle_time_ms; /* v3+ */
+struct offset_fetch_resp_group {
+    struct kstr group_id;
     struct offset_fetch_resp_topic *topics;
     int32_t n_topics;
-    int16_t error_code; /* v2+ */
+    int16_t error_code;
+};
+
+struct offset_fetch_resp {
+    int32_t throttle_time_ms;               /* v3+ */
+    struct offset_fetch_resp_topic *topics; /* v0-7 */
+    int32_t n_topics;
+    int16_t error_code;                     /* v2-7 */
+    struct offset_fetch_resp_group *groups; /* v8+ */
+    int32_t n_groups;
 };
 
 int kmsg_decode_offset_fetch(struct kreader *r, int16_t v, struct arena *a,
                              struct offset_fetch_req *out);
 void kmsg_encode_offset_fetch(struct kwriter *w, int16_t v, const struct offset_fetch_resp *resp);
 
-/* ---- DescribeGroups (15); v5+ flexible (outside our range) ---- */
+/* ---- DescribeGroups (15); v5 flexible ---- */
 
 #define KAFKA_AUTHORIZED_OPERATIONS_OMITTED INT32_MIN
 

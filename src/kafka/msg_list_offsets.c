@@ -1,5 +1,6 @@
-/* ListOffsets (key 2), versions 1-5 (ListOffsetsRequest/Response.json; flexible from v6).
- * v0 (MaxNumOffsets, OldStyleOffsets) is outside our range. */
+/* ListOffsets (key 2), versions 1-7 (ListOffsetsRequest/Response.json; flexible from v6; v7
+ * only allows the MAX_TIMESTAMP query, -3). v0 (MaxNumOffsets, OldStyleOffsets) is outside our
+ * range. */
 #include "kafka/msg_int.h"
 
 static void decode_topic(struct kreader *r, int16_t v, bool flex, struct arena *a,

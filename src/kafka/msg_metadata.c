@@ -1,7 +1,9 @@
-/* Metadata (key 3), versions 0-8 (MetadataRequest/Response.json; flexible from v9).
+/* Metadata (key 3), versions 0-12 (MetadataRequest/Response.json; flexible from v9).
  *
  * "All topics" is an empty array in v0 and a null array from v1; the decoder reports both as
- * n_topics == -1 so the broker need not know which version said it. */
+ * n_topics == -1 so the broker need not know which version said it. From v10 each requested
+ * topic carries an id beside its name, and the name may be null (asked for by id); responses
+ * carry each topic's id from v10. */
 #include "kafka/msg_int.h"
 
 int kmsg_decode_metadata(struct kreader *r, int16_t v, struct arena *a, struct metadata_req *out)
@@ -11,11 +13,18 @@ int kmsg_decode_metadata(struct kreader *r, int16_t v, struct arena *a, struct m
     bool flex = kafka_api_flexible(KAPI_METADATA, v);
     *out = (struct metadata_req){.allow_auto_topic_creation = true};
 
-    size_t topic_min = kmsg_min_str(flex) + kmsg_min_tags(flex);
+    size_t topic_min = (v >= 10 ? 16 : 0) + kmsg_min_str(flex) + kmsg_min_tags(flex);
     int32_t n = v >= 1 ? kr_array(r, flex, topic_min) : kmsg_rd_array(r, flex, topic_min);
     out->topics = kmsg_alloc(a, n, sizeof(*out->topics));
+    if (v >= 10)
+        out->topic_ids = kmsg_alloc(a, n, sizeof(*out->topic_ids));
     for (int32_t i = 0; i < n; i++) {
-        out->topics[i] = kmsg_rd_str(r, flex);
+        if (v >= 10) {
+            out->topic_ids[i] = kr_uuid(r);
+            out->topics[i] = kr_str(r, flex); /* nullable from v10 */
+        } else {
+            out->topics[i] = kmsg_rd_str(r, flex);
+        }
         kr_tags(r, flex);
     }
     out->n_topics = (v == 0 && n == 0) ? -1 : n;
@@ -47,7 +56,12 @@ static void encode_partition(struct kwriter *w, int16_t v, bool flex,
 static void encode_topic(struct kwriter *w, int16_t v, bool flex, const struct metadata_topic *t)
 {
     kw_error_code(w, t->error_code);
-    kmsg_wr_str(w, flex, t->name);
+    if (v >= 12)
+        kmsg_wr_nstr(w, flex, t->name);
+    else
+        kmsg_wr_str(w, flex, t->name);
+    if (v >= 10)
+        kw_uuid(w, t->topic_id);
     if (v >= 1)
         kw_bool(w, t->is_internal);
     kmsg_wr_array(w, flex, t->n_partitions);

@@ -1,4 +1,5 @@
-/* Produce (key 0), versions 0-7 (ProduceRequest/Response.json; flexible from v9).
+/* Produce (key 0), versions 0-9 (ProduceRequest/Response.json; flexible from v9; v8 adds
+ * per-batch RecordErrors and an ErrorMessage to each partition's answer).
  *
  * The records of each partition stay a slice of the request buffer: the broker validates and
  * writes those bytes as they are. v0-2 decode (the layout only lacks transactional_id) so the
@@ -62,6 +63,15 @@ void kmsg_encode_produce(struct kwriter *w, int16_t v, const struct produce_resp
                 kw_i64(w, p->log_append_time_ms);
             if (v >= 5)
                 kw_i64(w, p->log_start_offset);
+            if (v >= 8) {
+                kmsg_wr_array(w, flex, p->n_record_errors);
+                for (int32_t k = 0; k < p->n_record_errors; k++) {
+                    kw_i32(w, p->record_errors[k].batch_index);
+                    kmsg_wr_nstr(w, flex, p->record_errors[k].batch_index_error_message);
+                    kw_tags(w, flex);
+                }
+                kmsg_wr_nstr(w, flex, p->error_message);
+            }
             kw_tags(w, flex);
         }
         kw_tags(w, flex);

@@ -1,6 +1,7 @@
-/* InitProducerId (key 22), versions 0-4 (kafka/msg_producer.h). v1 is v0 again; v2 is the
+/* InitProducerId (key 22), versions 0-5 (kafka/msg_producer.h). v1 is v0 again; v2 is the
  * first flexible version; v3 adds ProducerId/ProducerEpoch (KIP-360); v4 only allows the
- * PRODUCER_FENCED error code. The response has the same fields in every version. */
+ * PRODUCER_FENCED error code, v5 TRANSACTION_ABORTABLE (KIP-890). The response has the same
+ * fields in every version. */
 #include "kafka/msg_producer.h"
 #include "kafka/msg_int.h"
 

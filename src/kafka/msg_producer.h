@@ -1,4 +1,4 @@
-/* Producer-id messages: InitProducerId (key 22), versions 0-4; v2+ flexible
+/* Producer-id messages: InitProducerId (key 22), versions 0-5; v2+ flexible
  * (InitProducerIdRequest/Response.json). Same conventions as kafka/msg.h: decoders fill *out
  * from the body after the request header (strings are slices into the request buffer) and
  * return 0, -ERR_CORRUPT or -ERR_UNSUPPORTED; encoders append the response body of a version

@@ -1,5 +1,7 @@
-/* Topic administration: CreateTopics (key 19) v2-4, DeleteTopics (key 20) v1-4 (v4 is
- * flexible) and CreatePartitions (key 37) v0-1 (CreateTopics*.json, DeleteTopics*.json,
+/* Topic administration: CreateTopics (key 19) v2-7 (flexible from v5, which also answers with
+ * each topic's partition count, replication factor and configs; v7 adds its id), DeleteTopics
+ * (key 20) v1-6 (flexible from v4; v5 adds an error message; v6 names topics by name or by id)
+ * and CreatePartitions (key 37) v0-1 (CreateTopics*.json, DeleteTopics*.json,
  * CreatePartitions*.json). */
 #include "kafka/msg_int.h"
 
@@ -67,9 +69,26 @@ void kmsg_encode_create_topics(struct kwriter *w, int16_t v, const struct create
     for (int32_t i = 0; i < resp->n_topics; i++) {
         const struct create_topics_resp_topic *t = &resp->topics[i];
         kmsg_wr_str(w, flex, t->name);
+        if (v >= 7)
+            kw_uuid(w, t->topic_id);
         kw_error_code(w, t->error_code);
         if (v >= 1)
             kmsg_wr_nstr(w, flex, t->error_message); /* nullable */
+        if (v >= 5) {
+            kw_i32(w, t->num_partitions);
+            kw_i16(w, t->replication_factor);
+            CHECK(t->n_configs >= -1);
+            kw_array(w, flex, t->n_configs); /* nullable */
+            for (int32_t j = 0; j < t->n_configs; j++) {
+                const struct create_topics_resp_config *c = &t->configs[j];
+                kmsg_wr_str(w, flex, c->name);
+                kmsg_wr_nstr(w, flex, c->value);
+                kw_bool(w, c->read_only);
+                kw_i8(w, c->config_source);
+                kw_bool(w, c->is_sensitive);
+                kw_tags(w, flex);
+            }
+        }
         kw_tags(w, flex);
     }
     kw_tags(w, flex);
@@ -84,7 +103,19 @@ int kmsg_decode_delete_topics(struct kreader *r, int16_t v, struct arena *a,
         return -ERR_UNSUPPORTED;
     bool flex = kafka_api_flexible(KAPI_DELETE_TOPICS, v);
     *out = (struct delete_topics_req){0};
-    out->topic_names = kmsg_rd_strs(r, flex, a, false, &out->n_topic_names);
+    if (v >= 6) {
+        int32_t n = kmsg_rd_array(r, flex, kmsg_min_str(flex) + 16 + kmsg_min_tags(flex));
+        out->topic_names = kmsg_alloc(a, n, sizeof(*out->topic_names));
+        out->topic_ids = kmsg_alloc(a, n, sizeof(*out->topic_ids));
+        out->n_topic_names = n;
+        for (int32_t i = 0; i < n; i++) {
+            out->topic_names[i] = kr_str(r, flex); /* nullable */
+            out->topic_ids[i] = kr_uuid(r);
+            kr_tags(r, flex);
+        }
+    } else {
+        out->topic_names = kmsg_rd_strs(r, flex, a, false, &out->n_topic_names);
+    }
     out->timeout_ms = kr_i32(r);
     kr_tags(r, flex);
     return kmsg_rd_done(r);
@@ -98,8 +129,16 @@ void kmsg_encode_delete_topics(struct kwriter *w, int16_t v, const struct delete
         kw_i32(w, resp->throttle_time_ms);
     kmsg_wr_array(w, flex, resp->n_responses);
     for (int32_t i = 0; i < resp->n_responses; i++) {
-        kmsg_wr_str(w, flex, resp->responses[i].name);
-        kw_error_code(w, resp->responses[i].error_code);
+        const struct delete_topics_resp_topic *t = &resp->responses[i];
+        if (v >= 6) {
+            kmsg_wr_nstr(w, flex, t->name);
+            kw_uuid(w, t->topic_id);
+        } else {
+            kmsg_wr_str(w, flex, t->name);
+        }
+        kw_error_code(w, t->error_code);
+        if (v >= 5)
+            kmsg_wr_nstr(w, flex, t->error_message); /* nullable */
         kw_tags(w, flex);
     }
     kw_tags(w, flex);

@@ -44,6 +44,13 @@ struct kuuid {
     uint8_t b[16];
 };
 
+/* Kafka's Uuid.ZERO_UUID: "no id" (a topic named by name only). */
+static inline bool kuuid_is_zero(struct kuuid u)
+{
+    static const uint8_t zero[16];
+    return memcmp(u.b, zero, sizeof(zero)) == 0;
+}
+
 struct kreader {
     const uint8_t *p;   /* next byte */
     const uint8_t *end; /* one past the last byte */

@@ -1254,7 +1254,8 @@ void config_write_reference(FILE *out)
                  "`compression.type`\n(`producer` only: batches are stored as the producer "
                  "compressed them), `file.delete.delay.ms`,\n"
                  "`follower/leader.replication.throttled.replicas`, `max.compaction.lag.ms`,\n"
-                 "`message.downconversion.enable`, `message.timestamp.difference.max.ms`, "
+                 "`message.downconversion.enable`, `message.format.version` (as in Kafka 3.x: only "
+                 "the v2\nrecord format is written), `message.timestamp.difference.max.ms`, "
                  "`preallocate`,\n`segment.index.bytes`, `segment.jitter.ms`, "
                  "`unclean.leader.election.enable`.\n");
 }

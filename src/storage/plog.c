@@ -66,6 +66,7 @@
 #include "storage/segment.h"
 
 #define PLOG_READ_HINTS 8
+#define PLOG_TIMESTAMP_MAX_DECOMPRESSED (64u << 20) /* one batch's records, ListOffsets by time */
 #define PLOG_LOADED_INDEXES 4
 #define PLOG_RP_INTERVAL_MS 5000
 #define PLOG_DEFAULT_SEGMENT_BYTES (1LL << 30)
@@ -1278,10 +1279,29 @@ int plog_read_records(struct plog *log, int64_t offset, int64_t max_offset, size
 
 /* ---- timestamps ---- */
 
-int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *batch_ts)
+/* Within batch b of seg: the first record with timestamp >= ts at or above log start (1), none
+ * (0), or < 0. */
+static int batch_find_timestamp(struct plog *log, struct segment *seg, const struct batch_info *b,
+                                int64_t ts, int64_t *offset, int64_t *record_ts)
+{
+    uint8_t *buf = mem_alloc((size_t)b->size);
+    int rc = segment_read_batch(seg, b, buf);
+    if (rc == 0)
+        rc = kbatch_find_timestamp(buf, (size_t)b->size, ts, log->log_start,
+                                   PLOG_TIMESTAMP_MAX_DECOMPRESSED, offset, record_ts);
+    mem_free(buf);
+    if (rc == -ERR_TOO_LARGE) { /* not worth 64 MiB: the batch stands for its records */
+        *offset = MAX(b->base, log->log_start);
+        *record_ts = b->max_ts;
+        rc = 1;
+    }
+    return rc;
+}
+
+int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *record_ts)
 {
     *offset = -1;
-    *batch_ts = -1;
+    *record_ts = -1;
     for (size_t i = 0; i < log->n_segs; i++) {
         struct segment *seg = log->segs[i];
         if (seg->max_ts < ts || seg->end <= log->log_start)
@@ -1301,15 +1321,35 @@ int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int
             if (rc == 0)
                 rc = segment_find_timestamp(seg, 0, ts, log->log_start, &b);
         }
-        if (rc < 0)
+        /* a batch reaches ts: its first record that does, or the next batch's */
+        while (rc == 1) {
+            rc = batch_find_timestamp(log, seg, &b, ts, offset, record_ts);
+            if (rc == 1)
+                return 0;
+            if (rc == 0)
+                rc = segment_find_timestamp(seg, b.pos + b.size, ts, log->log_start, &b);
+        }
+        if (rc < 0) {
+            *offset = -1;
+            *record_ts = -1;
             return rc;
-        if (rc == 1) {
-            *offset = MAX(b.base, log->log_start);
-            *batch_ts = b.max_ts;
-            return 0;
         }
     }
     return 0;
+}
+
+int plog_offset_for_max_timestamp(struct plog *log, int64_t *offset, int64_t *record_ts)
+{
+    int64_t max_ts = -1;
+    for (size_t i = 0; i < log->n_segs; i++)
+        if (log->segs[i]->end > log->log_start && log->segs[i]->max_ts > max_ts)
+            max_ts = log->segs[i]->max_ts;
+    if (max_ts < 0) {
+        *offset = -1;
+        *record_ts = -1;
+        return 0;
+    }
+    return plog_offset_for_timestamp(log, max_ts, offset, record_ts);
 }
 
 /* ---- truncation ---- */

@@ -141,11 +141,20 @@ int plog_read(struct plog *log, int64_t offset, int64_t max_offset, size_t max_b
 int plog_read_records(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
                       struct plog_read_result *out);
 
-/* The first offset whose batch has maxTimestamp >= ts (ListOffsets by time), via the time
- * index; *offset = -1 when no batch qualifies. *batch_ts receives that batch's maxTimestamp.
- * Offsets below log start are skipped (the result is at least log start); HW is not applied
- * (the broker filters). The special timestamps -1/-2 are the broker's (LEO / log start). */
-int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *batch_ts);
+/* ListOffsets by time: the earliest offset whose record has a timestamp >= ts, and that
+ * record's timestamp in *record_ts, as Kafka answers. The time index finds the first batch
+ * whose maxTimestamp reaches ts; its records are then read (decompressed if need be,
+ * kbatch_find_timestamp) for the first one that does, and later batches if none of its records
+ * at or above log start does. *offset = -1 when no record qualifies. Offsets below log start
+ * are skipped; HW is not applied (the broker filters). The special timestamps -1/-2 are the
+ * broker's (LEO / log start). A batch whose records decompress beyond 64 MiB is answered as a
+ * whole (its base offset and maxTimestamp). Returns 0, -ERR_CORRUPT (a batch read back fails
+ * its CRC or framing) or -errno. */
+int plog_offset_for_timestamp(struct plog *log, int64_t ts, int64_t *offset, int64_t *record_ts);
+/* ListOffsets MAX_TIMESTAMP (-3, KIP-734): the first record, at or above log start, carrying
+ * the largest timestamp of the log, and that timestamp; *offset = -1 in a log without records.
+ * Returns as plog_offset_for_timestamp. */
+int plog_offset_for_max_timestamp(struct plog *log, int64_t *offset, int64_t *record_ts);
 
 /* Removes every batch with offset >= offset (Raft conflict truncation). offset must be >= HW
  * and >= log start (CHECK); truncation also trims the leader-epoch cache. A batch that contains

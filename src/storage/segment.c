@@ -723,6 +723,15 @@ int segment_find_timestamp(const struct segment *seg, int64_t from_pos, int64_t 
     }
 }
 
+int segment_read_batch(const struct segment *seg, const struct batch_info *b, uint8_t *buf)
+{
+    CHECK(b->pos >= 0 && b->size > 0 && b->pos + b->size <= seg->size);
+    ssize_t n = io_pread_full(seg->file->fd, buf, (size_t)b->size, (off_t)b->pos);
+    if (n < 0)
+        return (int)n;
+    return n == b->size ? 0 : -ERR_CORRUPT;
+}
+
 /* ---- truncation ---- */
 
 int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t new_end,

@@ -187,5 +187,8 @@ int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t ne
  * Returns 1 with *b, 0 if none, or <0. */
 int segment_find_timestamp(const struct segment *seg, int64_t from_pos, int64_t ts,
                            int64_t min_offset, struct batch_info *b);
+/* Reads batch b (a batch of seg, as segment_find_timestamp gives it) whole into buf, which holds
+ * b->size bytes. Returns 0, -ERR_CORRUPT if the file ends inside it, or -errno. */
+int segment_read_batch(const struct segment *seg, const struct batch_info *b, uint8_t *buf);
 
 #endif

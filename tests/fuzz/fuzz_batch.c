@@ -3,11 +3,15 @@
  * Input: one mode byte, then the batch. Mode bit 0 rewrites batchLength and the CRC to match
  * the input, so the fuzzer gets past them to the records and codecs; bit 1 selects
  * strict_count. A batch that validates must then iterate to exactly recordsCount records with
- * well-formed headers: validation and iteration disagreeing is a bug (abort). */
+ * well-formed headers: validation and iteration disagreeing is a bug (abort). Every input also
+ * goes through kbatch_find_timestamp (ListOffsets by time): a batch that validates and has
+ * records (not control) must give its first record for the earliest possible time, or
+ * -ERR_CORRUPT when a record's timestamp overflows. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errors.h"
 #include "base/mem.h"
 #include "kafka/batch.h"
 #include "kafka/compress.h"
@@ -57,9 +61,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         buf[11] = (uint8_t)bl;
         kbatch_update_crc(buf, len);
     }
+    int64_t off, ts;
+    int found = kbatch_find_timestamp(buf, len, INT64_MIN, 0, MAX_DECOMPRESSED, &off, &ts);
+    (void)kbatch_find_timestamp(buf, len, len >= 43 ? (int64_t)len * 977 : 0, (int64_t)mode,
+                                MAX_DECOMPRESSED, &off, &ts);
     if (kbatch_validate(buf, len, true, (mode & 2) != 0, MAX_DECOMPRESSED) == 0) {
         struct kbatch_header h;
         kbatch_parse_header(buf, &h);
+        if (!kbatch_is_control(&h) && h.records_count > 0 && h.base_offset >= 0 &&
+            h.base_offset <= INT64_MAX - 1 - h.last_offset_delta && found != 1 &&
+            found != -ERR_CORRUPT)
+            abort(); /* a valid data batch has a first record */
         const uint8_t *rec = buf + KBATCH_HEADER_SIZE;
         size_t rec_len = len - KBATCH_HEADER_SIZE;
         int codec = kbatch_compression(&h);

@@ -10,12 +10,12 @@
 # Every client reads each to its end in a group of its own and stops there: kcat -C -e and
 # kcat -G -e (librdkafka), streampulse consume --exit (librdkafka, with and without a group),
 # confluent-kafka and kafka-python group consumers (tail_readers.py: position = high
-# watermark, committed = high watermark) and a kafkajs group consumer (committed = high
-# watermark); each gets exactly the data records at their offsets, and every group's lag is 0.
+# watermark, committed = high watermark), and kafkajs and @platformatic/kafka group consumers
+# (committed = high watermark); each gets exactly the data records at their offsets, and every group's lag is 0.
 # Data produced after the NOOP tail is then read from the committed offset.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
-[ -d "$NODE_DIR/node_modules/kafkajs" ] || (cd "$NODE_DIR" && npm ci --no-audit --no-fund >/dev/null)
+[ -d "$NODE_DIR/node_modules/kafkajs" ] && [ -d "$NODE_DIR/node_modules/@platformatic/kafka" ] || (cd "$NODE_DIR" && npm ci --no-audit --no-fund >/dev/null)
 
 start_cluster 3 --set auto.leader.rebalance.enable=false
 BOOT="127.0.0.1:${CL_PORT[1]},127.0.0.1:${CL_PORT[2]},127.0.0.1:${CL_PORT[3]}"
@@ -171,8 +171,11 @@ for t in empty tail between; do
     (cd "$NODE_DIR" && node tail_readers.js "$BOOT" "$t" "kafkajs-$t" "$n") >"$TMP/kjs.out" ||
         fail "kafkajs on $t: $(tail -3 "$TMP/kjs.out")"
     same kafkajs "$t" "$TMP/kjs.out"
+    (cd "$NODE_DIR" && node tail_readers_platformatic.mjs "$BOOT" "$t" "plt-$t" "$n") >"$TMP/plt.out" ||
+        fail "@platformatic/kafka on $t: $(tail -3 "$TMP/plt.out")"
+    same @platformatic/kafka "$t" "$TMP/plt.out"
     if [ "$n" -gt 0 ]; then
-        for g in "kcat-$t" "sp-$t" "confluent-$t" "kafka-python-$t" "kafkajs-$t"; do lag0 "$g"; done
+        for g in "kcat-$t" "sp-$t" "confluent-$t" "kafka-python-$t" "kafkajs-$t" "plt-$t"; do lag0 "$g"; done
     fi
     note "$t: every client read its $n records and stopped at the end; every group's lag is 0"
 done

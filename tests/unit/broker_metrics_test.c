@@ -11,7 +11,9 @@
 /* The error-code tally that response_send compares before and after an encoding. */
 static uint64_t errors_in_produce(int16_t e0, int16_t e1)
 {
-    struct produce_resp_partition ps[2] = {{0, e0, 0, -1, 0}, {1, e1, 0, -1, 0}};
+    struct produce_resp_partition ps[2] = {
+        {.index = 0, .error_code = e0, .log_append_time_ms = -1, .error_message = KSTR_NULL},
+        {.index = 1, .error_code = e1, .log_append_time_ms = -1, .error_message = KSTR_NULL}};
     struct produce_resp_topic t = {kstr_c("t"), ps, 2};
     struct produce_resp resp = {&t, 1, 0};
     struct iobuf b;

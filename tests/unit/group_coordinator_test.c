@@ -272,8 +272,8 @@ static struct offset_commit_req commit_req(struct arena *a, const char *group, i
     q.topics[0].name = kstr_c("t");
     q.topics[0].n_partitions = 2;
     q.topics[0].partitions = arena_calloc(a, 2, sizeof(*q.topics[0].partitions));
-    q.topics[0].partitions[0] = (struct offset_commit_req_partition){1, off, -1, kstr_c(md)};
-    q.topics[0].partitions[1] = (struct offset_commit_req_partition){9, off, -1, KSTR_NULL};
+    q.topics[0].partitions[0] = (struct offset_commit_req_partition){1, off, -1, kstr_c(md), -1};
+    q.topics[0].partitions[1] = (struct offset_commit_req_partition){9, off, -1, KSTR_NULL, -1};
     return q;
 }
 
@@ -289,7 +289,7 @@ static struct offset_commit_resp commit_resp(struct arena *a)
 static int64_t fetched(struct coordinator *c, struct arena *a, const char *group, int32_t p)
 {
     struct offset_fetch_req_topic t = {kstr_c("t"), &p, 1};
-    struct offset_fetch_req q = {kstr_c(group), &t, 1, false};
+    struct offset_fetch_req q = {.group_id = kstr_c(group), .topics = &t, .n_topics = 1};
     struct offset_fetch_resp resp;
     coordinator_fetch_offsets(c, &q, a, &resp);
     ASSERT_EQ(resp.error_code, 0);

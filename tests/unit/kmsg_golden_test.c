@@ -85,13 +85,18 @@ TEST(kmsg_golden_request_header_v1_and_v2)
     ASSERT(h.flexible);
     ASSERT_EQ(kr_left(&r), 1); /* the body starts after the tags */
 
-    /* ApiVersions v4 (above our range): read as v1 so the broker can answer with a v0 body;
-     * the client's tag byte stays in the unread body. */
-    static const uint8_t v4[] = {I16(18), I16(4), I32(1), I16(1), 'x', TAGS0};
-    kr_init(&r, v4, sizeof(v4));
+    /* ApiVersions v5 (above our range): read as v1 so the broker can answer with a v0 body;
+     * the client's tag byte stays in the unread body. v4, in range, is header v2. */
+    static const uint8_t v5[] = {I16(18), I16(5), I32(1), I16(1), 'x', TAGS0};
+    kr_init(&r, v5, sizeof(v5));
     ASSERT_EQ(kmsg_decode_header(&r, &h), 0);
     ASSERT(!h.flexible);
     ASSERT_EQ(kr_left(&r), 1);
+    static const uint8_t v4[] = {I16(18), I16(4), I32(1), I16(1), 'x', TAGS0};
+    kr_init(&r, v4, sizeof(v4));
+    ASSERT_EQ(kmsg_decode_header(&r, &h), 0);
+    ASSERT(h.flexible);
+    ASSERT_EQ(kr_left(&r), 0);
 
     /* An unknown key is read as v1 as well. */
     static const uint8_t unk[] = {I16(1000), I16(12), I32(1), I16(0)};
@@ -100,8 +105,8 @@ TEST(kmsg_golden_request_header_v1_and_v2)
     ASSERT_EQ(h.api_key, 1000);
     ASSERT(!h.flexible);
 
-    /* Metadata v12 is out of our range but flexible per its schema: header v2. */
-    static const uint8_t md12[] = {I16(3), I16(12), I32(1), I16(0), TAGS0};
+    /* Metadata v13 is out of our range but flexible per its schema: header v2. */
+    static const uint8_t md12[] = {I16(3), I16(13), I32(1), I16(0), TAGS0};
     kr_init(&r, md12, sizeof(md12));
     ASSERT_EQ(kmsg_decode_header(&r, &h), 0);
     ASSERT(h.flexible);
@@ -391,7 +396,11 @@ TEST(kmsg_golden_produce_v3_and_v7_requests)
 
 TEST(kmsg_golden_produce_v3_and_v7_responses)
 {
-    struct produce_resp_partition p = {2, 0, 100, -1, 7};
+    struct produce_resp_partition p = {.index = 2,
+                                       .base_offset = 100,
+                                       .log_append_time_ms = -1,
+                                       .log_start_offset = 7,
+                                       .error_message = KSTR_NULL};
     struct produce_resp_topic t = {kstr_c("t"), &p, 1};
     struct produce_resp resp = {&t, 1, 11};
     static const uint8_t v3[] = {
@@ -431,7 +440,7 @@ TEST(kmsg_golden_fetch_v4_response_with_records)
                                      .records_len = sizeof(fetch_records),
                                      .write_records = write_five,
                                      .records_data = (void *)fetch_records};
-    struct fetch_resp_topic t = {kstr_c("t"), &p, 1};
+    struct fetch_resp_topic t = {.topic = kstr_c("t"), .partitions = &p, .n_partitions = 1};
     struct fetch_resp resp = {.throttle_time_ms = 4, .topics = &t, .n_topics = 1};
     static const uint8_t want[] = {
         I32(4),                             /* throttle_time_ms */
@@ -465,7 +474,7 @@ TEST(kmsg_golden_fetch_v11_response_with_records)
                                      .records_len = sizeof(fetch_records),
                                      .write_records = write_five,
                                      .records_data = (void *)fetch_records};
-    struct fetch_resp_topic t = {kstr_c("ab"), &p, 1};
+    struct fetch_resp_topic t = {.topic = kstr_c("ab"), .partitions = &p, .n_partitions = 1};
     struct fetch_resp resp = {.throttle_time_ms = 0, .error_code = 0, .session_id = 0,
                               .topics = &t, .n_topics = 1};
     static const uint8_t want[] = {
@@ -512,7 +521,8 @@ TEST(kmsg_golden_delete_topics_v4)
     ASSERT_EQ(q.n_topic_names, 2);
     expect_str(q.topic_names[1], "bc");
 
-    struct delete_topics_resp_topic res[] = {{kstr_c("a"), 0}, {kstr_c("bc"), 3}};
+    struct delete_topics_resp_topic res[] = {{.name = kstr_c("a"), .error_message = KSTR_NULL},
+                                             {.name = kstr_c("bc"), .error_code = 3}};
     struct delete_topics_resp resp = {5, res, 2};
     static const uint8_t want[] = {
         I32(5),                      /* throttle_time_ms */
@@ -548,7 +558,8 @@ TEST(kmsg_golden_find_coordinator_v3)
     ASSERT_EQ(kmsg_decode_find_coordinator(&r, 0, &a, &q), 0);
     expect_str(q.key, "grp");
 
-    struct find_coordinator_resp resp = {0, 0, KSTR_NULL, 1, kstr_c("h"), 9092};
+    struct find_coordinator_resp resp = {
+        .error_message = KSTR_NULL, .node_id = 1, .host = kstr_c("h"), .port = 9092};
     static const uint8_t want[] = {
         I32(0),        /* throttle_time_ms */
         I16(0),        /* error_code */
@@ -606,7 +617,8 @@ TEST(kmsg_golden_list_offsets_v1_and_v5)
 TEST(kmsg_golden_describe_configs_v0_and_v1_responses)
 {
     struct describe_configs_synonym syn = {kstr_c("s"), KSTR_NULL, 5};
-    struct describe_configs_entry c = {kstr_c("k"), kstr_c("v"), true, true, 1, false, &syn, 1};
+    struct describe_configs_entry c = {kstr_c("k"), kstr_c("v"), true, true, 1, false, &syn, 1,
+                                       KAFKA_CONFIG_TYPE_STRING, KSTR_NULL};
     struct describe_configs_result res = {0, KSTR_NULL, 2, kstr_c("t"), &c, 1};
     struct describe_configs_resp resp = {0, &res, 1};
     static const uint8_t v0[] = {

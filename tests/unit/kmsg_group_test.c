@@ -258,7 +258,7 @@ TEST(kmsg_golden_offset_commit_and_fetch)
 
     struct offset_fetch_resp_partition fp[1] = {{3, 42, 1, S(""), 0}};
     struct offset_fetch_resp_topic ft[1] = {{S("t"), fp, 1}};
-    struct offset_fetch_resp fr = {0, ft, 1, 0};
+    struct offset_fetch_resp fr = {.topics = ft, .n_topics = 1};
     static const uint8_t fr5[] = {I32(0), I32(1), I16(1), 't', I32(1), I32(3), I64(42), I32(1),
                                   I16(0), I16(0), I16(0)};
     ENCODES_TO(kmsg_encode_offset_fetch(w, 5, &fr), fr5);
@@ -355,6 +355,7 @@ static void join_req_eq(const struct join_group_req *a, const struct join_group_
         str_eq(a->protocols[i].name, b->protocols[i].name);
         bytes_eq(a->protocols[i].metadata, b->protocols[i].metadata);
     }
+    str_eq(a->reason, b->reason);
 }
 
 static void sync_req_eq(const struct sync_group_req *a, const struct sync_group_req *b)
@@ -389,8 +390,20 @@ static void commit_req_eq(const struct offset_commit_req *a, const struct offset
             ASSERT_EQ(p->partition_index, q->partition_index);
             ASSERT_EQ(p->committed_offset, q->committed_offset);
             ASSERT_EQ(p->committed_leader_epoch, q->committed_leader_epoch);
+            ASSERT_EQ(p->commit_timestamp, q->commit_timestamp);
             str_eq(p->committed_metadata, q->committed_metadata);
         }
+    }
+}
+
+static void fetch_topics_eq(const struct offset_fetch_req_topic *x, int32_t nx,
+                            const struct offset_fetch_req_topic *y, int32_t ny)
+{
+    ASSERT_EQ(nx, ny);
+    for (int32_t i = 0; i < nx; i++) {
+        str_eq(x[i].name, y[i].name);
+        i32s_eq(x[i].partition_indexes, x[i].n_partition_indexes, y[i].partition_indexes,
+                y[i].n_partition_indexes);
     }
 }
 
@@ -416,6 +429,7 @@ void tgroup_req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
             str_eq(x->leave_group.members[i].member_id, y->leave_group.members[i].member_id);
             str_eq(x->leave_group.members[i].group_instance_id,
                    y->leave_group.members[i].group_instance_id);
+            str_eq(x->leave_group.members[i].reason, y->leave_group.members[i].reason);
         }
         break;
     case KAPI_OFFSET_COMMIT:
@@ -423,13 +437,14 @@ void tgroup_req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
         break;
     case KAPI_OFFSET_FETCH:
         str_eq(x->offset_fetch.group_id, y->offset_fetch.group_id);
-        ASSERT_EQ(x->offset_fetch.n_topics, y->offset_fetch.n_topics);
-        for (int32_t i = 0; i < x->offset_fetch.n_topics; i++) {
-            str_eq(x->offset_fetch.topics[i].name, y->offset_fetch.topics[i].name);
-            i32s_eq(x->offset_fetch.topics[i].partition_indexes,
-                    x->offset_fetch.topics[i].n_partition_indexes,
-                    y->offset_fetch.topics[i].partition_indexes,
-                    y->offset_fetch.topics[i].n_partition_indexes);
+        fetch_topics_eq(x->offset_fetch.topics, x->offset_fetch.n_topics, y->offset_fetch.topics,
+                        y->offset_fetch.n_topics);
+        ASSERT_EQ(x->offset_fetch.n_groups, y->offset_fetch.n_groups);
+        for (int32_t i = 0; i < x->offset_fetch.n_groups; i++) {
+            const struct offset_fetch_req_group *g = &x->offset_fetch.groups[i];
+            const struct offset_fetch_req_group *h = &y->offset_fetch.groups[i];
+            str_eq(g->group_id, h->group_id);
+            fetch_topics_eq(g->topics, g->n_topics, h->topics, h->n_topics);
         }
         ASSERT_EQ(x->offset_fetch.require_stable, y->offset_fetch.require_stable);
         break;
@@ -489,23 +504,36 @@ static void describe_resp_eq(const struct describe_groups_resp *a,
     }
 }
 
-static void fetch_resp_eq(const struct offset_fetch_resp *a, const struct offset_fetch_resp *b)
+static void fetch_resp_topics_eq(const struct offset_fetch_resp_topic *x, int32_t nx,
+                                 const struct offset_fetch_resp_topic *y, int32_t ny)
 {
-    ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
-    ASSERT_EQ(a->error_code, b->error_code);
-    ASSERT_EQ(a->n_topics, b->n_topics);
-    for (int32_t i = 0; i < a->n_topics; i++) {
-        str_eq(a->topics[i].name, b->topics[i].name);
-        ASSERT_EQ(a->topics[i].n_partitions, b->topics[i].n_partitions);
-        for (int32_t j = 0; j < a->topics[i].n_partitions; j++) {
-            const struct offset_fetch_resp_partition *p = &a->topics[i].partitions[j];
-            const struct offset_fetch_resp_partition *q = &b->topics[i].partitions[j];
+    ASSERT_EQ(nx, ny);
+    for (int32_t i = 0; i < nx; i++) {
+        str_eq(x[i].name, y[i].name);
+        ASSERT_EQ(x[i].n_partitions, y[i].n_partitions);
+        for (int32_t j = 0; j < x[i].n_partitions; j++) {
+            const struct offset_fetch_resp_partition *p = &x[i].partitions[j];
+            const struct offset_fetch_resp_partition *q = &y[i].partitions[j];
             ASSERT_EQ(p->partition_index, q->partition_index);
             ASSERT_EQ(p->committed_offset, q->committed_offset);
             ASSERT_EQ(p->committed_leader_epoch, q->committed_leader_epoch);
             str_eq(p->metadata, q->metadata);
             ASSERT_EQ(p->error_code, q->error_code);
         }
+    }
+}
+
+static void fetch_resp_eq(const struct offset_fetch_resp *a, const struct offset_fetch_resp *b)
+{
+    ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+    ASSERT_EQ(a->error_code, b->error_code);
+    fetch_resp_topics_eq(a->topics, a->n_topics, b->topics, b->n_topics);
+    ASSERT_EQ(a->n_groups, b->n_groups);
+    for (int32_t i = 0; i < a->n_groups; i++) {
+        str_eq(a->groups[i].group_id, b->groups[i].group_id);
+        fetch_resp_topics_eq(a->groups[i].topics, a->groups[i].n_topics, b->groups[i].topics,
+                             b->groups[i].n_topics);
+        ASSERT_EQ(a->groups[i].error_code, b->groups[i].error_code);
     }
 }
 
@@ -520,6 +548,7 @@ void tgroup_resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         str_eq(a->protocol_type, b->protocol_type);
         str_eq(a->protocol_name, b->protocol_name);
         str_eq(a->leader, b->leader);
+        ASSERT_EQ(a->skip_assignment, b->skip_assignment);
         str_eq(a->member_id, b->member_id);
         ASSERT_EQ(a->n_members, b->n_members);
         for (int32_t i = 0; i < a->n_members; i++) {

@@ -36,7 +36,7 @@ TEST(kmsg_init_producer_id_is_advertised_from_v0)
     ASSERT(a != NULL);
     ASSERT_EQ(a->key, 22);
     ASSERT_EQ(a->min_version, 0); /* librdkafka 2.0.2 enables idempotence only then */
-    ASSERT_EQ(a->max_version, 4);
+    ASSERT_EQ(a->max_version, 5);
     ASSERT(!kafka_api_flexible(KAPI_INIT_PRODUCER_ID, 1));
     ASSERT(kafka_api_flexible(KAPI_INIT_PRODUCER_ID, 2));
 }
@@ -86,7 +86,7 @@ TEST(kmsg_init_producer_id_golden_requests)
     ASSERT_EQ(kmsg_decode_init_producer_id(&r, 3, &a, &q), -ERR_CORRUPT);
     /* out of range */
     kr_init(&r, v0, sizeof(v0));
-    ASSERT_EQ(kmsg_decode_init_producer_id(&r, 5, &a, &q), -ERR_UNSUPPORTED);
+    ASSERT_EQ(kmsg_decode_init_producer_id(&r, 6, &a, &q), -ERR_UNSUPPORTED);
     arena_destroy(&a);
 }
 

@@ -125,16 +125,18 @@ static void enc_metadata(struct kwriter *w, int16_t v, bool f, const struct meta
     } else {
         t_arr(w, f, q->n_topics);
         for (int32_t i = 0; i < q->n_topics; i++) {
+            if (v >= 10)
+                kw_uuid(w, q->topic_ids[i]);
             t_str(w, f, q->topics[i]);
             t_tags(w, f);
         }
     }
     if (v >= 4)
         kw_bool(w, q->allow_auto_topic_creation);
-    if (v >= 8) {
+    if (v >= 8 && v <= 10)
         kw_bool(w, q->include_cluster_authorized_operations);
+    if (v >= 8)
         kw_bool(w, q->include_topic_authorized_operations);
-    }
     t_tags(w, f);
 }
 
@@ -175,7 +177,10 @@ static void enc_fetch(struct kwriter *w, int16_t v, bool f, const struct fetch_r
     t_arr(w, f, q->n_topics);
     for (int32_t i = 0; i < q->n_topics; i++) {
         const struct fetch_req_topic *t = &q->topics[i];
-        t_str(w, f, t->topic);
+        if (v >= 13)
+            kw_uuid(w, t->topic_id);
+        else
+            t_str(w, f, t->topic);
         t_arr(w, f, t->n_partitions);
         for (int32_t j = 0; j < t->n_partitions; j++) {
             const struct fetch_req_partition *p = &t->partitions[j];
@@ -183,6 +188,8 @@ static void enc_fetch(struct kwriter *w, int16_t v, bool f, const struct fetch_r
             if (v >= 9)
                 kw_i32(w, p->current_leader_epoch);
             kw_i64(w, p->fetch_offset);
+            if (v >= 12)
+                kw_i32(w, p->last_fetched_epoch);
             if (v >= 5)
                 kw_i64(w, p->log_start_offset);
             kw_i32(w, p->partition_max_bytes);
@@ -193,7 +200,10 @@ static void enc_fetch(struct kwriter *w, int16_t v, bool f, const struct fetch_r
     if (v >= 7) {
         t_arr(w, f, q->n_forgotten);
         for (int32_t i = 0; i < q->n_forgotten; i++) {
-            t_str(w, f, q->forgotten[i].topic);
+            if (v >= 13)
+                kw_uuid(w, q->forgotten[i].topic_id);
+            else
+                t_str(w, f, q->forgotten[i].topic);
             t_i32s(w, f, q->forgotten[i].partitions, q->forgotten[i].n_partitions);
             t_tags(w, f);
         }
@@ -263,8 +273,13 @@ static void enc_delete_topics(struct kwriter *w, int16_t v, bool f,
                               const struct delete_topics_req *q)
 {
     t_arr(w, f, q->n_topic_names);
-    for (int32_t i = 0; i < q->n_topic_names; i++)
+    for (int32_t i = 0; i < q->n_topic_names; i++) {
         t_str(w, f, q->topic_names[i]);
+        if (v >= 6) {
+            kw_uuid(w, q->topic_ids[i]);
+            t_tags(w, f);
+        }
+    }
     kw_i32(w, q->timeout_ms);
     t_tags(w, f);
 }
@@ -304,6 +319,8 @@ static void enc_describe_configs(struct kwriter *w, int16_t v, bool f,
     }
     if (v >= 1)
         kw_bool(w, q->include_synonyms);
+    if (v >= 3)
+        kw_bool(w, q->include_documentation);
     t_tags(w, f);
 }
 
@@ -356,9 +373,79 @@ static void enc_init_producer_id(struct kwriter *w, int16_t v, bool f,
 static void enc_find_coordinator(struct kwriter *w, int16_t v, bool f,
                                  const struct find_coordinator_req *q)
 {
-    t_str(w, f, q->key);
+    if (v <= 3)
+        t_str(w, f, q->key);
     if (v >= 1)
         kw_i8(w, q->key_type);
+    if (v >= 4) {
+        t_arr(w, f, q->n_coordinator_keys);
+        for (int32_t i = 0; i < q->n_coordinator_keys; i++)
+            t_str(w, f, q->coordinator_keys[i]);
+    }
+    t_tags(w, f);
+}
+
+static void enc_incremental_alter_configs(struct kwriter *w, int16_t v, bool f,
+                                          const struct incremental_alter_configs_req *q)
+{
+    t_arr(w, f, q->n_resources);
+    for (int32_t i = 0; i < q->n_resources; i++) {
+        const struct incremental_alter_configs_req_resource *res = &q->resources[i];
+        kw_i8(w, res->resource_type);
+        t_str(w, f, res->resource_name);
+        t_arr(w, f, res->n_configs);
+        for (int32_t j = 0; j < res->n_configs; j++) {
+            t_str(w, f, res->configs[j].name);
+            kw_i8(w, res->configs[j].config_operation);
+            t_str(w, f, res->configs[j].value);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    kw_bool(w, q->validate_only);
+    t_tags(w, f);
+}
+
+static void enc_describe_cluster(struct kwriter *w, int16_t v, bool f,
+                                 const struct describe_cluster_req *q)
+{
+    kw_bool(w, q->include_cluster_authorized_operations);
+    if (v >= 1)
+        kw_i8(w, q->endpoint_type);
+    t_tags(w, f);
+}
+
+static void enc_describe_log_dirs(struct kwriter *w, int16_t v, bool f,
+                                  const struct describe_log_dirs_req *q)
+{
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        t_str(w, f, q->topics[i].topic);
+        t_i32s(w, f, q->topics[i].partitions, q->topics[i].n_partitions);
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
+static void enc_offset_for_leader_epoch(struct kwriter *w, int16_t v, bool f,
+                                        const struct offset_for_leader_epoch_req *q)
+{
+    if (v >= 3)
+        kw_i32(w, q->replica_id);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        const struct offset_for_leader_epoch_req_topic *t = &q->topics[i];
+        t_str(w, f, t->topic);
+        t_arr(w, f, t->n_partitions);
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            kw_i32(w, t->partitions[j].partition);
+            if (v >= 2)
+                kw_i32(w, t->partitions[j].current_leader_epoch);
+            kw_i32(w, t->partitions[j].leader_epoch);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
     t_tags(w, f);
 }
 
@@ -405,6 +492,18 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_FIND_COORDINATOR:
         enc_find_coordinator(w, v, f, &q->find_coordinator);
         break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        enc_incremental_alter_configs(w, v, f, &q->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        enc_describe_cluster(w, v, f, &q->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        enc_describe_log_dirs(w, v, f, &q->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        enc_offset_for_leader_epoch(w, v, f, &q->offset_for_leader_epoch);
+        break;
     default:
         (void)tgroup_enc_req(w, key, v, q);
         break;
@@ -440,6 +539,14 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_init_producer_id(r, v, a, &q->init_producer_id);
     case KAPI_FIND_COORDINATOR:
         return kmsg_decode_find_coordinator(r, v, a, &q->find_coordinator);
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        return kmsg_decode_incremental_alter_configs(r, v, a, &q->incremental_alter_configs);
+    case KAPI_DESCRIBE_CLUSTER:
+        return kmsg_decode_describe_cluster(r, v, a, &q->describe_cluster);
+    case KAPI_DESCRIBE_LOG_DIRS:
+        return kmsg_decode_describe_log_dirs(r, v, a, &q->describe_log_dirs);
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        return kmsg_decode_offset_for_leader_epoch(r, v, a, &q->offset_for_leader_epoch);
     default: {
         int rc;
         return tgroup_decode_req(r, key, v, a, q, &rc) ? rc : -1;
@@ -454,6 +561,15 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
 static void *alloc(struct arena *a, int32_t n, size_t size)
 {
     return n > 0 ? arena_calloc(a, (size_t)n, size) : NULL;
+}
+
+/* A recognisable non-zero topic id: bytes seed, seed+1, ... */
+static struct kuuid uuid_n(uint8_t seed)
+{
+    struct kuuid u;
+    for (int i = 0; i < 16; i++)
+        u.b[i] = (uint8_t)(seed + i);
+    return u;
 }
 
 static int32_t *ints(struct arena *a, int32_t n, int32_t base)
@@ -489,12 +605,17 @@ static void sample_metadata(int16_t v, int var, struct arena *a, struct metadata
     q->topics = alloc(a, 2, sizeof(*q->topics));
     q->topics[0] = S("orders");
     q->topics[1] = S("payments");
+    if (v >= 10) { /* the second one asked for by id only */
+        q->topic_ids = alloc(a, 2, sizeof(*q->topic_ids));
+        q->topic_ids[1] = uuid_n(0x40);
+        q->topics[1] = KSTR_NULL;
+    }
     if (v >= 4)
         q->allow_auto_topic_creation = false;
-    if (v >= 8) {
+    if (v >= 8 && v <= 10)
         q->include_cluster_authorized_operations = true;
+    if (v >= 8)
         q->include_topic_authorized_operations = true;
-    }
 }
 
 static void sample_produce(int16_t v, int var, struct arena *a, struct produce_req *q)
@@ -550,6 +671,10 @@ static void sample_fetch(int16_t v, int var, struct arena *a, struct fetch_req *
     for (int i = 0; i < 2; i++) {
         struct fetch_req_topic *t = &q->topics[i];
         t->topic = i ? S("payments") : S("orders");
+        if (v >= 13) {
+            t->topic = S("");
+            t->topic_id = uuid_n((uint8_t)(0x10 * (i + 1)));
+        }
         t->n_partitions = 2 - i;
         t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
         for (int j = 0; j < t->n_partitions; j++) {
@@ -557,6 +682,7 @@ static void sample_fetch(int16_t v, int var, struct arena *a, struct fetch_req *
             p->partition = j * 5 + i;
             p->current_leader_epoch = v >= 9 ? 40 + j : -1;
             p->fetch_offset = 1000000007LL * (j + 1) + i;
+            p->last_fetched_epoch = v >= 12 ? 30 + j : -1;
             p->log_start_offset = v >= 5 ? 11 + j : -1;
             p->partition_max_bytes = 1048576 + j;
         }
@@ -564,7 +690,9 @@ static void sample_fetch(int16_t v, int var, struct arena *a, struct fetch_req *
     if (v >= 7) {
         q->n_forgotten = 1;
         q->forgotten = alloc(a, 1, sizeof(*q->forgotten));
-        q->forgotten[0].topic = S("old");
+        q->forgotten[0].topic = v >= 13 ? S("") : S("old");
+        if (v >= 13)
+            q->forgotten[0].topic_id = uuid_n(0x70);
         q->forgotten[0].n_partitions = 3;
         q->forgotten[0].partitions = ints(a, 3, 1);
     }
@@ -630,6 +758,11 @@ static void sample_delete_topics(int16_t v, int var, struct arena *a, struct del
     q->topic_names = alloc(a, 2, sizeof(*q->topic_names));
     q->topic_names[0] = S("a");
     q->topic_names[1] = S("bb");
+    if (v >= 6) { /* the second one named by id only */
+        q->topic_ids = alloc(a, 2, sizeof(*q->topic_ids));
+        q->topic_ids[1] = uuid_n(0x20);
+        q->topic_names[1] = KSTR_NULL;
+    }
 }
 
 static void sample_create_partitions(int16_t v, int var, struct arena *a,
@@ -671,6 +804,7 @@ static void sample_describe_configs(int16_t v, int var, struct arena *a,
     res->configuration_keys[0] = S("log.retention.ms");
     res->configuration_keys[1] = S("num.partitions");
     q->include_synonyms = v >= 1;
+    q->include_documentation = v >= 3;
 }
 
 static void sample_alter_configs(int16_t v, int var, struct arena *a, struct alter_configs_req *q)
@@ -714,11 +848,81 @@ static void sample_init_producer_id(int16_t v, int var, struct init_producer_id_
     }
 }
 
-static void sample_find_coordinator(int16_t v, int var, struct find_coordinator_req *q)
+static void sample_find_coordinator(int16_t v, int var, struct arena *a,
+                                    struct find_coordinator_req *q)
 {
-    *q = (struct find_coordinator_req){var ? S("") : S("group-1"), 0};
+    *q = (struct find_coordinator_req){.key = var ? S("") : S("group-1")};
     if (v >= 1 && !var)
         q->key_type = KAFKA_COORDINATOR_TRANSACTION;
+    if (v >= 4) {
+        q->key = S("");
+        q->n_coordinator_keys = var ? 0 : 3;
+        q->coordinator_keys = alloc(a, q->n_coordinator_keys, sizeof(*q->coordinator_keys));
+        if (!var) {
+            q->coordinator_keys[0] = S("group-1");
+            q->coordinator_keys[1] = S("");
+            q->coordinator_keys[2] = S("group-3");
+        }
+    }
+}
+
+static void sample_incremental_alter_configs(int16_t v, int var, struct arena *a,
+                                             struct incremental_alter_configs_req *q)
+{
+    *q = (struct incremental_alter_configs_req){0};
+    if (var)
+        return;
+    q->validate_only = true;
+    q->n_resources = 2;
+    q->resources = alloc(a, 2, sizeof(*q->resources));
+    struct incremental_alter_configs_req_resource *res = &q->resources[0];
+    res->resource_type = KAFKA_RESOURCE_TOPIC;
+    res->resource_name = S("orders");
+    res->n_configs = 3;
+    res->configs = alloc(a, 3, sizeof(*res->configs));
+    res->configs[0] = (struct incremental_alter_config){S("retention.ms"), 0, S("1000")};
+    res->configs[1] = (struct incremental_alter_config){S("segment.ms"), 1, KSTR_NULL};
+    res->configs[2] = (struct incremental_alter_config){S("cleanup.policy"), 2, S("compact")};
+    q->resources[1] =
+        (struct incremental_alter_configs_req_resource){KAFKA_RESOURCE_BROKER, S("1"), NULL, 0};
+}
+
+static void sample_describe_cluster(int16_t v, int var, struct describe_cluster_req *q)
+{
+    *q = (struct describe_cluster_req){.include_cluster_authorized_operations = !var,
+                                       .endpoint_type = KAFKA_ENDPOINT_BROKERS};
+    if (v >= 1 && !var)
+        q->endpoint_type = KAFKA_ENDPOINT_CONTROLLERS;
+}
+
+static void sample_describe_log_dirs(int16_t v, int var, struct arena *a,
+                                     struct describe_log_dirs_req *q)
+{
+    *q = (struct describe_log_dirs_req){.n_topics = -1};
+    if (var)
+        return;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = (struct describe_log_dirs_req_topic){S("orders"), ints(a, 3, 0), 3};
+    q->topics[1] = (struct describe_log_dirs_req_topic){S("x"), NULL, 0};
+}
+
+static void sample_offset_for_leader_epoch(int16_t v, int var, struct arena *a,
+                                           struct offset_for_leader_epoch_req *q)
+{
+    *q = (struct offset_for_leader_epoch_req){.replica_id = -2};
+    if (v >= 3 && !var)
+        q->replica_id = -1;
+    if (var)
+        return;
+    q->n_topics = 1;
+    q->topics = alloc(a, 1, sizeof(*q->topics));
+    q->topics[0].topic = S("orders");
+    q->topics[0].n_partitions = 2;
+    q->topics[0].partitions = alloc(a, 2, sizeof(struct offset_for_leader_epoch_req_partition));
+    q->topics[0].partitions[0] = (struct offset_for_leader_epoch_req_partition){0, -1, 3};
+    q->topics[0].partitions[1] =
+        (struct offset_for_leader_epoch_req_partition){5, v >= 2 ? 7 : -1, 6};
 }
 
 bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_req *q)
@@ -762,7 +966,19 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         sample_init_producer_id(v, var, &q->init_producer_id);
         return true;
     case KAPI_FIND_COORDINATOR:
-        sample_find_coordinator(v, var, &q->find_coordinator);
+        sample_find_coordinator(v, var, a, &q->find_coordinator);
+        return true;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        sample_incremental_alter_configs(v, var, a, &q->incremental_alter_configs);
+        return true;
+    case KAPI_DESCRIBE_CLUSTER:
+        sample_describe_cluster(v, var, &q->describe_cluster);
+        return true;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        sample_describe_log_dirs(v, var, a, &q->describe_log_dirs);
+        return true;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        sample_offset_for_leader_epoch(v, var, a, &q->offset_for_leader_epoch);
         return true;
     default:
         return tgroup_sample_req(key, v, var, a, q);
@@ -814,7 +1030,7 @@ static void sresp_metadata(int16_t v, int var, struct arena *a, struct metadata_
         p->cluster_id = S("cluster-x");
     if (v >= 1)
         p->controller_id = 1;
-    if (v >= 8)
+    if (v >= 8 && v <= 10)
         p->cluster_authorized_operations = 0x34;
     p->n_brokers = 2;
     p->brokers = alloc(a, 2, sizeof(*p->brokers));
@@ -824,6 +1040,8 @@ static void sresp_metadata(int16_t v, int var, struct arena *a, struct metadata_
     p->topics = alloc(a, 2, sizeof(*p->topics));
     struct metadata_topic *t = &p->topics[0];
     t->name = S("orders");
+    if (v >= 10)
+        t->topic_id = uuid_n(0x80);
     t->is_internal = v >= 1;
     t->topic_authorized_operations = v >= 8 ? 0x12 : INT32_MIN;
     t->n_partitions = 2;
@@ -844,8 +1062,10 @@ static void sresp_metadata(int16_t v, int var, struct arena *a, struct metadata_
         }
     }
     t = &p->topics[1];
-    t->error_code = 3;
-    t->name = S("missing");
+    t->error_code = v >= 10 ? 100 : 3;
+    t->name = v >= 12 ? KSTR_NULL : S("missing"); /* an unknown id (nullable name from v12) */
+    if (v >= 10)
+        t->topic_id = uuid_n(0x90);
     t->topic_authorized_operations = INT32_MIN;
 }
 
@@ -868,6 +1088,13 @@ static void sresp_produce(int16_t v, int var, struct arena *a, struct produce_re
         pp->base_offset = j ? -1 : 100;
         pp->log_append_time_ms = v >= 2 && j == 0 ? 1700000000123LL : -1;
         pp->log_start_offset = v >= 5 ? 5 : -1;
+        pp->error_message = v >= 8 && j ? S("bad batch") : KSTR_NULL;
+        if (v >= 8 && j) {
+            pp->n_record_errors = 2;
+            pp->record_errors = alloc(a, 2, sizeof(*pp->record_errors));
+            pp->record_errors[0] = (struct produce_record_error){0, S("record 0")};
+            pp->record_errors[1] = (struct produce_record_error){3, KSTR_NULL};
+        }
     }
 }
 
@@ -889,7 +1116,9 @@ static void sresp_fetch(int16_t v, int var, struct arena *a, struct fetch_resp *
     p->n_topics = 1;
     p->topics = alloc(a, 1, sizeof(*p->topics));
     struct fetch_resp_topic *t = &p->topics[0];
-    t->topic = S("orders");
+    t->topic = v >= 13 ? S("") : S("orders");
+    if (v >= 13)
+        t->topic_id = uuid_n(0x33);
     t->n_partitions = 3;
     t->partitions = alloc(a, 3, sizeof(*t->partitions));
     static const char recs[] = "pretend-record-batch-bytes";
@@ -937,9 +1166,31 @@ static void sresp_create_topics(int16_t v, int var, struct arena *a, struct crea
         return;
     p->n_topics = 2;
     p->topics = alloc(a, 2, sizeof(*p->topics));
-    p->topics[0] = (struct create_topics_resp_topic){S("new"), 0, KSTR_NULL};
+    p->topics[0] = (struct create_topics_resp_topic){.name = S("new"),
+                                                     .error_message = KSTR_NULL,
+                                                     .num_partitions = -1,
+                                                     .replication_factor = -1,
+                                                     .n_configs = -1};
     p->topics[1] =
-        (struct create_topics_resp_topic){S("bad"), 36, v >= 1 ? S("exists") : KSTR_NULL};
+        (struct create_topics_resp_topic){.name = S("bad"),
+                                          .error_code = 36,
+                                          .error_message = v >= 1 ? S("exists") : KSTR_NULL,
+                                          .num_partitions = -1,
+                                          .replication_factor = -1,
+                                          .n_configs = -1};
+    if (v >= 5) {
+        struct create_topics_resp_topic *t = &p->topics[0];
+        t->num_partitions = 3;
+        t->replication_factor = 1;
+        t->n_configs = 2;
+        t->configs = alloc(a, 2, sizeof(*t->configs));
+        t->configs[0] =
+            (struct create_topics_resp_config){S("cleanup.policy"), S("compact"), false, 1, false};
+        t->configs[1] =
+            (struct create_topics_resp_config){S("sasl.jaas.config"), KSTR_NULL, true, 5, true};
+    }
+    if (v >= 7)
+        p->topics[0].topic_id = uuid_n(0x50);
 }
 
 static void sresp_delete_topics(int16_t v, int var, struct arena *a, struct delete_topics_resp *p)
@@ -951,8 +1202,16 @@ static void sresp_delete_topics(int16_t v, int var, struct arena *a, struct dele
         return;
     p->n_responses = 2;
     p->responses = alloc(a, 2, sizeof(*p->responses));
-    p->responses[0] = (struct delete_topics_resp_topic){S("a"), 0};
-    p->responses[1] = (struct delete_topics_resp_topic){S("bb"), 3};
+    p->responses[0] = (struct delete_topics_resp_topic){.name = S("a"), .error_message = KSTR_NULL};
+    p->responses[1] = (struct delete_topics_resp_topic){
+        .name = S("bb"), .error_code = 3, .error_message = KSTR_NULL};
+    if (v >= 5)
+        p->responses[1].error_message = S("no such topic");
+    if (v >= 6) { /* an unknown id: no name */
+        p->responses[0].topic_id = uuid_n(0x60);
+        p->responses[1] =
+            (struct delete_topics_resp_topic){KSTR_NULL, uuid_n(0x61), 100, S("unknown id")};
+    }
 }
 
 static void sresp_create_partitions(int16_t v, int var, struct arena *a,
@@ -984,6 +1243,11 @@ static void sresp_describe_configs(int16_t v, int var, struct arena *a,
     struct describe_configs_entry *c = &res->configs[0];
     c->name = S("retention.ms");
     c->value = S("1000");
+    c->documentation = KSTR_NULL;
+    if (v >= 3) {
+        c->config_type = KAFKA_CONFIG_TYPE_LONG;
+        c->documentation = S("How long to keep records.");
+    }
     c->is_default = v == 0;
     c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_DYNAMIC_TOPIC : -1;
     if (v >= 1) {
@@ -995,6 +1259,7 @@ static void sresp_describe_configs(int16_t v, int var, struct arena *a,
     c = &res->configs[1];
     c->name = S("password");
     c->value = KSTR_NULL;
+    c->documentation = KSTR_NULL;
     c->read_only = true;
     c->config_source = v >= 1 ? KAFKA_CONFIG_SOURCE_STATIC_BROKER : -1;
     c->is_sensitive = true;
@@ -1038,11 +1303,26 @@ static void sresp_init_producer_id(int16_t v, int var, struct init_producer_id_r
         *p = (struct init_producer_id_resp){3, 0, (int64_t)1 << 40, 32766};
 }
 
-static void sresp_find_coordinator(int16_t v, int var, struct find_coordinator_resp *p)
+static void sresp_find_coordinator(int16_t v, int var, struct arena *a,
+                                   struct find_coordinator_resp *p)
 {
-    *p = (struct find_coordinator_resp){0, 0, KSTR_NULL, 1, S("localhost"), 9092};
+    *p = (struct find_coordinator_resp){
+        .error_message = KSTR_NULL, .node_id = 1, .host = S("localhost"), .port = 9092};
     if (v >= 1)
         p->throttle_time_ms = 1;
+    if (v >= 4) {
+        *p = (struct find_coordinator_resp){
+            .throttle_time_ms = 1, .error_message = KSTR_NULL, .host = S("")};
+        p->n_coordinators = var ? 0 : 2;
+        p->coordinators = alloc(a, p->n_coordinators, sizeof(*p->coordinators));
+        if (!var) {
+            p->coordinators[0] = (struct find_coordinator_coordinator){
+                S("group-1"), 1, S("localhost"), 9092, 0, KSTR_NULL};
+            p->coordinators[1] = (struct find_coordinator_coordinator){
+                S("group-2"), -1, S(""), -1, 15, S("not available")};
+        }
+        return;
+    }
     if (var) {
         p->error_code = 15;
         p->error_message = v >= 1 ? S("not available") : KSTR_NULL;
@@ -1050,6 +1330,67 @@ static void sresp_find_coordinator(int16_t v, int var, struct find_coordinator_r
         p->host = S("");
         p->port = -1;
     }
+}
+
+static void sresp_describe_cluster(int16_t v, int var, struct arena *a,
+                                   struct describe_cluster_resp *p)
+{
+    *p = (struct describe_cluster_resp){.throttle_time_ms = 2,
+                                        .error_message = KSTR_NULL,
+                                        .endpoint_type = KAFKA_ENDPOINT_BROKERS,
+                                        .cluster_id = S("cluster-x"),
+                                        .controller_id = 1,
+                                        .cluster_authorized_operations = INT32_MIN};
+    if (var) {
+        p->error_code = 115;
+        p->error_message = S("no");
+        p->cluster_id = S("");
+        p->controller_id = -1;
+        return;
+    }
+    p->n_brokers = 2;
+    p->brokers = alloc(a, 2, sizeof(*p->brokers));
+    p->brokers[0] = (struct describe_cluster_broker){1, S("h1"), 9092, S("rack-a")};
+    p->brokers[1] = (struct describe_cluster_broker){2, S("h2"), 9093, KSTR_NULL};
+}
+
+static void sresp_describe_log_dirs(int16_t v, int var, struct arena *a,
+                                    struct describe_log_dirs_resp *p)
+{
+    *p = (struct describe_log_dirs_resp){.throttle_time_ms = 1};
+    if (v >= 3 && var)
+        p->error_code = 31;
+    if (var)
+        return;
+    p->n_results = 1;
+    p->results = alloc(a, 1, sizeof(*p->results));
+    struct describe_log_dirs_result *res = &p->results[0];
+    *res = (struct describe_log_dirs_result){.log_dir = S("/data"),
+                                             .total_bytes = v >= 4 ? 1LL << 40 : -1,
+                                             .usable_bytes = v >= 4 ? 1LL << 39 : -1};
+    res->n_topics = 1;
+    res->topics = alloc(a, 1, sizeof(*res->topics));
+    res->topics[0].name = S("orders");
+    res->topics[0].n_partitions = 2;
+    res->topics[0].partitions = alloc(a, 2, sizeof(struct describe_log_dirs_partition));
+    res->topics[0].partitions[0] = (struct describe_log_dirs_partition){0, 12345, 0, false};
+    res->topics[0].partitions[1] = (struct describe_log_dirs_partition){3, 0, 7, true};
+}
+
+static void sresp_offset_for_leader_epoch(int16_t v, int var, struct arena *a,
+                                          struct offset_for_leader_epoch_resp *p)
+{
+    *p = (struct offset_for_leader_epoch_resp){.throttle_time_ms = v >= 2 ? 3 : 0};
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    p->topics[0].topic = S("orders");
+    p->topics[0].n_partitions = 2;
+    p->topics[0].partitions = alloc(a, 2, sizeof(struct offset_for_leader_epoch_resp_partition));
+    p->topics[0].partitions[0] =
+        (struct offset_for_leader_epoch_resp_partition){0, 0, v >= 1 ? 3 : -1, 1000};
+    p->topics[0].partitions[1] = (struct offset_for_leader_epoch_resp_partition){74, 5, -1, -1};
 }
 
 bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_any_resp *p)
@@ -1093,7 +1434,19 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
         sresp_init_producer_id(v, var, &p->init_producer_id);
         return true;
     case KAPI_FIND_COORDINATOR:
-        sresp_find_coordinator(v, var, &p->find_coordinator);
+        sresp_find_coordinator(v, var, a, &p->find_coordinator);
+        return true;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        sresp_alter_configs(v, var, a, &p->incremental_alter_configs);
+        return true;
+    case KAPI_DESCRIBE_CLUSTER:
+        sresp_describe_cluster(v, var, a, &p->describe_cluster);
+        return true;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        sresp_describe_log_dirs(v, var, a, &p->describe_log_dirs);
+        return true;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        sresp_offset_for_leader_epoch(v, var, a, &p->offset_for_leader_epoch);
         return true;
     default:
         return tgroup_sample_resp(key, v, var, a, p);
@@ -1141,6 +1494,18 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_FIND_COORDINATOR:
         kmsg_encode_find_coordinator(w, v, &p->find_coordinator);
+        break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        kmsg_encode_incremental_alter_configs(w, v, &p->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        kmsg_encode_describe_cluster(w, v, &p->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        kmsg_encode_describe_log_dirs(w, v, &p->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
         break;
     default:
         (void)tgroup_encode_resp(w, key, v, p);
@@ -1217,6 +1582,10 @@ static void dec_metadata(struct kreader *r, int16_t v, bool f, struct arena *a,
         struct metadata_topic *t = &p->topics[i];
         t->error_code = kr_i16(r);
         t->name = kr_str(r, f);
+        if (v < 12 && t->name.len < 0)
+            r->err = true; /* nullable only from v12 */
+        if (v >= 10)
+            t->topic_id = kr_uuid(r);
         if (v >= 1)
             t->is_internal = kr_bool(r);
         t->n_partitions = d_arr(r, f);
@@ -1236,7 +1605,7 @@ static void dec_metadata(struct kreader *r, int16_t v, bool f, struct arena *a,
         t->topic_authorized_operations = v >= 8 ? kr_i32(r) : INT32_MIN;
         d_tags(r, f);
     }
-    if (v >= 8)
+    if (v >= 8 && v <= 10)
         p->cluster_authorized_operations = kr_i32(r);
     d_tags(r, f);
 }
@@ -1258,6 +1627,17 @@ static void dec_produce(struct kreader *r, int16_t v, bool f, struct arena *a,
             pp->base_offset = kr_i64(r);
             pp->log_append_time_ms = v >= 2 ? kr_i64(r) : -1;
             pp->log_start_offset = v >= 5 ? kr_i64(r) : -1;
+            pp->error_message = KSTR_NULL;
+            if (v >= 8) {
+                pp->n_record_errors = d_arr(r, f);
+                pp->record_errors = alloc(a, pp->n_record_errors, sizeof(*pp->record_errors));
+                for (int32_t k = 0; k < pp->n_record_errors; k++) {
+                    pp->record_errors[k].batch_index = kr_i32(r);
+                    pp->record_errors[k].batch_index_error_message = kr_str(r, f);
+                    d_tags(r, f);
+                }
+                pp->error_message = kr_str(r, f);
+            }
             d_tags(r, f);
         }
         d_tags(r, f);
@@ -1279,7 +1659,12 @@ static void dec_fetch(struct kreader *r, int16_t v, bool f, struct arena *a, str
     p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
     for (int32_t i = 0; i < p->n_topics; i++) {
         struct fetch_resp_topic *t = &p->topics[i];
-        t->topic = kr_str(r, f);
+        if (v >= 13) {
+            t->topic = S("");
+            t->topic_id = kr_uuid(r);
+        } else {
+            t->topic = kr_str(r, f);
+        }
         t->n_partitions = d_arr(r, f);
         t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
         for (int32_t j = 0; j < t->n_partitions; j++) {
@@ -1345,9 +1730,30 @@ static void dec_create_topics(struct kreader *r, int16_t v, bool f, struct arena
     p->n_topics = d_arr(r, f);
     p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
     for (int32_t i = 0; i < p->n_topics; i++) {
-        p->topics[i].name = kr_str(r, f);
-        p->topics[i].error_code = kr_i16(r);
-        p->topics[i].error_message = v >= 1 ? kr_str(r, f) : KSTR_NULL;
+        struct create_topics_resp_topic *t = &p->topics[i];
+        t->name = kr_str(r, f);
+        if (v >= 7)
+            t->topic_id = kr_uuid(r);
+        t->error_code = kr_i16(r);
+        t->error_message = v >= 1 ? kr_str(r, f) : KSTR_NULL;
+        t->num_partitions = -1;
+        t->replication_factor = -1;
+        t->n_configs = -1;
+        if (v >= 5) {
+            t->num_partitions = kr_i32(r);
+            t->replication_factor = kr_i16(r);
+            t->n_configs = d_arr(r, f);
+            t->configs = alloc(a, t->n_configs, sizeof(*t->configs));
+            for (int32_t j = 0; j < t->n_configs; j++) {
+                struct create_topics_resp_config *c = &t->configs[j];
+                c->name = kr_str(r, f);
+                c->value = kr_str(r, f);
+                c->read_only = kr_bool(r);
+                c->config_source = kr_i8(r);
+                c->is_sensitive = kr_bool(r);
+                d_tags(r, f);
+            }
+        }
         d_tags(r, f);
     }
     d_tags(r, f);
@@ -1361,8 +1767,14 @@ static void dec_delete_topics(struct kreader *r, int16_t v, bool f, struct arena
     p->n_responses = d_arr(r, f);
     p->responses = alloc(a, p->n_responses, sizeof(*p->responses));
     for (int32_t i = 0; i < p->n_responses; i++) {
-        p->responses[i].name = kr_str(r, f);
-        p->responses[i].error_code = kr_i16(r);
+        struct delete_topics_resp_topic *t = &p->responses[i];
+        t->name = kr_str(r, f);
+        if (v < 6 && t->name.len < 0)
+            r->err = true; /* nullable only from v6 */
+        if (v >= 6)
+            t->topic_id = kr_uuid(r);
+        t->error_code = kr_i16(r);
+        t->error_message = v >= 5 ? kr_str(r, f) : KSTR_NULL;
         d_tags(r, f);
     }
     d_tags(r, f);
@@ -1415,6 +1827,11 @@ static void dec_describe_configs(struct kreader *r, int16_t v, bool f, struct ar
                     c->synonyms[k].source = kr_i8(r);
                     d_tags(r, f);
                 }
+            }
+            c->documentation = KSTR_NULL;
+            if (v >= 3) {
+                c->config_type = kr_i8(r);
+                c->documentation = kr_str(r, f);
             }
             d_tags(r, f);
         }
@@ -1472,16 +1889,113 @@ static void dec_init_producer_id(struct kreader *r, int16_t v, bool f,
     d_tags(r, f);
 }
 
-static void dec_find_coordinator(struct kreader *r, int16_t v, bool f,
+static void dec_find_coordinator(struct kreader *r, int16_t v, bool f, struct arena *a,
                                  struct find_coordinator_resp *p)
 {
     if (v >= 1)
         p->throttle_time_ms = kr_i32(r);
+    if (v >= 4) {
+        p->error_message = KSTR_NULL;
+        p->host = S("");
+        p->n_coordinators = d_arr(r, f);
+        p->coordinators = alloc(a, p->n_coordinators, sizeof(*p->coordinators));
+        for (int32_t i = 0; i < p->n_coordinators; i++) {
+            struct find_coordinator_coordinator *c = &p->coordinators[i];
+            c->key = kr_str(r, f);
+            c->node_id = kr_i32(r);
+            c->host = kr_str(r, f);
+            c->port = kr_i32(r);
+            c->error_code = kr_i16(r);
+            c->error_message = kr_str(r, f);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        return;
+    }
     p->error_code = kr_i16(r);
     p->error_message = v >= 1 ? kr_str(r, f) : KSTR_NULL;
     p->node_id = kr_i32(r);
     p->host = kr_str(r, f);
     p->port = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_describe_cluster(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                 struct describe_cluster_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->error_message = kr_str(r, f);
+    p->endpoint_type = v >= 1 ? kr_i8(r) : KAFKA_ENDPOINT_BROKERS;
+    p->cluster_id = kr_str(r, f);
+    p->controller_id = kr_i32(r);
+    p->n_brokers = d_arr(r, f);
+    p->brokers = alloc(a, p->n_brokers, sizeof(*p->brokers));
+    for (int32_t i = 0; i < p->n_brokers; i++) {
+        p->brokers[i].broker_id = kr_i32(r);
+        p->brokers[i].host = kr_str(r, f);
+        p->brokers[i].port = kr_i32(r);
+        p->brokers[i].rack = kr_str(r, f);
+        d_tags(r, f);
+    }
+    p->cluster_authorized_operations = kr_i32(r);
+    d_tags(r, f);
+}
+
+static void dec_describe_log_dirs(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                  struct describe_log_dirs_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = v >= 3 ? kr_i16(r) : 0;
+    p->n_results = d_arr(r, f);
+    p->results = alloc(a, p->n_results, sizeof(*p->results));
+    for (int32_t i = 0; i < p->n_results; i++) {
+        struct describe_log_dirs_result *res = &p->results[i];
+        res->error_code = kr_i16(r);
+        res->log_dir = kr_str(r, f);
+        res->n_topics = d_arr(r, f);
+        res->topics = alloc(a, res->n_topics, sizeof(*res->topics));
+        for (int32_t j = 0; j < res->n_topics; j++) {
+            struct describe_log_dirs_topic *t = &res->topics[j];
+            t->name = kr_str(r, f);
+            t->n_partitions = d_arr(r, f);
+            t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+            for (int32_t k = 0; k < t->n_partitions; k++) {
+                t->partitions[k].partition_index = kr_i32(r);
+                t->partitions[k].partition_size = kr_i64(r);
+                t->partitions[k].offset_lag = kr_i64(r);
+                t->partitions[k].is_future_key = kr_bool(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        res->total_bytes = v >= 4 ? kr_i64(r) : -1;
+        res->usable_bytes = v >= 4 ? kr_i64(r) : -1;
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_offset_for_leader_epoch(struct kreader *r, int16_t v, bool f, struct arena *a,
+                                        struct offset_for_leader_epoch_resp *p)
+{
+    p->throttle_time_ms = v >= 2 ? kr_i32(r) : 0;
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct offset_for_leader_epoch_resp_topic *t = &p->topics[i];
+        t->topic = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            t->partitions[j].error_code = kr_i16(r);
+            t->partitions[j].partition = kr_i32(r);
+            t->partitions[j].leader_epoch = v >= 1 ? kr_i32(r) : -1;
+            t->partitions[j].end_offset = kr_i64(r);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
     d_tags(r, f);
 }
 
@@ -1527,7 +2041,19 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         dec_init_producer_id(r, v, f, &p->init_producer_id);
         break;
     case KAPI_FIND_COORDINATOR:
-        dec_find_coordinator(r, v, f, &p->find_coordinator);
+        dec_find_coordinator(r, v, f, a, &p->find_coordinator);
+        break;
+    case KAPI_INCREMENTAL_ALTER_CONFIGS:
+        dec_alter_configs(r, v, f, a, &p->incremental_alter_configs);
+        break;
+    case KAPI_DESCRIBE_CLUSTER:
+        dec_describe_cluster(r, v, f, a, &p->describe_cluster);
+        break;
+    case KAPI_DESCRIBE_LOG_DIRS:
+        dec_describe_log_dirs(r, v, f, a, &p->describe_log_dirs);
+        break;
+    case KAPI_OFFSET_FOR_LEADER_EPOCH:
+        dec_offset_for_leader_epoch(r, v, f, a, &p->offset_for_leader_epoch);
         break;
     default:
         if (!tgroup_dec_resp(r, key, v, a, p))

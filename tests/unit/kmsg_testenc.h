@@ -40,6 +40,10 @@ union kmsg_any_req {
     struct list_groups_req list_groups;
     struct delete_groups_req delete_groups;
     struct offset_delete_req offset_delete;
+    struct incremental_alter_configs_req incremental_alter_configs;
+    struct describe_cluster_req describe_cluster;
+    struct describe_log_dirs_req describe_log_dirs;
+    struct offset_for_leader_epoch_req offset_for_leader_epoch;
 };
 
 union kmsg_any_resp {
@@ -66,6 +70,10 @@ union kmsg_any_resp {
     struct list_groups_resp list_groups;
     struct delete_groups_resp delete_groups;
     struct offset_delete_resp offset_delete;
+    struct alter_configs_resp incremental_alter_configs;
+    struct describe_cluster_resp describe_cluster;
+    struct describe_log_dirs_resp describe_log_dirs;
+    struct offset_for_leader_epoch_resp offset_for_leader_epoch;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */

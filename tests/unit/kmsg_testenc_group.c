@@ -87,6 +87,8 @@ static void enc_join(struct kwriter *w, int16_t v, bool f, const struct join_gro
         g_bytes(w, f, q->protocols[i].metadata);
         g_tags(w, f);
     }
+    if (v >= 8)
+        g_str(w, f, q->reason);
     g_tags(w, f);
 }
 
@@ -130,6 +132,8 @@ static void enc_leave(struct kwriter *w, int16_t v, bool f, const struct leave_g
         for (int32_t i = 0; i < q->n_members; i++) {
             g_str(w, f, q->members[i].member_id);
             g_str(w, f, q->members[i].group_instance_id);
+            if (v >= 5)
+                g_str(w, f, q->members[i].reason);
             g_tags(w, f);
         }
     }
@@ -139,8 +143,10 @@ static void enc_leave(struct kwriter *w, int16_t v, bool f, const struct leave_g
 static void enc_commit(struct kwriter *w, int16_t v, bool f, const struct offset_commit_req *q)
 {
     g_str(w, f, q->group_id);
-    kw_i32(w, q->generation_id);
-    g_str(w, f, q->member_id);
+    if (v >= 1) {
+        kw_i32(w, q->generation_id);
+        g_str(w, f, q->member_id);
+    }
     if (v >= 7)
         g_str(w, f, q->group_instance_id);
     if (v >= 2 && v <= 4)
@@ -156,6 +162,8 @@ static void enc_commit(struct kwriter *w, int16_t v, bool f, const struct offset
             kw_i64(w, p->committed_offset);
             if (v >= 6)
                 kw_i32(w, p->committed_leader_epoch);
+            if (v == 1)
+                kw_i64(w, p->commit_timestamp);
             g_str(w, f, p->committed_metadata);
             g_tags(w, f);
         }
@@ -164,16 +172,32 @@ static void enc_commit(struct kwriter *w, int16_t v, bool f, const struct offset
     g_tags(w, f);
 }
 
-static void enc_fetch_offsets(struct kwriter *w, int16_t v, bool f, const struct offset_fetch_req *q)
+static void enc_fetch_topics(struct kwriter *w, bool f, const struct offset_fetch_req_topic *topics,
+                             int32_t n)
 {
-    g_str(w, f, q->group_id);
-    g_arr(w, f, q->n_topics);
-    for (int32_t i = 0; i < q->n_topics; i++) {
-        g_str(w, f, q->topics[i].name);
-        g_arr(w, f, q->topics[i].n_partition_indexes);
-        for (int32_t j = 0; j < q->topics[i].n_partition_indexes; j++)
-            kw_i32(w, q->topics[i].partition_indexes[j]);
+    g_arr(w, f, n);
+    for (int32_t i = 0; i < n; i++) {
+        g_str(w, f, topics[i].name);
+        g_arr(w, f, topics[i].n_partition_indexes);
+        for (int32_t j = 0; j < topics[i].n_partition_indexes; j++)
+            kw_i32(w, topics[i].partition_indexes[j]);
         g_tags(w, f);
+    }
+}
+
+static void enc_fetch_offsets(struct kwriter *w, int16_t v, bool f,
+                              const struct offset_fetch_req *q)
+{
+    if (v >= 8) {
+        g_arr(w, f, q->n_groups);
+        for (int32_t i = 0; i < q->n_groups; i++) {
+            g_str(w, f, q->groups[i].group_id);
+            enc_fetch_topics(w, f, q->groups[i].topics, q->groups[i].n_topics);
+            g_tags(w, f);
+        }
+    } else {
+        g_str(w, f, q->group_id);
+        enc_fetch_topics(w, f, q->topics, q->n_topics);
     }
     if (v >= 7)
         kw_bool(w, q->require_stable);
@@ -319,12 +343,15 @@ static void sample_join(int16_t v, int var, struct arena *a, struct join_group_r
                                  .rebalance_timeout_ms = v >= 1 ? 300000 : -1,
                                  .member_id = S(""),
                                  .group_instance_id = KSTR_NULL,
-                                 .protocol_type = S("consumer")};
+                                 .protocol_type = S("consumer"),
+                                 .reason = KSTR_NULL};
     if (var)
         return; /* no protocols, no instance id */
     q->member_id = S("rdkafka-0b5c");
     if (v >= 5)
         q->group_instance_id = S("static-1");
+    if (v >= 8)
+        q->reason = S("rebalance requested");
     q->n_protocols = 2;
     q->protocols = alloc(a, 2, sizeof(*q->protocols));
     q->protocols[0] = (struct join_group_protocol){S("range"), B("\x00\x01range-meta")};
@@ -366,15 +393,15 @@ static void sample_leave(int16_t v, int var, struct arena *a, struct leave_group
     if (v <= 2) {
         q->n_members = 1;
         q->members = alloc(a, 1, sizeof(*q->members));
-        q->members[0] = (struct leave_group_member){var ? S("") : S("m-1"), KSTR_NULL};
+        q->members[0] = (struct leave_group_member){var ? S("") : S("m-1"), KSTR_NULL, KSTR_NULL};
         return;
     }
     if (var)
         return;
     q->n_members = 2;
     q->members = alloc(a, 2, sizeof(*q->members));
-    q->members[0] = (struct leave_group_member){S("m-1"), KSTR_NULL};
-    q->members[1] = (struct leave_group_member){S(""), S("inst-2")};
+    q->members[0] = (struct leave_group_member){S("m-1"), KSTR_NULL, KSTR_NULL};
+    q->members[1] = (struct leave_group_member){S(""), S("inst-2"), v >= 5 ? S("bye") : KSTR_NULL};
 }
 
 static void sample_commit(int16_t v, int var, struct arena *a, struct offset_commit_req *q)
@@ -386,8 +413,10 @@ static void sample_commit(int16_t v, int var, struct arena *a, struct offset_com
                                     .retention_time_ms = -1};
     if (var)
         return;
-    q->generation_id = 4;
-    q->member_id = S("m-1");
+    if (v >= 1) {
+        q->generation_id = 4;
+        q->member_id = S("m-1");
+    }
     if (v >= 7)
         q->group_instance_id = S("i-1");
     if (v >= 2 && v <= 4)
@@ -404,6 +433,7 @@ static void sample_commit(int16_t v, int var, struct arena *a, struct offset_com
             p->partition_index = j * 4 + i;
             p->committed_offset = 5000000000LL + j;
             p->committed_leader_epoch = v >= 6 ? 2 + j : -1;
+            p->commit_timestamp = v == 1 ? 1700000000000LL + j : -1;
             p->committed_metadata = j ? KSTR_NULL : S("meta");
         }
     }
@@ -412,6 +442,25 @@ static void sample_commit(int16_t v, int var, struct arena *a, struct offset_com
 static void sample_fetch_offsets(int16_t v, int var, struct arena *a, struct offset_fetch_req *q)
 {
     *q = (struct offset_fetch_req){.group_id = S("g1")};
+    if (v >= 8) { /* two groups: one asks for every topic (null), one for a partition list */
+        q->group_id = S("");
+        q->require_stable = !var;
+        if (var)
+            return;
+        q->n_groups = 2;
+        q->groups = alloc(a, 2, sizeof(*q->groups));
+        q->groups[0] = (struct offset_fetch_req_group){S("g1"), NULL, -1};
+        struct offset_fetch_req_group *g = &q->groups[1];
+        g->group_id = S("g2");
+        g->n_topics = 1;
+        g->topics = alloc(a, 1, sizeof(*g->topics));
+        g->topics[0].name = S("orders");
+        g->topics[0].n_partition_indexes = 2;
+        g->topics[0].partition_indexes = alloc(a, 2, sizeof(int32_t));
+        g->topics[0].partition_indexes[0] = 0;
+        g->topics[0].partition_indexes[1] = 5;
+        return;
+    }
     if (var) {
         q->n_topics = v >= 2 ? -1 : 0; /* null (all topics) from v2 */
         return;
@@ -539,6 +588,7 @@ static void sresp_join(int16_t v, int var, struct arena *a, struct join_group_re
     p->members[0] = (struct join_group_member){S("m-1"), KSTR_NULL, B("meta-1")};
     p->members[1] = (struct join_group_member){S("m-2"), v >= 5 ? S("inst") : KSTR_NULL,
                                                {(const uint8_t *)"", 0}};
+    p->skip_assignment = v >= 9;
 }
 
 static void sresp_sync(int16_t v, int var, struct sync_group_resp *p)
@@ -590,6 +640,23 @@ static void sresp_commit(int16_t v, int var, struct arena *a, struct offset_comm
 static void sresp_fetch_offsets(int16_t v, int var, struct arena *a, struct offset_fetch_resp *p)
 {
     *p = (struct offset_fetch_resp){.throttle_time_ms = v >= 3 ? 6 : 0};
+    if (v >= 8) {
+        if (var)
+            return;
+        p->n_groups = 2;
+        p->groups = alloc(a, 2, sizeof(*p->groups));
+        p->groups[0] = (struct offset_fetch_resp_group){S("g1"), NULL, 0, 0};
+        p->groups[1] = (struct offset_fetch_resp_group){S("g2"), NULL, 1, 0};
+        struct offset_fetch_resp_topic *t = alloc(a, 1, sizeof(*t));
+        p->groups[1].topics = t;
+        t->name = S("orders");
+        t->n_partitions = 2;
+        t->partitions = alloc(a, 2, sizeof(*t->partitions));
+        t->partitions[0] = (struct offset_fetch_resp_partition){0, 42, 3, S("md"), 0};
+        t->partitions[1] = (struct offset_fetch_resp_partition){5, -1, -1, KSTR_NULL, 0};
+        p->groups[0].error_code = 16; /* NOT_COORDINATOR */
+        return;
+    }
     if (var) {
         if (v >= 2)
             p->error_code = 14;
@@ -768,6 +835,7 @@ static void dec_join(struct kreader *r, int16_t v, bool f, struct arena *a,
     p->protocol_type = v >= 7 ? kr_str(r, f) : KSTR_NULL;
     p->protocol_name = kr_str(r, f);
     p->leader = kr_str(r, f);
+    p->skip_assignment = v >= 9 ? kr_bool(r) : false;
     p->member_id = kr_str(r, f);
     p->n_members = d_arr(r, f);
     p->members = alloc(a, p->n_members, sizeof(*p->members));
@@ -829,14 +897,37 @@ static void dec_commit(struct kreader *r, int16_t v, bool f, struct arena *a,
     d_tags(r, f);
 }
 
+static struct offset_fetch_resp_topic *dec_fetch_topics(struct kreader *r, int16_t v, bool f,
+                                                        struct arena *a, int32_t *n);
+
 static void dec_fetch_offsets(struct kreader *r, int16_t v, bool f, struct arena *a,
                               struct offset_fetch_resp *p)
 {
     p->throttle_time_ms = v >= 3 ? kr_i32(r) : 0;
-    p->n_topics = d_arr(r, f);
-    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
-    for (int32_t i = 0; i < p->n_topics; i++) {
-        struct offset_fetch_resp_topic *t = &p->topics[i];
+    if (v >= 8) {
+        p->n_groups = d_arr(r, f);
+        p->groups = alloc(a, p->n_groups, sizeof(*p->groups));
+        for (int32_t i = 0; i < p->n_groups; i++) {
+            struct offset_fetch_resp_group *g = &p->groups[i];
+            g->group_id = kr_str(r, f);
+            g->topics = dec_fetch_topics(r, v, f, a, &g->n_topics);
+            g->error_code = kr_i16(r);
+            d_tags(r, f);
+        }
+    } else {
+        p->topics = dec_fetch_topics(r, v, f, a, &p->n_topics);
+        p->error_code = v >= 2 ? kr_i16(r) : 0;
+    }
+    d_tags(r, f);
+}
+
+static struct offset_fetch_resp_topic *dec_fetch_topics(struct kreader *r, int16_t v, bool f,
+                                                        struct arena *a, int32_t *n)
+{
+    *n = d_arr(r, f);
+    struct offset_fetch_resp_topic *topics = alloc(a, *n, sizeof(*topics));
+    for (int32_t i = 0; i < *n; i++) {
+        struct offset_fetch_resp_topic *t = &topics[i];
         t->name = kr_str(r, f);
         t->n_partitions = d_arr(r, f);
         t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
@@ -851,8 +942,7 @@ static void dec_fetch_offsets(struct kreader *r, int16_t v, bool f, struct arena
         }
         d_tags(r, f);
     }
-    p->error_code = v >= 2 ? kr_i16(r) : 0;
-    d_tags(r, f);
+    return topics;
 }
 
 static void dec_describe(struct kreader *r, int16_t v, bool f, struct arena *a,
