@@ -12,7 +12,9 @@
 # confluent-kafka and kafka-python group consumers (tail_readers.py: position = high
 # watermark, committed = high watermark), and kafkajs and @platformatic/kafka group consumers
 # (committed = high watermark); each gets exactly the data records at their offsets, and every group's lag is 0.
-# Data produced after the NOOP tail is then read from the committed offset.
+# Data produced after the NOOP tail is then read from the committed offset. Then one node, two
+# restarts: its logs hold data only, and every client reads an empty topic and a written one to
+# the end.
 # timeout: 240
 source "$(dirname "$0")/lib.sh"
 [ -d "$NODE_DIR/node_modules/kafkajs" ] && [ -d "$NODE_DIR/node_modules/@platformatic/kafka" ] || (cd "$NODE_DIR" && npm ci --no-audit --no-fund >/dev/null)
@@ -152,41 +154,75 @@ lag0() { # GROUP
     "$SP" group describe "$1" >"$TMP/describe" 2>&1 || fail "group describe $1: $(cat "$TMP/describe")"
     grep -qx 'TOTAL-LAG: 0' "$TMP/describe" || fail "group $1 lags: $(cat "$TMP/describe")"
 }
-for t in empty tail between; do
-    n=$(wc -l <"$TMP/$t.expect")
-    timeout 30 kcat -b "$BOOT" -G "kcat-$t" -X auto.offset.reset=earliest -e -q -f '%o %s\n' "$t" \
-        >"$TMP/kcat-g.out" 2>"$TMP/kcat-g.err" || fail "kcat -G -e on $t did not end: $(cat "$TMP/kcat-g.err")"
-    same "kcat -G" "$t" "$TMP/kcat-g.out"
-    timeout 30 "$SP" consume -t "$t" --exit -f '%o %v\n' >"$TMP/sp.out" ||
-        fail "streampulse consume --exit on $t did not end"
-    same "streampulse consume" "$t" "$TMP/sp.out"
-    timeout 30 "$SP" consume -t "$t" --group "sp-$t" --exit -f '%o %v\n' >"$TMP/spg.out" ||
-        fail "streampulse consume --group --exit on $t did not end"
-    same "streampulse consume --group" "$t" "$TMP/spg.out"
-    for client in confluent kafka-python; do
-        $PY "$ROOT/tests/integration/tail_readers.py" "$BOOT" "$t" "$client-$t" "$client" \
-            >"$TMP/py.out" || fail "$client on $t: $(tail -3 "$TMP/py.out")"
-        same "$client" "$t" "$TMP/py.out"
+# read_to_end PREFIX TOPIC...: every client reads each topic (partition 0) to its end in a group of
+# its own (PREFIX-CLIENT-TOPIC), gets exactly $TMP/TOPIC.expect and stops there; every group's lag
+# is then 0
+read_to_end() {
+    local pre=$1 t n client g
+    shift
+    for t in "$@"; do
+        n=$(wc -l <"$TMP/$t.expect")
+        timeout 30 kcat -b "$BOOT" -G "$pre-kcat-$t" -X auto.offset.reset=earliest -e -q -f '%o %s\n' "$t" \
+            >"$TMP/kcat-g.out" 2>"$TMP/kcat-g.err" || fail "kcat -G -e on $t did not end: $(cat "$TMP/kcat-g.err")"
+        same "kcat -G" "$t" "$TMP/kcat-g.out"
+        timeout 30 "$SP" consume -t "$t" --exit -f '%o %v\n' >"$TMP/sp.out" ||
+            fail "streampulse consume --exit on $t did not end"
+        same "streampulse consume" "$t" "$TMP/sp.out"
+        timeout 30 "$SP" consume -t "$t" --group "$pre-sp-$t" --exit -f '%o %v\n' >"$TMP/spg.out" ||
+            fail "streampulse consume --group --exit on $t did not end"
+        same "streampulse consume --group" "$t" "$TMP/spg.out"
+        for client in confluent kafka-python; do
+            $PY "$ROOT/tests/integration/tail_readers.py" "$BOOT" "$t" "$pre-$client-$t" "$client" \
+                >"$TMP/py.out" || fail "$client on $t: $(tail -3 "$TMP/py.out")"
+            same "$client" "$t" "$TMP/py.out"
+        done
+        (cd "$NODE_DIR" && node tail_readers.js "$BOOT" "$t" "$pre-kafkajs-$t" "$n") >"$TMP/kjs.out" ||
+            fail "kafkajs on $t: $(tail -3 "$TMP/kjs.out")"
+        same kafkajs "$t" "$TMP/kjs.out"
+        (cd "$NODE_DIR" && node tail_readers_platformatic.mjs "$BOOT" "$t" "$pre-plt-$t" "$n") >"$TMP/plt.out" ||
+            fail "@platformatic/kafka on $t: $(tail -3 "$TMP/plt.out")"
+        same @platformatic/kafka "$t" "$TMP/plt.out"
+        if [ "$n" -gt 0 ]; then
+            for g in kcat sp confluent kafka-python kafkajs plt; do lag0 "$pre-$g-$t"; done
+        fi
+        note "$pre $t: every client read its $n records and stopped at the end; every group's lag is 0"
     done
-    (cd "$NODE_DIR" && node tail_readers.js "$BOOT" "$t" "kafkajs-$t" "$n") >"$TMP/kjs.out" ||
-        fail "kafkajs on $t: $(tail -3 "$TMP/kjs.out")"
-    same kafkajs "$t" "$TMP/kjs.out"
-    (cd "$NODE_DIR" && node tail_readers_platformatic.mjs "$BOOT" "$t" "plt-$t" "$n") >"$TMP/plt.out" ||
-        fail "@platformatic/kafka on $t: $(tail -3 "$TMP/plt.out")"
-    same @platformatic/kafka "$t" "$TMP/plt.out"
-    if [ "$n" -gt 0 ]; then
-        for g in "kcat-$t" "sp-$t" "confluent-$t" "kafka-python-$t" "kafkajs-$t" "plt-$t"; do lag0 "$g"; done
-    fi
-    note "$t: every client read its $n records and stopped at the end; every group's lag is 0"
-done
+}
+read_to_end 3n empty tail between
 
 # data after the NOOP tail: a group resumes at its committed offset (the high watermark before
 # the NOOPs) and gets it, at its offset after them
 produce tail t4
-$PY "$ROOT/tests/integration/tail_readers.py" "$BOOT" tail confluent-tail confluent >"$TMP/resume" ||
+$PY "$ROOT/tests/integration/tail_readers.py" "$BOOT" tail 3n-confluent-tail confluent >"$TMP/resume" ||
     fail "confluent resuming on tail: $(tail -3 "$TMP/resume")"
 last=$(batches 1 tail | tail -1 | cut -d' ' -f1)
 [ "$(cat "$TMP/resume")" = "$last t4" ] || fail "resumed past the NOOPs with $(cat "$TMP/resume"), want '$last t4'"
-lag0 confluent-tail
+lag0 3n-confluent-tail
 note "the group resumed after the NOOP tail at offset $last"
 for i in 1 2 3; do stop_node "$i"; done
+
+# One node: the only voter of its groups writes no Raft entry into a partition log (no NOOP at
+# an election, raft/raft.h), however often it restarts, so its partitions hold data batches only
+# and every client reads an empty one and a written one to the end.
+DATA=$TMP/single
+BOOT=
+start_broker
+BOOT=$BROKER
+export STREAMPULSE_BROKERS=$BOOT
+"$SP" topic create empty1 --partitions 1 >/dev/null || fail "topic create empty1"
+"$SP" topic create data1 --partitions 1 >/dev/null || fail "topic create data1"
+produce data1 d1 d2
+stop_broker
+start_broker
+produce data1 d3
+stop_broker
+start_broker
+for t in empty1 data1; do
+    $PY "$TMP/batches.py" "$DATA/$t-0" >"$TMP/$t.1"
+    expected "$t"
+done
+[ ! -s "$TMP/empty1.1" ] || fail "empty1's log holds batches: $(cat "$TMP/empty1.1")"
+[ "$(kinds data1)" = DDD ] || fail "data1's log is not its three data batches: $(kinds data1)"
+[ "$(cut -d' ' -f2 "$TMP/data1.expect" | xargs)" = "d1 d2 d3" ] || fail "data1 holds $(cat "$TMP/data1.expect")"
+read_to_end 1n empty1 data1
+stop_broker
