@@ -1,4 +1,5 @@
-/* ListOffsets (earliest, latest, by timestamp) and DeleteRecords. */
+/* ListOffsets (earliest, latest, max timestamp, by timestamp), DeleteRecords and
+ * OffsetForLeaderEpoch. */
 #include <string.h>
 
 #include "base/errors.h"
@@ -6,6 +7,17 @@
 #include "broker/internal.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
+
+/* A request's current leader epoch (-1: not given) against the partition's, as Kafka checks
+ * it: newer than ours UNKNOWN_LEADER_EPOCH (we are behind), older FENCED_LEADER_EPOCH. */
+static int16_t epoch_check(const struct partition *p, int32_t current_leader_epoch)
+{
+    if (current_leader_epoch >= 0 && current_leader_epoch > p->leader_epoch)
+        return KERR_UNKNOWN_LEADER_EPOCH;
+    if (current_leader_epoch >= 0 && current_leader_epoch < p->leader_epoch)
+        return KERR_FENCED_LEADER_EPOCH;
+    return KERR_NONE;
+}
 
 int handle_list_offsets(struct request *req)
 {
@@ -41,14 +53,9 @@ int handle_list_offsets(struct request *req)
                 op->error_code = lec;
                 continue;
             }
-            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch > p->leader_epoch) {
-                op->error_code = KERR_UNKNOWN_LEADER_EPOCH;
+            op->error_code = epoch_check(p, rp->current_leader_epoch);
+            if (op->error_code != KERR_NONE)
                 continue;
-            }
-            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch < p->leader_epoch) {
-                op->error_code = KERR_FENCED_LEADER_EPOCH;
-                continue;
-            }
             op->leader_epoch = p->leader_epoch;
             if (rp->timestamp == KAFKA_OFFSET_EARLIEST) {
                 op->offset = plog_start_offset(p->log);
@@ -208,14 +215,9 @@ int handle_offset_for_leader_epoch(struct request *req)
                 op->error_code = lec;
                 continue;
             }
-            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch > p->leader_epoch) {
-                op->error_code = KERR_UNKNOWN_LEADER_EPOCH;
+            op->error_code = epoch_check(p, rp->current_leader_epoch);
+            if (op->error_code != KERR_NONE)
                 continue;
-            }
-            if (rp->current_leader_epoch >= 0 && rp->current_leader_epoch < p->leader_epoch) {
-                op->error_code = KERR_FENCED_LEADER_EPOCH;
-                continue;
-            }
             epoch_end(p->log, rp->leader_epoch, &op->leader_epoch, &op->end_offset);
         }
     }
