@@ -177,7 +177,7 @@ static void command_done(struct ctl_runtime *rt, const struct ctl_answer *a, voi
             c->registered = true;
             log_info("cluster_registered", "node=%" PRId32 " controller=%" PRId32,
                      c->b->cfg->node_id, ctl_runtime_leader(c->ctl));
-            c->next_try_ms = now; /* heartbeat at once: unfences when caught up */
+            c->next_try_ms = now;            /* heartbeat at once: unfences when caught up */
             broker_producers_prefetch(c->b); /* the first InitProducerId finds a block */
         } else {
             c->next_try_ms = now + REGISTER_RETRY_MS;
@@ -222,13 +222,14 @@ static void on_commit(struct host_group *g, int64_t commit, void *data)
 
 int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start)
 {
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
-    return g ? host_compact(g, new_start) : -ERR_NOT_LEADER;
+    (void)b;
+    return p->group ? host_compact(p->group, new_start) : -ERR_NOT_LEADER;
 }
 
 void partition_apply_retention(struct broker *b, struct partition *p, int64_t now_ms)
 {
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    (void)b;
+    struct host_group *g = p->group;
     if (!g)
         return; /* its Raft group is not running (yet, or any more): the plog is Raft's */
     int64_t to = plog_retention_start(p->log, now_ms);
@@ -236,22 +237,23 @@ void partition_apply_retention(struct broker *b, struct partition *p, int64_t no
         (void)host_compact(g, to); /* a failure is logged; the next timer tries again */
 }
 
-/* The local replica of p has failed (a disk error) and this node is p's only voter: nobody else
- * holds p's data, so its committed part is still read here. */
-static bool failed_sole_replica(const struct host_group_status *st, int32_t self)
+/* The local replica g has failed (a disk error) and this node is its group's only voter: nobody
+ * else holds the partition's data, so its committed part is still read here. */
+static bool failed_sole_replica(const struct host_group *g, int32_t self)
 {
-    const struct raft_conf *c = &st->rs.conf;
-    return st->rs.failed && c->n_old == 0 && c->n_voters == 1 && c->voters[0] == self;
+    if (!replica_failed(host_group_replica(g)))
+        return false; /* the common case, without building a status */
+    struct host_group_status st;
+    host_group_status(g, &st);
+    const struct raft_conf *c = &st.rs.conf;
+    return c->n_old == 0 && c->n_voters == 1 && c->voters[0] == self;
 }
 
 int16_t partition_read_check(struct broker *b, struct partition *p)
 {
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
-    if (!g)
+    if (!p->group)
         return KERR_NOT_LEADER_OR_FOLLOWER;
-    struct host_group_status st;
-    host_group_status(g, &st);
-    if (failed_sole_replica(&st, b->cfg->node_id))
+    if (failed_sole_replica(p->group, b->cfg->node_id))
         return KERR_NONE;
     return partition_leader_check(b, p);
 }
@@ -259,23 +261,18 @@ int16_t partition_read_check(struct broker *b, struct partition *p)
 bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition)
 {
     struct host_group *g = cluster_group(b->cluster, topic, partition);
-    if (!g)
-        return false;
-    struct host_group_status st;
-    host_group_status(g, &st);
-    return failed_sole_replica(&st, b->cfg->node_id);
+    return g && failed_sole_replica(g, b->cfg->node_id);
 }
 
 int16_t partition_leader_check(struct broker *b, struct partition *p)
 {
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
-    if (!g)
+    (void)b;
+    if (!p->group)
         return KERR_NOT_LEADER_OR_FOLLOWER;
-    struct host_group_status st;
-    host_group_status(g, &st);
-    if (st.rs.failed || plog_fenced(p->log))
+    const struct replica *rp = host_group_replica(p->group);
+    if (replica_failed(rp) || plog_fenced(p->log))
         return KERR_KAFKA_STORAGE_ERROR; /* this replica stopped on a disk error */
-    return st.leading ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
+    return raft_role(replica_raft(rp)) == RAFT_LEADER ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
 }
 
 static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, int32_t partition)
@@ -317,6 +314,8 @@ static void group_remove_at(struct cluster *c, size_t i)
     struct partition *p = group_partition(c, cg->g);
     if (p && is_offsets_topic(p))
         groups_offsets_leader(c->b, p, false);
+    if (p)
+        p->group = NULL;
     host_remove_group(c->host, cg->g);
     log_info("cluster_replica_removed", "topic=%s partition=%" PRId32, cg->topic, cg->partition);
     mem_free(cg->topic);
@@ -417,6 +416,7 @@ static void reconcile(struct cluster *c)
                           "topic=%s partition=%" PRId32 " error=\"%s\"", t->name, pi, err_str(rc));
                 continue;
             }
+            lp->group = g;
             if (c->n_groups == c->cap_groups) {
                 c->cap_groups = c->cap_groups ? 2 * c->cap_groups : 16;
                 c->groups = mem_realloc(c->groups, c->cap_groups * sizeof(*c->groups));
@@ -727,7 +727,9 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     b->cluster = c;
     log_info("cluster_started", "node=%" PRId32 " cluster_addr=%s voters=%zu quorum=%s role=%s",
              cfg->node_id, c->cluster_addr, n_voters, qid,
-             standalone ? "standalone" : voter ? "voter" : "observer");
+             standalone ? "standalone"
+             : voter    ? "voter"
+                        : "observer");
     return 0;
 }
 
@@ -757,6 +759,11 @@ void cluster_stop(struct broker *b)
     ctl_runtime_close(c->ctl); /* answers our pending command (ignored: closing) */
     c->ctl = NULL;
     transport_flush(host_transport(c->host));
+    for (size_t i = 0; i < c->n_groups; i++) {
+        struct partition *p = group_partition(c, c->groups[i].g);
+        if (p)
+            p->group = NULL;
+    }
     host_free(c->host); /* closes every replica; topics.c closes the plogs */
     for (size_t i = 0; i < c->n_groups; i++)
         mem_free(c->groups[i].topic);
@@ -782,8 +789,7 @@ struct host *cluster_host(const struct cluster *c)
 
 struct host_group *cluster_group(const struct cluster *c, const char *topic, int32_t partition)
 {
-    const struct cgroup *cg = cgroup_find(c, topic, partition);
-    return cg ? cg->g : NULL;
+    return host_group_find(c->host, topic, partition);
 }
 
 const char *cluster_id(const struct cluster *c)
@@ -810,8 +816,8 @@ int cluster_await_live(struct broker *b, int64_t max_ms)
         reactor_run_once(b->r, 5);
     if (cluster_live(c))
         return 0;
-    log_error("cluster_not_live", "node=%" PRId32 " registered=%d ms=%" PRId64,
-              b->cfg->node_id, c->registered ? 1 : 0, time_mono_ms() - start);
+    log_error("cluster_not_live", "node=%" PRId32 " registered=%d ms=%" PRId64, b->cfg->node_id,
+              c->registered ? 1 : 0, time_mono_ms() - start);
     return -ERR_TIMEOUT;
 }
 

@@ -610,7 +610,7 @@ void groups_offsets_leader(struct broker *b, struct partition *p, bool leading)
     coordinator_load_begin(b->groups, p->index);
     p->coord_loading = true;
     p->coord_load_at = plog_end_offset(p->log) - 1; /* -1: an empty log, nothing to wait for */
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    struct host_group *g = p->group;
     struct replica_status st;
     replica_status(host_group_replica(g), &st);
     offsets_load_if_ready(b, p, st.commit);

@@ -49,8 +49,9 @@ struct partition {
     uint64_t records_in;             /* records appended since start (metrics) */
     uint64_t bytes_in;               /* batch bytes appended since start */
     struct partition_producers *producers; /* idempotent-producer state (broker/producers.h) */
-    bool coord_loading;     /* __consumer_offsets led here: its groups replay once ... */
-    int64_t coord_load_at;  /* ... the commit index reaches this (the log's end when it won) */
+    struct host_group *group; /* its Raft group while one runs here (cluster.c), else NULL */
+    bool coord_loading;       /* __consumer_offsets led here: its groups replay once ... */
+    int64_t coord_load_at;    /* ... the commit index reaches this (the log's end when it won) */
 };
 
 struct topic {
@@ -197,8 +198,9 @@ bool topic_name_valid(struct kstr name, char *err, size_t errcap);
 /* Whether the name (a struct kstr) of element i of an array of stride-byte elements, the first
  * of whose names is at names, repeats one of elements 0..i-1 (duplicate topics in a request). */
 bool kstr_dup_before(const struct kstr *names, int32_t i, size_t stride);
-/* admin.c: checks the configs of a CreateTopics or AlterConfigs resource (names non-empty, keys known, values valid). Returns KERR_NONE and *out (n entries,
- * NUL-terminated copies in a; a null value stays NULL), or the error with a message in err. */
+/* admin.c: checks the configs of a CreateTopics or AlterConfigs resource (names non-empty, keys
+ * known, values valid). Returns KERR_NONE and *out (n entries, NUL-terminated copies in a; a null
+ * value stays NULL), or the error with a message in err. */
 int16_t admin_check_configs(struct arena *a, const struct config_entry *cfgs, int32_t n,
                             struct topic_config_kv **out, char *err, size_t errcap);
 /* AlterConfigs: KERR_NONE for a topic resource; INVALID_REQUEST with the reason in err for a
@@ -264,10 +266,10 @@ int16_t partition_read_check(struct broker *b, struct partition *p);
 /* Whether this broker's replica of topic-partition is such a failed sole replica (Metadata then
  * names this broker leader, with KAFKA_STORAGE_ERROR). */
 bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition);
-/* Moves p's log start up to new_start (DeleteRecords; new_start <= HW), through p's Raft replica (replica_compact: clamped to what
- * Raft allows, rounded down to a batch start), so the Raft log start moves with the plog's;
- * -ERR_NOT_LEADER without a local Raft group. Returns 0 (read plog_start_offset for the result)
- * or a negative code. */
+/* Moves p's log start up to new_start (DeleteRecords; new_start <= HW), through p's Raft replica
+ * (replica_compact: clamped to what Raft allows, rounded down to a batch start), so the Raft log
+ * start moves with the plog's; -ERR_NOT_LEADER without a local Raft group. Returns 0 (read
+ * plog_start_offset for the result) or a negative code. */
 int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start);
 /* Applies retention to p (the retention timer): plog_apply_retention's deletions, through
  * p's Raft replica (plog_retention_start, then replica_compact),

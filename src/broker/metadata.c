@@ -330,8 +330,8 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
             if (t)
                 describe(b, t, mt, a);
             else /* being created: retriable */
-                mt->error_code = may_create ? KERR_LEADER_NOT_AVAILABLE
-                                            : KERR_UNKNOWN_TOPIC_OR_PARTITION;
+                mt->error_code =
+                    may_create ? KERR_LEADER_NOT_AVAILABLE : KERR_UNKNOWN_TOPIC_OR_PARTITION;
         }
     }
     struct response r;
@@ -342,8 +342,7 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
 
 /* Whether every name of mr that names no internal topic is in the image with a leader for each
  * partition (what a client needs to produce at once). */
-static bool created_and_led(const struct broker *b, const struct metadata_req *mr,
-                            struct arena *a)
+static bool created_and_led(const struct broker *b, const struct metadata_req *mr, struct arena *a)
 {
     const struct ctl_image *img = cluster_image(b->cluster);
     for (int32_t i = 0; i < mr->n_topics; i++) {
@@ -351,7 +350,8 @@ static bool created_and_led(const struct broker *b, const struct metadata_req *m
         char err[256];
         if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err)))
             continue;
-        const struct ctl_topic *t = ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
+        const struct ctl_topic *t =
+            ctl_image_topic(img, arena_strndup(a, name.p, (size_t)name.len));
         if (!t)
             return false;
         for (int32_t p = 0; p < t->n_partitions; p++) {
@@ -446,8 +446,8 @@ int handle_metadata(struct request *req)
     op->hdr = req->hdr;
     op->hdr.client_id = KSTR_NULL; /* points into the frame */
     arena_init(&op->arena, 1024);
-    op->self_host = (struct kstr){arena_strndup(&op->arena, self_host.p, (size_t)self_host.len),
-                                  self_host.len};
+    op->self_host =
+        (struct kstr){arena_strndup(&op->arena, self_host.p, (size_t)self_host.len), self_host.len};
     op->self_port = self_port;
     op->mr = mr;
     op->mr.topics = arena_calloc(&op->arena, (size_t)mr.n_topics, sizeof(*op->mr.topics));

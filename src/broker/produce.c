@@ -204,7 +204,7 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
         out->log_append_time_ms = now;
     }
     int64_t first;
-    struct host_group *g = cluster_group(b->cluster, p->topic->name, p->index);
+    struct host_group *g = p->group;
     if (!g)
         return KERR_NOT_LEADER_OR_FOLLOWER;
     rc = host_propose(g, batch, len, h.last_offset_delta + 1, acks == -1, &first, raft_last,
@@ -306,12 +306,10 @@ int handle_produce(struct request *req)
             }
             if (op) {
                 /* the replica makes the entry durable; its commit settles the wait */
-                const struct replica *rpl =
-                    host_group_replica(cluster_group(b->cluster, p->topic->name, p->index));
-                struct replica_status st;
-                replica_status(rpl, &st);
+                const struct replica *rpl = host_group_replica(p->group);
+                int64_t commit = raft_commit(replica_raft(rpl));
                 int64_t last = dup ? plog_end_offset(p->log) - 1 : raft_last;
-                if (last <= st.commit) { /* decided already (a duplicate of a committed batch) */
+                if (last <= commit) { /* decided already (a duplicate of a committed batch) */
                     if (!dup &&
                         replica_proposal_state(rpl, raft_last, raft_term) != REPLICA_COMMITTED) {
                         out->error_code = KERR_NOT_LEADER_OR_FOLLOWER;
@@ -412,8 +410,8 @@ int broker_internal_append(struct broker *b, struct partition *p, uint8_t *batch
     kbatch_parse_header(batch, &h);
     if (partition_leader_check(b, p) != KERR_NONE) /* also: no local Raft group */
         return -ERR_NOT_LEADER;
-    int rc = host_propose(cluster_group(b->cluster, p->topic->name, p->index), batch, len,
-                          h.last_offset_delta + 1, true, &first, &raft_last, &raft_term);
+    int rc = host_propose(p->group, batch, len, h.last_offset_delta + 1, true, &first, &raft_last,
+                          &raft_term);
     if (rc != 0)
         return rc;
     p->records_in += (uint64_t)h.records_count;
