@@ -39,7 +39,7 @@ cleanup() {
         echo "--- broker log (last 40 lines) ---"
         tail -n 40 "$BROKER_LOG"
     fi
-    rm -rf "$TMP"
+    if [ $rc -ne 0 ] && [ -n "${ITEST_KEEP:-}" ]; then echo "--- kept $TMP ---"; else rm -rf "$TMP"; fi
     exit $rc
 }
 trap cleanup EXIT
@@ -50,8 +50,35 @@ CL_VOTERS=""
 fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "# $*"; }
 
+# free_port: a port free on 127.0.0.1 now, below the kernel's ephemeral range (32768-60999
+# here), so that no client connection of the test can take it before the broker binds it (a
+# port the kernel hands out for bind(0) is one connect() may pick next: measured, a restarted
+# node failed with "Address already in use"). Each test counts up from its own base (from its
+# name) in 20000-31999; a port something else holds is skipped.
 free_port() {
-    $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    $PY - "$TMP/.ports" "$(basename "$0")" <<'PYEOF'
+import os, socket, sys, zlib
+state, name = sys.argv[1], sys.argv[2]
+try:
+    n = int(open(state).read())
+except (OSError, ValueError):
+    n = (zlib.crc32(name.encode()) % 120) * 100
+for _ in range(12000):
+    port = 20000 + n % 12000
+    n += 1
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    open(state, "w").write(str(n))
+    print(port)
+    sys.exit(0)
+sys.exit("free_port: no free port in 20000-31999")
+PYEOF
 }
 
 # start_broker [--set k=v ...]: starts the broker on a free port (kept across restarts) with

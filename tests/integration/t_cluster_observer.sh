@@ -142,6 +142,16 @@ for t, f in a.create_topics([NewTopic("five", 1, 5)], request_timeout=15).items(
 PYEOF
 $PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[5]}" five 500 "$TMP/five.acked" \
     --partitions 1 -X acks=all >"$TMP/five.out" 2>&1 || fail "producer via node 5: $(tail "$TMP/five.out")"
+# node 4 learns of five from its next metadata poll (observers poll the controller every 100 ms):
+# a read through it before then is refused with UNKNOWN_TOPIC_OR_PARTITION, as a Kafka broker
+# that has not caught up with the metadata log refuses it
+ok=""
+for _ in $(seq 1 100); do
+    kcat -L -b "127.0.0.1:${CL_PORT[4]}" -t five -m 2 2>/dev/null |
+        grep -q 'partition 0, leader [1-5],' && { ok=1; break; }
+    sleep 0.05
+done
+[ -n "$ok" ] || fail "node 4's Metadata gives no leader for five within 5 s"
 timeout 30 kcat -C -b "127.0.0.1:${CL_PORT[4]}" -t five -e -q -f '%p %o %s\n' >"$TMP/five.read" ||
     fail "kcat five through node 4 failed"
 $PY "$ROOT/tests/integration/history.py" --acked "$TMP/five.acked" --final "$TMP/five.read" \
