@@ -46,6 +46,7 @@
 #include "controller/request.h"
 #include "controller/runtime.h"
 #include "kafka/errors.h"
+#include "replication/discover.h"
 #include "replication/host.h"
 #include "replication/replica.h"
 #include "replication/rpc.h"
@@ -73,6 +74,10 @@ struct cluster {
     struct kuuid incarnation;
     char cluster_addr[BROKER_HOST_MAX + 16];
     char id[32]; /* quorum_id(): the transport's and Metadata's cluster id */
+    /* the metadata quorum's voters with their cluster addresses (a standalone node: itself at
+     * its bound port): what a joining node is told (describe_quorum) */
+    struct broker_voter voters[BROKER_VOTERS_MAX];
+    size_t n_voters;
     bool registered;
     bool in_flight; /* a command of ours awaits its answer */
     bool closing;
@@ -623,18 +628,96 @@ static void quorum_id(const struct broker_config *cfg, char *out, size_t cap)
     snprintf(out, cap, "sp-%016" PRIx64, siphash64(key, canon, n));
 }
 
+/* The answer to a joining node's QUORUM_DESCRIBE (replication/transport.h). */
+static int describe_quorum(struct rpc_quorum_info *out, void *data)
+{
+    const struct cluster *c = data;
+    memset(out, 0, sizeof(*out));
+    if (!c->ctl || c->n_voters == 0)
+        return -ERR_NOT_FOUND;
+    snprintf(out->cluster_id, sizeof(out->cluster_id), "%s", c->id);
+    int32_t leader = ctl_runtime_leader(c->ctl);
+    out->leader = leader >= 0 ? leader : -1;
+    out->n_voters = c->n_voters;
+    for (size_t i = 0; i < c->n_voters; i++) {
+        out->voters[i].id = c->voters[i].id;
+        snprintf(out->voters[i].host, sizeof(out->voters[i].host), "%s", c->voters[i].host);
+        out->voters[i].port = c->voters[i].port;
+    }
+    return 0;
+}
+
+/* controller.quorum.bootstrap.servers: asks them which cluster this node joins (blocking,
+ * before the reactor runs; replication/discover.h). Fills voters[] and id, or fails with why. */
+static int bootstrap(const struct broker_config *cfg, struct broker_voter *voters,
+                     size_t *n_voters, char *id, size_t idcap, char *err, size_t errcap)
+{
+    struct discover_server servers[BROKER_VOTERS_MAX];
+    for (int i = 0; i < cfg->n_bootstrap; i++)
+        servers[i] = (struct discover_server){cfg->bootstrap[i].host, cfg->bootstrap[i].port};
+    struct rpc_quorum_info info;
+    char why[512];
+    int rc = discover_quorum(servers, (size_t)cfg->n_bootstrap, cfg->node_id,
+                             cfg->quorum_bootstrap_timeout_ms, &info, why, sizeof(why));
+    if (rc != 0) {
+        snprintf(err, errcap, "no answer from controller.quorum.bootstrap.servers=%s within %lld "
+                 "ms (controller.quorum.bootstrap.timeout.ms): %s", cfg->quorum_bootstrap,
+                 (long long)cfg->quorum_bootstrap_timeout_ms, why);
+        return rc;
+    }
+    if (strlen(info.cluster_id) >= idcap) {
+        snprintf(err, errcap, "the bootstrap servers' cluster id '%.64s' is longer than %zu bytes",
+                 info.cluster_id, idcap - 1);
+        return -ERR_INVALID;
+    }
+    for (size_t i = 0; i < info.n_voters; i++) {
+        const struct rpc_quorum_voter *v = &info.voters[i];
+        if (v->id == cfg->node_id) { /* a voter runs with controller.quorum.voters */
+            snprintf(err, errcap, "node.id=%" PRId32 " is already voter %" PRId32 " (at %s:%d) "
+                     "of the cluster the bootstrap servers belong to: give this node a node.id "
+                     "of its own", cfg->node_id, v->id, v->host, v->port);
+            return -ERR_INVALID;
+        }
+        if (strlen(v->host) >= sizeof(voters[i].host)) {
+            snprintf(err, errcap, "voter %" PRId32 "'s host is too long", v->id);
+            return -ERR_INVALID;
+        }
+        voters[i].id = v->id;
+        snprintf(voters[i].host, sizeof(voters[i].host), "%s", v->host);
+        voters[i].port = v->port;
+    }
+    *n_voters = info.n_voters;
+    snprintf(id, idcap, "%s", info.cluster_id);
+    log_info("cluster_bootstrapped", "node=%" PRId32 " cluster=%s voters=%zu leader=%" PRId32,
+             cfg->node_id, id, info.n_voters, info.leader);
+    return 0;
+}
+
 int cluster_start(struct broker *b, char *err, size_t errcap)
 {
     const struct broker_config *cfg = b->cfg;
     bool voter = false;
     struct transport_peer_config peers[BROKER_VOTERS_MAX];
     struct ctl_voter voters[BROKER_VOTERS_MAX];
-    size_t n_voters = (size_t)cfg->n_voters;
+    struct cluster *c = mem_calloc(1, sizeof(*c));
+    c->b = b;
+    if (cfg->n_bootstrap > 0) {
+        int rc = bootstrap(cfg, c->voters, &c->n_voters, c->id, sizeof(c->id), err, errcap);
+        if (rc != 0) {
+            mem_free(c);
+            return rc;
+        }
+    } else {
+        for (int i = 0; i < cfg->n_voters; i++)
+            c->voters[i] = cfg->voters[i];
+        c->n_voters = (size_t)cfg->n_voters;
+    }
+    size_t n_voters = c->n_voters;
     for (size_t i = 0; i < n_voters; i++) {
-        peers[i] = (struct transport_peer_config){cfg->voters[i].id, cfg->voters[i].host,
-                                                  cfg->voters[i].port};
-        voters[i] = (struct ctl_voter){cfg->voters[i].id, cfg->voters[i].host, cfg->voters[i].port};
-        voter |= cfg->voters[i].id == cfg->node_id;
+        const struct broker_voter *v = &c->voters[i];
+        peers[i] = (struct transport_peer_config){v->id, v->host, v->port};
+        voters[i] = (struct ctl_voter){v->id, v->host, v->port};
+        voter |= v->id == cfg->node_id;
     }
     bool standalone = n_voters == 0;
     size_t n_peers = n_voters;
@@ -648,6 +731,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
                  "node.id=%" PRId32 " is not in controller.quorum.voters: set "
                  "cluster.listener (its inter-broker host:port)",
                  cfg->node_id);
+        mem_free(c);
         return -ERR_INVALID;
     }
     if (!voter && (!strcmp(cfg->cluster_host, "0.0.0.0") || !strcmp(cfg->cluster_host, "::") ||
@@ -657,10 +741,9 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
                  "node.id=%" PRId32 " is not a voter: its cluster.listener must be an address "
                  "the other brokers can dial, not '%s'",
                  cfg->node_id, cfg->cluster_host);
+        mem_free(c);
         return -ERR_INVALID;
     }
-    struct cluster *c = mem_calloc(1, sizeof(*c));
-    c->b = b;
     if (getrandom(c->incarnation.b, sizeof(c->incarnation.b), 0) !=
         (ssize_t)sizeof(c->incarnation.b)) {
         uint64_t x = (uint64_t)time_mono_ns() ^ ((uint64_t)cfg->node_id << 32);
@@ -671,8 +754,9 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
      * agrees without being told */
     if (standalone)
         snprintf(c->id, sizeof(c->id), "%s", b->cluster_id);
-    else
+    else if (cfg->n_bootstrap == 0)
         quorum_id(cfg, c->id, sizeof(c->id));
+    /* else: the id the bootstrap servers gave */
     const char *qid = c->id;
     struct transport_config tc = {
         .self_id = cfg->node_id,
@@ -698,6 +782,13 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
              transport_port(host_transport(c->host)));
     host_set_foreign_cb(c->host, on_foreign_msg, c);
     transport_set_controller_cb(host_transport(c->host), on_controller_frame, c);
+    if (standalone) { /* itself, where it listens, is its quorum */
+        c->voters[0].id = cfg->node_id;
+        snprintf(c->voters[0].host, sizeof(c->voters[0].host), "%s", cfg->cluster_host);
+        c->voters[0].port = transport_port(host_transport(c->host));
+        c->n_voters = 1;
+    }
+    transport_set_describe_cb(host_transport(c->host), describe_quorum, c);
 
     char dir[BROKER_PATH_MAX + 32];
     snprintf(dir, sizeof(dir), "%s/%s", cfg->log_dirs, CLUSTER_METADATA_DIR);

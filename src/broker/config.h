@@ -108,6 +108,14 @@ struct broker_config {
     char quorum_voters[1024];                 /* controller.quorum.voters, as given */
     struct broker_voter voters[BROKER_VOTERS_MAX];
     int n_voters;
+    /* controller.quorum.bootstrap.servers (KIP-853): instead of voters, cluster listeners of
+     * running nodes that tell this node, at startup, which cluster it joins and who its voters
+     * are (replication/discover.h); it then runs as an observer (a broker) of that quorum.
+     * Needs cluster.listener at an address the others can dial. */
+    char quorum_bootstrap[1024];              /* as given */
+    struct broker_voter bootstrap[BROKER_VOTERS_MAX]; /* ids unused */
+    int n_bootstrap;
+    int64_t quorum_bootstrap_timeout_ms;      /* controller.quorum.bootstrap.timeout.ms */
     char cluster_host[BROKER_HOST_MAX];       /* cluster.listener, or this node's voter entry */
     int cluster_port;                         /* 0: any free port */
 

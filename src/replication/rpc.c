@@ -110,6 +110,40 @@ void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to)
     emit_frame(out, RPC_HELLO_OK, from, to, NULL, 0);
 }
 
+void rpc_encode_quorum_describe(struct iobuf *out, int32_t from)
+{
+    uint8_t body[2];
+    be_put16(body, RPC_VERSION);
+    emit_frame(out, RPC_QUORUM_DESCRIBE, from, 0, body, sizeof(body));
+}
+
+void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
+                            const struct rpc_quorum_info *info)
+{
+    uint8_t body[2 + RPC_CLUSTER_ID_MAX + 4 + 1 + RPC_QUORUM_VOTERS_MAX * (4 + 2 + RPC_HOST_MAX + 2)];
+    size_t n = strlen(info->cluster_id);
+    CHECK(n >= 1 && n <= RPC_CLUSTER_ID_MAX);
+    CHECK(info->n_voters >= 1 && info->n_voters <= RPC_QUORUM_VOTERS_MAX);
+    size_t o = 0;
+    be_put16(body + o, (uint16_t)n);
+    memcpy(body + o + 2, info->cluster_id, n);
+    o += 2 + n;
+    be_put32(body + o, (uint32_t)info->leader);
+    body[o + 4] = (uint8_t)info->n_voters;
+    o += 5;
+    for (size_t i = 0; i < info->n_voters; i++) {
+        const struct rpc_quorum_voter *v = &info->voters[i];
+        size_t h = strlen(v->host);
+        CHECK(v->id >= 0 && h >= 1 && h <= RPC_HOST_MAX && v->port >= 1 && v->port <= 65535);
+        be_put32(body + o, (uint32_t)v->id);
+        be_put16(body + o + 4, (uint16_t)h);
+        memcpy(body + o + 6, v->host, h);
+        be_put16(body + o + 6 + h, (uint16_t)v->port);
+        o += 8 + h;
+    }
+    emit_frame(out, RPC_QUORUM_INFO, from, to, body, o);
+}
+
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code, const char *text)
 {
     size_t n = MIN(strlen(text), (size_t)RPC_ERROR_TEXT_MAX);
@@ -415,6 +449,50 @@ int rpc_decode_hello(const uint8_t *body, size_t len, struct rpc_hello *out)
     return 0;
 }
 
+int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version)
+{
+    struct reader r = {body, body + len, false};
+    *version = rd_u16(&r);
+    return r.bad || r.p != r.end ? -ERR_CORRUPT : 0;
+}
+
+int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out)
+{
+    struct reader r = {body, body + len, false};
+    memset(out, 0, sizeof(*out));
+    size_t n = rd_u16(&r);
+    const uint8_t *id = rd_take(&r, n);
+    if (r.bad || n < 1 || n > RPC_CLUSTER_ID_MAX)
+        goto bad;
+    memcpy(out->cluster_id, id, n);
+    if (memchr(out->cluster_id, '\0', n))
+        goto bad;
+    out->leader = (int32_t)rd_u32(&r);
+    out->n_voters = rd_u8(&r);
+    if (r.bad || out->leader < -1 || out->n_voters < 1 || out->n_voters > RPC_QUORUM_VOTERS_MAX)
+        goto bad;
+    for (size_t i = 0; i < out->n_voters; i++) {
+        struct rpc_quorum_voter *v = &out->voters[i];
+        v->id = (int32_t)rd_u32(&r);
+        size_t h = rd_u16(&r);
+        const uint8_t *host = rd_take(&r, h);
+        v->port = rd_u16(&r);
+        if (r.bad || v->id < 0 || h < 1 || h > RPC_HOST_MAX || memchr(host, '\0', h) ||
+            v->port < 1)
+            goto bad;
+        memcpy(v->host, host, h);
+        for (size_t j = 0; j < i; j++)
+            if (out->voters[j].id == v->id)
+                goto bad;
+    }
+    if (r.p != r.end)
+        goto bad;
+    return 0;
+bad:
+    memset(out, 0, sizeof(*out));
+    return -ERR_CORRUPT;
+}
+
 int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out)
 {
     struct reader r = {body, body + len, false};
@@ -667,6 +745,10 @@ const char *rpc_frame_type_name(uint8_t type)
         return "metadata_fetch";
     case RPC_METADATA_RESPONSE:
         return "metadata_response";
+    case RPC_QUORUM_DESCRIBE:
+        return "quorum_describe";
+    case RPC_QUORUM_INFO:
+        return "quorum_info";
     default:
         return "unknown";
     }

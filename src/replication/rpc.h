@@ -15,6 +15,12 @@
  *   body, by type:
  *     HELLO       u16 protocol version, u16 n + n bytes cluster id (1..RPC_CLUSTER_ID_MAX)
  *     HELLO_OK    empty
+ *     QUORUM_DESCRIBE  u16 protocol version: sent instead of a HELLO by a node that does not
+ *                 know the cluster yet (controller.quorum.bootstrap.servers); answered with one
+ *                 QUORUM_INFO (or an ERROR), then the connection closes
+ *     QUORUM_INFO u16 n + n bytes cluster id (1..RPC_CLUSTER_ID_MAX), i32 leader (-1: unknown),
+ *                 u8 n_voters (1..RPC_QUORUM_VOTERS_MAX), each: i32 id (>= 0),
+ *                 u16 n + n bytes host (1..RPC_HOST_MAX), u16 port (1..65535); ids distinct
  *     ERROR       i16 code (enum rpc_error_code), u16 n + n bytes text (0..RPC_ERROR_TEXT_MAX)
  *     RAFT        topic table, u32 n_msgs, n_msgs messages:
  *                   uvarint topic index, i32 partition,
@@ -58,6 +64,8 @@
 #define RPC_TOPIC_MAX 249 /* Kafka's topic name limit */
 #define RPC_CLUSTER_ID_MAX 255
 #define RPC_ERROR_TEXT_MAX 1024
+#define RPC_HOST_MAX 255
+#define RPC_QUORUM_VOTERS_MAX RAFT_VOTERS_MAX
 #define RPC_CONTROLLER_TOPIC "__cluster_metadata" /* the controller group: partition 0 */
 #define RPC_CONTROLLER_BODY_MAX (2u << 20)         /* bytes of one controller command/answer */
 
@@ -71,6 +79,8 @@ enum rpc_frame_type {
     RPC_CONTROLLER_RESPONSE, /* its answer */
     RPC_METADATA_FETCH,      /* an observer asks for committed metadata (controller/mfetch.h) */
     RPC_METADATA_RESPONSE,   /* the controller leader's answer */
+    RPC_QUORUM_DESCRIBE,     /* who are the voters? (a joining node, before any HELLO) */
+    RPC_QUORUM_INFO,         /* the answer */
     RPC_FRAME_TYPE_END_,
 };
 
@@ -101,6 +111,22 @@ void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *c
 void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to);
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
                       const char *text);
+/* The metadata quorum as a node knows it: what a joining node needs to take part. */
+struct rpc_quorum_voter {
+    int32_t id;
+    char host[RPC_HOST_MAX + 1];
+    int port;
+};
+struct rpc_quorum_info {
+    char cluster_id[RPC_CLUSTER_ID_MAX + 1];
+    int32_t leader; /* -1: unknown */
+    size_t n_voters;
+    struct rpc_quorum_voter voters[RPC_QUORUM_VOTERS_MAX];
+};
+void rpc_encode_quorum_describe(struct iobuf *out, int32_t from);
+/* info must be valid as rpc_decode_quorum_info checks it (CHECK: built by our own code). */
+void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
+                            const struct rpc_quorum_info *info);
 /* type is RPC_CONTROLLER_REQUEST, RPC_CONTROLLER_RESPONSE, RPC_METADATA_FETCH or
  * RPC_METADATA_RESPONSE (rpc_is_controller_type); len <= RPC_CONTROLLER_BODY_MAX (CHECK: bodies
  * are built by our own code). */
@@ -160,6 +186,11 @@ struct rpc_error {
     size_t text_len;
 };
 int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out);
+
+/* The body of a QUORUM_DESCRIBE: its protocol version. */
+int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version);
+/* The body of a QUORUM_INFO, every bound above checked (strings NUL-terminated copies). */
+int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out);
 
 /* The body of a controller frame (rpc_is_controller_type). */
 struct rpc_controller {

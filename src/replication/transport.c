@@ -18,7 +18,8 @@
  *   DIALING --refused, error frame, timeout, failure--> IDLE (attempt_failed)
  *   READY --on_close (EOF, error)--> IDLE (queued messages dropped)
  * Inbound connections: AWAIT_HELLO --valid HELLO--> ACCEPTED; --bad HELLO--> REFUSED (ERROR
- * frame queued, closed by a 0 ms timer so the frame leaves first); ACCEPTED --bad frame--> closed.
+ * frame queued, closed by a 0 ms timer so the frame leaves first); ACCEPTED --bad frame--> closed;
+ * AWAIT_HELLO --QUORUM_DESCRIBE--> DESCRIBED (QUORUM_INFO or ERROR queued, closed as REFUSED).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -71,6 +72,8 @@ struct transport {
     void *data;
     transport_ctl_cb on_ctl;
     void *ctl_data;
+    transport_describe_cb on_describe;
+    void *describe_data;
     uint64_t rng;
     bool closing;
     struct transport_stats st;
@@ -296,6 +299,30 @@ static void refuse(struct inbound *in, int32_t from, int16_t code, const char *w
     reactor_timer_start(t->r, &in->close_timer, 0);
 }
 
+/* A joining node asks who the voters are: one answer, then the connection closes (as after a
+ * refusal: the frame leaves first). */
+static void in_describe(struct inbound *in, const struct rpc_header *h, const uint8_t *body,
+                        size_t body_len)
+{
+    struct transport *t = in->t;
+    uint16_t version;
+    if (rpc_decode_quorum_describe(body, body_len, &version) != 0)
+        return refuse(in, -1, RPC_ERR_PROTOCOL, "malformed QUORUM_DESCRIBE");
+    if (version != RPC_VERSION)
+        return refuse(in, h->from, RPC_ERR_VERSION, "unsupported protocol version");
+    struct rpc_quorum_info info;
+    if (!t->on_describe || t->on_describe(&info, t->describe_data) != 0)
+        return refuse(in, h->from, RPC_ERR_CLUSTER, "this node does not know its quorum yet");
+    log_info("raft_quorum_described", "node=%d conn=%s from=%d voters=%zu", t->self,
+             conn_peer(in->c), h->from, info.n_voters);
+    in->refused = true; /* nothing more is read from this connection */
+    struct iobuf b;
+    iobuf_init(&b);
+    rpc_encode_quorum_info(&b, t->self, h->from, &info);
+    conn_slot_complete(conn_slot_reserve(in->c), &b);
+    reactor_timer_start(t->r, &in->close_timer, 0);
+}
+
 static void in_hello(struct inbound *in, int rc, const struct rpc_header *h, const uint8_t *body,
                      size_t body_len)
 {
@@ -304,6 +331,8 @@ static void in_hello(struct inbound *in, int rc, const struct rpc_header *h, con
     struct rpc_hello hello;
     if (rc == -ERR_UNSUPPORTED)
         return refuse(in, h->from, RPC_ERR_VERSION, "unsupported protocol version");
+    if (rc == 0 && h->type == RPC_QUORUM_DESCRIBE)
+        return in_describe(in, h, body, body_len);
     if (rc != 0 || h->type != RPC_HELLO || rpc_decode_hello(body, body_len, &hello) != 0)
         return refuse(in, -1, RPC_ERR_PROTOCOL, "expected a HELLO frame");
     if (hello.version != RPC_VERSION)
@@ -589,6 +618,12 @@ int transport_send(struct transport *t, int32_t peer, const struct rpc_group *g,
     if (DCHECK_ENABLED)
         transport_check(t);
     return 0;
+}
+
+void transport_set_describe_cb(struct transport *t, transport_describe_cb cb, void *data)
+{
+    t->on_describe = cb;
+    t->describe_data = data;
 }
 
 void transport_set_controller_cb(struct transport *t, transport_ctl_cb cb, void *data)

@@ -121,6 +121,13 @@ typedef void (*transport_ctl_cb)(int32_t from, uint8_t type, uint64_t request_id
                                  const uint8_t *body, size_t len, void *data);
 /* Sets (or with NULL removes) the controller frame callback. */
 void transport_set_controller_cb(struct transport *t, transport_ctl_cb cb, void *data);
+/* Fills *out with the metadata quorum as this node knows it and returns 0, or returns a
+ * negative code (not known yet). Runs on the reactor thread. */
+typedef int (*transport_describe_cb)(struct rpc_quorum_info *out, void *data);
+/* Sets (or with NULL removes) the answer to a QUORUM_DESCRIBE frame, which a joining node sends
+ * instead of a HELLO (controller.quorum.bootstrap.servers): the connection gets one QUORUM_INFO,
+ * or an ERROR when cb is NULL or fails, and is closed. */
+void transport_set_describe_cb(struct transport *t, transport_describe_cb cb, void *data);
 /* Sends a controller frame now (see above). type as in rpc_encode_controller; len <=
  * RPC_CONTROLLER_BODY_MAX. Returns 0, -ERR_NOT_FOUND (not a peer), -ERR_CLOSED (not
  * connected), -ERR_LIMIT (queue cap) or -ERR_TOO_LARGE (above a frame): dropped and counted. */

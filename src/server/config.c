@@ -37,6 +37,7 @@ enum ctype {
     C_ADMIN,    /* admin_host + admin_port: host:port, or empty to disable */
     C_VOTERS,   /* quorum_voters text + voters[]: id@host:port,... or empty */
     C_CLUSTER,  /* cluster_host + cluster_port: host:port, or empty */
+    C_BOOTSTRAP, /* quorum_bootstrap text + bootstrap[]: host:port,... or empty */
 };
 
 struct key {
@@ -212,6 +213,13 @@ static const struct key keys[] = {
      "that the broker of that `node.id` listens on (ids unique, ports 1-65535, at most 7); "
      "empty: this node is the only voter of a quorum of its own (a single node, \"Running a "
      "three-node cluster\")"},
+    {"controller.quorum.bootstrap.servers", C_BOOTSTRAP, F(quorum_bootstrap), "", 0, 0, 1, 0,
+     "`host:port,...`: cluster listeners of running nodes (at most 7); a node started with "
+     "them instead of `controller.quorum.voters` asks them which cluster it joins and who "
+     "its voters are, then registers as a broker of that cluster (\"Growing a single node\" "
+     "in the README); needs `cluster.listener`"},
+    {"controller.quorum.bootstrap.timeout.ms", C_LONG, F(quorum_bootstrap_timeout_ms), "30000", 100, LMAX, 1, 0,
+     "how long startup asks the bootstrap servers, round after round, before it gives up"},
     {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
      "inter-broker `host:port` (port 0: any free port): by default a voter's own entry in "
      "`controller.quorum.voters`, and 127.0.0.1 on any free port for a single node; required, "
@@ -762,6 +770,50 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         st->cfg->n_voters = n;
         return 0;
     }
+    case C_BOOTSTRAP: {
+        if (strlen(value) >= k->size) {
+            snprintf(err, errcap, "value of %s is too long", name);
+            return -1;
+        }
+        int n = 0;
+        char berr[400] = "";
+        for (const char *p = value; *p;) {
+            while (*p == ' ' || *p == '\t')
+                p++;
+            size_t len = strcspn(p, ",");
+            char ent[BROKER_HOST_MAX + 16];
+            while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+                len--;
+            if (len == 0 || len >= sizeof(ent) || n == BROKER_VOTERS_MAX) {
+                snprintf(berr, sizeof(berr), "%s", n == BROKER_VOTERS_MAX ? "more than 7 servers"
+                         : len ? "entry too long" : "empty entry");
+                break;
+            }
+            memcpy(ent, p, len);
+            ent[len] = '\0';
+            struct broker_voter *v = &st->cfg->bootstrap[n];
+            char lerr[200];
+            if (strstr(ent, "://") ||
+                config_parse_listener(ent, v->host, sizeof(v->host), &v->port, lerr,
+                                      sizeof(lerr)) != 0 || v->port == 0 || !v->host[0]) {
+                snprintf(berr, sizeof(berr), "entry '%s' is not host:port (port 1-65535)", ent);
+                break;
+            }
+            v->id = -1;
+            n++;
+            p += strcspn(p, ",");
+            if (*p == ',')
+                p++;
+        }
+        if (berr[0]) {
+            st->cfg->n_bootstrap = 0;
+            snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, berr);
+            return -1;
+        }
+        strcpy(field, value);
+        st->cfg->n_bootstrap = n;
+        return 0;
+    }
     case C_CLUSTER: {
         char lerr[200];
         if (!*value) {
@@ -948,6 +1000,21 @@ static void describe(struct broker_config *cfg, const struct state *st)
 static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
 {
     bool listener_set = cfg->cluster_port >= 0;
+    if (cfg->n_bootstrap > 0) {
+        if (cfg->n_voters > 0) {
+            snprintf(err, errcap, "set controller.quorum.voters (a static quorum) or "
+                     "controller.quorum.bootstrap.servers (join a running cluster), not both");
+            return -1;
+        }
+        if (!listener_set || cfg->cluster_port == 0 || !cfg->cluster_host[0] ||
+            !strcmp(cfg->cluster_host, "0.0.0.0") || !strcmp(cfg->cluster_host, "::")) {
+            snprintf(err, errcap, "controller.quorum.bootstrap.servers needs cluster.listener: "
+                     "this node's inter-broker host:port, an address and a fixed port the "
+                     "other nodes can dial");
+            return -1;
+        }
+        return 0;
+    }
     if (cfg->n_voters == 0) {
         if (!listener_set) {
             snprintf(cfg->cluster_host, sizeof(cfg->cluster_host), "127.0.0.1");

@@ -110,6 +110,23 @@ static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t 
     if (h->type == RPC_HELLO) {
         struct rpc_hello hello;
         (void)rpc_decode_hello(body, len, &hello);
+    } else if (h->type == RPC_QUORUM_DESCRIBE) {
+        uint16_t v;
+        (void)rpc_decode_quorum_describe(body, len, &v);
+    } else if (h->type == RPC_QUORUM_INFO) {
+        /* an answer that decodes encodes back to exactly its bytes (the form is canonical) */
+        struct rpc_quorum_info info;
+        if (rpc_decode_quorum_info(body, len, &info) == 0) {
+            struct iobuf b;
+            iobuf_init(&b);
+            rpc_encode_quorum_info(&b, h->from, h->to, &info);
+            size_t len2;
+            uint8_t *f = iobuf_flatten(&b, &len2);
+            iobuf_destroy(&b);
+            if (len2 != 4 + RPC_HEADER_BYTES + len || memcmp(f + 4 + RPC_HEADER_BYTES, body, len))
+                abort();
+            mem_free(f);
+        }
     } else if (h->type == RPC_ERROR) {
         struct rpc_error e;
         (void)rpc_decode_error(body, len, &e);

@@ -2,6 +2,7 @@
  * input (truncations, bit flips, huge counts). */
 #include "base/check.h"
 #include "base/crc32c.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/mem.h"
 #include "net_test_util.h"
@@ -543,5 +544,88 @@ TEST(raft_rpc_controller_frames_roundtrip_and_validate)
     ASSERT_UEQ(c.request_id, 11);
     ASSERT_EQ(c.len, 3);
     ASSERT_STREQ(rpc_frame_type_name(RPC_METADATA_FETCH), "metadata_fetch");
+    mem_free(f);
+}
+
+/* The discovery exchange of controller.quorum.bootstrap.servers: a QUORUM_INFO round-trips
+ * field by field, and every malformed body (short, long, bad counts, empty or NUL-bearing
+ * strings, port 0, duplicate voter ids, leader below -1) is refused whole. */
+TEST(raft_rpc_quorum_describe_and_info)
+{
+    struct iobuf out;
+    iobuf_init(&out);
+    rpc_encode_quorum_describe(&out, 9);
+    size_t len;
+    uint8_t *f = take_frame(&out, &len);
+    struct rpc_header h;
+    const uint8_t *body;
+    size_t body_len;
+    ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
+    ASSERT_EQ(h.type, RPC_QUORUM_DESCRIBE);
+    ASSERT_EQ(h.from, 9);
+    uint16_t version = 0;
+    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len, &version), 0);
+    ASSERT_EQ(version, RPC_VERSION);
+    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len - 1, &version), -ERR_CORRUPT);
+    struct rpc_hello hello; /* not a HELLO: the transport tells them apart by type */
+    ASSERT_EQ(rpc_decode_hello(body, body_len, &hello), -ERR_CORRUPT);
+    mem_free(f);
+
+    struct rpc_quorum_info in = {.leader = 2, .n_voters = 3};
+    snprintf(in.cluster_id, sizeof(in.cluster_id), "tGqFtfMeAOsMC0l9QVxeDw");
+    in.voters[0] = (struct rpc_quorum_voter){1, "127.0.0.1", 9093};
+    in.voters[1] = (struct rpc_quorum_voter){2, "broker-2.example.com", 65535};
+    in.voters[2] = (struct rpc_quorum_voter){7, "::1", 1};
+    rpc_encode_quorum_info(&out, 1, 9, &in);
+    f = take_frame(&out, &len);
+    ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
+    ASSERT_EQ(h.type, RPC_QUORUM_INFO);
+    ASSERT_EQ(h.to, 9);
+    struct rpc_quorum_info got;
+    ASSERT_EQ(rpc_decode_quorum_info(body, body_len, &got), 0);
+    ASSERT_STREQ(got.cluster_id, in.cluster_id);
+    ASSERT_EQ(got.leader, 2);
+    ASSERT_EQ(got.n_voters, 3);
+    for (size_t i = 0; i < 3; i++) {
+        ASSERT_EQ(got.voters[i].id, in.voters[i].id);
+        ASSERT_STREQ(got.voters[i].host, in.voters[i].host);
+        ASSERT_EQ(got.voters[i].port, in.voters[i].port);
+    }
+    /* every truncation and one extra byte */
+    for (size_t cut = 0; cut < body_len; cut++)
+        ASSERT_EQ(rpc_decode_quorum_info(body, cut, &got), -ERR_CORRUPT);
+    uint8_t *b = mem_alloc(body_len + 1);
+    memcpy(b, body, body_len);
+    b[body_len] = 0;
+    ASSERT_EQ(rpc_decode_quorum_info(b, body_len + 1, &got), -ERR_CORRUPT);
+    /* layout: u16 22 + id, i32 leader at 24, u8 n at 28, voter 0 at 29: id, u16 9, host, port */
+    size_t v0 = 2 + 22 + 4 + 1;
+    struct {
+        size_t at;
+        uint8_t val;
+    } bad[] = {
+        {28, 0},           /* no voters */
+        {28, RPC_QUORUM_VOTERS_MAX + 1},
+        {24, 0xff},        /* leader -2 and below (0xff......02) */
+        {5, 0},            /* a NUL inside the cluster id */
+        {v0, 0x80},        /* voter id < 0 */
+        {v0 + 6, 0},       /* a NUL inside the host */
+        {v0 + 15, 0},      /* port 0: high byte ... */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memcpy(b, body, body_len);
+        b[bad[i].at] = bad[i].val;
+        if (bad[i].at == v0 + 15)
+            b[v0 + 16] = 0; /* ... and low byte */
+        ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got), -ERR_CORRUPT);
+        ASSERT_EQ(got.n_voters, 0); /* refused whole */
+    }
+    /* voter 2 takes voter 0's id */
+    memcpy(b, body, body_len);
+    size_t v2 = v0 + (4 + 2 + 9 + 2) + (4 + 2 + 20 + 2);
+    ASSERT_EQ(be_get32(b + v2), 7);
+    be_put32(b + v2, 1);
+    ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got), -ERR_CORRUPT);
+    mem_free(b);
     mem_free(f);
 }
