@@ -22,7 +22,7 @@
  *   4. role == LEADER iff leader == id; a leader's or candidate's vote is its own id.
  *   5. confs: n_confs >= 1, indexes strictly ascending, confs[0].index <= commit, every later
  *      one in (commit, last]; every configuration valid; conf(r) is the last one.
- *   6. peers: exactly the ids of conf(r) (both sides), each once.
+ *   6. peers: exactly the ids of conf(r) (both sides and its learners), each once.
  *   7. leader: for each peer, -1 <= match < next <= last + 1 (match of self unused: a leader's
  *      own durable copy counts through `durable`); a probing peer has no infl; a replicating
  *      one has at most RAFT_INFLIGHT_MAX, ascending in (match, next), and inflight_ms >= 0
@@ -50,7 +50,7 @@
 #include "base/mem.h"
 #include "raft/termlog.h"
 
-#define PEERS_MAX (2 * RAFT_VOTERS_MAX)
+#define PEERS_MAX (2 * RAFT_VOTERS_MAX + RAFT_LEARNERS_MAX)
 
 /* Leader's replication to one peer, as in etcd-raft: probing (one append in flight, `next`
  * moves only on an answer) until an append is acknowledged, then replicating (`next` moves on
@@ -95,7 +95,7 @@ struct raft {
     size_t n_confs;
     size_t cap_confs;
 
-    struct peer peers[PEERS_MAX]; /* the voters of conf(r), self included */
+    struct peer peers[PEERS_MAX]; /* the members of conf(r) (voters and learners), self included */
     size_t n_peers;
 
     int64_t election_deadline_ms;  /* follower, candidates */
@@ -292,9 +292,9 @@ static void rebuild_peers(struct raft *r)
     memcpy(old, r->peers, sizeof(old));
     r->n_peers = 0;
     const struct raft_conf *c = conf(r);
-    const int32_t *sides[2] = {c->voters, c->old};
-    size_t ns[2] = {c->n_voters, c->n_old};
-    for (int s = 0; s < 2; s++) {
+    const int32_t *sides[3] = {c->voters, c->old, c->learners};
+    size_t ns[3] = {c->n_voters, c->n_old, c->n_learners};
+    for (int s = 0; s < 3; s++) {
         for (size_t i = 0; i < ns[s]; i++) {
             int32_t id = sides[s][i];
             if (peer_find(r, id))
@@ -794,9 +794,10 @@ static void after_commit_leader(struct raft *r)
     if (r->confs[r->n_confs - 1].index > r->commit)
         return;
     if (raft_conf_is_joint(c)) {
-        /* C_old,new committed: move on to C_new. */
-        struct raft_conf next = {.n_voters = c->n_voters};
+        /* C_old,new committed: move on to C_new (its learners stay learners). */
+        struct raft_conf next = {.n_voters = c->n_voters, .n_learners = c->n_learners};
         memcpy(next.voters, c->voters, sizeof(next.voters));
+        memcpy(next.learners, c->learners, sizeof(next.learners));
         append_conf(r, &next);
     } else if (!raft_conf_has(c, r->opt.id)) {
         /* Removed by a committed C_new: hand over to the most up-to-date voter and leave. */
@@ -1299,7 +1300,8 @@ int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size
     return 0;
 }
 
-int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n)
+int raft_propose_members(struct raft *r, const int32_t *voters, size_t n,
+                         const int32_t *learners, size_t n_learners)
 {
     CHECK(!r->in_ready);
     if (r->role != RAFT_LEADER || r->transferee != RAFT_NONE || !promotable(r))
@@ -1307,22 +1309,53 @@ int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n)
     const struct raft_conf *cur = conf(r);
     if (raft_conf_is_joint(cur) || r->confs[r->n_confs - 1].index > r->commit)
         return -ERR_BUSY;
-    /* A sole voter may change voters once what it committed is durable (the new voters must
+    /* A sole voter may change members once what it committed is durable (the new members must
      * never learn of an entry it could lose); it needs no entry of its own term: it has no
      * uncommitted entries of earlier terms, and nobody else could hold another config. */
     if (sole_voter(r) ? r->durable < r->commit : termlog_term_at(&r->log, r->commit) != r->term)
         return -ERR_BUSY;
-    if (n < 1 || n > RAFT_VOTERS_MAX || !voters)
+    if (n < 1 || n > RAFT_VOTERS_MAX || !voters || n_learners > RAFT_LEARNERS_MAX ||
+        (n_learners && !learners))
         return -ERR_INVALID;
-    struct raft_conf joint = {.n_voters = (uint8_t)n, .n_old = cur->n_voters};
-    memcpy(joint.voters, voters, n * sizeof(*voters));
-    memcpy(joint.old, cur->voters, sizeof(joint.old));
-    struct raft_conf target = {.n_voters = (uint8_t)n};
+    struct raft_conf target = {.n_voters = (uint8_t)n, .n_learners = (uint8_t)n_learners};
     memcpy(target.voters, voters, n * sizeof(*voters));
-    if (!raft_conf_valid(&joint) || raft_conf_equal(&target, cur))
+    if (n_learners)
+        memcpy(target.learners, learners, n_learners * sizeof(*learners));
+    if (!raft_conf_valid(&target) || raft_conf_equal(&target, cur))
+        return -ERR_INVALID;
+    struct raft_conf same_voters = {.n_voters = cur->n_voters};
+    memcpy(same_voters.voters, cur->voters, sizeof(same_voters.voters));
+    struct raft_conf target_voters = {.n_voters = (uint8_t)n};
+    memcpy(target_voters.voters, voters, n * sizeof(*voters));
+    if (raft_conf_equal(&same_voters, &target_voters)) {
+        /* Only learners change: every majority stays what it was, so no joint step. */
+        append_conf(r, &target);
+        return 0;
+    }
+    /* A voter becomes a learner only by leaving first: while joint it would be in C_old and a
+     * learner at once. */
+    for (size_t i = 0; i < n_learners; i++)
+        if (raft_conf_has(cur, learners[i]))
+            return -ERR_INVALID;
+    struct raft_conf joint = target;
+    joint.n_old = cur->n_voters;
+    memcpy(joint.old, cur->voters, sizeof(joint.old));
+    if (!raft_conf_valid(&joint))
         return -ERR_INVALID;
     append_conf(r, &joint);
     return 0;
+}
+
+int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n)
+{
+    /* the learners stay, but for those the change makes voters */
+    const struct raft_conf *cur = conf(r);
+    int32_t keep[RAFT_LEARNERS_MAX];
+    size_t nk = 0;
+    for (size_t i = 0; i < cur->n_learners; i++)
+        if (!voters || !raft_conf_side_has(voters, n, cur->learners[i]))
+            keep[nk++] = cur->learners[i];
+    return raft_propose_members(r, voters, n, keep, nk);
 }
 
 int raft_transfer_leader(struct raft *r, int32_t to)
@@ -1734,7 +1767,7 @@ void raft_check(const struct raft *r)
                   r->confs[i].index > r->confs[i - 1].index);
     }
     const struct raft_conf *c = conf(r);
-    size_t members = 0;
+    size_t members = c->n_learners;
     for (size_t i = 0; i < c->n_voters; i++)
         members++;
     for (size_t i = 0; i < c->n_old; i++)
@@ -1743,7 +1776,7 @@ void raft_check(const struct raft *r)
     CHECK(r->n_peers == members);
     for (size_t i = 0; i < r->n_peers; i++) {
         const struct peer *p = &r->peers[i];
-        CHECK(raft_conf_has(c, p->id));
+        CHECK(raft_conf_has_member(c, p->id));
         for (size_t j = 0; j < i; j++)
             CHECK(r->peers[j].id != p->id);
         if (r->role != RAFT_LEADER || p->id == r->opt.id)

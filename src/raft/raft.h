@@ -261,6 +261,14 @@ int raft_propose(struct raft *r, int64_t n_indexes, const uint8_t *payload, size
  * an entry of its term, or, as a sole voter, its commit is not durable yet), -ERR_INVALID (bad
  * or unchanged voter set). */
 int raft_propose_conf(struct raft *r, const int32_t *voters, size_t n);
+/* Leader: as raft_propose_conf, and the learners become learners[0..n_learners): members that
+ * receive the log but do not vote (raft/conf.h). A change of learners alone is one simple
+ * configuration entry (no majority changes); a change of voters goes through C_old,new, which
+ * carries the new learners already. Promoting a learner is naming it among the voters (and no
+ * longer among the learners); a voter cannot become a learner in one step (-ERR_INVALID).
+ * raft_propose_conf keeps the current learners but those it makes voters. Same returns. */
+int raft_propose_members(struct raft *r, const int32_t *voters, size_t n,
+                         const int32_t *learners, size_t n_learners);
 
 /* Leader: hands leadership to `to` (RAFT_NONE: the most up-to-date other voter) by bringing
  * it up to date and sending it TimeoutNow; proposals are refused meanwhile. Gives up after an

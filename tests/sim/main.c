@@ -73,10 +73,11 @@ static int run_one(enum sim_profile p, uint64_t seed, int64_t duration, bool ver
     char why[480];
     int rc = sim_run(&cfg, &st, why, sizeof(why));
     printf("%s profile=%s seed=%" PRIu64 " leader_changes=%d proposals=%d acked=%d crashes=%d "
-           "torn=%d installs=%d conf_changes=%d commit=%lld heals=%d slowest_heal=%lldms "
-           "events=%lld%s%s\n",
+           "torn=%d installs=%d conf_changes=%d (learners %d) commit=%lld heals=%d "
+           "slowest_heal=%lldms events=%lld%s%s\n",
            rc ? "FAIL" : "ok", profile_name(p), seed, st.leader_changes, st.proposals, st.acked,
-           st.crashes, st.torn, st.installs, st.conf_changes, (long long)st.max_commit, st.heals,
+           st.crashes, st.torn, st.installs, st.conf_changes, st.learner_changes,
+           (long long)st.max_commit, st.heals,
            (long long)st.heal_leader_max_ms, (long long)st.events, rc ? ": " : "", rc ? why : "");
     if (rc)
         replay_hint(p, seed, duration);
@@ -103,6 +104,7 @@ struct totals {
     long torn;
     long installs;
     long conf_changes;
+    long learner_changes;
     int64_t heal_leader_max_ms;
     long heals;
     long heals_slow;
@@ -194,17 +196,18 @@ static void run_many(enum sim_profile p, uint64_t first, int count, int64_t dura
         t->torn += r->st.torn;
         t->installs += r->st.installs;
         t->conf_changes += r->st.conf_changes;
+        t->learner_changes += r->st.learner_changes;
         t->heal_leader_max_ms = MAX(t->heal_leader_max_ms, r->st.heal_leader_max_ms);
         t->heals += r->st.heals;
         t->heals_slow += r->st.heals_slow;
     }
     t->secs = now_s() - t0;
     printf("sim: profile=%s seeds=%d violations=%d leader_changes min=%d avg=%.1f acked=%ld "
-           "crashes=%ld torn=%ld installs=%ld conf_changes=%ld heals=%ld (over 400ms: %ld, "
-           "slowest %lldms) time=%.1fs\n",
+           "crashes=%ld torn=%ld installs=%ld conf_changes=%ld (learners %ld) heals=%ld (over "
+           "400ms: %ld, slowest %lldms) time=%.1fs\n",
            profile_name(p), count, t->failed, count ? t->lc_min : 0,
            count ? (double)t->lc_sum / count : 0.0, t->acked, t->crashes, t->torn, t->installs,
-           t->conf_changes, t->heals, t->heals_slow, (long long)t->heal_leader_max_ms, t->secs);
+           t->conf_changes, t->learner_changes, t->heals, t->heals_slow, (long long)t->heal_leader_max_ms, t->secs);
     fflush(stdout);
     mem_free(run);
     mem_free(res);

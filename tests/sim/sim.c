@@ -628,6 +628,54 @@ static int32_t free_slot(struct sim *s)
     return 0;
 }
 
+/* The learner path (raft/conf.h): a free slot joins as a learner (one simple entry), catches
+ * up, and is later promoted to voter (joint consensus, taking it off the learners), or dropped.
+ * Promotion may come before it has caught up: then C_old,new waits for it, which must stay
+ * safe. Returns whether it acted (else change_voters goes on with a plain voter change). */
+static bool change_learners(struct sim *s, struct node *l, const struct raft_conf *c)
+{
+    int32_t v[RAFT_VOTERS_MAX], ln[RAFT_LEARNERS_MAX];
+    size_t n = c->n_voters, nl = c->n_learners;
+    memcpy(v, c->voters, n * sizeof(*v));
+    memcpy(ln, c->learners, nl * sizeof(*ln));
+    char a[64], b[64];
+    raft_conf_format(c, a, sizeof(a));
+    const char *what;
+    int32_t added = 0;
+    if (nl > 0 && n < RAFT_VOTERS_MAX && rng_pm(&s->rng, 750)) {
+        size_t i = rng_below(&s->rng, nl);
+        v[n++] = ln[i]; /* promote */
+        ln[i] = ln[--nl];
+        what = "promote";
+    } else if (nl > 0 && rng_pm(&s->rng, 500)) {
+        size_t i = rng_below(&s->rng, nl);
+        ln[i] = ln[--nl]; /* drop one */
+        what = "drop learner";
+    } else if (nl < RAFT_LEARNERS_MAX && (added = free_slot(s)) != 0) {
+        ln[nl++] = added;
+        what = "add learner";
+    } else {
+        return false;
+    }
+    if (added) {
+        struct raft_conf empty = {0};
+        node_boot(s, added, &empty);
+        s->nodes[added - 1].member = MEMBER_JOINING;
+    }
+    struct raft_conf want = {.n_voters = (uint8_t)n, .n_learners = (uint8_t)nl};
+    memcpy(want.voters, v, n * sizeof(*v));
+    memcpy(want.learners, ln, nl * sizeof(*ln));
+    int rc = raft_propose_members(l->r, v, n, ln, nl);
+    sim_trace(s, "n%d %s: %s -> %s: %d", l->id, what, a, raft_conf_format(&want, b, sizeof(b)),
+              rc);
+    if (rc == 0) {
+        s->st.conf_changes++;
+        s->st.learner_changes++;
+    }
+    pump(s, l);
+    return true;
+}
+
 static void change_voters(struct sim *s)
 {
     struct node *l = best_leader(s);
@@ -635,6 +683,8 @@ static void change_voters(struct sim *s)
         return;
     const struct raft_conf *c = raft_conf(l->r);
     if (raft_conf_is_joint(c) || raft_conf_index(l->r) > raft_commit(l->r))
+        return;
+    if ((c->n_learners > 0 || rng_pm(&s->rng, 400)) && change_learners(s, l, c))
         return;
     int32_t v[RAFT_VOTERS_MAX];
     size_t n = c->n_voters;
@@ -682,7 +732,7 @@ static bool named_by_others(struct sim *s, const struct node *n)
 {
     for (int j = 0; j < SIM_SLOTS; j++) {
         const struct node *o = &s->nodes[j];
-        if (o != n && o->used && o->up && raft_conf_has(raft_conf(o->r), n->id))
+        if (o != n && o->used && o->up && raft_conf_has_member(raft_conf(o->r), n->id))
             return true;
     }
     return false;
@@ -696,7 +746,7 @@ static void membership_tidy(struct sim *s)
         struct node *n = &s->nodes[i];
         if (!n->used)
             continue;
-        bool committed_in = raft_conf_has(&s->orc_conf, n->id);
+        bool committed_in = raft_conf_has_member(&s->orc_conf, n->id);
         if (committed_in) {
             n->member = MEMBER_VOTER;
             continue;
@@ -945,7 +995,7 @@ static void dispatch(struct sim *s, struct event *ev)
         /* still out of the committed configuration, and named by no live node's (a member
          * that was down when this was scheduled may have come back with a configuration, not
          * yet committed, that needs it: an operator would not remove that node either) */
-        if (n && !raft_conf_has(&s->orc_conf, n->id) && !named_by_others(s, n))
+        if (n && !raft_conf_has_member(&s->orc_conf, n->id) && !named_by_others(s, n))
             node_decommission(s, n);
         break;
     }

@@ -38,7 +38,9 @@
 
 /* net: partitions, loss, transfers; crash: crashes with torn writes; membership: voter changes
  * among 3-5 voters; grow: a group that starts as a single voter (the single-node broker, which
- * commits without a no-op) and grows to up to 5 voters and back, with crashes. */
+ * commits without a no-op) and grows to up to 5 voters and back, with crashes. In membership
+ * and grow, a new member mostly joins as a learner (raft/conf.h) that catches up and is
+ * promoted to voter later (or dropped), sometimes before it has caught up. */
 enum sim_profile { PROFILE_NET = 0, PROFILE_CRASH, PROFILE_MEMBERSHIP, PROFILE_GROW, PROFILE_COUNT };
 
 struct rng {
@@ -232,6 +234,7 @@ struct sim_stats {
     int torn;
     int heals;
     int conf_changes;
+    int learner_changes; /* of conf_changes: learners added, promoted or dropped */
     int installs;
     int compactions;
     int64_t events;

@@ -1,4 +1,5 @@
 /* The term-range log model (raft/termlog.h) and configuration encoding (raft/conf.h). */
+#include "base/endian.h"
 #include "base/errors.h"
 #include "raft/conf.h"
 #include "raft/termlog.h"
@@ -121,4 +122,56 @@ TEST(raft_conf_encode_decode_roundtrip_and_reject_garbage)
         if (rc == 0)
             ASSERT(raft_conf_valid(&d));
     }
+}
+
+/* Learners: version 2 of the encoding, only when there are any (a learner-less configuration
+ * still encodes to version 1, byte for byte what releases before learners wrote); a learner
+ * that is also a voter, a version 2 with no learners, and too many learners are refused. */
+TEST(raft_conf_learners_encode_as_version_2)
+{
+    struct raft_conf c = {.n_voters = 3, .voters = {1, 2, 3}, .n_learners = 2, .learners = {4, 9}};
+    ASSERT(raft_conf_valid(&c));
+    uint8_t buf[RAFT_CONF_ENCODED_MAX];
+    size_t len = raft_conf_encode(&c, buf);
+    ASSERT_EQ(len, 5u + 5 * 4);
+    ASSERT_EQ(buf[1], 2);
+    ASSERT_EQ(buf[4], 2);
+    struct raft_conf d;
+    ASSERT_EQ(raft_conf_decode(&d, buf, len), 0);
+    ASSERT(raft_conf_equal(&c, &d));
+    ASSERT(raft_conf_has_learner(&d, 9) && !raft_conf_has(&d, 9) && raft_conf_has_member(&d, 9));
+    ASSERT(!raft_conf_has_learner(&d, 1) && raft_conf_has_member(&d, 1));
+    char text[64];
+    ASSERT_STREQ(raft_conf_format(&d, text, sizeof(text)), "1,2,3 +4,9");
+    struct raft_conf joint = c;
+    joint.n_old = 1;
+    joint.old[0] = 1;
+    ASSERT_STREQ(raft_conf_format(&joint, text, sizeof(text)), "1->1,2,3 +4,9");
+    /* learners differ: not equal */
+    struct raft_conf e = c;
+    e.learners[1] = 8;
+    ASSERT(!raft_conf_equal(&c, &e));
+    /* no learners: version 1, the old bytes */
+    struct raft_conf plain = {.n_voters = 2, .voters = {1, 2}};
+    len = raft_conf_encode(&plain, buf);
+    ASSERT_EQ(len, 4u + 2 * 4);
+    ASSERT_EQ(buf[1], 1);
+    /* refusals */
+    len = raft_conf_encode(&c, buf);
+    buf[4] = 0; /* version 2 without learners */
+    ASSERT_EQ(raft_conf_decode(&d, buf, len - 8), -ERR_CORRUPT);
+    len = raft_conf_encode(&c, buf);
+    buf[4] = RAFT_LEARNERS_MAX + 1;
+    ASSERT_EQ(raft_conf_decode(&d, buf, len), -ERR_CORRUPT);
+    len = raft_conf_encode(&c, buf);
+    be_put32(buf + len - 4, 2); /* learner 9 := 2, a voter */
+    ASSERT_EQ(raft_conf_decode(&d, buf, len), -ERR_CORRUPT);
+    ASSERT_EQ(d.n_voters, 0);
+    len = raft_conf_encode(&c, buf);
+    ASSERT_EQ(raft_conf_decode(&d, buf, len + 0), 0);
+    ASSERT_EQ(raft_conf_decode(&d, buf, len - 1), -ERR_CORRUPT);
+    struct raft_conf lonely = {.n_learners = 1, .learners = {4}}; /* learners but no voters */
+    ASSERT(!raft_conf_valid(&lonely));
+    struct raft_conf dup = {.n_voters = 1, .voters = {1}, .n_learners = 2, .learners = {4, 4}};
+    ASSERT(!raft_conf_valid(&dup));
 }

@@ -338,6 +338,126 @@ TEST(raft_joint_consensus_adds_a_voter_through_c_old_new)
     rt_cluster_free(&c);
 }
 
+/* A learner (raft/conf.h) gets the whole log and follows commits, but its acknowledgements
+ * never make a majority and it never stands for election; the change that adds it is one simple
+ * configuration entry. Leadership cannot be handed to it. */
+TEST(raft_learner_replicates_but_never_counts_or_campaigns)
+{
+    struct rt_cluster c;
+    cluster_with_spare(&c, 3, 4);
+    struct rt_node *l = elect(&c);
+    ASSERT_EQ(rt_propose(&c, l->id, 3, "a"), 0);
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_propose_members(l->r, V3, 3, (const int32_t[]){4}, 1), 0);
+    ASSERT(!raft_conf_is_joint(raft_conf(l->r))); /* no majority changes: no joint step */
+    ASSERT_EQ(raft_propose_members(l->r, V3, 3, NULL, 0), -ERR_BUSY);
+    rt_stabilize(&c);
+    struct rt_node *n4 = rt_node(&c, 4);
+    for (size_t i = 0; i < 4; i++) {
+        const struct raft_conf *k = raft_conf(c.nodes[i].r);
+        ASSERT_EQ(k->n_voters, 3);
+        ASSERT_EQ(k->n_learners, 1);
+        ASSERT(raft_conf_has_learner(k, 4) && !raft_conf_has(k, 4));
+    }
+    ASSERT(rt_logs_equal(n4, l));
+    ASSERT_EQ(raft_commit(n4->r), raft_commit(l->r));
+    ASSERT_EQ(raft_match_index(l->r, 4), raft_last_index(l->r));
+    ASSERT_EQ(raft_transfer_leader(l->r, 4), -ERR_INVALID);
+    /* Two voters cut off: the leader and the learner hold the entry, which is not a majority. */
+    int32_t cut[2];
+    int k = 0;
+    for (int32_t id = 1; id <= 3; id++)
+        if (id != l->id)
+            cut[k++] = id;
+    rt_isolate(&c, cut[0], true);
+    rt_isolate(&c, cut[1], true);
+    int64_t commit = raft_commit(l->r);
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "b"), 0);
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_match_index(l->r, 4), raft_last_index(l->r));
+    ASSERT_EQ(raft_commit(l->r), commit);
+    rt_isolate(&c, cut[0], false);
+    rt_isolate(&c, cut[1], false);
+    rt_advance(&c, 200); /* heartbeats bring the cut voters back */
+    ASSERT_CMP(raft_commit(l->r), >, commit);
+    /* The leader cut off: a voter takes over; the learner, for all its election timeouts,
+     * never campaigns and never leads. */
+    int64_t t4 = raft_term(n4->r);
+    int32_t old = l->id;
+    rt_isolate(&c, old, true);
+    rt_advance(&c, 3000);
+    ASSERT_EQ(raft_role(n4->r), RAFT_FOLLOWER);
+    struct rt_node *l2 = NULL;
+    for (size_t i = 0; i < 4; i++)
+        if (c.nodes[i].id != old && raft_role(c.nodes[i].r) == RAFT_LEADER)
+            l2 = &c.nodes[i];
+    ASSERT(l2 && l2->id != 4);
+    ASSERT_EQ(raft_leader(n4->r), l2->id);
+    ASSERT_EQ(raft_term(n4->r), raft_term(l2->r)); /* it followed, it did not run */
+    ASSERT_CMP(raft_term(n4->r), >, t4);
+    ASSERT_EQ(raft_campaign(n4->r), -ERR_INVALID);
+    rt_cluster_free(&c);
+}
+
+/* A learner that caught up is promoted by naming it a voter: C_old,new then C_new, without it
+ * among the learners; it counts from then on. A restart keeps what the log says it is. */
+TEST(raft_learner_promoted_through_joint_consensus)
+{
+    struct rt_cluster c;
+    cluster_with_spare(&c, 3, 5);
+    struct rt_node *l = elect(&c);
+    ASSERT_EQ(raft_propose_members(l->r, V3, 3, (const int32_t[]){4, 5}, 2), 0);
+    rt_stabilize(&c);
+    ASSERT_EQ(rt_propose(&c, l->id, 2, "a"), 0);
+    rt_stabilize(&c);
+    /* refused: a learner among the voters and the learners, a voter made a learner while the
+     * voters change, an unchanged configuration */
+    ASSERT_EQ(raft_propose_members(l->r, (const int32_t[]){1, 2, 3, 4}, 4,
+                                   (const int32_t[]){4}, 1), -ERR_INVALID);
+    ASSERT_EQ(raft_propose_members(l->r, (const int32_t[]){1, 2, 4}, 3,
+                                   (const int32_t[]){3, 5}, 2), -ERR_INVALID);
+    ASSERT_EQ(raft_propose_members(l->r, V3, 3, (const int32_t[]){5, 4}, 2), -ERR_INVALID);
+    /* raft_propose_conf keeps learner 5 and promotes 4 */
+    ASSERT_EQ(raft_propose_conf(l->r, (const int32_t[]){1, 2, 3, 4}, 4), 0);
+    const struct raft_conf *j = raft_conf(l->r);
+    ASSERT(raft_conf_is_joint(j));
+    ASSERT(raft_conf_has(j, 4) && raft_conf_has_learner(j, 5) && j->n_learners == 1);
+    rt_stabilize(&c);
+    for (size_t i = 0; i < 5; i++) {
+        const struct raft_conf *k = raft_conf(c.nodes[i].r);
+        ASSERT(!raft_conf_is_joint(k));
+        ASSERT_EQ(k->n_voters, 4);
+        ASSERT(raft_conf_has(k, 4) && !raft_conf_has_learner(k, 4));
+        ASSERT(raft_conf_has_learner(k, 5));
+        ASSERT(rt_logs_equal(&c.nodes[i], l));
+    }
+    /* 4 counts now: with two of the other voters cut off, 2 of 4 is not a majority */
+    int cut = 0;
+    for (int32_t id = 1; id <= 3 && cut < 2; id++)
+        if (id != l->id) {
+            rt_isolate(&c, id, true);
+            cut++;
+        }
+    int64_t commit = raft_commit(l->r);
+    ASSERT_EQ(rt_propose(&c, l->id, 1, "b"), 0);
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_commit(l->r), commit);
+    for (int32_t id = 1; id <= 3; id++)
+        rt_isolate(&c, id, false);
+    rt_stabilize(&c);
+    /* the learner restarts: its configuration comes back from its log */
+    rt_node_restart(&c, 5, true, true);
+    ASSERT(raft_conf_has_learner(raft_conf(rt_node(&c, 5)->r), 5));
+    rt_stabilize(&c);
+    /* learners dropped alone: one simple entry */
+    l = rt_leader(&c);
+    ASSERT_EQ(raft_propose_members(l->r, (const int32_t[]){1, 2, 3, 4}, 4, NULL, 0), 0);
+    ASSERT(!raft_conf_is_joint(raft_conf(l->r)));
+    rt_stabilize(&c);
+    ASSERT_EQ(raft_conf(rt_node(&c, 1)->r)->n_learners, 0);
+    rt_cluster_free(&c);
+}
+
 TEST(raft_joint_consensus_removed_leader_steps_down_and_hands_over)
 {
     struct rt_cluster c;
