@@ -95,6 +95,10 @@ static handler_fn handler_for(int16_t key)
         return handle_describe_log_dirs;
     case KAPI_DESCRIBE_CLUSTER:
         return handle_describe_cluster;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        return handle_alter_partition_reassignments;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        return handle_list_partition_reassignments;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return handle_offset_for_leader_epoch;
     }

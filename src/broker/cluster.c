@@ -57,6 +57,10 @@
 #define TICK_MS 10
 #define HEARTBEAT_MS 500
 #define REGISTER_RETRY_MS 200
+#define MOVE_TICK_MS 100
+/* A learner is caught up (and promoted) once its match is within this many offsets of the
+ * leader's commit: writes keep flowing during a move, so "equal" may never hold. */
+#define MOVE_CATCH_UP_SLACK 10000
 
 struct cgroup {
     char *topic; /* owned */
@@ -90,6 +94,9 @@ struct cluster {
     size_t n_groups;
     size_t cap_groups;
     int64_t next_balance_ms; /* next preferred-leader pass (cluster_balance.c), 0: not set */
+    bool moving;             /* a local partition has a reassignment in progress (moves_tick) */
+    int64_t next_move_ms;
+    bool move_in_flight;     /* a PARTITION_REPLICAS report awaits its answer */
 };
 
 /* ---- transport <-> controller ---- */
@@ -384,7 +391,7 @@ static void reconcile(struct cluster *c)
         const struct ctl_topic *t = ctl_image_topic(img, cg->topic);
         bool same = t && !memcmp(t->id.b, cg->topic_id.b, 16);
         if (same && cg->partition < t->n_partitions &&
-            ctl_partition_has_replica(&t->parts[cg->partition], self))
+            ctl_partition_has_member(&t->parts[cg->partition], self))
             continue;
         char name[TOPIC_NAME_MAX + 1];
         snprintf(name, sizeof(name), "%s", cg->topic);
@@ -406,7 +413,7 @@ static void reconcile(struct cluster *c)
         struct topic *lt = NULL;
         for (int32_t pi = 0; pi < t->n_partitions; pi++) {
             const struct ctl_partition *p = &t->parts[pi];
-            if (!ctl_partition_has_replica(p, self) || cgroup_find(c, t->name, pi))
+            if (!ctl_partition_has_member(p, self) || cgroup_find(c, t->name, pi))
                 continue;
             if (!lt && !(lt = local_topic(c, t)))
                 break;
@@ -414,8 +421,12 @@ static void reconcile(struct cluster *c)
             struct host_group_callbacks cb = {
                 .on_leader = on_leader, .on_commit = on_commit, .data = c};
             struct host_group *g;
-            int rc = host_add_group(c->host, t->name, pi, lp->log, p->replicas,
-                                    (size_t)p->n_replicas, &cb, &g);
+            /* a replica the partition is being reassigned to joins with no configuration: it
+             * learns it from the leader, which adds it as a learner (moves_tick), and it can
+             * never stand for election on its own */
+            bool joining = !ctl_partition_has_replica(p, self);
+            int rc = host_add_group(c->host, t->name, pi, lp->log, joining ? NULL : p->replicas,
+                                    joining ? 0 : (size_t)p->n_replicas, &cb, &g);
             if (rc != 0) {
                 log_error("cluster_replica_open_failed",
                           "topic=%s partition=%" PRId32 " error=\"%s\"", t->name, pi, err_str(rc));
@@ -436,9 +447,115 @@ static void reconcile(struct cluster *c)
             replica_status(host_group_replica(g), &rst);
             if (p->replicas[0] == self && rst.term == 0 && rst.last < 0)
                 (void)host_campaign(g);
-            log_info("cluster_replica_added", "topic=%s partition=%" PRId32 " replicas=%" PRId32,
-                     t->name, pi, p->n_replicas);
+            log_info("cluster_replica_added",
+                     "topic=%s partition=%" PRId32 " replicas=%" PRId32 " joining=%d", t->name, pi,
+                     p->n_replicas, joining ? 1 : 0);
         }
+    }
+    c->moving = false;
+    for (size_t i = 0; i < c->n_groups && !c->moving; i++) {
+        const struct ctl_partition *p =
+            ctl_image_partition(img, c->groups[i].topic_id, c->groups[i].partition);
+        c->moving = p && p->n_target > 0;
+    }
+}
+
+/* ---- reassignments (AlterPartitionReassignments), carried out by each partition's leader ----
+ * The image gives a partition a target; the leader of its Raft group adds the target's new
+ * replicas as learners (they copy the log without counting for commits), promotes them through
+ * joint consensus once each is within MOVE_CATCH_UP_SLACK of the commit index, and reports the
+ * committed voters to the controller, which ends the reassignment (ctl_cmd_partition_replicas).
+ * Every step is retried on the next pass until the image shows it done, so a leader change or a
+ * lost report only delays it. */
+
+static bool in_ids(const int32_t *ids, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+static void report_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
+{
+    struct cluster *c = data;
+    (void)rt;
+    c->move_in_flight = false;
+    if (a->error != KERR_NONE && !c->closing)
+        log_info("cluster_move_report_refused", "error=%s", kafka_error_name(a->error));
+}
+
+static void move_one(struct cluster *c, const struct cgroup *cg, const struct ctl_partition *p)
+{
+    const struct raft *r = replica_raft(host_group_replica(cg->g));
+    const struct raft_conf *conf = raft_conf(r);
+    if (raft_role(r) != RAFT_LEADER || replica_failed(host_group_replica(cg->g)) ||
+        raft_conf_is_joint(conf) || raft_conf_index(r) > raft_commit(r))
+        return; /* not ours to drive, or a change is still on its way */
+    int32_t add[RAFT_LEARNERS_MAX];
+    size_t n_add = 0;
+    for (int32_t i = 0; i < p->n_target; i++)
+        if (!in_ids(conf->voters, conf->n_voters, p->target[i]) && n_add < RAFT_LEARNERS_MAX)
+            add[n_add++] = p->target[i];
+    bool extra = false; /* a voter the target leaves out: not done by moves yet (commands.h) */
+    for (size_t i = 0; i < conf->n_voters; i++)
+        extra |= !in_ids(p->target, (size_t)p->n_target, conf->voters[i]);
+    if (extra)
+        return;
+    if (n_add == 0) { /* the voters are the target's: tell the controller */
+        if (c->move_in_flight || conf->n_learners > 0) {
+            if (conf->n_learners > 0)
+                (void)host_propose_members(cg->g, conf->voters, conf->n_voters, NULL, 0);
+            return;
+        }
+        struct ctl_request req = {.type = CTL_REQ_PARTITION_REPLICAS,
+                                  .topic_id = cg->topic_id,
+                                  .partition = cg->partition,
+                                  .n_replicas = conf->n_voters};
+        memcpy(req.replicas, conf->voters, conf->n_voters * sizeof(conf->voters[0]));
+        c->move_in_flight = true;
+        log_info("cluster_move_done", "topic=%s partition=%" PRId32 " replicas=%zu", cg->topic,
+                 cg->partition, (size_t)conf->n_voters);
+        ctl_runtime_submit(c->ctl, &req, report_done, c);
+        return;
+    }
+    bool learners_match = conf->n_learners == n_add;
+    for (size_t i = 0; i < n_add && learners_match; i++)
+        learners_match = in_ids(conf->learners, conf->n_learners, add[i]);
+    if (!learners_match) {
+        int rc = host_propose_members(cg->g, conf->voters, conf->n_voters, add, n_add);
+        if (rc == 0)
+            log_info("cluster_move_learners", "topic=%s partition=%" PRId32 " learners=%zu",
+                     cg->topic, cg->partition, n_add);
+        return;
+    }
+    int64_t commit = raft_commit(r);
+    for (size_t i = 0; i < n_add; i++) {
+        int64_t m = raft_match_index(r, add[i]);
+        if (m < 0 || m < commit - MOVE_CATCH_UP_SLACK)
+            return; /* still catching up */
+    }
+    int32_t voters[RAFT_VOTERS_MAX];
+    size_t n = 0;
+    for (int32_t i = 0; i < p->n_target && n < RAFT_VOTERS_MAX; i++)
+        voters[n++] = p->target[i];
+    int rc = host_propose_members(cg->g, voters, n, NULL, 0);
+    if (rc == 0)
+        log_info("cluster_move_promote", "topic=%s partition=%" PRId32 " voters=%zu", cg->topic,
+                 cg->partition, n);
+}
+
+static void moves_tick(struct cluster *c, int64_t now)
+{
+    if (!c->moving || now < c->next_move_ms)
+        return;
+    c->next_move_ms = now + MOVE_TICK_MS;
+    const struct ctl_image *img = ctl_runtime_image(c->ctl);
+    for (size_t i = 0; i < c->n_groups; i++) {
+        const struct ctl_partition *p =
+            ctl_image_partition(img, c->groups[i].topic_id, c->groups[i].partition);
+        if (p && p->n_target > 0)
+            move_one(c, &c->groups[i], p);
     }
 }
 
@@ -610,6 +727,7 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         (void)cluster_configs_apply(c->b); /* topic configs of the image (cluster_configs.c) */
     }
     balance_tick(c, now);
+    moves_tick(c, now);
     transport_flush(host_transport(c->host));
     reactor_timer_start(r, t, TICK_MS);
 }

@@ -134,10 +134,16 @@ static void describe(struct broker *b, const struct ctl_topic *t, struct metadat
         if (mp->error_code == KERR_NONE && mp->leader_id < 0)
             mp->error_code = KERR_LEADER_NOT_AVAILABLE;
         mp->partition_index = i;
-        int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas ? p->n_replicas : 1), sizeof(*reps));
+        /* replicas: the current ones, then (during a reassignment) those being added, as
+         * Kafka lists them; in sync: the current ones (the leader below says better) */
+        int32_t *reps = arena_calloc(a, (size_t)(p->n_replicas + p->n_target + 1), sizeof(*reps));
         memcpy(reps, p->replicas, (size_t)p->n_replicas * sizeof(*reps));
+        int32_t n_reps = p->n_replicas;
+        for (int32_t k = 0; k < p->n_target; k++)
+            if (!ctl_partition_has_replica(p, p->target[k]))
+                reps[n_reps++] = p->target[k];
         mp->replica_nodes = reps;
-        mp->n_replica_nodes = p->n_replicas;
+        mp->n_replica_nodes = n_reps;
         mp->isr_nodes = reps;
         mp->n_isr_nodes = p->n_replicas;
         struct host_group *g = leading ? cluster_group(c, t->name, i) : NULL;
@@ -146,9 +152,9 @@ static void describe(struct broker *b, const struct ctl_topic *t, struct metadat
              * committed (the leader itself always is) */
             struct host_group_status st;
             host_group_status(g, &st);
-            int32_t *isr = arena_calloc(a, (size_t)p->n_replicas, sizeof(*isr));
+            int32_t *isr = arena_calloc(a, (size_t)n_reps, sizeof(*isr));
             int32_t n = 0;
-            for (int32_t r = 0; r < p->n_replicas; r++) {
+            for (int32_t r = 0; r < n_reps; r++) {
                 bool in = reps[r] == st.rs.leader;
                 for (size_t k = 0; k < st.rs.n_peers && !in; k++)
                     in = st.rs.peers[k] == reps[r] && st.rs.match[k] >= st.rs.commit;

@@ -20,6 +20,7 @@
 
 #include "base/mem.h"
 #include "cli/common.h"
+#include "cli/topic_alter.h"
 
 #define ADMIN_WAIT_MARGIN_MS 5000 /* past the request timeout, for librdkafka to answer */
 
@@ -64,14 +65,18 @@ static const char topic_help[] =
     "  topic describe NAME... [--all-configs]\n"
     "      partitions with leader, replicas and in-sync replicas, and the topic's configs\n"
     "      that differ from the defaults (with --all-configs: every config and its source).\n"
-    "  topic alter NAME [--config K=V]... [--delete-config K]...\n"
+    "  topic alter NAME [--config K=V]... [--delete-config K]... [--replication-factor R]\n"
     "      set or remove topic config overrides; the other overrides are kept.\n"
+    "      --replication-factor R grows every partition to R replicas on the brokers with the\n"
+    "      fewest replicas of the topic (AlterPartitionReassignments: the new replicas catch\n"
+    "      up, then vote) and waits, for at most --timeout, until every move is done.\n"
     "  topic delete NAME... [--if-exists]\n"
     "      delete topics. --if-exists: a missing topic is not an error.\n"
     "\n"
     "Options:\n"
     "  -p, --partitions N            (create) partition count (default: broker default)\n"
-    "  -r, --replication-factor R    (create) replicas per partition (default: broker default)\n"
+    "  -r, --replication-factor R    (create, alter) replicas per partition (create default:\n"
+    "                                broker default)\n"
     "  -c, --config K=V              (create, alter) topic config, repeatable\n"
     "      --delete-config K         (alter) remove the override K, repeatable\n"
     "      --if-not-exists           (create) skip topics that exist\n"
@@ -687,7 +692,7 @@ static int check_args(struct cli_common *c, const struct topic_opts *o)
         const char *name;
     } checks[] = {
         {o->set_partitions, create, "--partitions"},
-        {o->set_replication, create, "--replication-factor"},
+        {o->set_replication, create || alter, "--replication-factor"},
         {o->configs.len > 0, create || alter, "--config"},
         {o->deletes.len > 0, alter, "--delete-config"},
         {o->if_not_exists, create, "--if-not-exists"},
@@ -711,8 +716,9 @@ static int check_args(struct cli_common *c, const struct topic_opts *o)
             cli_error(c, "'topic alter' takes exactly one topic name");
             return -1;
         }
-        if (o->configs.len == 0 && o->deletes.len == 0) {
-            cli_error(c, "'topic alter' needs --config K=V or --delete-config K");
+        if (o->configs.len == 0 && o->deletes.len == 0 && !o->set_replication) {
+            cli_error(c, "'topic alter' needs --config K=V, --delete-config K or "
+                         "--replication-factor R");
             return -1;
         }
     } else if (o->names_len == 0) {
@@ -754,8 +760,11 @@ int cli_topic(int argc, char **argv)
         rc = topic_list(&c, &o, rk);
     else if (!strcmp(o.sub, "describe"))
         rc = topic_describe(&c, &o, rk);
-    else if (!strcmp(o.sub, "alter"))
-        rc = topic_alter(&c, &o, rk);
+    else if (!strcmp(o.sub, "alter")) {
+        rc = o.configs.len || o.deletes.len ? topic_alter(&c, &o, rk) : CLI_EXIT_OK;
+        if (rc == CLI_EXIT_OK && o.set_replication)
+            rc = topic_alter_replication(&c, o.names[0], o.replication, rk);
+    }
     else
         rc = topic_delete(&c, &o, rk);
     rd_kafka_destroy(rk);

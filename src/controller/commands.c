@@ -53,6 +53,127 @@ static void push_partition(struct ctl_recs *out, const struct ctl_topic *t, int3
     r->partition.leader_epoch = epoch;
     r->partition.n_replicas = part->n_replicas;
     memcpy(r->partition.replicas, part->replicas, sizeof(part->replicas));
+    r->partition.n_target = part->n_target; /* a leader change keeps a reassignment going */
+    memcpy(r->partition.target, part->target, sizeof(part->target));
+}
+
+/* ids[0..n) are distinct, >= 0 and n in 1..CTL_REPLICAS_MAX. */
+static bool ids_ok(const int32_t *ids, int32_t n)
+{
+    if (n < 1 || n > CTL_REPLICAS_MAX || !ids)
+        return false;
+    for (int32_t i = 0; i < n; i++) {
+        if (ids[i] < 0)
+            return false;
+        for (int32_t j = 0; j < i; j++)
+            if (ids[j] == ids[i])
+                return false;
+    }
+    return true;
+}
+
+static bool same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    if (na != nb)
+        return false;
+    for (int32_t i = 0; i < na; i++) {
+        bool in = false;
+        for (int32_t j = 0; j < nb; j++)
+            in |= a[i] == b[j];
+        if (!in)
+            return false;
+    }
+    return true;
+}
+
+int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t partition,
+                         const int32_t *target, int32_t n, struct ctl_recs *out)
+{
+    const struct ctl_topic *t = name ? ctl_image_topic(img, name) : NULL;
+    if (t == NULL || partition < 0 || partition >= t->n_partitions ||
+        t->parts[partition].n_replicas == 0)
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    const struct ctl_partition *p = &t->parts[partition];
+    struct ctl_partition next = *p;
+    if (n == 0) { /* cancel */
+        if (p->n_target == 0)
+            return KERR_NO_REASSIGNMENT_IN_PROGRESS;
+        next.n_target = 0;
+    } else {
+        if (!ids_ok(target, n))
+            return KERR_INVALID_REPLICA_ASSIGNMENT;
+        for (int32_t i = 0; i < n; i++)
+            if (ctl_image_broker(img, target[i]) == NULL)
+                return KERR_INVALID_REPLICA_ASSIGNMENT;
+        for (int32_t i = 0; i < p->n_replicas; i++) {
+            bool kept = false;
+            for (int32_t j = 0; j < n; j++)
+                kept |= target[j] == p->replicas[i];
+            if (!kept)
+                return KERR_INVALID_REPLICA_ASSIGNMENT; /* removals: not yet (commands.h) */
+        }
+        if (same_set(target, n, p->replicas, p->n_replicas)) {
+            if (p->n_target == 0)
+                return KERR_NONE; /* nothing to do */
+            next.n_target = 0;
+        } else {
+            next.n_target = n;
+            memcpy(next.target, target, (size_t)n * sizeof(*target));
+        }
+    }
+    push_partition(out, t, partition, &next, p->leader, p->leader_epoch);
+    return KERR_NONE;
+}
+
+int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid topic_id,
+                                   int32_t partition, const int32_t *voters, int32_t n,
+                                   struct ctl_recs *out)
+{
+    const struct ctl_topic *t = ctl_image_topic_by_id(img, topic_id);
+    if (t == NULL || partition < 0 || partition >= t->n_partitions ||
+        t->parts[partition].n_replicas == 0)
+        return KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    if (!ids_ok(voters, n))
+        return KERR_INVALID_REPLICA_ASSIGNMENT;
+    const struct ctl_partition *p = &t->parts[partition];
+    struct ctl_partition next = *p;
+    if (p->n_target > 0 && same_set(voters, n, p->target, p->n_target)) {
+        next.n_replicas = p->n_target; /* the reassignment is done: the target's order */
+        memcpy(next.replicas, p->target, sizeof(p->target));
+        next.n_target = 0;
+    } else if (same_set(voters, n, p->replicas, p->n_replicas)) {
+        return KERR_NONE; /* unchanged */
+    } else { /* part of the way: the replicas that stay keep their order, new ones follow */
+        for (int32_t i = 0; i < p->n_replicas; i++) {
+            bool kept = false;
+            for (int32_t j = 0; j < n; j++)
+                kept |= voters[j] == p->replicas[i];
+            if (!kept) /* removals are not done yet: such a report is not ours (commands.h) */
+                return KERR_INVALID_REPLICA_ASSIGNMENT;
+        }
+        int32_t k = 0;
+        for (int32_t i = 0; i < p->n_replicas; i++)
+            for (int32_t j = 0; j < n; j++)
+                if (voters[j] == p->replicas[i])
+                    next.replicas[k++] = p->replicas[i];
+        for (int32_t j = 0; j < n; j++) {
+            bool had = false;
+            for (int32_t i = 0; i < p->n_replicas; i++)
+                had |= voters[j] == p->replicas[i];
+            if (!had)
+                next.replicas[k++] = voters[j];
+        }
+        next.n_replicas = k;
+        if (next.n_target > 0 && same_set(next.target, next.n_target, next.replicas, k))
+            next.n_target = 0;
+    }
+    int32_t leader = p->leader, epoch = p->leader_epoch;
+    if (leader != -1 && !ctl_partition_has_replica(&next, leader)) {
+        leader = next.replicas[0];
+        epoch = epoch < CTL_EPOCH_MAX ? epoch + 1 : epoch;
+    }
+    push_partition(out, t, partition, &next, leader, epoch);
+    return KERR_NONE;
 }
 
 static void push_new_partitions(struct ctl_recs *out, struct kuuid id, int32_t first, int32_t n,

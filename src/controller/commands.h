@@ -65,6 +65,29 @@ int16_t ctl_cmd_delete_topic(const struct ctl_image *img, const char *name, stru
 int16_t ctl_cmd_create_partitions(const struct ctl_image *img, const char *name, int32_t n_total,
                                   struct ctl_recs *out);
 
+/* Reassigns one partition (AlterPartitionReassignments) to target[0..n), n >= 1, which replaces
+ * a reassignment in progress; n == 0 cancels the one in progress. The partition's Raft leader
+ * carries it out (broker/cluster.c: the new replicas catch up as learners, then a joint
+ * consensus change makes them voters) and reports the outcome (ctl_cmd_partition_replicas).
+ * Removing a current replica is not supported yet: such a target is INVALID_REPLICA_ASSIGNMENT.
+ * Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (duplicate or negative id, an
+ * unregistered broker, more than CTL_REPLICAS_MAX, a replica left out), NO_REASSIGNMENT_IN_PROGRESS
+ * (cancel with none). Records: one PARTITION (leader, epoch and replicas kept; the target set or
+ * cleared), none when the target is the replicas already and nothing is in progress. */
+int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t partition,
+                         const int32_t *target, int32_t n, struct ctl_recs *out);
+
+/* A partition's Raft leader reports the voters its group has committed (voters[0..n)). When they
+ * are the target's, the reassignment ends: replicas = target (its order), target cleared; other
+ * changes keep the replicas that stay in order, then the new ones. The leader stays if it is a
+ * replica still, else replicas[0] with epoch + 1. Errors: UNKNOWN_TOPIC_OR_PARTITION (by id: a
+ * report about a deleted topic), INVALID_REPLICA_ASSIGNMENT (bad list, or one that leaves a
+ * current replica out while that is no reassignment's end: removals are not done yet). Records:
+ * one PARTITION, none when nothing changes. */
+int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid topic_id,
+                                   int32_t partition, const int32_t *voters, int32_t n,
+                                   struct ctl_recs *out);
+
 /* Incremental alter: each op sets (value) or deletes (NULL) one key of the resource
  * (CTL_RESOURCE_TOPIC: an existing topic's name; CTL_RESOURCE_BROKER: "" for the cluster
  * default or a broker id in decimal). Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST (bad

@@ -139,6 +139,19 @@ bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id)
     return false;
 }
 
+bool ctl_partition_has_target(const struct ctl_partition *p, int32_t broker_id)
+{
+    for (int32_t i = 0; i < p->n_target; i++)
+        if (p->target[i] == broker_id)
+            return true;
+    return false;
+}
+
+bool ctl_partition_has_member(const struct ctl_partition *p, int32_t broker_id)
+{
+    return ctl_partition_has_replica(p, broker_id) || ctl_partition_has_target(p, broker_id);
+}
+
 static int config_cmp(int8_t type, const char *resource, const char *key,
                       const struct ctl_config *c)
 {
@@ -271,6 +284,8 @@ static int apply_partition(struct ctl_image *img, const struct ctl_rec_partition
     p->leader_epoch = r->leader_epoch;
     p->n_replicas = r->n_replicas;
     memcpy(p->replicas, r->replicas, (size_t)r->n_replicas * sizeof(r->replicas[0]));
+    p->n_target = r->n_target;
+    memcpy(p->target, r->target, (size_t)r->n_target * sizeof(r->target[0]));
     return 0;
 }
 
@@ -429,6 +444,8 @@ static void snapshot_topics(const struct ctl_image *img, struct ctl_rec *r, emit
             r->partition.leader_epoch = part->leader_epoch;
             r->partition.n_replicas = part->n_replicas;
             memcpy(r->partition.replicas, part->replicas, sizeof(part->replicas));
+            r->partition.n_target = part->n_target;
+            memcpy(r->partition.target, part->target, sizeof(part->target));
             emit(r, data);
         }
     }
@@ -498,7 +515,9 @@ static bool partition_same(const struct ctl_partition *a, const struct ctl_parti
 {
     return a->leader == b->leader && a->leader_epoch == b->leader_epoch &&
            a->n_replicas == b->n_replicas &&
-           memcmp(a->replicas, b->replicas, (size_t)a->n_replicas * sizeof(a->replicas[0])) == 0;
+           memcmp(a->replicas, b->replicas, (size_t)a->n_replicas * sizeof(a->replicas[0])) == 0 &&
+           a->n_target == b->n_target &&
+           memcmp(a->target, b->target, (size_t)a->n_target * sizeof(a->target[0])) == 0;
 }
 
 /* Partitions of t that broker_id replicates and that other (the same topic in the other image,
@@ -507,10 +526,10 @@ static void diff_missing(const struct ctl_topic *t, const struct ctl_topic *othe
                          int32_t broker_id, enum ctl_local_change what, ctl_local_cb cb, void *data)
 {
     for (int32_t p = 0; p < t->n_partitions; p++) {
-        if (!ctl_partition_has_replica(&t->parts[p], broker_id))
+        if (!ctl_partition_has_member(&t->parts[p], broker_id))
             continue;
         bool there = other != NULL && p < other->n_partitions &&
-                     ctl_partition_has_replica(&other->parts[p], broker_id);
+                     ctl_partition_has_member(&other->parts[p], broker_id);
         if (!there)
             cb(what, t, p, &t->parts[p], data);
     }
@@ -529,8 +548,8 @@ void ctl_image_diff_local(const struct ctl_image *before, const struct ctl_image
         diff_missing(t, old, broker_id, CTL_LOCAL_CREATE, cb, data);
         for (int32_t p = 0; old != NULL && p < old->n_partitions && p < t->n_partitions; p++) {
             const struct ctl_partition *a = &old->parts[p], *b = &t->parts[p];
-            if (ctl_partition_has_replica(a, broker_id) &&
-                ctl_partition_has_replica(b, broker_id) && !partition_same(a, b))
+            if (ctl_partition_has_member(a, broker_id) &&
+                ctl_partition_has_member(b, broker_id) && !partition_same(a, b))
                 cb(CTL_LOCAL_CHANGE, t, p, b, data);
         }
     }
@@ -549,6 +568,10 @@ static void partition_check(const struct ctl_partition *p)
     for (int32_t i = 0; i < p->n_replicas; i++)
         for (int32_t j = 0; j < i; j++)
             CHECK(p->replicas[i] != p->replicas[j]);
+    CHECK(p->n_target >= 0 && p->n_target <= CTL_REPLICAS_MAX);
+    for (int32_t i = 0; i < p->n_target; i++)
+        for (int32_t j = 0; j < i; j++)
+            CHECK(p->target[i] != p->target[j]);
 }
 
 void ctl_image_check(const struct ctl_image *img)

@@ -35,6 +35,8 @@ struct ctl_partition {
     int32_t leader_epoch;               /* -1 until assigned */
     int32_t n_replicas;                 /* 0 until assigned */
     int32_t replicas[CTL_REPLICAS_MAX]; /* replicas[0] is the preferred leader */
+    int32_t n_target;                   /* a reassignment in progress: the replicas to end */
+    int32_t target[CTL_REPLICAS_MAX];   /* up with (0: none); broker/cluster.c carries it out */
 };
 
 struct ctl_topic {
@@ -90,6 +92,10 @@ const struct ctl_topic *ctl_image_topic_by_id(const struct ctl_image *img, struc
 const struct ctl_partition *ctl_image_partition(const struct ctl_image *img, struct kuuid topic_id,
                                                 int32_t partition);
 bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id);
+/* In the reassignment's target (false when none is in progress). */
+bool ctl_partition_has_target(const struct ctl_partition *p, int32_t broker_id);
+/* A replica now or in the target: the brokers that hold (or are to hold) a copy. */
+bool ctl_partition_has_member(const struct ctl_partition *p, int32_t broker_id);
 /* The value of one config, or NULL if unset. */
 const char *ctl_image_config(const struct ctl_image *img, int8_t resource_type,
                              const char *resource, const char *key);
@@ -105,7 +111,8 @@ void ctl_image_copy(struct ctl_image *dst, const struct ctl_image *src);
 /* What changed for one broker's local replicas between two images (before and after applying
  * some records): partitions are told apart by (topic id, index), so a topic deleted and created
  * again under the same name is a removal and a creation.
- *   CTL_LOCAL_CREATE: the broker replicates it in `after` but not in `before`;
+ *   CTL_LOCAL_CREATE: the broker replicates it (or is in its reassignment target) in `after` but
+ *                     not in `before`;
  *   CTL_LOCAL_REMOVE: in `before` but not in `after` (topic deleted or replica moved away);
  *   CTL_LOCAL_CHANGE: in both, with another leader, leader epoch or replica list.
  * t and p come from `after`, except for CTL_LOCAL_REMOVE (from `before`). Calls come in the

@@ -55,7 +55,21 @@ static bool partition_valid(const struct ctl_rec_partition *p)
         if (p->replicas[i] == p->leader)
             leader_found = true;
     }
-    return leader_found;
+    if (p->n_target < 0 || p->n_target > CTL_REPLICAS_MAX)
+        return false;
+    bool same = p->n_target == p->n_replicas;
+    for (int32_t i = 0; i < p->n_target; i++) {
+        if (p->target[i] < 0)
+            return false;
+        for (int32_t j = 0; j < i; j++)
+            if (p->target[j] == p->target[i])
+                return false;
+        bool in = false;
+        for (int32_t j = 0; j < p->n_replicas; j++)
+            in |= p->replicas[j] == p->target[i];
+        same &= in;
+    }
+    return leader_found && (p->n_target == 0 || !same);
 }
 
 bool ctl_rec_valid(const struct ctl_rec *r)
@@ -98,7 +112,7 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
 {
     CHECK(ctl_rec_valid(r));
     kw_i16(w, (int16_t)r->type);
-    kw_i16(w, REC_VERSION);
+    kw_i16(w, r->type == CTL_REC_PARTITION && r->partition.n_target > 0 ? 1 : REC_VERSION);
     switch (r->type) {
     case CTL_REC_REGISTER_BROKER:
         kw_i32(w, r->broker.node_id);
@@ -124,6 +138,11 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         kw_i32(w, r->partition.n_replicas);
         for (int32_t i = 0; i < r->partition.n_replicas; i++)
             kw_i32(w, r->partition.replicas[i]);
+        if (r->partition.n_target > 0) {
+            kw_i32(w, r->partition.n_target);
+            for (int32_t i = 0; i < r->partition.n_target; i++)
+                kw_i32(w, r->partition.target[i]);
+        }
         break;
     case CTL_REC_REMOVE_TOPIC:
         kw_uuid(w, r->remove_topic.id);
@@ -156,7 +175,7 @@ static void get_str(struct kreader *r, char *dst, size_t max)
     dst[s.len] = '\0';
 }
 
-static void decode_partition(struct kreader *r, struct ctl_rec_partition *p)
+static void decode_partition(struct kreader *r, struct ctl_rec_partition *p, int16_t version)
 {
     p->topic_id = kr_uuid(r);
     p->partition = kr_i32(r);
@@ -169,6 +188,15 @@ static void decode_partition(struct kreader *r, struct ctl_rec_partition *p)
     }
     for (int32_t i = 0; i < p->n_replicas; i++)
         p->replicas[i] = kr_i32(r);
+    if (version == 0)
+        return;
+    p->n_target = kr_i32(r);
+    if (p->n_target < 1 || p->n_target > CTL_REPLICAS_MAX) {
+        r->err = true;
+        return;
+    }
+    for (int32_t i = 0; i < p->n_target; i++)
+        p->target[i] = kr_i32(r);
 }
 
 static void decode_config(struct kreader *r, struct ctl_rec_config *c)
@@ -191,7 +219,7 @@ static void decode_config(struct kreader *r, struct ctl_rec_config *c)
     c->value[v.len] = '\0';
 }
 
-static void decode_body(struct kreader *r, struct ctl_rec *out)
+static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
 {
     switch (out->type) {
     case CTL_REC_REGISTER_BROKER:
@@ -215,7 +243,7 @@ static void decode_body(struct kreader *r, struct ctl_rec *out)
         out->topic.n_partitions = kr_i32(r);
         break;
     case CTL_REC_PARTITION:
-        decode_partition(r, &out->partition);
+        decode_partition(r, &out->partition, version);
         break;
     case CTL_REC_REMOVE_TOPIC:
         out->remove_topic.id = kr_uuid(r);
@@ -240,10 +268,11 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_PRODUCER_IDS || version != REC_VERSION)
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_PRODUCER_IDS ||
+        (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;
-    decode_body(&r, out);
+    decode_body(&r, out, version);
     if (!kr_ok(&r) || kr_left(&r) != 0 || !ctl_rec_valid(out)) {
         memset(out, 0, sizeof(*out));
         return -ERR_CORRUPT;

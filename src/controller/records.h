@@ -1,6 +1,7 @@
 /* The records of the __cluster_metadata log: one struct ctl_rec per Kafka record value.
  *
- * Every record value starts with int16 type and int16 version (all types are at version 0), then
+ * Every record value starts with int16 type and int16 version (0, or 1 for a PARTITION with a
+ * reassignment target: a record without one is still written at version 0), then
  * the fields of its type, big-endian, strings as int16 length + bytes (Kafka STRING):
  *
  *   1 REGISTER_BROKER   node_id i32, incarnation uuid, host string, port i32,
@@ -9,7 +10,9 @@
  *   3 TOPIC             name string, topic_id uuid, n_partitions i32
  *   4 PARTITION         topic_id uuid, partition i32, leader i32 (-1 none), leader_epoch i32,
  *                       n_replicas i32, replicas i32[n_replicas] (the partition's voters;
- *                       replicas[0] is the preferred leader)
+ *                       replicas[0] is the preferred leader); version 1 adds n_target i32
+ *                       (1..CTL_REPLICAS_MAX), target i32[n_target]: a reassignment in
+ *                       progress (the replicas to end up with; version 0 = none)
  *   5 REMOVE_TOPIC      topic_id uuid
  *   6 CONFIG            resource_type i8 (2 topic, 4 broker: Kafka's ConfigResource types),
  *                       resource string (topic name; broker id in decimal, "" = cluster-wide
@@ -84,6 +87,8 @@ struct ctl_rec_partition {
     int32_t leader_epoch;               /* 0..CTL_EPOCH_MAX */
     int32_t n_replicas;                 /* 1..CTL_REPLICAS_MAX */
     int32_t replicas[CTL_REPLICAS_MAX]; /* distinct ids >= 0 */
+    int32_t n_target;                   /* 0: no reassignment; else 1..CTL_REPLICAS_MAX */
+    int32_t target[CTL_REPLICAS_MAX];   /* distinct ids >= 0, not equal to replicas as a set */
 };
 
 struct ctl_rec_remove_topic {

@@ -42,6 +42,11 @@ bool ctl_request_well_formed(const struct ctl_request *req)
         return true;
     case CTL_REQ_ALLOC_PIDS:
         return req->pid_floor >= 0;
+    case CTL_REQ_REASSIGN:
+        return str_ok(req->name, false) && req->n_replicas >= 0 &&
+               req->n_replicas <= CTL_REPLICAS_MAX;
+    case CTL_REQ_PARTITION_REPLICAS:
+        return req->n_replicas >= 1 && req->n_replicas <= CTL_REPLICAS_MAX;
     default:
         return false;
     }
@@ -101,6 +106,17 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
         kw_i32(&w, req->reg.node_id);
         kw_uuid(&w, req->reg.incarnation);
         kw_i64(&w, req->pid_floor);
+        break;
+    case CTL_REQ_REASSIGN:
+    case CTL_REQ_PARTITION_REPLICAS:
+        if (req->type == CTL_REQ_REASSIGN)
+            put_str(&w, req->name);
+        else
+            kw_uuid(&w, req->topic_id);
+        kw_i32(&w, req->partition);
+        kw_i32(&w, req->n_replicas);
+        for (int32_t i = 0; i < req->n_replicas; i++)
+            kw_i32(&w, req->replicas[i]);
         break;
     }
 }
@@ -207,6 +223,22 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         if (out->pid_floor < 0)
             d.bad = true;
         break;
+    case CTL_REQ_REASSIGN:
+    case CTL_REQ_PARTITION_REPLICAS:
+        if (out->type == CTL_REQ_REASSIGN)
+            out->name = get_str(&d, false);
+        else
+            out->topic_id = kr_uuid(&d.r);
+        out->partition = kr_i32(&d.r);
+        out->n_replicas = kr_i32(&d.r);
+        if (!kr_ok(&d.r) || out->n_replicas < (out->type == CTL_REQ_REASSIGN ? 0 : 1) ||
+            out->n_replicas > CTL_REPLICAS_MAX) {
+            d.bad = true;
+            break;
+        }
+        for (int32_t i = 0; i < out->n_replicas; i++)
+            out->replicas[i] = kr_i32(&d.r);
+        break;
     default:
         d.bad = true;
     }
@@ -278,6 +310,10 @@ const char *ctl_req_type_name(uint8_t type)
         return "heartbeat";
     case CTL_REQ_ALLOC_PIDS:
         return "alloc_pids";
+    case CTL_REQ_REASSIGN:
+        return "reassign";
+    case CTL_REQ_PARTITION_REPLICAS:
+        return "partition_replicas";
     default:
         return "unknown";
     }

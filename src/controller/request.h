@@ -12,6 +12,10 @@
  *                        cluster_addr string
  *     HEARTBEAT          node_id i32, incarnation uuid, caught_up i8 (0/1)
  *     ALLOC_PIDS         node_id i32, incarnation uuid, pid_floor i64 (>= 0)
+ *     REASSIGN           name string, partition i32, n i32 (0 = cancel, 1..CTL_REPLICAS_MAX),
+ *                        replicas i32[n]
+ *     PARTITION_REPLICAS topic_id uuid, partition i32, n i32 (1..CTL_REPLICAS_MAX),
+ *                        voters i32[n]
  *   configs: i32 n (0..CTL_REQ_CONFIGS_MAX), n times key string, value nullable string.
  * Answer body (CTL_ANSWER_BYTES): error i16 (Kafka code), topic_id uuid (CREATE_TOPIC),
  * pid_first i64, pid_size i32 (ALLOC_PIDS; 0 otherwise).
@@ -43,6 +47,8 @@ enum ctl_req_type {
     CTL_REQ_REGISTER_BROKER,
     CTL_REQ_HEARTBEAT,
     CTL_REQ_ALLOC_PIDS,
+    CTL_REQ_REASSIGN,           /* AlterPartitionReassignments, one partition */
+    CTL_REQ_PARTITION_REPLICAS, /* a partition leader reports its committed voters */
     CTL_REQ_TYPE_END_,
 };
 
@@ -60,6 +66,10 @@ struct ctl_request {
                                   incarnation */
     bool caught_up;            /* HEARTBEAT */
     int64_t pid_floor;         /* ALLOC_PIDS: the block starts at or above this id */
+    struct kuuid topic_id;     /* PARTITION_REPLICAS */
+    int32_t partition;         /* REASSIGN, PARTITION_REPLICAS */
+    int32_t n_replicas;        /* REASSIGN (0: cancel), PARTITION_REPLICAS */
+    int32_t replicas[CTL_REPLICAS_MAX];
     void *owned_;              /* decoded storage, or NULL */
 };
 

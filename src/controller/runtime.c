@@ -458,6 +458,12 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
         }
         return err;
     }
+    case CTL_REQ_REASSIGN:
+        return ctl_cmd_reassign(img, req->name, req->partition, req->replicas, req->n_replicas,
+                                out);
+    case CTL_REQ_PARTITION_REPLICAS:
+        return ctl_cmd_partition_replicas(img, req->topic_id, req->partition, req->replicas,
+                                          req->n_replicas, out);
     default:
         return KERR_INVALID_REQUEST;
     }

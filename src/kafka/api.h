@@ -14,7 +14,8 @@
  * OffsetFetch 0 for old clients (sarama 1.2x commits with v1 unless Consumer.Offsets.Retention is
  * set; v0's ZooKeeper-era offsets are the one offset store here, as in Kafka 3.x in KRaft mode).
  * Admin APIs of Kafka 3.x that tools call: OffsetForLeaderEpoch (Raft terms are the leader
- * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster. Every client picks the highest version both sides have: raising a maximum changes what
+ * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster, and the reassignment APIs
+ * (AlterPartitionReassignments, ListPartitionReassignments: KIP-455). Every client picks the highest version both sides have: raising a maximum changes what
  * librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in the reference).
  * Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
@@ -49,6 +50,8 @@
     X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", 0, 2, 2)                                                  \
     X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs", 0, 1, 1)                           \
+    X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", 0, 0, 0)                   \
+    X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments", 0, 0, 0)                     \
     X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */                            \
     X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)
 

@@ -83,6 +83,7 @@
     X(PREFERRED_LEADER_NOT_AVAILABLE, 80)                                                          \
     X(GROUP_MAX_SIZE_REACHED, 81)                                                                  \
     X(FENCED_INSTANCE_ID, 82)                                                                      \
+    X(NO_REASSIGNMENT_IN_PROGRESS, 85)                                                             \
     X(GROUP_SUBSCRIBED_TO_TOPIC, 86)                                                               \
     X(INVALID_RECORD, 87)                                                                          \
     X(UNSTABLE_OFFSET_COMMIT, 88)                                                                  \

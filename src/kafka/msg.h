@@ -614,6 +614,81 @@ int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
 void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
                                   const struct describe_cluster_resp *resp);
 
+/* ---- AlterPartitionReassignments (45) and ListPartitionReassignments (46); v0, flexible ---- */
+
+struct alter_reassign_req_partition {
+    int32_t partition_index;
+    int32_t *replicas; /* NULL with n_replicas -1: cancel the reassignment in progress */
+    int32_t n_replicas;
+};
+struct alter_reassign_req_topic {
+    struct kstr name;
+    struct alter_reassign_req_partition *partitions;
+    int32_t n_partitions;
+};
+struct alter_reassign_req {
+    int32_t timeout_ms;
+    struct alter_reassign_req_topic *topics;
+    int32_t n_topics;
+};
+struct alter_reassign_resp_partition {
+    int32_t partition_index;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+struct alter_reassign_resp_topic {
+    struct kstr name;
+    struct alter_reassign_resp_partition *partitions;
+    int32_t n_partitions;
+};
+struct alter_reassign_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct alter_reassign_resp_topic *responses;
+    int32_t n_responses;
+};
+int kmsg_decode_alter_reassignments(struct kreader *r, int16_t v, struct arena *a,
+                                    struct alter_reassign_req *out);
+void kmsg_encode_alter_reassignments(struct kwriter *w, int16_t v,
+                                     const struct alter_reassign_resp *resp);
+
+struct list_reassign_req_topic {
+    struct kstr name;
+    int32_t *partitions;
+    int32_t n_partitions;
+};
+struct list_reassign_req {
+    int32_t timeout_ms;
+    struct list_reassign_req_topic *topics; /* n_topics -1 (null): every reassignment */
+    int32_t n_topics;
+};
+struct list_reassign_resp_partition {
+    int32_t partition_index;
+    int32_t *replicas; /* the current replica set, adding ones included (Kafka's) */
+    int32_t n_replicas;
+    int32_t *adding;
+    int32_t n_adding;
+    int32_t *removing;
+    int32_t n_removing;
+};
+struct list_reassign_resp_topic {
+    struct kstr name;
+    struct list_reassign_resp_partition *partitions;
+    int32_t n_partitions;
+};
+struct list_reassign_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct list_reassign_resp_topic *topics;
+    int32_t n_topics;
+};
+int kmsg_decode_list_reassignments(struct kreader *r, int16_t v, struct arena *a,
+                                   struct list_reassign_req *out);
+void kmsg_encode_list_reassignments(struct kwriter *w, int16_t v,
+                                    const struct list_reassign_resp *resp);
+
 /* ---- DescribeLogDirs (35); v2+ flexible ---- */
 
 struct describe_log_dirs_req_topic {

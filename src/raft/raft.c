@@ -1069,6 +1069,13 @@ static int handle_append_resp(struct raft *r, struct peer *p, const struct raft_
 static void handle_heartbeat_resp(struct raft *r, struct peer *p)
 {
     p->active = true;
+    if (p->match < r->log.last && !p->replicate && p->inflight_ms < 0 && p->next > r->log.last) {
+        /* Behind, but we hold nothing to send it: a new member (its next starts past our
+         * log) whose first appends were lost, on an idle group whose commit index no longer
+         * moves. A probe at our last index makes it say where its log ends. */
+        send_append(r, p);
+        return;
+    }
     if (p->match < r->log.last || p->commit_sent < r->commit)
         maybe_send_append(r, p);
 }

@@ -538,6 +538,15 @@ int host_compact(struct host_group *g, int64_t new_start)
     return rc;
 }
 
+int host_propose_members(struct host_group *g, const int32_t *voters, size_t n,
+                         const int32_t *learners, size_t n_learners)
+{
+    sync_clock(g->h, g);
+    int rc = replica_propose_members(g->rp, voters, n, learners, n_learners);
+    touch(g->h, g);
+    return rc;
+}
+
 int host_campaign(struct host_group *g)
 {
     sync_clock(g->h, g);

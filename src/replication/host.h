@@ -117,6 +117,9 @@ struct host_group *host_group_find(const struct host *h, const char *topic, int3
 /* Leader: replica_propose on the group (same contract and codes). */
 int host_propose(struct host_group *g, uint8_t *batch, size_t len, int32_t record_count,
                  bool durable, int64_t *first, int64_t *last, int64_t *term);
+/* replica_propose_members on the group (same codes). */
+int host_propose_members(struct host_group *g, const int32_t *voters, size_t n,
+                         const int32_t *learners, size_t n_learners);
 /* replica_campaign on the group (same codes). */
 int host_campaign(struct host_group *g);
 /* replica_transfer_leader on the group (same codes). */

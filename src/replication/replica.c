@@ -1027,6 +1027,17 @@ int replica_propose_conf(struct replica *rp, const int32_t *voters, size_t n)
     return rc;
 }
 
+int replica_propose_members(struct replica *rp, const int32_t *voters, size_t n,
+                            const int32_t *learners, size_t n_learners)
+{
+    CHECK(!rp->ready_taken);
+    if (rp->failed)
+        return -ERR_FENCED;
+    int rc = raft_propose_members(rp->r, voters, n, learners, n_learners);
+    process(rp);
+    return rc;
+}
+
 int replica_campaign(struct replica *rp)
 {
     CHECK(!rp->ready_taken);
@@ -1122,6 +1133,8 @@ void replica_status(const struct replica *rp, struct replica_status *st)
         add_peer(rp, st, st->conf.voters[i]);
     for (size_t i = 0; i < st->conf.n_old; i++)
         add_peer(rp, st, st->conf.old[i]);
+    for (size_t i = 0; i < st->conf.n_learners; i++)
+        add_peer(rp, st, st->conf.learners[i]);
     st->failed = rp->failed;
 }
 

@@ -124,6 +124,9 @@ enum replica_proposal replica_proposal_state(const struct replica *rp, int64_t l
 
 /* Leader: voter change (raft_propose_conf). Returns its codes, or -ERR_FENCED. */
 int replica_propose_conf(struct replica *rp, const int32_t *voters, size_t n);
+/* Leader: voters and learners (raft_propose_members). Returns its codes, or -ERR_FENCED. */
+int replica_propose_members(struct replica *rp, const int32_t *voters, size_t n,
+                            const int32_t *learners, size_t n_learners);
 /* raft_campaign / raft_transfer_leader, with their codes (or -ERR_FENCED). */
 int replica_campaign(struct replica *rp);
 int replica_transfer_leader(struct replica *rp, int32_t to);
@@ -151,8 +154,8 @@ struct replica_status {
     int64_t last;          /* LEO - 1 */
     int64_t durable;       /* last index reported durable to the core */
     struct raft_conf conf; /* in force */
-    int32_t peers[2 * RAFT_VOTERS_MAX]; /* leader: the other voters... */
-    int64_t match[2 * RAFT_VOTERS_MAX]; /* ...and their durable match index (-1 unknown) */
+    int32_t peers[2 * RAFT_VOTERS_MAX + RAFT_LEARNERS_MAX]; /* leader: the other members... */
+    int64_t match[2 * RAFT_VOTERS_MAX + RAFT_LEARNERS_MAX]; /* ...and their durable match index */
     size_t n_peers;
     int failed; /* replica_failed() */
 };

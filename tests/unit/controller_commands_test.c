@@ -1,6 +1,8 @@
 /* Controller commands (controller/commands.h): each command's errors and records, broker
  * sessions, fencing and leader re-election, producer-id blocks. */
 #include "base/errors.h"
+#include "base/iobuf.h"
+#include "base/mem.h"
 #include "controller/commands.h"
 #include "controller/placement.h"
 #include "controller_util.h"
@@ -499,5 +501,95 @@ TEST(controller_cmd_epoch_limit_never_overflows)
     ASSERT_EQ(e.out.n, 1); /* the liveness record only */
     commit(&e);
     ASSERT_EQ(p0(&e)->leader_epoch, CTL_EPOCH_MAX);
+    env_free(&e);
+}
+
+/* A reassignment (AlterPartitionReassignments) records a target beside the replicas; a leader
+ * change keeps it; the leader's report of its committed voters ends it with the target's order.
+ * Refusals: unknown topic or partition, duplicate or unregistered brokers, a replica left out,
+ * a cancel of nothing; a target equal to the replicas records nothing. The PARTITION record with
+ * a target goes out at version 1 and decodes back whole. */
+TEST(controller_cmd_reassign_and_report)
+{
+    struct env e;
+    env_init(&e);
+    for (int32_t id = 1; id <= 3; id++)
+        add_broker(&e, id, 0);
+    ASSERT_EQ(create(&e, "t", 9, 2, 1), KERR_NONE);
+    commit(&e);
+    const struct ctl_topic *t = ctl_image_topic(&e.img, "t");
+    int32_t r0 = t->parts[0].replicas[0];
+    int32_t all[3] = {r0, r0 % 3 + 1, (r0 + 1) % 3 + 1};
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "nosuch", 0, all, 3, &e.out), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 2, all, 3, &e.out), KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){r0, r0}, 2, &e.out),
+              KERR_INVALID_REPLICA_ASSIGNMENT);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){r0, 9}, 2, &e.out),
+              KERR_INVALID_REPLICA_ASSIGNMENT);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){all[1]}, 1, &e.out),
+              KERR_INVALID_REPLICA_ASSIGNMENT); /* leaves r0 out */
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, NULL, 0, &e.out), KERR_NO_REASSIGNMENT_IN_PROGRESS);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){r0}, 1, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 0); /* already so */
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, all, 3, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    /* the record goes out at version 1, and back */
+    struct iobuf b;
+    iobuf_init(&b);
+    struct kwriter w = {&b};
+    ctl_rec_encode(&w, &e.out.v[0]);
+    size_t len;
+    uint8_t *bytes = iobuf_flatten(&b, &len);
+    iobuf_destroy(&b);
+    ASSERT_EQ(bytes[3], 1);
+    struct ctl_rec back;
+    ASSERT_EQ(ctl_rec_decode(bytes, len, &back), 0);
+    ASSERT_EQ(back.partition.n_target, 3);
+    ASSERT_EQ(back.partition.target[2], all[2]);
+    bytes[3] = 0; /* version 0 has no target: the bytes left over make it corrupt */
+    ASSERT_EQ(ctl_rec_decode(bytes, len, &back), -ERR_CORRUPT);
+    mem_free(bytes);
+    commit(&e);
+    const struct ctl_partition *p = &ctl_image_topic(&e.img, "t")->parts[0];
+    ASSERT_EQ(p->n_replicas, 1);
+    ASSERT_EQ(p->n_target, 3);
+    ASSERT(ctl_partition_has_member(p, all[2]) && !ctl_partition_has_replica(p, all[2]));
+    /* a leader change (fencing the leader) keeps the target */
+    ASSERT_EQ(ctl_cmd_fence_brokers(&e.img, &r0, 1, &e.out), KERR_NONE);
+    commit(&e);
+    p = &ctl_image_topic(&e.img, "t")->parts[0];
+    ASSERT_EQ(p->n_target, 3);
+    /* reports: part of the way keeps the target; all of it ends the reassignment */
+    struct kuuid id = ctl_image_topic(&e.img, "t")->id;
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, id, 0, (int32_t[]){all[1], r0}, 2, &e.out),
+              KERR_NONE);
+    commit(&e);
+    p = &ctl_image_topic(&e.img, "t")->parts[0];
+    ASSERT_EQ(p->n_replicas, 2);
+    ASSERT_EQ(p->replicas[0], r0); /* the replica that stays keeps its place */
+    ASSERT_EQ(p->n_target, 3);
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, id, 0, (int32_t[]){all[2], all[1], r0}, 3,
+                                         &e.out),
+              KERR_NONE);
+    commit(&e);
+    p = &ctl_image_topic(&e.img, "t")->parts[0];
+    ASSERT_EQ(p->n_target, 0);
+    ASSERT_EQ(p->n_replicas, 3);
+    for (int i = 0; i < 3; i++)
+        ASSERT_EQ(p->replicas[i], all[i]); /* the target's order */
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, id, 0, all, 3, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 0); /* nothing changes */
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, ctu_uuid(4242), 0, all, 3, &e.out),
+              KERR_UNKNOWN_TOPIC_OR_PARTITION);
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, id, 0, (int32_t[]){all[1], all[2]}, 2, &e.out),
+              KERR_INVALID_REPLICA_ASSIGNMENT); /* a shrink: not a report of ours */
+    ASSERT_EQ(e.out.n, 0);
+    /* a cancel clears a target */
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 1, all, 3, &e.out), KERR_NONE);
+    commit(&e);
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 1, NULL, 0, &e.out), KERR_NONE);
+    commit(&e);
+    ASSERT_EQ(ctl_image_topic(&e.img, "t")->parts[1].n_target, 0);
+    ctl_image_check(&e.img);
     env_free(&e);
 }

@@ -276,6 +276,33 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
                   y->describe_cluster.include_cluster_authorized_operations);
         ASSERT_EQ(x->describe_cluster.endpoint_type, y->describe_cluster.endpoint_type);
         break;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS: {
+        const struct alter_reassign_req *a = &x->alter_reassignments, *b = &y->alter_reassignments;
+        ASSERT_EQ(a->timeout_ms, b->timeout_ms);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].name, b->topics[i].name);
+            ASSERT_EQ(a->topics[i].n_partitions, b->topics[i].n_partitions);
+            for (int32_t j = 0; j < a->topics[i].n_partitions; j++) {
+                const struct alter_reassign_req_partition *pa = &a->topics[i].partitions[j];
+                const struct alter_reassign_req_partition *pb = &b->topics[i].partitions[j];
+                ASSERT_EQ(pa->partition_index, pb->partition_index);
+                i32s_eq(pa->replicas, pa->n_replicas, pb->replicas, pb->n_replicas);
+            }
+        }
+        break;
+    }
+    case KAPI_LIST_PARTITION_REASSIGNMENTS: {
+        const struct list_reassign_req *a = &x->list_reassignments, *b = &y->list_reassignments;
+        ASSERT_EQ(a->timeout_ms, b->timeout_ms);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].name, b->topics[i].name);
+            i32s_eq(a->topics[i].partitions, a->topics[i].n_partitions, b->topics[i].partitions,
+                    b->topics[i].n_partitions);
+        }
+        break;
+    }
     case KAPI_DESCRIBE_LOG_DIRS: {
         const struct describe_log_dirs_req *a = &x->describe_log_dirs, *b = &y->describe_log_dirs;
         ASSERT_EQ(a->n_topics, b->n_topics);
@@ -605,6 +632,44 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS: {
+        const struct alter_reassign_resp *a = &x->alter_reassignments, *b = &y->alter_reassignments;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        str_eq(a->error_message, b->error_message);
+        ASSERT_EQ(a->n_responses, b->n_responses);
+        for (int32_t i = 0; i < a->n_responses; i++) {
+            str_eq(a->responses[i].name, b->responses[i].name);
+            ASSERT_EQ(a->responses[i].n_partitions, b->responses[i].n_partitions);
+            for (int32_t j = 0; j < a->responses[i].n_partitions; j++) {
+                const struct alter_reassign_resp_partition *pa = &a->responses[i].partitions[j];
+                const struct alter_reassign_resp_partition *pb = &b->responses[i].partitions[j];
+                ASSERT_EQ(pa->partition_index, pb->partition_index);
+                ASSERT_EQ(pa->error_code, pb->error_code);
+                str_eq(pa->error_message, pb->error_message);
+            }
+        }
+        break;
+    }
+    case KAPI_LIST_PARTITION_REASSIGNMENTS: {
+        const struct list_reassign_resp *a = &x->list_reassignments, *b = &y->list_reassignments;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].name, b->topics[i].name);
+            ASSERT_EQ(a->topics[i].n_partitions, b->topics[i].n_partitions);
+            for (int32_t j = 0; j < a->topics[i].n_partitions; j++) {
+                const struct list_reassign_resp_partition *pa = &a->topics[i].partitions[j];
+                const struct list_reassign_resp_partition *pb = &b->topics[i].partitions[j];
+                ASSERT_EQ(pa->partition_index, pb->partition_index);
+                i32s_eq(pa->replicas, pa->n_replicas, pb->replicas, pb->n_replicas);
+                i32s_eq(pa->adding, pa->n_adding, pb->adding, pb->n_adding);
+                i32s_eq(pa->removing, pa->n_removing, pb->removing, pb->n_removing);
+            }
+        }
+        break;
+    }
     case KAPI_DESCRIBE_LOG_DIRS: {
         const struct describe_log_dirs_resp *a = &x->describe_log_dirs, *b = &y->describe_log_dirs;
         ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
@@ -749,8 +814,9 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * AlterConfigs v2; JoinGroup v6-9, SyncGroup v4-5, Heartbeat v4, LeaveGroup v4-5,
      * OffsetCommit v8-9, OffsetFetch v6-8, DescribeGroups v5, ListGroups v3-4, DeleteGroups v2;
      * InitProducerId v2-5; OffsetForLeaderEpoch v4, DescribeLogDirs v2-4,
-     * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4 */
-    ASSERT_EQ(flexible, 51);
+     * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
+     * AlterPartitionReassignments v0, ListPartitionReassignments v0 */
+    ASSERT_EQ(flexible, 53);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

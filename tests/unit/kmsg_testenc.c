@@ -415,6 +415,36 @@ static void enc_describe_cluster(struct kwriter *w, int16_t v, bool f,
     t_tags(w, f);
 }
 
+static void enc_alter_reassignments(struct kwriter *w, bool f, const struct alter_reassign_req *q)
+{
+    kw_i32(w, q->timeout_ms);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        t_str(w, f, q->topics[i].name);
+        t_arr(w, f, q->topics[i].n_partitions);
+        for (int32_t j = 0; j < q->topics[i].n_partitions; j++) {
+            const struct alter_reassign_req_partition *p = &q->topics[i].partitions[j];
+            kw_i32(w, p->partition_index);
+            t_i32s(w, f, p->replicas, p->n_replicas);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
+static void enc_list_reassignments(struct kwriter *w, bool f, const struct list_reassign_req *q)
+{
+    kw_i32(w, q->timeout_ms);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        t_str(w, f, q->topics[i].name);
+        t_i32s(w, f, q->topics[i].partitions, q->topics[i].n_partitions);
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
 static void enc_describe_log_dirs(struct kwriter *w, int16_t v, bool f,
                                   const struct describe_log_dirs_req *q)
 {
@@ -501,6 +531,12 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_DESCRIBE_LOG_DIRS:
         enc_describe_log_dirs(w, v, f, &q->describe_log_dirs);
         break;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        enc_alter_reassignments(w, f, &q->alter_reassignments);
+        break;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        enc_list_reassignments(w, f, &q->list_reassignments);
+        break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         enc_offset_for_leader_epoch(w, v, f, &q->offset_for_leader_epoch);
         break;
@@ -545,6 +581,10 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_describe_cluster(r, v, a, &q->describe_cluster);
     case KAPI_DESCRIBE_LOG_DIRS:
         return kmsg_decode_describe_log_dirs(r, v, a, &q->describe_log_dirs);
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        return kmsg_decode_alter_reassignments(r, v, a, &q->alter_reassignments);
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        return kmsg_decode_list_reassignments(r, v, a, &q->list_reassignments);
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return kmsg_decode_offset_for_leader_epoch(r, v, a, &q->offset_for_leader_epoch);
     default: {
@@ -895,6 +935,33 @@ static void sample_describe_cluster(int16_t v, int var, struct describe_cluster_
         q->endpoint_type = KAFKA_ENDPOINT_CONTROLLERS;
 }
 
+/* var 0: two topics, one partition with replicas, one that cancels; var 1: no topics */
+static void sample_alter_reassignments(int var, struct arena *a, struct alter_reassign_req *q)
+{
+    *q = (struct alter_reassign_req){.timeout_ms = 30000};
+    if (var)
+        return;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    struct alter_reassign_req_partition *p = alloc(a, 2, sizeof(*p));
+    p[0] = (struct alter_reassign_req_partition){0, ints(a, 3, 1), 3};
+    p[1] = (struct alter_reassign_req_partition){5, NULL, -1};
+    q->topics[0] = (struct alter_reassign_req_topic){S("orders"), p, 2};
+    q->topics[1] = (struct alter_reassign_req_topic){S("x"), NULL, 0};
+}
+
+/* var 0: two topics; var 1: null (every reassignment) */
+static void sample_list_reassignments(int var, struct arena *a, struct list_reassign_req *q)
+{
+    *q = (struct list_reassign_req){.timeout_ms = 1000, .n_topics = -1};
+    if (var)
+        return;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = (struct list_reassign_req_topic){S("orders"), ints(a, 2, 0), 2};
+    q->topics[1] = (struct list_reassign_req_topic){S("x"), NULL, 0};
+}
+
 static void sample_describe_log_dirs(int16_t v, int var, struct arena *a,
                                      struct describe_log_dirs_req *q)
 {
@@ -976,6 +1043,12 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         return true;
     case KAPI_DESCRIBE_LOG_DIRS:
         sample_describe_log_dirs(v, var, a, &q->describe_log_dirs);
+        return true;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        sample_alter_reassignments(var, a, &q->alter_reassignments);
+        return true;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        sample_list_reassignments(var, a, &q->list_reassignments);
         return true;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         sample_offset_for_leader_epoch(v, var, a, &q->offset_for_leader_epoch);
@@ -1354,6 +1427,34 @@ static void sresp_describe_cluster(int16_t v, int var, struct arena *a,
     p->brokers[1] = (struct describe_cluster_broker){2, S("h2"), 9093, KSTR_NULL};
 }
 
+static void sresp_alter_reassignments(int var, struct arena *a, struct alter_reassign_resp *p)
+{
+    *p = (struct alter_reassign_resp){.throttle_time_ms = 3, .error_message = KSTR_NULL};
+    if (var) {
+        p->error_code = 41; /* NOT_CONTROLLER */
+        p->error_message = S("not now");
+        return;
+    }
+    p->n_responses = 1;
+    p->responses = alloc(a, 1, sizeof(*p->responses));
+    struct alter_reassign_resp_partition *q = alloc(a, 2, sizeof(*q));
+    q[0] = (struct alter_reassign_resp_partition){0, 0, KSTR_NULL};
+    q[1] = (struct alter_reassign_resp_partition){7, 39, S("bad")};
+    p->responses[0] = (struct alter_reassign_resp_topic){S("orders"), q, 2};
+}
+
+static void sresp_list_reassignments(int var, struct arena *a, struct list_reassign_resp *p)
+{
+    *p = (struct list_reassign_resp){.throttle_time_ms = 4, .error_message = KSTR_NULL};
+    if (var)
+        return;
+    p->n_topics = 1;
+    p->topics = alloc(a, 1, sizeof(*p->topics));
+    struct list_reassign_resp_partition *q = alloc(a, 1, sizeof(*q));
+    q[0] = (struct list_reassign_resp_partition){2, ints(a, 3, 1), 3, ints(a, 2, 2), 2, NULL, 0};
+    p->topics[0] = (struct list_reassign_resp_topic){S("orders"), q, 1};
+}
+
 static void sresp_describe_log_dirs(int16_t v, int var, struct arena *a,
                                     struct describe_log_dirs_resp *p)
 {
@@ -1445,6 +1546,12 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
     case KAPI_DESCRIBE_LOG_DIRS:
         sresp_describe_log_dirs(v, var, a, &p->describe_log_dirs);
         return true;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        sresp_alter_reassignments(var, a, &p->alter_reassignments);
+        return true;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        sresp_list_reassignments(var, a, &p->list_reassignments);
+        return true;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         sresp_offset_for_leader_epoch(v, var, a, &p->offset_for_leader_epoch);
         return true;
@@ -1503,6 +1610,12 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_DESCRIBE_LOG_DIRS:
         kmsg_encode_describe_log_dirs(w, v, &p->describe_log_dirs);
+        break;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        kmsg_encode_alter_reassignments(w, v, &p->alter_reassignments);
+        break;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        kmsg_encode_list_reassignments(w, v, &p->list_reassignments);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
@@ -1942,6 +2055,56 @@ static void dec_describe_cluster(struct kreader *r, int16_t v, bool f, struct ar
     d_tags(r, f);
 }
 
+static void dec_alter_reassignments(struct kreader *r, bool f, struct arena *a,
+                                    struct alter_reassign_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->error_message = kr_str(r, f);
+    p->n_responses = d_arr(r, f);
+    p->responses = alloc(a, p->n_responses, sizeof(*p->responses));
+    for (int32_t i = 0; i < p->n_responses; i++) {
+        struct alter_reassign_resp_topic *t = &p->responses[i];
+        t->name = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            t->partitions[j].partition_index = kr_i32(r);
+            t->partitions[j].error_code = kr_i16(r);
+            t->partitions[j].error_message = kr_str(r, f);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
+static void dec_list_reassignments(struct kreader *r, bool f, struct arena *a,
+                                   struct list_reassign_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = kr_i16(r);
+    p->error_message = kr_str(r, f);
+    p->n_topics = d_arr(r, f);
+    p->topics = alloc(a, p->n_topics, sizeof(*p->topics));
+    for (int32_t i = 0; i < p->n_topics; i++) {
+        struct list_reassign_resp_topic *t = &p->topics[i];
+        t->name = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            struct list_reassign_resp_partition *q = &t->partitions[j];
+            q->partition_index = kr_i32(r);
+            q->replicas = d_i32s(r, f, a, &q->n_replicas);
+            q->adding = d_i32s(r, f, a, &q->n_adding);
+            q->removing = d_i32s(r, f, a, &q->n_removing);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
 static void dec_describe_log_dirs(struct kreader *r, int16_t v, bool f, struct arena *a,
                                   struct describe_log_dirs_resp *p)
 {
@@ -2051,6 +2214,12 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         break;
     case KAPI_DESCRIBE_LOG_DIRS:
         dec_describe_log_dirs(r, v, f, a, &p->describe_log_dirs);
+        break;
+    case KAPI_ALTER_PARTITION_REASSIGNMENTS:
+        dec_alter_reassignments(r, f, a, &p->alter_reassignments);
+        break;
+    case KAPI_LIST_PARTITION_REASSIGNMENTS:
+        dec_list_reassignments(r, f, a, &p->list_reassignments);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         dec_offset_for_leader_epoch(r, v, f, a, &p->offset_for_leader_epoch);

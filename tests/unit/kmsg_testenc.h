@@ -44,6 +44,8 @@ union kmsg_any_req {
     struct describe_cluster_req describe_cluster;
     struct describe_log_dirs_req describe_log_dirs;
     struct offset_for_leader_epoch_req offset_for_leader_epoch;
+    struct alter_reassign_req alter_reassignments;
+    struct list_reassign_req list_reassignments;
 };
 
 union kmsg_any_resp {
@@ -74,6 +76,8 @@ union kmsg_any_resp {
     struct describe_cluster_resp describe_cluster;
     struct describe_log_dirs_resp describe_log_dirs;
     struct offset_for_leader_epoch_resp offset_for_leader_epoch;
+    struct alter_reassign_resp alter_reassignments;
+    struct list_reassign_resp list_reassignments;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */

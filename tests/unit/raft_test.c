@@ -1418,3 +1418,32 @@ TEST_T(raft_fuzz_step_random_messages_never_crash, 60)
         rt_cluster_free(&c);
     }
 }
+
+/* A sole voter adds a learner that hears nothing of the change at first (its replica is not
+ * open yet: the messages are lost); an idle leader's heartbeats alone must bring it up to date
+ * and keep it there (broker/cluster.c moves partitions of a single node this way). */
+TEST(raft_sole_voter_learner_catches_up_when_idle)
+{
+    struct rt_cluster c;
+    memset(&c, 0, sizeof(c));
+    rt_node_init(&c.nodes[0], 1, (const int32_t[]){1}, 1, NULL, 0, 0, -1, true, true);
+    rt_node_init(&c.nodes[1], 2, NULL, 0, NULL, 0, 0, -1, true, true); /* empty configuration */
+    c.n = 2;
+    rt_advance(&c, 400);
+    struct rt_node *l = rt_node(&c, 1);
+    ASSERT_EQ(raft_role(l->r), RAFT_LEADER);
+    for (int i = 0; i < 5; i++)
+        ASSERT_EQ(rt_propose(&c, 1, 100, "batch"), 0);
+    rt_stabilize(&c);
+    rt_isolate(&c, 2, true);
+    ASSERT_EQ(raft_propose_members(l->r, (const int32_t[]){1}, 1, (const int32_t[]){2}, 1), 0);
+    rt_stabilize(&c);
+    rt_isolate(&c, 2, false);
+    rt_advance(&c, 500);
+    struct rt_node *n2 = rt_node(&c, 2);
+    ASSERT_EQ(raft_match_index(l->r, 2), raft_last_index(l->r));
+    ASSERT(rt_logs_equal(n2, l));
+    ASSERT(raft_conf_has_learner(raft_conf(n2->r), 2));
+    ASSERT_EQ(raft_role(n2->r), RAFT_FOLLOWER);
+    rt_cluster_free(&c);
+}

@@ -288,7 +288,8 @@ void rt_node_init(struct rt_node *n, int32_t id, const int32_t *voters, size_t n
     n->auto_sync = true;
     n->confs[0].index = -1;
     n->confs[0].conf.n_voters = (uint8_t)n_voters;
-    memcpy(n->confs[0].conf.voters, voters, n_voters * sizeof(*voters));
+    if (n_voters > 0) /* none: a replica that learns its configuration from the log */
+        memcpy(n->confs[0].conf.voters, voters, n_voters * sizeof(*voters));
     n->n_confs = 1;
     rt_node_set_log(n, terms, count);
     node_start(n, commit, pre_vote, check_quorum, 0);
