@@ -805,7 +805,8 @@ static int bootstrap(const struct broker_config *cfg, struct broker_voter *voter
         voters[i].port = v->port;
     }
     *n_voters = info.n_voters;
-    snprintf(id, idcap, "%s", info.cluster_id);
+    size_t idlen = strlen(info.cluster_id); /* < idcap: checked above */
+    memcpy(id, info.cluster_id, idlen + 1);
     log_info("cluster_bootstrapped", "node=%" PRId32 " cluster=%s voters=%zu leader=%" PRId32,
              cfg->node_id, id, info.n_voters, info.leader);
     return 0;

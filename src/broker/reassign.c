@@ -56,20 +56,6 @@ static struct kstr arena_kstr(struct arena *a, const char *s, size_t n)
     return (struct kstr){arena_strndup(a, s, n), (int32_t)n};
 }
 
-static bool same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
-{
-    if (na != nb)
-        return false;
-    for (int32_t i = 0; i < na; i++) {
-        bool in = false;
-        for (int32_t j = 0; j < nb; j++)
-            in |= a[i] == b[j];
-        if (!in)
-            return false;
-    }
-    return true;
-}
-
 /* Whether this broker's image shows every accepted change of op. */
 static bool visible(const struct reassign_op *op)
 {
@@ -83,9 +69,9 @@ static bool visible(const struct reassign_op *op)
         const struct ctl_partition *p = &t->parts[it->out->partition_index];
         bool shown = it->n_target == 0
                          ? p->n_target == 0
-                         : same_set(p->target, p->n_target, it->target, it->n_target) ||
+                         : ctl_ids_same_set(p->target, p->n_target, it->target, it->n_target) ||
                                (p->n_target == 0 &&
-                                same_set(p->replicas, p->n_replicas, it->target, it->n_target));
+                                ctl_ids_same_set(p->replicas, p->n_replicas, it->target, it->n_target));
         if (!shown)
             return false;
     }

@@ -72,20 +72,6 @@ static bool ids_ok(const int32_t *ids, int32_t n)
     return true;
 }
 
-static bool same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
-{
-    if (na != nb)
-        return false;
-    for (int32_t i = 0; i < na; i++) {
-        bool in = false;
-        for (int32_t j = 0; j < nb; j++)
-            in |= a[i] == b[j];
-        if (!in)
-            return false;
-    }
-    return true;
-}
-
 int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t partition,
                          const int32_t *target, int32_t n, struct ctl_recs *out)
 {
@@ -112,7 +98,7 @@ int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t 
             if (!kept)
                 return KERR_INVALID_REPLICA_ASSIGNMENT; /* removals: not yet (commands.h) */
         }
-        if (same_set(target, n, p->replicas, p->n_replicas)) {
+        if (ctl_ids_same_set(target, n, p->replicas, p->n_replicas)) {
             if (p->n_target == 0)
                 return KERR_NONE; /* nothing to do */
             next.n_target = 0;
@@ -137,11 +123,11 @@ int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid top
         return KERR_INVALID_REPLICA_ASSIGNMENT;
     const struct ctl_partition *p = &t->parts[partition];
     struct ctl_partition next = *p;
-    if (p->n_target > 0 && same_set(voters, n, p->target, p->n_target)) {
+    if (p->n_target > 0 && ctl_ids_same_set(voters, n, p->target, p->n_target)) {
         next.n_replicas = p->n_target; /* the reassignment is done: the target's order */
         memcpy(next.replicas, p->target, sizeof(p->target));
         next.n_target = 0;
-    } else if (same_set(voters, n, p->replicas, p->n_replicas)) {
+    } else if (ctl_ids_same_set(voters, n, p->replicas, p->n_replicas)) {
         return KERR_NONE; /* unchanged */
     } else { /* part of the way: the replicas that stay keep their order, new ones follow */
         for (int32_t i = 0; i < p->n_replicas; i++) {
@@ -164,7 +150,7 @@ int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid top
                 next.replicas[k++] = voters[j];
         }
         next.n_replicas = k;
-        if (next.n_target > 0 && same_set(next.target, next.n_target, next.replicas, k))
+        if (next.n_target > 0 && ctl_ids_same_set(next.target, next.n_target, next.replicas, k))
             next.n_target = 0;
     }
     int32_t leader = p->leader, epoch = p->leader_epoch;

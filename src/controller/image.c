@@ -147,6 +147,20 @@ bool ctl_partition_has_target(const struct ctl_partition *p, int32_t broker_id)
     return false;
 }
 
+bool ctl_ids_same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb)
+{
+    if (na != nb)
+        return false;
+    for (int32_t i = 0; i < na; i++) {
+        bool in = false;
+        for (int32_t j = 0; j < nb; j++)
+            in |= a[i] == b[j];
+        if (!in)
+            return false;
+    }
+    return true;
+}
+
 bool ctl_partition_has_member(const struct ctl_partition *p, int32_t broker_id)
 {
     return ctl_partition_has_replica(p, broker_id) || ctl_partition_has_target(p, broker_id);

@@ -94,6 +94,8 @@ const struct ctl_partition *ctl_image_partition(const struct ctl_image *img, str
 bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id);
 /* In the reassignment's target (false when none is in progress). */
 bool ctl_partition_has_target(const struct ctl_partition *p, int32_t broker_id);
+/* Whether a[0..na) and b[0..nb) (each without duplicates) hold the same broker ids. */
+bool ctl_ids_same_set(const int32_t *a, int32_t na, const int32_t *b, int32_t nb);
 /* A replica now or in the target: the brokers that hold (or are to hold) a copy. */
 bool ctl_partition_has_member(const struct ctl_partition *p, int32_t broker_id);
 /* The value of one config, or NULL if unset. */

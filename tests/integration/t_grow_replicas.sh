@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Growing a single node's partitions: node 1 alone takes records on topic early (rf 1) and a
 # group's synchronous commits; nodes 2 and 3 join (controller.quorum.bootstrap.servers); while
-# an idempotent acks=all producer keeps writing to orders, `streampulse topic alter
+# an idempotent acks=all producer keeps writing to orders and a consumer group (g2, synchronous
+# commits every 50 records) reads it, `streampulse topic alter
 # --replication-factor 3` moves orders, early and __consumer_offsets to three replicas each
 # (AlterPartitionReassignments: the new replicas catch up as Raft learners, then become voters).
 # Every replica's log is then byte-identical, Metadata lists 3 replicas in sync, and nothing is
 # being reassigned (ListPartitionReassignments, through the CLI and @platformatic/kafka). Then
 # node 1 is killed (-9): every partition of orders gets a new leader, the producer finishes,
-# history.py finds nothing lost or duplicated, early reads whole and the group's committed
-# offsets are intact on the survivors. Refusals: lowering the factor, more replicas than
+# history.py finds nothing lost or duplicated, early reads whole, g1's committed offsets are
+# intact on the survivors, and g2 read every record and committed the log end. Refusals: lowering the factor, more replicas than
 # brokers, an unknown topic, and (platformatic) an unknown broker, a removal, a cancel of
 # nothing, an unknown partition, each with Kafka's error code.
 # timeout: 150
@@ -64,6 +65,9 @@ COUNT=6000
 $PY "$ROOT/tests/integration/idem_producer.py" "$B2" orders $COUNT "$TMP/orders.acked" \
     --partitions 2 --rate 400 -X acks=all >"$TMP/orders.out" 2>&1 &
 PROD=$!
+$PY "$ROOT/tests/integration/cluster_group.py" consume "$B3" orders g2 "$TMP/g2.read" 1000000 \
+    >"$TMP/g2.out" 2>&1 &
+CONS=$!
 wait_acked() { # N: until the producer has N acknowledgements (30 s)
     for _ in $(seq 1 600); do
         [ -f "$TMP/orders.acked" ] && [ "$(wc -l <"$TMP/orders.acked")" -ge "$1" ] && return 0
@@ -137,7 +141,24 @@ for t in orders early; do
         [ -n "$same" ] || fail "$t-$p differs between nodes 2 and 3"
     done
 done
-note "$COUNT idempotent records: nothing lost or duplicated; early whole; g1's offsets intact; replicas identical"
+# g2 stops 10 s after its last record, committing what it read
+wait $CONS || fail "consumer group g2: $(tail -5 "$TMP/g2.out")"
+$PY - "$TMP/g2.read" "$TMP/orders.read" $COUNT <<'PYEOF' || fail "g2 did not read every record of orders"
+import sys
+seen = {line.split()[2] for line in open(sys.argv[1])}
+missing = [v for v in range(int(sys.argv[3])) if str(v) not in seen]
+if missing:
+    sys.exit("g2 never saw %d values, e.g. %s" % (len(missing), missing[:5]))
+PYEOF
+END=$($PY -c 'import json,sys
+end = {}
+for line in open(sys.argv[1]):
+    p, o, _ = line.split()
+    end[p] = max(end.get(p, 0), int(o) + 1)
+print(json.dumps(end, sort_keys=True))' "$TMP/orders.read")
+GOT2=$($PY "$ROOT/tests/integration/cluster_group.py" committed "$B2" orders g2 2) || fail "committed g2: $GOT2"
+[ "$GOT2" = "$END" ] || fail "g2 committed $GOT2, the log ends at $END"
+note "$COUNT idempotent records: nothing lost or duplicated; early whole; g1's offsets intact; g2 read all and committed $GOT2; replicas identical"
 
 for i in 3 2; do stop_node "$i"; done
 grep -h 'level=error' "$TMP"/node*.log && fail "errors logged"
