@@ -10,7 +10,7 @@
  * client that lists right after altering (through the same broker) sees its reassignment, the
  * answer to AlterPartitionReassignments waits (at most VISIBLE_WAIT_MS) until this broker's
  * image shows each accepted target: a broker that is not the controller applies the metadata
- * log a poll behind it (controller/runtime.h "Observers").
+ * log a fetch behind it (controller/runtime.h "Observers").
  *
  * State: one struct reassign_op per AlterPartitionReassignments request in flight, freed once
  * its last command is answered (pending reaches 0) and the targets are visible here. */

@@ -26,7 +26,14 @@
  * replay), applied <= obs_commit (invariant 1 with the leader's reported commit). Fetch states:
  * IDLE (obs_req_id 0, next one due at obs_next_ms) --observe_poll--> IN_FLIGHT (obs_req_id,
  * obs_sent_to) --observe_response (answer with that id from that node) or the timeout-->
- * IDLE, with obs_target = the node that answered, the hinted leader, or the next voter. */
+ * IDLE, with obs_target = the node that answered, the hinted leader, or the next voter.
+ *
+ * Long-polled fetches: the leader holds a fetch that asks for more than it has committed (the
+ * observer is caught up) in `parked`, at most one per observer, and answers it as soon as its
+ * commit index moves (commit_cb), or empty after CTL_FETCH_PARK_MS (ticks), or with
+ * NOT_CONTROLLER once it no longer leads; so brokers learn of metadata changes within a
+ * message's time rather than a poll interval. An observer whose fetch was held polls again at
+ * once; one answered empty at once (a leader of an older release) waits CTL_OBSERVE_POLL_MS. */
 #include "controller/runtime.h"
 
 #include <errno.h>
@@ -56,6 +63,9 @@
  * (a voter's first answer is lost while it dials back); the bytes asked for per fetch. */
 #define CTL_OBSERVE_POLL_MS 100
 #define CTL_OBSERVE_TIMEOUT_MS 300
+/* Leader: how long a caught-up observer's fetch is held (below the observer's timeout). */
+#define CTL_FETCH_PARK_MS 150
+#define CTL_FETCH_PARKED_MAX 4096
 #define CTL_OBSERVE_FETCH_BYTES (1u << 20)
 
 struct pending {
@@ -105,6 +115,17 @@ struct ctl_runtime {
     int64_t obs_next_ms;                    /* the next fetch is not sent before */
     char obs_host[CTL_MFETCH_HOST_MAX + 1]; /* this node's cluster address, for the answers */
     int32_t obs_port;
+    /* leader: held fetches of caught-up observers (long poll, see above) */
+    struct parked_fetch *parked;
+    size_t n_parked;
+    size_t cap_parked;
+};
+
+struct parked_fetch {
+    int32_t from;
+    uint64_t id;
+    int64_t since_ms;
+    struct ctl_mfetch_req req;
 };
 
 /* A request from another node, answered by a CONTROLLER_RESPONSE. */
@@ -246,6 +267,7 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
 static void catch_up(struct ctl_runtime *rt, int64_t commit);
 static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
                         size_t len);
+static void answer_parked(struct ctl_runtime *rt);
 static void observe_poll(struct ctl_runtime *rt);
 static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
                              size_t len);
@@ -637,6 +659,7 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     settle(rt);
     expire(rt);
     sync_role(rt);
+    answer_parked(rt);
     DCHECK((runtime_check(rt), true));
 }
 
@@ -678,6 +701,7 @@ static void commit_cb(struct replica *rp, int64_t commit, void *data)
     (void)rp;
     catch_up(rt, commit);
     settle(rt);
+    answer_parked(rt); /* the commit moved: held fetches have something to read */
 }
 
 static void send_cb(struct replica *rp, const struct raft_msg *m, void *data)
@@ -702,16 +726,12 @@ static void send_fetch_answer(struct ctl_runtime *rt, int32_t to, uint64_t id,
     mem_free(b); /* a lost answer is asked again: the observer polls */
 }
 
-/* Answers a fetch with the committed batches from req.from on (a leader only: the others name
- * the leader they know). Bad requests are dropped (logged): the sender times out. */
-static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
-                        size_t len)
+/* Answers one fetch now: NOT_CONTROLLER with a leader hint off the leader, else the committed
+ * batches from req->from on (none when it has everything). */
+static void answer_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id,
+                         const struct ctl_mfetch_req *rq)
 {
-    struct ctl_mfetch_req req;
-    if (ctl_mfetch_req_decode(body, len, &req) != 0) {
-        log_warn("ctl_bad_metadata_fetch", "node=%d from=%d bytes=%zu", rt->node, from, len);
-        return;
-    }
+    struct ctl_mfetch_req req = *rq;
     sync_role(rt);
     struct ctl_mfetch_resp resp = {.error = KERR_NOT_CONTROLLER,
                                    .leader = ctl_runtime_leader(rt),
@@ -747,6 +767,55 @@ static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const
     }
     send_fetch_answer(rt, from, id, &resp);
     mem_free(buf);
+}
+
+/* Held fetches due now: those with something to read, those held CTL_FETCH_PARK_MS, and all
+ * of them off the leader. */
+static void answer_parked(struct ctl_runtime *rt)
+{
+    if (rt->n_parked == 0)
+        return;
+    int64_t commit = rt->leading ? raft_commit(replica_raft(rt->rp)) : -1;
+    size_t k = 0;
+    for (size_t i = 0; i < rt->n_parked; i++) {
+        struct parked_fetch pf = rt->parked[i];
+        if (!rt->leading || pf.req.from <= commit ||
+            rt->now - pf.since_ms >= CTL_FETCH_PARK_MS)
+            answer_fetch(rt, pf.from, pf.id, &pf.req);
+        else
+            rt->parked[k++] = pf;
+    }
+    rt->n_parked = k;
+}
+
+/* A metadata fetch from an observer (answered to `from`, the node the frame came from, which
+ * the cluster layer has made a transport peer from the request's address). One that asks for
+ * more than the leader has committed is held (long poll, see above); the rest are answered at
+ * once. Bad requests are dropped (logged): the sender times out. */
+static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
+                        size_t len)
+{
+    struct ctl_mfetch_req req;
+    if (ctl_mfetch_req_decode(body, len, &req) != 0) {
+        log_warn("ctl_bad_metadata_fetch", "node=%d from=%d bytes=%zu", rt->node, from, len);
+        return;
+    }
+    sync_role(rt);
+    if (rt->leading && !rt->closing && req.from > raft_commit(replica_raft(rt->rp))) {
+        size_t i = 0;
+        while (i < rt->n_parked && rt->parked[i].from != from)
+            i++;
+        if (i == rt->n_parked) {
+            if (rt->n_parked == CTL_FETCH_PARKED_MAX)
+                return answer_fetch(rt, from, id, &req); /* full: the observer polls again */
+            MEM_GROW(rt->parked, rt->cap_parked, rt->n_parked + 1);
+            rt->n_parked++;
+        }
+        /* one per observer: a newer fetch replaces one it gave up on */
+        rt->parked[i] = (struct parked_fetch){from, id, rt->now, req};
+        return;
+    }
+    answer_fetch(rt, from, id, &req);
 }
 
 /* ---- observer mode ------------------------------------------------------------------------- */
@@ -864,10 +933,12 @@ static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, 
     if (rc != 0)
         log_warn("ctl_observer_bad_batches", "node=%d from=%d applied=%lld", rt->node, from,
                  (long long)rt->applied);
-    /* more to read: at once; caught up: the next poll */
-    rt->obs_next_ms =
-        rt->now +
-        (rc == 0 && rt->applied < rt->obs_commit && resp.len > 0 ? 0 : CTL_OBSERVE_POLL_MS);
+    /* batches came (more may follow), or the leader held the fetch (it answers as soon as its
+     * commit moves): ask again at once; an empty answer at once (a leader of an older release,
+     * which does not hold fetches): the next poll */
+    bool got = rc == 0 && resp.len > 0;
+    bool held = rc == 0 && rt->now - rt->obs_sent_ms >= CTL_FETCH_PARK_MS / 2;
+    rt->obs_next_ms = rt->now + (got || held ? 0 : CTL_OBSERVE_POLL_MS);
 }
 
 /* The state every runtime starts from, voter or observer. */
@@ -1007,6 +1078,7 @@ void ctl_runtime_close(struct ctl_runtime *rt)
     while (rt->n_pend > 0)
         pend_fail(rt, 0, KERR_NOT_CONTROLLER);
     mem_free(rt->pend);
+    mem_free(rt->parked); /* held fetches: their observers time out and ask another voter */
     if (rt->rp)
         replica_close(rt->rp);
     if (rt->log)

@@ -37,10 +37,13 @@
  * Serving observers. Any voter answers RPC_METADATA_FETCH frames (controller/mfetch.h): the
  * leader with the committed batches from the asked offset on (read from its log, up to its
  * commit index, bounded in bytes), the others with KERR_NOT_CONTROLLER and the leader they know.
+ * A fetch for more than the leader has committed is held until its commit moves (a long poll,
+ * at most CTL_FETCH_PARK_MS, then answered empty), so observers see each change at once.
  *
  * Observers (ctl_runtime_open_observer): a broker that is not a voter runs the runtime without
- * a replica or a log. Every tick it polls (one fetch in flight; every CTL_OBSERVE_POLL_MS once
- * caught up, at once while the leader has more) the leader that answered last, else a voter in
+ * a replica or a log. Every tick it polls (one fetch in flight; at once after an answer with
+ * batches or one the leader held, CTL_OBSERVE_POLL_MS after an empty answer that came at once,
+ * as a leader of an older release gives) the leader that answered last, else a voter in
  * turn, following a "not the leader, the leader is X" hint. The batches are applied to the
  * committed image with the same replay code the voters use (control batches skipped, bad
  * records skipped and logged), in log order and each once: a batch must start right after the

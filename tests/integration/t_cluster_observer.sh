@@ -142,7 +142,7 @@ for t, f in a.create_topics([NewTopic("five", 1, 5)], request_timeout=15).items(
 PYEOF
 $PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[5]}" five 500 "$TMP/five.acked" \
     --partitions 1 -X acks=all >"$TMP/five.out" 2>&1 || fail "producer via node 5: $(tail "$TMP/five.out")"
-# node 4 learns of five from its next metadata poll (observers poll the controller every 100 ms):
+# node 4 learns of five from its metadata fetch (the controller answers it once five commits):
 # a read through it before then is refused with UNKNOWN_TOPIC_OR_PARTITION, as a Kafka broker
 # that has not caught up with the metadata log refuses it
 ok=""
