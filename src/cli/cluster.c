@@ -13,12 +13,10 @@
  * reported on stderr; the command fails only when none answers. */
 #include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "base/mem.h"
@@ -256,42 +254,9 @@ static const char *jstr(const struct jval *o, const char *key, const char *def)
  * in err. */
 static int http_get(const char *addr, int timeout_ms, struct strbuf *out, char *err, size_t errcap)
 {
-    const char *colon = strrchr(addr, ':');
-    if (!colon || colon == addr || !colon[1]) {
-        snprintf(err, errcap, "'%s' is not HOST:PORT", addr);
+    int fd = cli_tcp_connect(addr, timeout_ms, "the admin listener at ", err, errcap);
+    if (fd < 0)
         return -1;
-    }
-    char host[256];
-    size_t hl = (size_t)(colon - addr);
-    if (hl >= sizeof(host)) {
-        snprintf(err, errcap, "host name too long");
-        return -1;
-    }
-    memcpy(host, addr, hl);
-    host[hl] = 0;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-    int gai = getaddrinfo(host, colon + 1, &hints, &ai);
-    if (gai != 0) {
-        snprintf(err, errcap, "cannot resolve %s: %s", addr, gai_strerror(gai));
-        return -1;
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(err, errcap, "socket: %s", strerror(errno));
-        freeaddrinfo(ai);
-        return -1;
-    }
-    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
-    freeaddrinfo(ai);
-    if (rc != 0) {
-        snprintf(err, errcap, "cannot connect to the admin listener at %s: %s", addr,
-                 strerror(errno));
-        close(fd);
-        return -1;
-    }
     char req[512];
     int rl = snprintf(req, sizeof(req), "GET /v1/cluster HTTP/1.0\r\nHost: %s\r\n\r\n", addr);
     if (write(fd, req, (size_t)rl) != rl) {

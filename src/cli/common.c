@@ -8,11 +8,14 @@
 #include "cli/common.h"
 
 #include <errno.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -330,4 +333,44 @@ int cli_topic_partition_count(const struct cli_common *c, rd_kafka_t *rk, const 
     }
     rd_kafka_topic_destroy(rkt);
     return rc;
+}
+
+int cli_tcp_connect(const char *addr, int timeout_ms, const char *what, char *err, size_t errcap)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon || colon == addr || !colon[1]) {
+        snprintf(err, errcap, "'%s' is not HOST:PORT", addr);
+        return -1;
+    }
+    char host[256];
+    size_t hl = (size_t)(colon - addr);
+    if (hl >= sizeof(host)) {
+        snprintf(err, errcap, "host name too long");
+        return -1;
+    }
+    memcpy(host, addr, hl);
+    host[hl] = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
+    int gai = getaddrinfo(host, colon + 1, &hints, &ai);
+    if (gai != 0) {
+        snprintf(err, errcap, "cannot resolve %s: %s", addr, gai_strerror(gai));
+        return -1;
+    }
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        snprintf(err, errcap, "socket: %s", strerror(errno));
+        freeaddrinfo(ai);
+        return -1;
+    }
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot connect to %s%s: %s", what, addr, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
 }

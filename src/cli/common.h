@@ -142,6 +142,11 @@ int cli_topic_partition_count(const struct cli_common *c, rd_kafka_t *rk, const 
 /* Seconds as a double from a monotonic nanosecond interval. */
 double cli_secs(int64_t ns);
 
+/* A blocking TCP connection to addr ("host:port"), with send and receive timeouts of
+ * timeout_ms. Returns the socket, or -1 with the reason in err; `what` names the far end in
+ * "cannot connect to <what><addr>" ("" or e.g. "the admin listener at "). */
+int cli_tcp_connect(const char *addr, int timeout_ms, const char *what, char *err, size_t errcap);
+
 int cli_topic(int argc, char **argv);
 int cli_produce(int argc, char **argv);
 int cli_consume(int argc, char **argv);

@@ -2,16 +2,15 @@
 #include "cli/kraw.h"
 
 #include <errno.h>
-#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "base/endian.h"
 #include "base/mem.h"
 #include "base/varint.h"
+#include "cli/common.h"
 
 #define KRAW_RESPONSE_MAX (16u << 20)
 #define KRAW_CORRELATION 0x5350 /* "SP" */
@@ -123,40 +122,6 @@ void kraw_rtags(struct kraw_reader *r)
     }
 }
 
-static int dial(const char *addr, int timeout_ms, char *err, size_t errcap)
-{
-    const char *colon = strrchr(addr, ':');
-    char host[256];
-    size_t hl = colon ? (size_t)(colon - addr) : 0;
-    if (!colon || hl == 0 || hl >= sizeof(host) || !colon[1]) {
-        snprintf(err, errcap, "'%s' is not HOST:PORT", addr);
-        return -1;
-    }
-    memcpy(host, addr, hl);
-    host[hl] = '\0';
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-    int gai = getaddrinfo(host, colon + 1, &hints, &ai);
-    if (gai != 0) {
-        snprintf(err, errcap, "cannot resolve %s: %s", addr, gai_strerror(gai));
-        return -1;
-    }
-    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd >= 0) {
-        struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
-            snprintf(err, errcap, "cannot connect to %s: %s", addr, strerror(errno));
-            close(fd);
-            fd = -1;
-        }
-    } else {
-        snprintf(err, errcap, "socket: %s", strerror(errno));
-    }
-    freeaddrinfo(ai);
-    return fd;
-}
-
 static int io_all(int fd, void *buf, size_t len, bool writing)
 {
     size_t done = 0;
@@ -180,7 +145,7 @@ int kraw_call(const char *brokers, int16_t key, int16_t version, const struct st
     char *save = NULL;
     for (char *a = strtok_r(list, ",", &save); a && fd < 0; a = strtok_r(NULL, ",", &save)) {
         snprintf(addr, sizeof(addr), "%s", a);
-        fd = dial(a, timeout_ms, err, errcap);
+        fd = cli_tcp_connect(a, timeout_ms, "", err, errcap);
     }
     if (fd < 0)
         return -1;
