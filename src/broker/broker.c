@@ -99,6 +99,10 @@ static handler_fn handler_for(int16_t key)
         return handle_alter_partition_reassignments;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         return handle_list_partition_reassignments;
+    case KAPI_ADD_RAFT_VOTER:
+        return handle_add_raft_voter;
+    case KAPI_REMOVE_RAFT_VOTER:
+        return handle_remove_raft_voter;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return handle_offset_for_leader_epoch;
     }

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 
 #include "base/check.h"
 #include "base/errors.h"
@@ -41,6 +42,7 @@
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producers.h"
+#include "broker/quorum_state.h"
 #include "controller/image.h"
 #include "controller/mfetch.h"
 #include "controller/request.h"
@@ -97,6 +99,8 @@ struct cluster {
     bool moving;             /* a local partition has a reassignment in progress (moves_tick) */
     int64_t next_move_ms;
     bool move_in_flight;     /* a PARTITION_REPLICAS report awaits its answer */
+    bool quorum_dirty;       /* the image's voters to be changed: rewrite quorum.state */
+    char meta_dir[BROKER_PATH_MAX + 32];
 };
 
 /* ---- transport <-> controller ---- */
@@ -149,8 +153,10 @@ static void on_image_change(struct ctl_runtime *rt, const struct ctl_image *befo
 {
     struct cluster *c = data;
     (void)rt;
-    (void)before;
-    (void)after;
+    if (before->voters.n != after->voters.n ||
+        memcmp(before->voters.ids, after->voters.ids,
+               (size_t)after->voters.n * sizeof(after->voters.ids[0])) != 0)
+        c->quorum_dirty = true;
     c->image_dirty = true;
     /* reconcile at the next iteration rather than the next tick: a topic just created takes
      * writes as soon as its local replicas run */
@@ -395,9 +401,18 @@ static void reconcile(struct cluster *c)
             continue;
         char name[TOPIC_NAME_MAX + 1];
         snprintf(name, sizeof(name), "%s", cg->topic);
+        struct partition *lp = group_partition(c, cg->g);
+        int32_t pi = cg->partition;
         group_remove_at(c, i);
-        if (same)
-            continue; /* only this replica moved away */
+        if (same) { /* only this replica moved away (a reassignment ended without it) */
+            int rc = lp ? replica_discard(lp->log) : 0;
+            if (rc != 0)
+                log_error("cluster_replica_discard_failed",
+                          "topic=%s partition=%" PRId32 " error=\"%s\"", name, pi, err_str(rc));
+            else
+                log_info("cluster_replica_discarded", "topic=%s partition=%" PRId32, name, pi);
+            continue;
+        }
         bool last = true;
         for (size_t j = 0; j < c->n_groups; j++)
             last &= strcmp(c->groups[j].topic, name) != 0;
@@ -497,11 +512,16 @@ static void move_one(struct cluster *c, const struct cgroup *cg, const struct ct
     for (int32_t i = 0; i < p->n_target; i++)
         if (!in_ids(conf->voters, conf->n_voters, p->target[i]) && n_add < RAFT_LEARNERS_MAX)
             add[n_add++] = p->target[i];
-    bool extra = false; /* a voter the target leaves out: not done by moves yet (commands.h) */
+    bool extra = false; /* a voter the target leaves out */
     for (size_t i = 0; i < conf->n_voters; i++)
         extra |= !in_ids(p->target, (size_t)p->n_target, conf->voters[i]);
-    if (extra)
+    if (n_add == 0 && extra) { /* only removals: one joint change to the target */
+        int rc = host_propose_members(cg->g, p->target, (size_t)p->n_target, NULL, 0);
+        if (rc == 0)
+            log_info("cluster_move_shrink", "topic=%s partition=%" PRId32 " voters=%" PRId32,
+                     cg->topic, cg->partition, p->n_target);
         return;
+    }
     if (n_add == 0) { /* the voters are the target's: tell the controller */
         if (c->move_in_flight || conf->n_learners > 0) {
             if (conf->n_learners > 0)
@@ -648,26 +668,6 @@ static bool is_voter(const struct cluster *c, int32_t id)
     return false;
 }
 
-/* "host:port" or "[v6]:port" into host and port; false if it is not one. */
-static bool split_addr(const char *addr, char *host, size_t cap, int *port)
-{
-    const char *colon = strrchr(addr, ':');
-    if (!colon || colon == addr)
-        return false;
-    const char *h = addr;
-    size_t hl = (size_t)(colon - addr);
-    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']')
-        h++, hl -= 2;
-    char *end;
-    long p = strtol(colon + 1, &end, 10);
-    if (hl == 0 || hl >= cap || *end != '\0' || end == colon + 1 || p <= 0 || p > 65535)
-        return false;
-    memcpy(host, h, hl);
-    host[hl] = '\0';
-    *port = (int)p;
-    return true;
-}
-
 static void add_peer(struct cluster *c, int32_t id, const char *host, int port)
 {
     if (id == c->b->cfg->node_id || is_voter(c, id))
@@ -685,7 +685,7 @@ static void sync_peers(struct cluster *c)
         const struct ctl_broker *br = &img->brokers[i];
         char host[CTL_ADDR_MAX + 1];
         int port;
-        if (br->cluster_addr[0] && split_addr(br->cluster_addr, host, sizeof(host), &port))
+        if (br->cluster_addr[0] && quorum_split_addr(br->cluster_addr, host, sizeof(host), &port))
             add_peer(c, br->id, host, port);
     }
 }
@@ -696,6 +696,8 @@ static void learn_fetcher(struct cluster *c, int32_t from, const uint8_t *body, 
     if (ctl_mfetch_req_decode(body, len, &req) == 0) /* a bad one: the runtime logs it */
         add_peer(c, from, req.host, req.port);
 }
+
+static int write_quorum_state(struct cluster *c, bool voter);
 
 /* ---- timer ---- */
 
@@ -720,6 +722,10 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
     if (!c->in_flight && now >= c->next_try_ms) {
         c->next_try_ms = now + (c->registered ? HEARTBEAT_MS : REGISTER_RETRY_MS);
         submit_own(c, c->registered);
+    }
+    if (c->quorum_dirty && c->b->cfg->n_voters == 0) {
+        c->quorum_dirty = false;
+        (void)write_quorum_state(c, !ctl_runtime_is_observer(c->ctl));
     }
     if (c->image_dirty) {
         sync_peers(c);
@@ -746,23 +752,88 @@ static void quorum_id(const struct broker_config *cfg, char *out, size_t cap)
     snprintf(out, cap, "sp-%016" PRIx64, siphash64(key, canon, n));
 }
 
+/* Voter id's cluster address: its registration's, else the one this node started with. */
+static bool voter_addr(const struct cluster *c, int32_t id, struct broker_voter *out)
+{
+    out->id = id;
+    const struct ctl_broker *br = ctl_image_broker(ctl_runtime_image(c->ctl), id);
+    if (id == c->b->cfg->node_id && quorum_split_addr(c->cluster_addr, out->host,
+                                                      sizeof(out->host), &out->port))
+        return true;
+    if (br && br->cluster_addr[0] &&
+        quorum_split_addr(br->cluster_addr, out->host, sizeof(out->host), &out->port))
+        return true;
+    for (size_t i = 0; i < c->n_voters; i++) {
+        if (c->voters[i].id == id) {
+            *out = c->voters[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The quorum's voters as this node knows them, with addresses (those without one left out). */
+static size_t current_voters(const struct cluster *c, struct broker_voter *out)
+{
+    int32_t ids[BROKER_VOTERS_MAX];
+    size_t n = ctl_runtime_voters(c->ctl, ids, BROKER_VOTERS_MAX), k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (voter_addr(c, ids[i], &out[k]))
+            k++;
+    return k;
+}
+
 /* The answer to a joining node's QUORUM_DESCRIBE (replication/transport.h). */
 static int describe_quorum(struct rpc_quorum_info *out, void *data)
 {
     const struct cluster *c = data;
     memset(out, 0, sizeof(*out));
-    if (!c->ctl || c->n_voters == 0)
+    struct broker_voter v[BROKER_VOTERS_MAX];
+    size_t n = c->ctl ? current_voters(c, v) : 0;
+    if (n == 0)
         return -ERR_NOT_FOUND;
     snprintf(out->cluster_id, sizeof(out->cluster_id), "%s", c->id);
     int32_t leader = ctl_runtime_leader(c->ctl);
     out->leader = leader >= 0 ? leader : -1;
-    out->n_voters = c->n_voters;
-    for (size_t i = 0; i < c->n_voters; i++) {
-        out->voters[i].id = c->voters[i].id;
-        snprintf(out->voters[i].host, sizeof(out->voters[i].host), "%s", c->voters[i].host);
-        out->voters[i].port = c->voters[i].port;
+    out->n_voters = n;
+    for (size_t i = 0; i < n; i++) {
+        out->voters[i].id = v[i].id;
+        snprintf(out->voters[i].host, sizeof(out->voters[i].host), "%s", v[i].host);
+        out->voters[i].port = v[i].port;
     }
     return 0;
+}
+
+/* Rewrites quorum.state with the voters to be (those named by the image, else the current
+ * ones); voter: whether this node counts among them from now on. */
+static int write_quorum_state(struct cluster *c, bool voter)
+{
+    const struct ctl_image *img = ctl_runtime_image(c->ctl);
+    struct quorum_state st = {0};
+    snprintf(st.cluster_id, sizeof(st.cluster_id), "%s", c->id);
+    if (img->voters.n > 0) {
+        for (int32_t i = 0; i < img->voters.n; i++)
+            if (voter_addr(c, img->voters.ids[i], &st.voters[st.n_voters]))
+                st.n_voters++;
+    } else {
+        st.n_voters = current_voters(c, st.voters);
+    }
+    if (st.n_voters == 0)
+        return -ERR_NOT_FOUND;
+    int rc = quorum_state_write(c->b->cfg->log_dirs, &st);
+    if (rc != 0)
+        log_warn("cluster_quorum_state_not_written", "dir=%s err=\"%s\"", c->b->cfg->log_dirs,
+                 err_str(rc));
+    else
+        log_info("cluster_quorum_state", "node=%" PRId32 " voters=%zu role=%s",
+                 c->b->cfg->node_id, st.n_voters, voter ? "voter" : "observer");
+    return rc;
+}
+
+static int on_member_change(struct ctl_runtime *rt, bool voter, void *data)
+{
+    (void)rt;
+    return write_quorum_state(data, voter);
 }
 
 /* controller.quorum.bootstrap.servers: asks them which cluster this node joins (blocking,
@@ -820,12 +891,53 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     struct ctl_voter voters[BROKER_VOTERS_MAX];
     struct cluster *c = mem_calloc(1, sizeof(*c));
     c->b = b;
-    if (cfg->n_bootstrap > 0) {
+    snprintf(c->meta_dir, sizeof(c->meta_dir), "%s/%s", cfg->log_dirs, CLUSTER_METADATA_DIR);
+    /* Without controller.quorum.voters the quorum is dynamic. Where this node stands, first
+     * match wins: it has a metadata log (a standalone node, grown or not, or one that became
+     * a voter: it opens as a voter, the log's configuration deciding); it kept quorum.state (an
+     * observer that joined before, or a voter since removed: it observes those voters); it has
+     * bootstrap servers (it asks them); else it is a new standalone node. */
+    bool dynamic = cfg->n_voters == 0, have_log = false, have_state = false;
+    struct quorum_state st;
+    if (dynamic) {
+        struct stat sb;
+        have_log = stat(c->meta_dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+        int rc = quorum_state_read(cfg->log_dirs, &st, err, errcap);
+        if (rc != 0 && rc != -ENOENT) {
+            mem_free(c);
+            return rc;
+        }
+        have_state = rc == 0;
+    }
+    if (dynamic && have_log && !have_state && ctl_runtime_dir_joined(c->meta_dir)) {
+        snprintf(err, errcap, "%s holds the metadata log of a node that joined a cluster, but "
+                 "%s/%s, which names that cluster, is missing: restore it", c->meta_dir,
+                 cfg->log_dirs, QUORUM_STATE_FILE);
+        mem_free(c);
+        return -ERR_CORRUPT;
+    }
+    if (have_state) {
+        for (size_t i = 0; i < st.n_voters; i++)
+            c->voters[i] = st.voters[i];
+        c->n_voters = st.n_voters;
+        snprintf(c->id, sizeof(c->id), "%s", st.cluster_id);
+    } else if (dynamic && !have_log && cfg->n_bootstrap > 0) {
         int rc = bootstrap(cfg, c->voters, &c->n_voters, c->id, sizeof(c->id), err, errcap);
         if (rc != 0) {
             mem_free(c);
             return rc;
         }
+        st = (struct quorum_state){.n_voters = c->n_voters};
+        snprintf(st.cluster_id, sizeof(st.cluster_id), "%s", c->id);
+        memcpy(st.voters, c->voters, c->n_voters * sizeof(c->voters[0]));
+        rc = quorum_state_write(cfg->log_dirs, &st);
+        if (rc != 0) {
+            snprintf(err, errcap, "cannot write %s/%s: %s", cfg->log_dirs, QUORUM_STATE_FILE,
+                     err_str(rc));
+            mem_free(c);
+            return rc;
+        }
+        have_state = true;
     } else {
         for (int i = 0; i < cfg->n_voters; i++)
             c->voters[i] = cfg->voters[i];
@@ -840,7 +952,11 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     }
     bool standalone = n_voters == 0;
     size_t n_peers = n_voters;
-    if (standalone) { /* the only voter of its own quorum (config.h); nobody to dial */
+    if (standalone || (dynamic && have_log)) {
+        /* standalone: the only voter of its own quorum (config.h), nobody to dial. A dynamic
+         * node with a metadata log opens it with itself as the bootstrap configuration (what
+         * it had as a standalone node; one that became a voter by a voter change ignores it,
+         * ctl_runtime_open): the log's configuration entries say who votes now. */
         voters[0] = (struct ctl_voter){cfg->node_id, cfg->cluster_host, cfg->cluster_port};
         n_voters = 1;
         voter = true;
@@ -871,11 +987,11 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     /* the cluster id: a standalone node's is the one it drew for its data directory
      * (meta.properties); a static quorum's is derived from its voters, so that every node of it
      * agrees without being told */
-    if (standalone)
+    if (standalone && !have_state)
         snprintf(c->id, sizeof(c->id), "%s", b->cluster_id);
-    else if (cfg->n_bootstrap == 0)
+    else if (!dynamic)
         quorum_id(cfg, c->id, sizeof(c->id));
-    /* else: the id the bootstrap servers gave */
+    /* else: the id quorum.state holds or the bootstrap servers gave */
     const char *qid = c->id;
     struct transport_config tc = {
         .self_id = cfg->node_id,
@@ -901,7 +1017,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
              transport_port(host_transport(c->host)));
     host_set_foreign_cb(c->host, on_foreign_msg, c);
     transport_set_controller_cb(host_transport(c->host), on_controller_frame, c);
-    if (standalone) { /* itself, where it listens, is its quorum */
+    if (standalone) { /* itself, where it listens, is its quorum (until voters are added) */
         c->voters[0].id = cfg->node_id;
         snprintf(c->voters[0].host, sizeof(c->voters[0].host), "%s", cfg->cluster_host);
         c->voters[0].port = transport_port(host_transport(c->host));
@@ -909,8 +1025,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     }
     transport_set_describe_cb(host_transport(c->host), describe_quorum, c);
 
-    char dir[BROKER_PATH_MAX + 32];
-    snprintf(dir, sizeof(dir), "%s/%s", cfg->log_dirs, CLUSTER_METADATA_DIR);
+    const char *dir = c->meta_dir;
     struct ctl_runtime_options o;
     ctl_runtime_options_default(&o);
     o.flusher = b->fl;
@@ -920,6 +1035,12 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     o.config_check = cluster_config_check; /* topic configs as admin_check_configs checks them */
     o.data = c;
     o.seed = tc.seed;
+    if (dynamic) { /* voters may be added and removed (runtime.h "Voter changes") */
+        o.meta_dir = c->meta_dir;
+        o.host = cfg->cluster_host;
+        o.port = transport_port(host_transport(c->host));
+        o.on_member_change = on_member_change;
+    }
     if (voter)
         rc = ctl_runtime_open(dir, cfg->node_id, voters, n_voters, &o, time_mono_ms(), &c->ctl);
     else /* an observer of the metadata log: it keeps no metadata log on disk */

@@ -144,6 +144,8 @@ int handle_describe_log_dirs(struct request *req);         /* admin.c */
 int handle_describe_cluster(struct request *req);          /* metadata.c */
 int handle_alter_partition_reassignments(struct request *req); /* reassign.c */
 int handle_list_partition_reassignments(struct request *req);  /* reassign.c */
+int handle_add_raft_voter(struct request *req);                /* voters.c */
+int handle_remove_raft_voter(struct request *req);             /* voters.c */
 int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);

@@ -114,7 +114,7 @@ static const char *error_text(int16_t ec)
         return "The topic or partition does not exist.";
     case KERR_INVALID_REPLICA_ASSIGNMENT:
         return "Invalid replica assignment: replicas must be distinct registered brokers, at most "
-               "16, and (for now) keep every current replica.";
+               "16.";
     case KERR_NO_REASSIGNMENT_IN_PROGRESS:
         return "No reassignment is in progress for this partition.";
     case KERR_NOT_CONTROLLER:

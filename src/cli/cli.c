@@ -23,7 +23,7 @@ static const struct command commands[] = {
     {"group", cli_group, "list, describe (members, committed offsets, lag), delete, reset-offsets"},
     {"worker", cli_worker, "run a command per record: retries with backoff, dead letters"},
     {"dlq", cli_dlq, "replay dead letters to the topic they came from"},
-    {"cluster", cli_cluster, "cluster status: brokers, controller, partitions' leaders and lag"},
+    {"cluster", cli_cluster, "cluster status, voters add|remove, decommission"},
 };
 
 static void usage(FILE *out)

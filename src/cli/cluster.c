@@ -22,6 +22,8 @@
 #include "base/mem.h"
 #include "base/strbuf.h"
 #include "cli/common.h"
+#include "cli/reassign.h"
+#include "cli/voters.h"
 
 #define CLUSTER_DEFAULT_ADMIN "127.0.0.1:9644"
 #define JSON_MAX_DEPTH 32
@@ -546,12 +548,15 @@ static int cluster_status(int argc, char **argv)
     return rc;
 }
 
-static const char cluster_help[] = "Usage: streampulse cluster status [OPTIONS]\n"
-                                   "\n"
-                                   "Sub-commands:\n"
-                                   "  status   brokers, controller and partitions' replication\n"
-                                   "\n"
-                                   "Run 'streampulse cluster status --help' for its options.\n";
+static const char cluster_help[] =
+    "Usage: streampulse cluster status|voters|decommission [OPTIONS]\n"
+    "\n"
+    "Sub-commands:\n"
+    "  status                 brokers, controller and partitions' replication\n"
+    "  voters add|remove NODE change the metadata quorum's voters\n"
+    "  decommission NODE      move every replica off a broker and out of the voters\n"
+    "\n"
+    "Run 'streampulse cluster SUB-COMMAND --help' for its options.\n";
 
 int cli_cluster(int argc, char **argv)
 {
@@ -562,6 +567,10 @@ int cli_cluster(int argc, char **argv)
     }
     if (strcmp(argv[1], "status") == 0)
         return cluster_status(argc - 1, argv + 1);
+    if (strcmp(argv[1], "voters") == 0)
+        return cli_cluster_voters(argc - 1, argv + 1);
+    if (strcmp(argv[1], "decommission") == 0)
+        return cli_cluster_decommission(argc - 1, argv + 1);
     fprintf(stderr, "cluster: unknown sub-command '%s'\n\n%s", argv[1], cluster_help);
     return CLI_EXIT_USAGE;
 }

@@ -374,3 +374,26 @@ int cli_tcp_connect(const char *addr, int timeout_ms, const char *what, char *er
     }
     return fd;
 }
+
+int cli_common_parse(struct cli_common *c, int argc, char **argv, const char *help, int *rc)
+{
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS, {NULL, 0, NULL, 0}};
+    int opt;
+    cli_getopt_reset();
+    *rc = CLI_EXIT_USAGE;
+    while ((opt = getopt_long(argc, argv, CLI_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
+        int h = cli_common_opt(c, opt, optarg);
+        if (h < 0)
+            return 1;
+        if (h == 0) {
+            cli_error(c, "unknown option or missing value: '%s'", argv[optind - 1]);
+            return 1;
+        }
+    }
+    if (c->help) {
+        fputs(help, stdout);
+        *rc = CLI_EXIT_OK;
+        return 1;
+    }
+    return 0;
+}

@@ -89,6 +89,12 @@ void cli_common_free(struct cli_common *c);
  * common option, -1 if its argument is bad (the reason is printed). */
 int cli_common_opt(struct cli_common *c, int opt, const char *arg);
 
+/* Parses argv of a command that takes the common options only (operands are left at
+ * argv[optind..], getopt moving them after the options). Returns 0 to go on; 1 with *rc set:
+ * help was asked (printed to stdout, CLI_EXIT_OK) or an option is bad (the reason printed,
+ * CLI_EXIT_USAGE). */
+int cli_common_parse(struct cli_common *c, int argc, char **argv, const char *help, int *rc);
+
 /* Resets getopt's state before a command parses its own argv (argv[0] is the command name). */
 void cli_getopt_reset(void);
 

@@ -20,7 +20,7 @@
 
 #include "base/mem.h"
 #include "cli/common.h"
-#include "cli/topic_alter.h"
+#include "cli/reassign.h"
 
 #define ADMIN_WAIT_MARGIN_MS 5000 /* past the request timeout, for librdkafka to answer */
 

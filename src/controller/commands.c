@@ -91,13 +91,6 @@ int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t 
         for (int32_t i = 0; i < n; i++)
             if (ctl_image_broker(img, target[i]) == NULL)
                 return KERR_INVALID_REPLICA_ASSIGNMENT;
-        for (int32_t i = 0; i < p->n_replicas; i++) {
-            bool kept = false;
-            for (int32_t j = 0; j < n; j++)
-                kept |= target[j] == p->replicas[i];
-            if (!kept)
-                return KERR_INVALID_REPLICA_ASSIGNMENT; /* removals: not yet (commands.h) */
-        }
         if (ctl_ids_same_set(target, n, p->replicas, p->n_replicas)) {
             if (p->n_target == 0)
                 return KERR_NONE; /* nothing to do */
@@ -159,6 +152,56 @@ int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid top
         epoch = epoch < CTL_EPOCH_MAX ? epoch + 1 : epoch;
     }
     push_partition(out, t, partition, &next, leader, epoch);
+    return KERR_NONE;
+}
+
+int16_t ctl_cmd_voters(const struct ctl_image *img, bool add, int32_t node,
+                       const int32_t *current, size_t n_current, bool *unchanged,
+                       struct ctl_recs *out)
+{
+    int32_t base[CTL_VOTERS_MAX];
+    size_t n = 0;
+    *unchanged = false;
+    if (img->voters.n > 0) {
+        n = (size_t)img->voters.n;
+        memcpy(base, img->voters.ids, n * sizeof(base[0]));
+    } else {
+        for (size_t i = 0; i < n_current && n < CTL_VOTERS_MAX; i++)
+            base[n++] = current[i];
+    }
+    bool in = false;
+    for (size_t i = 0; i < n; i++)
+        in |= base[i] == node;
+    if (add && in) {
+        *unchanged = true; /* asked again (a retry): the caller waits for the same end */
+        return img->voters.n > 0 ? KERR_NONE : KERR_DUPLICATE_VOTER;
+    }
+    if (!add && !in) {
+        *unchanged = true;
+        bool now = false; /* removal asked again while the quorum still has it: wait */
+        for (size_t i = 0; i < n_current; i++)
+            now |= current[i] == node;
+        return img->voters.n > 0 && now ? KERR_NONE : KERR_VOTER_NOT_FOUND;
+    }
+    struct ctl_rec_voters next = {0};
+    if (add) {
+        const struct ctl_broker *br = ctl_image_broker(img, node);
+        if (node < 0 || br == NULL || br->cluster_addr[0] == '\0')
+            return KERR_BROKER_NOT_AVAILABLE;
+        if (n >= CTL_VOTERS_MAX)
+            return KERR_INVALID_REQUEST;
+        memcpy(next.ids, base, n * sizeof(base[0]));
+        next.ids[n] = node;
+        next.n = (int32_t)n + 1;
+    } else {
+        if (n <= 1)
+            return KERR_INVALID_REQUEST; /* the quorum's last voter */
+        for (size_t i = 0; i < n; i++)
+            if (base[i] != node)
+                next.ids[next.n++] = base[i];
+    }
+    struct ctl_rec *r = ctl_recs_push(out, CTL_REC_VOTERS);
+    r->voters = next;
     return KERR_NONE;
 }
 

@@ -68,10 +68,10 @@ int16_t ctl_cmd_create_partitions(const struct ctl_image *img, const char *name,
 /* Reassigns one partition (AlterPartitionReassignments) to target[0..n), n >= 1, which replaces
  * a reassignment in progress; n == 0 cancels the one in progress. The partition's Raft leader
  * carries it out (broker/cluster.c: the new replicas catch up as learners, then a joint
- * consensus change makes them voters) and reports the outcome (ctl_cmd_partition_replicas).
- * Removing a current replica is not supported yet: such a target is INVALID_REPLICA_ASSIGNMENT.
+ * consensus change makes them voters, and the replicas the target leaves out stop being voters
+ * in that same change) and reports the outcome (ctl_cmd_partition_replicas).
  * Errors: UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (duplicate or negative id, an
- * unregistered broker, more than CTL_REPLICAS_MAX, a replica left out), NO_REASSIGNMENT_IN_PROGRESS
+ * unregistered broker, more than CTL_REPLICAS_MAX), NO_REASSIGNMENT_IN_PROGRESS
  * (cancel with none). Records: one PARTITION (leader, epoch and replicas kept; the target set or
  * cleared), none when the target is the replicas already and nothing is in progress. */
 int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t partition,
@@ -87,6 +87,17 @@ int16_t ctl_cmd_reassign(const struct ctl_image *img, const char *name, int32_t 
 int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid topic_id,
                                    int32_t partition, const int32_t *voters, int32_t n,
                                    struct ctl_recs *out);
+
+/* `cluster voters add|remove NODE` (Kafka's AddRaftVoter / RemoveRaftVoter): changes the voters
+ * the metadata quorum is to have. The base is the image's voters to be, or, before any VOTERS
+ * record, current[0..n_current) (the quorum's configuration now). The quorum's Raft leader then
+ * moves its configuration there (controller/runtime.c "Voter changes"). Errors: BROKER_NOT_AVAILABLE
+ * (add: not a registered broker), DUPLICATE_VOTER (add: a voter already), VOTER_NOT_FOUND
+ * (remove: not a voter), INVALID_REQUEST (remove of the last voter; add past CTL_VOTERS_MAX).
+ * Records: one VOTERS, none when base already is what is asked (an add or remove repeated). */
+int16_t ctl_cmd_voters(const struct ctl_image *img, bool add, int32_t node,
+                       const int32_t *current, size_t n_current, bool *unchanged,
+                       struct ctl_recs *out);
 
 /* Incremental alter: each op sets (value) or deletes (NULL) one key of the resource
  * (CTL_RESOURCE_TOPIC: an existing topic's name; CTL_RESOURCE_BROKER: "" for the cluster

@@ -10,12 +10,14 @@
  *   3. Every partition is either unassigned (no replicas, leader -1, epoch -1) or assigned:
  *      1..CTL_REPLICAS_MAX distinct replicas, leader -1 or one of them, epoch >= 0.
  *   4. Every topic config names an existing topic (RemoveTopic drops them).
+ *   5. voters.n == 0 (no VOTERS record yet) or a valid VOTERS record's set.
  *
  * Transitions, one per record type (ctl_image_apply): REGISTER_BROKER adds or replaces a broker
  * (fenced); BROKER_LIVENESS fences/unfences; TOPIC creates a topic or grows its partition count
  * (new partitions unassigned); PARTITION assigns or changes one partition (the leader epoch
  * never goes down); REMOVE_TOPIC drops a topic and its configs; CONFIG sets or deletes a key;
- * PRODUCER_IDS records a block that starts at or after the end of the previous one.
+ * PRODUCER_IDS records a block that starts at or after the end of the previous one; VOTERS
+ * replaces the metadata quorum's voters to be.
  *
  * Lookups by topic id scan the topic array: metadata changes are rare and topic counts modest.
  */
@@ -379,6 +381,9 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
         return apply_config(img, &r->config);
     case CTL_REC_PRODUCER_IDS:
         return apply_pids(img, &r->pids);
+    case CTL_REC_VOTERS:
+        img->voters = r->voters;
+        return 0;
     }
     return -ERR_INVALID;
 }
@@ -484,6 +489,12 @@ static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
         memset(&r, 0, sizeof(r));
         r.type = CTL_REC_PRODUCER_IDS;
         r.pids = img->pids;
+        emit(&r, data);
+    }
+    if (img->voters.n > 0) {
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_VOTERS;
+        r.voters = img->voters;
         emit(&r, data);
     }
 }

@@ -65,6 +65,7 @@ struct ctl_image {
     size_t cap_configs;
     bool has_pids;            /* a PRODUCER_IDS record was applied */
     struct ctl_rec_pids pids; /* the last block handed out */
+    struct ctl_rec_voters voters; /* the metadata quorum's voters to be (n 0: none asked) */
     uint64_t records_applied; /* records accepted so far (not part of snapshots) */
 };
 

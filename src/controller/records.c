@@ -99,6 +99,17 @@ bool ctl_rec_valid(const struct ctl_rec *r)
     case CTL_REC_PRODUCER_IDS:
         return r->pids.broker_id >= 0 && r->pids.first >= 0 && r->pids.size >= 1 &&
                r->pids.size <= CTL_PID_BLOCK_MAX && r->pids.first <= INT64_MAX - r->pids.size;
+    case CTL_REC_VOTERS:
+        if (r->voters.n < 1 || r->voters.n > CTL_VOTERS_MAX)
+            return false;
+        for (int32_t i = 0; i < r->voters.n; i++) {
+            if (r->voters.ids[i] < 0)
+                return false;
+            for (int32_t j = 0; j < i; j++)
+                if (r->voters.ids[j] == r->voters.ids[i])
+                    return false;
+        }
+        return true;
     }
     return false;
 }
@@ -157,6 +168,11 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         kw_i32(w, r->pids.broker_id);
         kw_i64(w, r->pids.first);
         kw_i32(w, r->pids.size);
+        break;
+    case CTL_REC_VOTERS:
+        kw_i32(w, r->voters.n);
+        for (int32_t i = 0; i < r->voters.n; i++)
+            kw_i32(w, r->voters.ids[i]);
         break;
     }
 }
@@ -256,6 +272,15 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->pids.first = kr_i64(r);
         out->pids.size = kr_i32(r);
         break;
+    case CTL_REC_VOTERS:
+        out->voters.n = kr_i32(r);
+        if (out->voters.n < 1 || out->voters.n > CTL_VOTERS_MAX) {
+            r->err = true; /* before anything is stored */
+            break;
+        }
+        for (int32_t i = 0; i < out->voters.n; i++)
+            out->voters.ids[i] = kr_i32(r);
+        break;
     }
 }
 
@@ -268,7 +293,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_PRODUCER_IDS ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_VOTERS ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

@@ -18,6 +18,9 @@
  *                       resource string (topic name; broker id in decimal, "" = cluster-wide
  *                       broker default), key string, value nullable string (null = delete)
  *   7 PRODUCER_IDS      broker_id i32, first i64, size i32
+ *   8 VOTERS            n i32 (1..CTL_VOTERS_MAX), voters i32[n]: the voters the metadata
+ *                       quorum is to have (`cluster voters add/remove`); its Raft leader moves
+ *                       the quorum's configuration there (controller/runtime.c "Voter changes")
  *
  * A PARTITION record carries the whole state of one partition: it both assigns a new partition
  * and changes an existing one (leader election, reassignment), so replay never merges deltas.
@@ -44,6 +47,7 @@
 #define CTL_CONFIG_KEY_MAX 255    /* config key bytes */
 #define CTL_CONFIG_VALUE_MAX 1024 /* config value bytes */
 #define CTL_REPLICAS_MAX 16       /* replicas of one partition */
+#define CTL_VOTERS_MAX 7          /* voters of the metadata quorum (RAFT_VOTERS_MAX) */
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
 #define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
@@ -59,6 +63,7 @@ enum ctl_rec_type {
     CTL_REC_REMOVE_TOPIC = 5,
     CTL_REC_CONFIG = 6,
     CTL_REC_PRODUCER_IDS = 7,
+    CTL_REC_VOTERS = 8,
 };
 
 struct ctl_rec_broker {
@@ -109,6 +114,11 @@ struct ctl_rec_pids {
     int32_t size;      /* 1..CTL_PID_BLOCK_MAX */
 };
 
+struct ctl_rec_voters {
+    int32_t n;                       /* 1..CTL_VOTERS_MAX */
+    int32_t ids[CTL_VOTERS_MAX];     /* distinct ids >= 0 */
+};
+
 struct ctl_rec {
     enum ctl_rec_type type;
     union {
@@ -119,6 +129,7 @@ struct ctl_rec {
         struct ctl_rec_remove_topic remove_topic;
         struct ctl_rec_config config;
         struct ctl_rec_pids pids;
+        struct ctl_rec_voters voters;
     };
 };
 

@@ -47,6 +47,8 @@ bool ctl_request_well_formed(const struct ctl_request *req)
                req->n_replicas <= CTL_REPLICAS_MAX;
     case CTL_REQ_PARTITION_REPLICAS:
         return req->n_replicas >= 1 && req->n_replicas <= CTL_REPLICAS_MAX;
+    case CTL_REQ_VOTERS:
+        return req->voter >= 0;
     default:
         return false;
     }
@@ -117,6 +119,10 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
         kw_i32(&w, req->n_replicas);
         for (int32_t i = 0; i < req->n_replicas; i++)
             kw_i32(&w, req->replicas[i]);
+        break;
+    case CTL_REQ_VOTERS:
+        kw_i8(&w, req->voter_add ? 1 : 0);
+        kw_i32(&w, req->voter);
         break;
     }
 }
@@ -239,6 +245,14 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         for (int32_t i = 0; i < out->n_replicas; i++)
             out->replicas[i] = kr_i32(&d.r);
         break;
+    case CTL_REQ_VOTERS: {
+        int8_t add = kr_i8(&d.r);
+        out->voter_add = add == 1;
+        out->voter = kr_i32(&d.r);
+        if ((add != 0 && add != 1) || out->voter < 0)
+            d.bad = true;
+        break;
+    }
     default:
         d.bad = true;
     }
@@ -314,6 +328,8 @@ const char *ctl_req_type_name(uint8_t type)
         return "reassign";
     case CTL_REQ_PARTITION_REPLICAS:
         return "partition_replicas";
+    case CTL_REQ_VOTERS:
+        return "voters";
     default:
         return "unknown";
     }

@@ -7,7 +7,9 @@
  * Invariants:
  *   1. applied <= the replica's commit index, equal outside on_commit unless a log read failed
  *      (then catch_up resumes at the next commit or tick); the committed image holds exactly
- *      the records of [0, applied] (minus the skipped ones), each applied once.
+ *      the records of [0, applied] (minus the skipped ones), each applied once. Except for an
+ *      observer turned voter (maybe_become_voter): its image came from its fetches, so applied
+ *      <= joined_applied until its own log's commit passes that (replay resumes above it).
  *   2. work_valid  =>  leading and the working image = committed image + every record of the
  *      log above applied (rebuilt by ensure_work, kept up to date by propose_recs).
  *   3. leading  <=>  the core was leader at the last sync_role, in term lead_term; sessions
@@ -33,13 +35,22 @@
  * commit index moves (commit_cb), or empty after CTL_FETCH_PARK_MS (ticks), or with
  * NOT_CONTROLLER once it no longer leads; so brokers learn of metadata changes within a
  * message's time rather than a poll interval. An observer whose fetch was held polls again at
- * once; one answered empty at once (a leader of an older release) waits CTL_OBSERVE_POLL_MS. */
+ * once; one answered empty at once (a leader of an older release) waits CTL_OBSERVE_POLL_MS.
+ *
+ * Voter changes (runtime.h): drive_voters (leader) moves the group's configuration to the
+ * image's VOTERS set; maybe_become_voter turns an observer the set names into a replica with an
+ * empty log in opt.meta_dir (marked CTL_JOINED_FILE); maybe_become_observer turns a voter the set
+ * leaves out back into an observer once the group no longer needs it. A removed voter that saw
+ * the joint configuration but not its commit asks the voters to be (a metadata fetch, whose
+ * answer carries the leader's commit: leave_index / leave_confirmed) before it leaves. */
 #include "controller/runtime.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "base/check.h"
 #include "base/errors.h"
@@ -67,6 +78,12 @@
 #define CTL_FETCH_PARK_MS 150
 #define CTL_FETCH_PARKED_MAX 4096
 #define CTL_OBSERVE_FETCH_BYTES (1u << 20)
+/* Voter changes: a learner of the metadata group is promoted once its match is within this
+ * many entries of the commit (commands keep coming, so "equal" may never hold). */
+#define CTL_VOTER_CATCH_UP_SLACK 64
+/* In the metadata log's directory of a node that became a voter by a voter change: its log's
+ * configuration is the leader's, never a bootstrap one (ctl_runtime_open). */
+#define CTL_JOINED_FILE "raft-joined"
 
 struct pending {
     bool forwarded;
@@ -76,6 +93,8 @@ struct pending {
     uint64_t req_id; /* ...under this id */
     int64_t deadline_ms;
     struct ctl_answer answer; /* proposal: the outcome once committed */
+    bool quorum_wait;  /* VOTERS: answered once the quorum's voters are the image's target... */
+    bool committed;    /* ...and its record (if any) committed */
     ctl_done_fn done;
     void *data;
 };
@@ -115,6 +134,11 @@ struct ctl_runtime {
     int64_t obs_next_ms;                    /* the next fetch is not sent before */
     char obs_host[CTL_MFETCH_HOST_MAX + 1]; /* this node's cluster address, for the answers */
     int32_t obs_port;
+    /* an observer turned voter: the image it brought (its log catches up to it from 0) */
+    int64_t joined_applied;
+    /* a removed voter waiting to learn that its removal committed (maybe_become_observer) */
+    bool leave_confirmed; /* a leader reported a commit at or above the joint configuration */
+    int64_t leave_index;  /* the joint configuration's index */
     /* leader: held fetches of caught-up observers (long poll, see above) */
     struct parked_fetch *parked;
     size_t n_parked;
@@ -265,6 +289,9 @@ static int replay(struct ctl_runtime *rt, struct ctl_image *img, int64_t from, i
 }
 
 static void catch_up(struct ctl_runtime *rt, int64_t commit);
+static int maybe_become_voter(struct ctl_runtime *rt);
+static void maybe_become_observer(struct ctl_runtime *rt);
+static void drive_voters(struct ctl_runtime *rt);
 static void serve_fetch(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
                         size_t len);
 static void answer_parked(struct ctl_runtime *rt);
@@ -276,13 +303,15 @@ static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, 
 __attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
 {
     CHECK(rt->observer ? rt->rp == NULL && !rt->leading && rt->applied <= rt->obs_commit
-                       : rt->applied <= raft_commit(replica_raft(rt->rp)));
+                       : rt->applied <= raft_commit(replica_raft(rt->rp)) ||
+                             rt->applied <= rt->joined_applied);
     CHECK(!rt->work_valid || rt->leading);
     CHECK(rt->leading == (rt->lead_term >= 0));
     for (size_t i = 0; i < rt->n_pend; i++) {
         const struct pending *p = rt->pend[i];
         CHECK(p->done != NULL);
-        CHECK(p->forwarded ? p->target >= 0 && p->req_id > 0 : p->last >= 0 && p->term > 0);
+        CHECK(p->forwarded ? p->target >= 0 && p->req_id > 0
+                       : p->committed || (p->last >= 0 && p->term > 0));
     }
     ctl_image_check(&rt->committed);
     if (rt->work_valid)
@@ -327,6 +356,20 @@ static void pend_fail(struct ctl_runtime *rt, size_t i, int16_t error)
     pend_finish(rt, i, &a);
 }
 
+/* The metadata group's configuration is the voters the committed image asks for (or none is
+ * asked): simple, no learners, committed. */
+static bool quorum_reached(const struct ctl_runtime *rt)
+{
+    const struct ctl_rec_voters *t = &rt->committed.voters;
+    if (t->n == 0)
+        return true;
+    const struct raft *r = replica_raft(rt->rp);
+    const struct raft_conf *conf = raft_conf(r);
+    return !raft_conf_is_joint(conf) && conf->n_learners == 0 &&
+           raft_conf_index(r) <= raft_commit(r) &&
+           ctl_ids_same_set(conf->voters, conf->n_voters, t->ids, t->n);
+}
+
 /* Answers the proposals whose fate the log has decided. */
 static void settle(struct ctl_runtime *rt)
 {
@@ -338,7 +381,18 @@ static void settle(struct ctl_runtime *rt)
             i++;
             continue;
         }
+        if (p->committed) { /* a voter change whose record is in: waits for the quorum */
+            if (quorum_reached(rt))
+                pend_finish(rt, i, &p->answer);
+            else
+                i++;
+            continue;
+        }
         enum replica_proposal st = replica_proposal_state(rt->rp, p->last, p->term);
+        if (st == REPLICA_COMMITTED && p->quorum_wait) {
+            p->committed = true;
+            continue; /* looked at again right away */
+        }
         if (st == REPLICA_COMMITTED)
             pend_finish(rt, i, &p->answer);
         else if (st == REPLICA_LOST)
@@ -486,6 +540,14 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
     case CTL_REQ_PARTITION_REPLICAS:
         return ctl_cmd_partition_replicas(img, req->topic_id, req->partition, req->replicas,
                                           req->n_replicas, out);
+    case CTL_REQ_VOTERS: {
+        if (!rt->opt.meta_dir)
+            return KERR_INVALID_REQUEST; /* a static quorum (controller.quorum.voters) */
+        const struct raft_conf *conf = raft_conf(replica_raft(rt->rp));
+        bool unchanged;
+        return ctl_cmd_voters(img, req->voter_add, req->voter, conf->voters, conf->n_voters,
+                              &unchanged, out);
+    }
     default:
         return KERR_INVALID_REQUEST;
     }
@@ -500,6 +562,15 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     ctl_recs_init(&recs);
     struct ctl_answer a = {0};
     a.error = run_command(rt, req, &recs, &a);
+    bool quorum_wait = req->type == CTL_REQ_VOTERS;
+    if (a.error == KERR_NONE && recs.n == 0 && quorum_wait) { /* repeated: wait for the end */
+        ctl_recs_free(&recs);
+        struct pending *p = pend_add(rt, done, data);
+        p->quorum_wait = p->committed = true;
+        p->answer = a;
+        settle(rt);
+        return;
+    }
     if (a.error != KERR_NONE || recs.n == 0) {
         ctl_recs_free(&recs);
         if (a.error != KERR_NONE)
@@ -517,6 +588,7 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     p->last = last;
     p->term = term;
     p->answer = a;
+    p->quorum_wait = quorum_wait;
     settle(rt); /* a group of one commits at once */
 }
 
@@ -647,19 +719,23 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     if (now_ms > rt->now)
         rt->now = now_ms;
     if (rt->observer) {
-        observe_poll(rt);
-        expire(rt);
-        DCHECK((runtime_check(rt), true));
-        return;
+        if (maybe_become_voter(rt) != 1) {
+            observe_poll(rt);
+            expire(rt);
+            DCHECK((runtime_check(rt), true));
+            return;
+        }
     }
     replica_tick(rt->rp, rt->now);
     catch_up(rt, raft_commit(replica_raft(rt->rp)));
     sync_role(rt);
     fence_expired(rt);
+    drive_voters(rt);
     settle(rt);
     expire(rt);
     sync_role(rt);
     answer_parked(rt);
+    maybe_become_observer(rt);
     DCHECK((runtime_check(rt), true));
 }
 
@@ -907,12 +983,22 @@ static int observe_apply(struct ctl_runtime *rt, const struct ctl_mfetch_resp *r
 static void observe_response(struct ctl_runtime *rt, int32_t from, uint64_t id, const uint8_t *body,
                              size_t len)
 {
-    if (!rt->observer || rt->closing || id == 0 || id != rt->obs_req_id || from != rt->obs_sent_to)
+    if (rt->closing || id == 0 || id != rt->obs_req_id || from != rt->obs_sent_to)
         return; /* not ours, or late: dropped */
     struct ctl_mfetch_resp resp;
     if (ctl_mfetch_resp_decode(body, len, &resp) != 0) {
         log_warn("ctl_observer_bad_answer", "node=%d from=%d bytes=%zu", rt->node, from, len);
         return observe_retry(rt, RAFT_NONE, CTL_OBSERVE_POLL_MS);
+    }
+    if (!rt->observer) { /* a removed voter's question (maybe_become_observer) */
+        if (resp.error == KERR_NONE && resp.commit >= rt->leave_index) {
+            rt->obs_req_id = 0;
+            rt->leave_confirmed = true;
+            return;
+        }
+        bool hint = resp.error == KERR_NOT_CONTROLLER && resp.leader != from &&
+                    resp.leader != rt->node && is_voter(rt, resp.leader);
+        return observe_retry(rt, hint ? resp.leader : RAFT_NONE, hint ? 0 : CTL_OBSERVE_POLL_MS);
     }
     if (resp.error != KERR_NONE) {
         /* follow the hint if it names another voter; else ask the next one */
@@ -955,7 +1041,12 @@ static struct ctl_runtime *runtime_new(int32_t node_id, const struct ctl_runtime
     rt->rng = opt->seed ^ ((uint64_t)(uint32_t)node_id << 32) ^ (uint64_t)time_mono_ns();
     rt->now = now_ms;
     rt->applied = -1;
+    rt->joined_applied = -1;
     rt->lead_term = -1;
+    if (opt->host) {
+        snprintf(rt->obs_host, sizeof(rt->obs_host), "%s", opt->host);
+        rt->obs_port = opt->port;
+    }
     ctl_image_init(&rt->committed);
     ctl_image_init(&rt->work);
     ctl_sessions_init(&rt->sessions);
@@ -992,16 +1083,247 @@ int ctl_runtime_open_observer(int32_t node_id, const struct ctl_voter *voters, s
     return 0;
 }
 
+/* ---- voter changes ------------------------------------------------------------------------ */
+
+static bool ids_have(const int32_t *ids, size_t n, int32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return true;
+    return false;
+}
+
+/* Leader: moves the group's configuration towards the committed image's voters to be, one step
+ * per call, as a partition's leader moves its replicas (broker/cluster.c move_one): the new
+ * voters join as learners, are promoted with the removals in one joint change once caught up;
+ * learners nobody asks for are dropped. A change still on its way is waited for. */
+static void drive_voters(struct ctl_runtime *rt)
+{
+    const struct ctl_rec_voters *t = &rt->committed.voters;
+    if (!rt->leading || t->n == 0 || replica_failed(rt->rp))
+        return;
+    const struct raft *r = replica_raft(rt->rp);
+    const struct raft_conf *conf = raft_conf(r);
+    if (raft_conf_is_joint(conf) || raft_conf_index(r) > raft_commit(r))
+        return;
+    int32_t add[RAFT_LEARNERS_MAX];
+    size_t n_add = 0;
+    for (int32_t i = 0; i < t->n; i++)
+        if (!ids_have(conf->voters, conf->n_voters, t->ids[i]) && n_add < RAFT_LEARNERS_MAX)
+            add[n_add++] = t->ids[i];
+    bool same_voters = ctl_ids_same_set(conf->voters, conf->n_voters, t->ids, t->n);
+    if (same_voters && conf->n_learners == 0)
+        return; /* there */
+    int rc;
+    const char *step;
+    bool learners_ok = conf->n_learners == n_add;
+    for (size_t i = 0; i < n_add && learners_ok; i++)
+        learners_ok = ids_have(conf->learners, conf->n_learners, add[i]);
+    if (n_add > 0 && !learners_ok) {
+        rc = replica_propose_members(rt->rp, conf->voters, conf->n_voters, add, n_add);
+        step = "learners";
+    } else {
+        int64_t commit = raft_commit(r);
+        for (size_t i = 0; i < n_add; i++) {
+            int64_t m = raft_match_index(r, add[i]);
+            if (m < 0 || m < commit - CTL_VOTER_CATCH_UP_SLACK)
+                return; /* still catching up */
+        }
+        rc = replica_propose_members(rt->rp, (const int32_t *)t->ids, (size_t)t->n, NULL, 0);
+        step = same_voters ? "drop_learners" : "voters";
+    }
+    if (rc == 0)
+        log_info("ctl_voters_change", "node=%d step=%s target=%d learners=%zu", rt->node, step,
+                 t->n, n_add);
+}
+
+/* The plog of the metadata log in dir. */
+static int open_log(const char *dir, struct flusher *fl, struct plog **out)
+{
+    struct plog_config cfg = {.segment_bytes = 64 << 20,
+                              .segment_ms = -1,
+                              .retention_ms = -1,
+                              .retention_bytes = -1,
+                              .index_interval_bytes = 4096};
+    int rc = plog_open(dir, &cfg, fl, false, out, NULL);
+    if (rc != 0)
+        *out = NULL;
+    return rc;
+}
+
+/* Binds the group's replica to rt->log: bootstrap[0..n) is the configuration before any the
+ * log holds (n 0: learnt from the leader, as a node that joins). */
+static int open_replica(struct ctl_runtime *rt, const int32_t *bootstrap, size_t n)
+{
+    struct replica_options ro;
+    replica_options_default(&ro, rt->node, rt->opt.seed ^ (uint64_t)(uint32_t)rt->node);
+    ro.raft = rt->opt.raft;
+    ro.raft.id = rt->node;
+    ro.raft.seed = rt->opt.seed ^ (uint64_t)(uint32_t)rt->node;
+    ro.bootstrap.n_voters = (uint8_t)n;
+    for (size_t i = 0; i < n; i++)
+        ro.bootstrap.voters[i] = bootstrap[i];
+    ro.send = send_cb;
+    ro.on_commit = commit_cb;
+    ro.data = rt;
+    return replica_open(rt->log, &ro, rt->now, &rt->rp);
+}
+
+/* Observer: the committed image names this node among the voters to be; it opens an empty
+ * metadata log in opt.meta_dir with no configuration (it cannot campaign) and waits for the
+ * leader, which adds it as a learner. The image and applied index stay: replay resumes above
+ * them once the log holds them. Returns 1 if it is a voter replica now, 0, or an error (kept
+ * an observer, tried again next tick). */
+static int maybe_become_voter(struct ctl_runtime *rt)
+{
+    const struct ctl_rec_voters *t = &rt->committed.voters;
+    if (!rt->opt.meta_dir || rt->closing || !ids_have((const int32_t *)t->ids, (size_t)t->n, rt->node))
+        return 0;
+    if (rt->opt.on_member_change) { /* durable first: a restart must come back as a voter */
+        int rc = rt->opt.on_member_change(rt, true, rt->opt.data);
+        if (rc != 0)
+            return rc;
+    }
+    (void)io_remove_tree(AT_FDCWD, rt->opt.meta_dir); /* a removal's leftovers, if any */
+    int rc = open_log(rt->opt.meta_dir, rt->opt.flusher, &rt->log);
+    if (rc == 0) {
+        int dfd = open(rt->opt.meta_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        rc = dfd < 0 ? -errno : io_write_file_atomic(dfd, CTL_JOINED_FILE, "1\n", 2, true);
+        if (dfd >= 0)
+            close(dfd);
+        if (rc != 0) {
+            plog_close(rt->log);
+            rt->log = NULL;
+        }
+    }
+    if (rc == 0) {
+        rc = open_replica(rt, NULL, 0);
+        if (rc != 0) {
+            rt->rp = NULL;
+            plog_close(rt->log);
+            rt->log = NULL;
+        }
+    }
+    if (rc != 0) {
+        log_error("ctl_become_voter_failed", "node=%d dir=%s err=\"%s\"", rt->node,
+                  rt->opt.meta_dir, err_str(rc));
+        return rc;
+    }
+    rt->observer = false;
+    rt->joined_applied = rt->applied;
+    rt->obs_req_id = 0; /* a fetch in flight is dropped when it comes */
+    log_info("ctl_became_voter", "node=%d applied=%lld", rt->node, (long long)rt->applied);
+    return 1;
+}
+
+/* Voter replica: the committed image leaves this node out of the voters to be and the group no
+ * longer needs it (its configuration does not name it, or names it only on the old side of a
+ * committed joint one, whose successor needs no vote of it), and it does not lead: it closes
+ * and deletes its metadata log and observes the voters to be. */
+static void maybe_become_observer(struct ctl_runtime *rt)
+{
+    const struct ctl_rec_voters *t = &rt->committed.voters;
+    if (!rt->opt.meta_dir || rt->closing || rt->leading || t->n == 0 ||
+        ids_have((const int32_t *)t->ids, (size_t)t->n, rt->node))
+        return;
+    const struct raft *r = replica_raft(rt->rp);
+    const struct raft_conf *conf = raft_conf(r);
+    if (raft_role(r) == RAFT_LEADER || ids_have(conf->voters, conf->n_voters, rt->node) ||
+        raft_conf_has_learner(conf, rt->node))
+        return; /* the group still counts on it */
+    if (raft_conf_has_member(conf, rt->node) && raft_conf_index(r) > raft_commit(r) &&
+        !(rt->leave_confirmed && rt->leave_index == raft_conf_index(r))) {
+        /* Only on the old side of a joint configuration it has not seen committed: once that
+         * commits the leader appends the new one and stops writing to this node, which so
+         * may never learn it. It asks the voters to be (a metadata fetch answers with the
+         * leader's commit index, observe_response) rather than leave while its vote may
+         * still be needed. */
+        size_t n = 0;
+        for (int32_t i = 0; i < t->n; i++)
+            rt->obs_voters[n++] = t->ids[i];
+        rt->n_obs_voters = n;
+        if (rt->leave_index != raft_conf_index(r)) {
+            rt->leave_index = raft_conf_index(r);
+            rt->leave_confirmed = false;
+            observe_retry(rt, RAFT_NONE, 0);
+        }
+        observe_poll(rt);
+        return;
+    }
+    for (size_t i = 0; i < rt->n_pend;) { /* proposals of ours the log no longer decides */
+        if (!rt->pend[i]->forwarded)
+            pend_fail(rt, i, KERR_NOT_CONTROLLER);
+        else
+            i++;
+    }
+    size_t n = 0;
+    for (int32_t i = 0; i < t->n; i++)
+        if (t->ids[i] != rt->node)
+            rt->obs_voters[n++] = t->ids[i];
+    rt->n_obs_voters = n;
+    replica_close(rt->rp);
+    rt->rp = NULL;
+    int rc = plog_destroy(rt->log);
+    rt->log = NULL;
+    if (rc != 0)
+        log_warn("ctl_metadata_log_not_removed", "node=%d dir=%s err=\"%s\"", rt->node,
+                 rt->opt.meta_dir, err_str(rc));
+    mem_free(rt->parked);
+    rt->parked = NULL;
+    rt->n_parked = rt->cap_parked = 0;
+    rt->observer = true;
+    rt->leave_confirmed = false;
+    rt->leave_index = 0;
+    rt->obs_commit = rt->applied;
+    rt->obs_term = 0;
+    observe_retry(rt, RAFT_NONE, 0);
+    log_info("ctl_became_observer", "node=%d voters=%zu applied=%lld", rt->node, n,
+             (long long)rt->applied);
+    if (rt->opt.on_member_change)
+        (void)rt->opt.on_member_change(rt, false, rt->opt.data);
+}
+
+size_t ctl_runtime_voters(const struct ctl_runtime *rt, int32_t *ids, size_t cap)
+{
+    size_t n = 0;
+    if (rt->observer) {
+        for (size_t i = 0; i < rt->n_obs_voters && n < cap; i++)
+            ids[n++] = rt->obs_voters[i];
+        return n;
+    }
+    const struct raft_conf *conf = raft_conf(replica_raft(rt->rp));
+    for (size_t i = 0; i < conf->n_voters && n < cap; i++)
+        ids[n++] = conf->voters[i];
+    return n;
+}
+
 /* ---- open / close -------------------------------------------------------------------------- */
+
+static bool dir_joined(const char *dir)
+{
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return false;
+    bool joined = faccessat(dfd, CTL_JOINED_FILE, F_OK, 0) == 0;
+    close(dfd);
+    return joined;
+}
+
+bool ctl_runtime_dir_joined(const char *dir)
+{
+    return dir_joined(dir);
+}
 
 int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
                      size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
                      struct ctl_runtime **out)
 {
-    if (!opt->send_raft || !opt->send_frame || n_voters < 1 || n_voters > RAFT_VOTERS_MAX ||
-        node_id < 0)
+    bool joined = opt->joined || dir_joined(dir);
+    if (!opt->send_raft || !opt->send_frame || n_voters > RAFT_VOTERS_MAX || node_id < 0 ||
+        (n_voters < 1 && !joined))
         return -ERR_INVALID;
     bool member = false;
+    int32_t ids[RAFT_VOTERS_MAX];
     for (size_t i = 0; i < n_voters; i++) {
         if (voters[i].id < 0)
             return -ERR_INVALID;
@@ -1009,42 +1331,22 @@ int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *v
             if (voters[j].id == voters[i].id)
                 return -ERR_INVALID;
         member |= voters[i].id == node_id;
+        ids[i] = voters[i].id;
     }
-    if (!member)
+    if (!member && !joined)
         return -ERR_INVALID;
     struct ctl_runtime *rt = runtime_new(node_id, opt, now_ms);
-
-    struct plog_config cfg = {.segment_bytes = 64 << 20,
-                              .segment_ms = -1,
-                              .retention_ms = -1,
-                              .retention_bytes = -1,
-                              .index_interval_bytes = 4096};
-    int rc = plog_open(dir, &cfg, opt->flusher, false, &rt->log, NULL);
-    if (rc != 0) {
-        rt->log = NULL;
+    int rc = open_log(dir, opt->flusher, &rt->log);
+    if (rc != 0)
         goto out_free;
-    }
     if (plog_start_offset(rt->log) > 0) {
         rc = -ERR_UNSUPPORTED; /* needs a metadata snapshot: a later step */
         goto out_close_log;
     }
-    struct replica_options ro;
-    replica_options_default(&ro, node_id, opt->seed ^ (uint64_t)(uint32_t)node_id);
-    ro.raft = opt->raft;
-    ro.raft.id = node_id;
-    ro.raft.seed = opt->seed ^ (uint64_t)(uint32_t)node_id;
-    ro.bootstrap.n_voters = n_voters;
-    for (size_t i = 0; i < n_voters; i++)
-        ro.bootstrap.voters[i] = voters[i].id;
-    ro.send = send_cb;
-    ro.on_commit = commit_cb;
-    ro.data = rt;
-    struct replica *rp;
-    rc = replica_open(rt->log, &ro, now_ms, &rp);
+    rc = open_replica(rt, ids, joined ? 0 : n_voters);
     if (rc != 0)
         goto out_close_log;
-    int64_t commit = raft_commit(replica_raft(rp));
-    rt->rp = rp;
+    int64_t commit = raft_commit(replica_raft(rt->rp));
     if (commit > rt->applied) {
         int64_t through;
         rc = replay(rt, &rt->committed, 0, commit, &through);

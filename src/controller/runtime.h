@@ -53,8 +53,20 @@
  * an observer refetches the log from offset 0 at every start. ctl_runtime_step refuses Raft
  * messages (-ERR_INVALID); the role is RAFT_FOLLOWER; term and leader are the last answer's.
  *
+ * Voter changes (`cluster voters add|remove`, Kafka's AddRaftVoter / RemoveRaftVoter). A VOTERS
+ * record (controller/records.h) names the voters the quorum is to have; CTL_REQ_VOTERS writes
+ * it (ctl_cmd_voters) and is answered once the group's committed configuration is that set,
+ * or KERR_REQUEST_TIMED_OUT after request_timeout_ms (the change goes on: ask again to wait
+ * more). The leader drives the group there on its ticks: new voters become learners, are
+ * promoted (with any removal) in one joint change once within CTL_VOTER_CATCH_UP_SLACK of the
+ * commit. Every node follows the committed image: an observer named in it opens an empty
+ * metadata log in opt.meta_dir with no configuration (so it cannot campaign) and becomes a
+ * replica the leader adds; a voter left out, once its group no longer needs its vote and it
+ * does not lead, closes and deletes its log and observes the voters to be. A leader that
+ * removes itself leads the joint change and steps down once the new configuration commits.
+ *
  * Not yet: metadata snapshots. The whole log is replayed at open and never truncated; a log
- * whose start is above 0 is refused (-ERR_UNSUPPORTED). Voter changes are not driven from here.
+ * whose start is above 0 is refused (-ERR_UNSUPPORTED).
  *
  * Threading: the reactor thread. Callbacks must not call ctl_runtime_close; done callbacks may
  * submit. */
@@ -93,6 +105,11 @@ typedef int (*ctl_send_frame_fn)(struct ctl_runtime *rt, int32_t to, uint8_t typ
 /* The committed image changed from before to after (both valid during the call only). */
 typedef void (*ctl_image_change_fn)(struct ctl_runtime *rt, const struct ctl_image *before,
                                     const struct ctl_image *after, void *data);
+/* This node turns into a voter replica of the metadata group (voter true: before its log is
+ * created; a nonzero return keeps it an observer, tried again next tick) or back into an
+ * observer (voter false: after its log is deleted). The owner records it durably, so that a
+ * restart comes back in the same role (broker/cluster.c: quorum.state). */
+typedef int (*ctl_member_change_fn)(struct ctl_runtime *rt, bool voter, void *data);
 /* A submitted command's outcome (exactly once per submit). */
 typedef void (*ctl_done_fn)(struct ctl_runtime *rt, const struct ctl_answer *a, void *data);
 
@@ -109,19 +126,30 @@ struct ctl_runtime_options {
     ctl_image_change_fn on_image_change; /* may be NULL */
     void *data;                       /* for send_raft, send_frame, on_image_change */
     uint64_t seed;                    /* election jitter and topic ids */
+    /* Voter changes (see "Voter changes" above). meta_dir NULL: this node never changes role. */
+    const char *meta_dir;             /* where this node's metadata log is, or would be */
+    const char *host;                 /* this node's cluster address, sent with the fetches */
+    int port;                         /* of an observer (ctl_runtime_open_observer's) */
+    ctl_member_change_fn on_member_change; /* may be NULL */
+    bool joined; /* open: the log's configuration is learnt from the leader (a node that became
+                    a voter by a voter change; also implied by ctl_runtime_dir_joined): the
+                    voters given are not a bootstrap one */
 };
 
 void ctl_runtime_options_default(struct ctl_runtime_options *o);
 
 /* Opens (creating if needed) the metadata log in dir (the partition directory of
  * __cluster_metadata-0), binds a replica to it with the voters as bootstrap configuration
- * (node_id must be one of them), and rebuilds the committed image by replaying the log up to
+ * (node_id must be one of them; with opt->joined none is, the configuration is the log's), and rebuilds the committed image by replaying the log up to
  * the restored commit index. Returns 0 and *out (release with ctl_runtime_close),
  * -ERR_INVALID (options, voters), -ERR_UNSUPPORTED (the log starts above 0: snapshots are not
  * there yet), or an error of plog_open / replica_open. */
 int ctl_runtime_open(const char *dir, int32_t node_id, const struct ctl_voter *voters,
                      size_t n_voters, const struct ctl_runtime_options *opt, int64_t now_ms,
                      struct ctl_runtime **out);
+/* dir holds the metadata log of a node that became a voter by a voter change (it opens with
+ * the log's configuration only, whatever voters are given). */
+bool ctl_runtime_dir_joined(const char *dir);
 /* Opens an observer runtime (see "Observers" above) for node_id, which must not be one of the
  * voters; host:port is this node's cluster address (sent with each fetch, so the leader can
  * answer). send_raft is not used. Returns 0 and *out (release with ctl_runtime_close) or
@@ -150,6 +178,10 @@ void ctl_runtime_deliver(struct ctl_runtime *rt, int32_t from, uint8_t type, uin
  * before this returns (validation errors, no leader). */
 void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
                         void *data);
+
+/* The quorum's voters as this node knows them (a voter: its configuration's, the new side while
+ * joint; an observer: those it polls) into ids[0..cap); returns how many. */
+size_t ctl_runtime_voters(const struct ctl_runtime *rt, int32_t *ids, size_t cap);
 
 /* Queries. */
 const struct ctl_image *ctl_runtime_image(const struct ctl_runtime *rt); /* committed */

@@ -15,7 +15,8 @@
  * set; v0's ZooKeeper-era offsets are the one offset store here, as in Kafka 3.x in KRaft mode).
  * Admin APIs of Kafka 3.x that tools call: OffsetForLeaderEpoch (Raft terms are the leader
  * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster, and the reassignment APIs
- * (AlterPartitionReassignments, ListPartitionReassignments: KIP-455). Every client picks the highest version both sides have: raising a maximum changes what
+ * (AlterPartitionReassignments, ListPartitionReassignments: KIP-455), and the voter changes of
+ * the metadata quorum (AddRaftVoter, RemoveRaftVoter: KIP-853). Every client picks the highest version both sides have: raising a maximum changes what
  * librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in the reference).
  * Rows are in key order (ApiVersions lists them so). */
 #ifndef SP_KAFKA_API_H
@@ -53,7 +54,9 @@
     X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", 0, 0, 0)                   \
     X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments", 0, 0, 0)                     \
     X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */                            \
-    X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)
+    X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)                                            \
+    X(ADD_RAFT_VOTER, 80, "AddRaftVoter", 0, 0, 0)                                                 \
+    X(REMOVE_RAFT_VOTER, 81, "RemoveRaftVoter", 0, 0, 0)
 
 enum kafka_api {
 #define X(e, key, name, min, max, flex) KAPI_##e = key,
@@ -61,7 +64,7 @@ enum kafka_api {
 #undef X
 };
 
-#define KAFKA_API_KEY_MAX 68 /* highest key we may be asked about; lookups above return NULL */
+#define KAFKA_API_KEY_MAX 81 /* highest key we may be asked about; lookups above return NULL */
 
 struct kafka_api_info {
     int16_t key;

@@ -92,7 +92,11 @@
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
-    X(UNSUPPORTED_ENDPOINT_TYPE, 115)
+    X(INCONSISTENT_CLUSTER_ID, 104)                                                                \
+    X(UNSUPPORTED_ENDPOINT_TYPE, 115)                                                              \
+    X(INVALID_VOTER_KEY, 125)                                                                      \
+    X(DUPLICATE_VOTER, 126)                                                                        \
+    X(VOTER_NOT_FOUND, 127)
 
 enum kafka_error {
 #define X(name, code) KERR_##name = code,

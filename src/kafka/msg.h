@@ -614,6 +614,27 @@ int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
 void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
                                   const struct describe_cluster_resp *resp);
 
+/* ---- AddRaftVoter (80) and RemoveRaftVoter (81); v0, flexible (KIP-853) ---- */
+
+struct raft_voter_req {
+    struct kstr cluster_id; /* nullable: not checked */
+    int32_t timeout_ms;     /* AddRaftVoter only */
+    int32_t voter_id;
+    struct kuuid voter_directory_id;
+    int32_t n_listeners; /* AddRaftVoter: the voter's endpoints (ours come from its registration) */
+};
+
+struct raft_voter_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+/* add: AddRaftVoter, else RemoveRaftVoter. */
+int kmsg_decode_raft_voter(struct kreader *r, bool add, int16_t v, struct raft_voter_req *out);
+void kmsg_encode_raft_voter(struct kwriter *w, bool add, int16_t v,
+                            const struct raft_voter_resp *resp);
+
 /* ---- AlterPartitionReassignments (45) and ListPartitionReassignments (46); v0, flexible ---- */
 
 struct alter_reassign_req_partition {

@@ -1147,3 +1147,19 @@ struct plog *replica_log(const struct replica *rp)
 {
     return rp->log;
 }
+
+int replica_discard(struct plog *log)
+{
+    int dfd = open(plog_dir(log), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return -errno;
+    static const char *const files[] = {RAFT_HARD_STATE_FILE, RAFT_CONF_LOG_FILE,
+                                        RAFT_LOG_START_FILE};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && rc == 0; i++)
+        rc = io_unlink(dfd, files[i]);
+    if (rc == 0)
+        rc = io_fsync_dir(dfd);
+    close(dfd);
+    return rc != 0 ? rc : plog_reset(log, 0);
+}

@@ -90,6 +90,12 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
 /* Writes the latest commit hint (unless failed), unbinds from the log (its flush callback is
  * removed) and frees. The log stays open. */
 void replica_close(struct replica *rp);
+/* A replica that left its group for good (its broker is no longer one of the partition's
+ * replicas): removes the Raft state in dir (hard state, configurations, log start), then empties
+ * the log (plog_reset to 0), so that a replica opened there later starts as a new member that
+ * learns everything from its leader. Call with no replica bound to the log. Returns 0 or the
+ * first error (-errno, or plog_reset's); what was removed stays removed. */
+int replica_discard(struct plog *log);
 
 /* Time (monotonic ms). */
 void replica_tick(struct replica *rp, int64_t now_ms);

@@ -246,3 +246,28 @@ poll_until() {
         sleep 0.05
     done
 }
+
+# create_topic_retrying BROKER NAME [topic create options...]: `streampulse topic create`,
+# asked again (10 s at most) while the metadata quorum has no controller yet (a voter was just
+# lost); the last error is in $TMP/create.out.
+create_topic_retrying() {
+    local broker=$1 name=$2
+    shift 2
+    for _ in $(seq 1 100); do
+        "$SP" topic create "$name" "$@" -b "$broker" --timeout 2 >"$TMP/create.out" 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# start_first_node N: init_cluster N with no controller.quorum.voters, then node 1 alone (the
+# only voter of a quorum of its own) at a fixed cluster.listener, registered with itself; sets
+# B1..BN to the nodes' client addresses. Nodes 2..N join later by bootstrap.
+start_first_node() {
+    local n=$1 i
+    init_cluster "$n"
+    CL_VOTERS=""
+    start_node 1 --set "cluster.listener=127.0.0.1:${CL_CPORT[1]}"
+    wait_log 1 'event=cluster_registered' 1 10 || fail "node 1 did not register with itself"
+    for i in $(seq 1 "$n"); do printf -v "B$i" '%s' "127.0.0.1:${CL_PORT[$i]}"; done
+}

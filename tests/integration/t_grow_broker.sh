@@ -4,9 +4,10 @@
 # pointing at node 1, learns the cluster from it, registers and becomes a broker of it: both
 # nodes list two live brokers, a topic of replication factor 2 spreads over both, an idempotent
 # acks=all producer through node 2 loses and repeats nothing, node 1's old topic reads through
-# node 2, and the replicas are byte-identical, also after node 2 is killed (-9) and bootstraps
-# again. Bad bootstrap settings are refused with the reason: both voters and bootstrap servers,
-# no cluster.listener, a node.id the quorum's voter has, and nobody answering.
+# node 2, and the replicas are byte-identical, also after node 2 is killed (-9) and restarts
+# into the same cluster from its quorum.state (not asking the bootstrap server again). Bad
+# bootstrap settings are refused with the reason: both voters and bootstrap servers, no
+# cluster.listener, a node.id the quorum's voter has, and nobody answering.
 # timeout: 90
 source "$(dirname "$0")/lib.sh"
 
@@ -118,14 +119,18 @@ identical() { # PARTITIONS...: every replica of spread-P holds the same bytes
 identical 0 1 || { ls -l "$TMP"/data*/spread-*/; fail "the replicas of spread differ"; }
 note "$COUNT acks=all idempotent records through node 2 on rf 2, read through node 1; identical replicas"
 
-# ---- node 2 killed: it bootstraps again and catches up ----
+# ---- node 2 killed: it restarts into the same cluster and catches up ----
 kill9_node 2
 # node 1 is the metadata quorum on its own: its own topics go on without node 2 (spread, with two
 # voters per partition, waits for it: a Raft group of two needs both)
 seq 301 400 | kcat -P -b "127.0.0.1:${CL_PORT[1]}" -t before -X acks=all ||
     fail "node 1 refused records on its own topic while node 2 is down"
 start_node 2 --set "cluster.listener=127.0.0.1:${CL_CPORT[2]}" --set "$BOOT"
-wait_log 2 'event=cluster_bootstrapped' 2 15 || fail "node 2 did not bootstrap again"
+# it finds its cluster in its quorum.state, without asking the bootstrap server again
+wait_log 2 'event=cluster_registered' 2 15 || fail "node 2 did not register again"
+[ "$(grep -c 'event=cluster_bootstrapped' "$TMP/node2.log")" = 1 ] ||
+    fail "node 2 asked the bootstrap servers again instead of reading its quorum.state"
+grep -q '^cluster.id=' "$TMP/data2/quorum.state" || fail "node 2 has no quorum.state"
 wait_log 2 'event=cluster_registered' 2 15 || fail "node 2 did not register again"
 $PY "$ROOT/tests/integration/idem_producer.py" "127.0.0.1:${CL_PORT[1]}" spread 500 "$TMP/spread2.acked" \
     --partitions 2 -X acks=all >"$TMP/spread2.out" 2>&1 || fail "producer via node 1 after node 2's restart"

@@ -526,8 +526,12 @@ TEST(controller_cmd_reassign_and_report)
               KERR_INVALID_REPLICA_ASSIGNMENT);
     ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){r0, 9}, 2, &e.out),
               KERR_INVALID_REPLICA_ASSIGNMENT);
-    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){all[1]}, 1, &e.out),
-              KERR_INVALID_REPLICA_ASSIGNMENT); /* leaves r0 out */
+    /* a target that leaves r0 out moves the partition off it */
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){all[1]}, 1, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    ASSERT_EQ(e.out.v[0].partition.n_target, 1);
+    ASSERT_EQ(e.out.v[0].partition.target[0], all[1]);
+    e.out.n = 0; /* not applied */
     ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, NULL, 0, &e.out), KERR_NO_REASSIGNMENT_IN_PROGRESS);
     ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){r0}, 1, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.n, 0); /* already so */
@@ -590,6 +594,67 @@ TEST(controller_cmd_reassign_and_report)
     ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 1, NULL, 0, &e.out), KERR_NONE);
     commit(&e);
     ASSERT_EQ(ctl_image_topic(&e.img, "t")->parts[1].n_target, 0);
+    /* a shrink: the report of the target's voters ends it, the leader moving if it left */
+    ASSERT_EQ(ctl_cmd_reassign(&e.img, "t", 0, (int32_t[]){all[1], all[2]}, 2, &e.out), KERR_NONE);
+    commit(&e);
+    p = &ctl_image_topic(&e.img, "t")->parts[0];
+    int32_t epoch = p->leader_epoch;
+    bool leader_left = p->leader == all[0];
+    ASSERT_EQ(ctl_cmd_partition_replicas(&e.img, id, 0, (int32_t[]){all[2], all[1]}, 2, &e.out),
+              KERR_NONE);
+    commit(&e);
+    p = &ctl_image_topic(&e.img, "t")->parts[0];
+    ASSERT_EQ(p->n_target, 0);
+    ASSERT_EQ(p->n_replicas, 2);
+    ASSERT(!ctl_partition_has_member(p, all[0]));
+    ASSERT(p->leader == -1 || ctl_partition_has_replica(p, p->leader));
+    if (leader_left)
+        ASSERT_EQ(p->leader_epoch, epoch + 1);
     ctl_image_check(&e.img);
+    env_free(&e);
+}
+
+TEST(controller_cmd_voters_add_remove_and_refusals)
+{
+    struct env e;
+    env_init(&e);
+    for (int32_t id = 1; id <= 3; id++)
+        add_broker(&e, id, 0);
+    int32_t now1[] = {1};
+    bool same;
+    /* before any VOTERS record the base is the quorum's configuration now */
+    ASSERT_EQ(ctl_cmd_voters(&e.img, true, 1, now1, 1, &same, &e.out), KERR_DUPLICATE_VOTER);
+    ASSERT_EQ(ctl_cmd_voters(&e.img, false, 2, now1, 1, &same, &e.out), KERR_VOTER_NOT_FOUND);
+    ASSERT_EQ(ctl_cmd_voters(&e.img, false, 1, now1, 1, &same, &e.out), KERR_INVALID_REQUEST);
+    ASSERT_EQ(ctl_cmd_voters(&e.img, true, 9, now1, 1, &same, &e.out), KERR_BROKER_NOT_AVAILABLE);
+    ASSERT_EQ(e.out.n, 0);
+    ASSERT_EQ(ctl_cmd_voters(&e.img, true, 2, now1, 1, &same, &e.out), KERR_NONE);
+    ASSERT(!same);
+    ASSERT_EQ(e.out.n, 1);
+    ASSERT_EQ(e.out.v[0].type, CTL_REC_VOTERS);
+    commit(&e);
+    ASSERT_EQ(e.img.voters.n, 2);
+    ASSERT_EQ(e.img.voters.ids[0], 1);
+    ASSERT_EQ(e.img.voters.ids[1], 2);
+    /* asked again while the quorum is still {1}: no record, the caller waits */
+    ASSERT_EQ(ctl_cmd_voters(&e.img, true, 2, now1, 1, &same, &e.out), KERR_NONE);
+    ASSERT(same);
+    ASSERT_EQ(e.out.n, 0);
+    /* the base is now the image's set, whatever the configuration says */
+    ASSERT_EQ(ctl_cmd_voters(&e.img, true, 3, now1, 1, &same, &e.out), KERR_NONE);
+    commit(&e);
+    ASSERT_EQ(e.img.voters.n, 3);
+    int32_t now3[] = {1, 2, 3};
+    ASSERT_EQ(ctl_cmd_voters(&e.img, false, 1, now3, 3, &same, &e.out), KERR_NONE);
+    commit(&e);
+    ASSERT_EQ(e.img.voters.n, 2);
+    ASSERT_EQ(e.img.voters.ids[0], 2);
+    ASSERT_EQ(e.img.voters.ids[1], 3);
+    /* removal asked again: waits while the configuration still has it, else not found */
+    ASSERT_EQ(ctl_cmd_voters(&e.img, false, 1, now3, 3, &same, &e.out), KERR_NONE);
+    ASSERT(same);
+    int32_t now23[] = {2, 3};
+    ASSERT_EQ(ctl_cmd_voters(&e.img, false, 1, now23, 2, &same, &e.out), KERR_VOTER_NOT_FOUND);
+    ASSERT_EQ(e.out.n, 0);
     env_free(&e);
 }

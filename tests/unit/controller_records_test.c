@@ -71,6 +71,14 @@ static size_t sample_records(struct ctl_rec *v)
     r->pids.broker_id = 2;
     r->pids.first = 5000;
     r->pids.size = 1000;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_VOTERS;
+    r->voters.n = 3;
+    r->voters.ids[0] = 1;
+    r->voters.ids[1] = 4;
+    r->voters.ids[2] = 2;
     return n;
 }
 
@@ -78,7 +86,7 @@ TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 8);
+    ASSERT_EQ(n, 9);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -342,4 +350,40 @@ TEST(controller_records_list_roundtrip_and_limits)
     mem_free(p);
     iobuf_destroy(&b);
     ctl_recs_free(&l);
+}
+
+TEST(controller_records_voters_bounds_and_duplicates_refused)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    struct ctl_rec r = v[n - 1], d;
+    ASSERT_EQ(r.type, CTL_REC_VOTERS);
+    size_t len;
+    uint8_t *p = ctu_encode(&r, &len);
+    ASSERT_EQ(len, 2 + 2 + 4 + 3 * 4); /* type, version, n, ids */
+    put32(p + 4, 0);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + 4, CTL_VOTERS_MAX + 1);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + 4, 0x7fffffff);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + 4, 3);
+    put32(p + 8 + 4, 1); /* a duplicate id */
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    put32(p + 8 + 4, 0xffffffff); /* a negative one */
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* the image keeps the latest set, and its snapshot carries it */
+    struct ctl_image img;
+    ctl_image_init(&img);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    r.voters.n = 1;
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    struct ctl_image copy;
+    ctl_image_init(&copy);
+    ctl_image_copy(&copy, &img);
+    ASSERT_EQ(copy.voters.n, 1);
+    ASSERT_EQ(copy.voters.ids[0], 1);
+    ctl_image_free(&copy);
+    ctl_image_free(&img);
 }

@@ -51,6 +51,7 @@ static struct {
     struct node n[N + 2];
     int64_t request_ms;
     bool use_flusher; /* one real flusher thread for every log (the production path) */
+    bool dynamic;     /* voter changes allowed: every node gets meta_dir (runtime.h) */
     struct flusher *fl;
 } C;
 
@@ -191,6 +192,11 @@ static void node_start(int32_t id)
     o.on_image_change = image_change;
     o.data = nd;
     o.seed = 77 + (uint64_t)id;
+    if (C.dynamic) {
+        o.meta_dir = nd->dir;
+        o.host = "127.0.0.1";
+        o.port = C.ports[id];
+    }
     if (id == OBS)
         ASSERT_EQ(ctl_runtime_open_observer(id, C.voters, N, "127.0.0.1", C.ports[id], &o,
                                             time_mono_ms(), &nd->rt),
@@ -214,9 +220,10 @@ static void node_stop(int32_t id)
 static void cluster_start(void)
 {
     int64_t request_ms = C.request_ms;
-    bool use_flusher = C.use_flusher;
+    bool use_flusher = C.use_flusher, dynamic = C.dynamic;
     memset(&C, 0, sizeof(C));
     C.request_ms = request_ms;
+    C.dynamic = dynamic;
     if (use_flusher)
         ASSERT_EQ(flusher_start(&C.fl), 0);
     log_set_level(getenv("CTL_RUNTIME_TEST_LOG") ? LOG_INFO : LOG_ERROR);
@@ -233,6 +240,7 @@ static void cluster_start(void)
     }
     C.ports[OBS] = free_port();
     C.n[OBS].id = OBS;
+    snprintf(C.n[OBS].dir, sizeof(C.n[OBS].dir), "%s/ctl-%d", test_tmpdir(), OBS);
     C.n[OBS].incarnation.b[0] = OBS;
     for (int32_t id = 1; id <= N; id++)
         node_start(id);
@@ -247,6 +255,7 @@ static void cluster_stop(void)
         flusher_stop(C.fl);
     C.fl = NULL;
     C.use_flusher = false;
+    C.dynamic = false;
     reactor_free(C.r);
     C.request_ms = 0;
     nt_leak_check();
@@ -449,6 +458,8 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         {.type = CTL_REQ_HEARTBEAT, .reg = {.node_id = 4, .incarnation = {{9}}},
          .caught_up = true},
         {.type = CTL_REQ_ALLOC_PIDS, .reg = {.node_id = 5, .incarnation = {{7}}}},
+        {.type = CTL_REQ_VOTERS, .voter_add = true, .voter = 6},
+        {.type = CTL_REQ_VOTERS, .voter_add = false, .voter = 0},
     };
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
         struct iobuf b;
@@ -467,6 +478,8 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         ASSERT_EQ(d.reg.node_id, reqs[i].reg.node_id);
         ASSERT_MEMEQ(d.reg.incarnation.b, reqs[i].reg.incarnation.b, 16);
         ASSERT_EQ(d.caught_up, reqs[i].caught_up);
+        ASSERT_EQ(d.voter_add, reqs[i].voter_add);
+        ASSERT_EQ(d.voter, reqs[i].voter);
         if (reqs[i].name)
             ASSERT_STREQ(d.name, reqs[i].name);
         if (reqs[i].reg.host) {
@@ -498,6 +511,11 @@ TEST(controller_request_codec_roundtrip_and_truncation)
     ASSERT_EQ(ctl_request_decode(bad_type, 1, &d), -ERR_CORRUPT);
     uint8_t nul[] = {CTL_REQ_DELETE_TOPIC, 0, 2, 'a', 0};
     ASSERT_EQ(ctl_request_decode(nul, sizeof(nul), &d), -ERR_CORRUPT);
+    /* VOTERS: an op that is neither add nor remove, a negative node */
+    uint8_t op[] = {CTL_REQ_VOTERS, 2, 0, 0, 0, 1};
+    ASSERT_EQ(ctl_request_decode(op, sizeof(op), &d), -ERR_CORRUPT);
+    uint8_t neg[] = {CTL_REQ_VOTERS, 1, 0xff, 0xff, 0xff, 0xff};
+    ASSERT_EQ(ctl_request_decode(neg, sizeof(neg), &d), -ERR_CORRUPT);
     /* A config count above what the bytes can hold. */
     uint8_t many[] = {CTL_REQ_ALTER_CONFIGS, 2, 0, 1, 'a', 0x7f, 0xff, 0xff, 0xff};
     ASSERT_EQ(ctl_request_decode(many, sizeof(many), &d), -ERR_CORRUPT);
@@ -934,5 +952,94 @@ TEST(controller_runtime_leader_serves_committed_batches)
     ASSERT_EQ(r.error, KERR_NOT_CONTROLLER);
     ASSERT_EQ(r.leader, leader);
     ASSERT_EQ(r.len, 0);
+    cluster_stop();
+}
+
+static struct ctl_answer voters_change(int32_t at, bool add, int32_t node)
+{
+    struct ctl_request req = {.type = CTL_REQ_VOTERS, .voter_add = add, .voter = node};
+    return run_at(at, &req);
+}
+
+/* The voter set node id's replica has committed, as a sorted bit mask. */
+static unsigned committed_voters(int32_t id)
+{
+    const struct raft *r = replica_raft(ctl_runtime_replica(C.n[id].rt));
+    const struct raft_conf *c = raft_conf(r);
+    if (raft_conf_is_joint(c) || c->n_learners > 0 || raft_conf_index(r) > raft_commit(r))
+        return 0;
+    unsigned m = 0;
+    for (size_t i = 0; i < c->n_voters; i++)
+        m |= 1u << c->voters[i];
+    return m;
+}
+
+/* A live node (voters and the observer) that leads, or RAFT_NONE. */
+static int32_t some_leader(void)
+{
+    for (int32_t id = 1; id <= OBS; id++)
+        if (C.n[id].rt && ctl_runtime_role(C.n[id].rt) == RAFT_LEADER)
+            return id;
+    return RAFT_NONE;
+}
+
+TEST(controller_runtime_voter_changes_grow_and_shrink_the_quorum)
+{
+    C.dynamic = true;
+    int32_t leader = cluster_ready();
+    ASSERT_EQ(create_topic(leader, "before", 2, 3).error, KERR_NONE);
+    /* refused: an unregistered broker, a voter already, a node that is none */
+    ASSERT_EQ(voters_change(leader, true, 42).error, KERR_BROKER_NOT_AVAILABLE);
+    ASSERT_EQ(voters_change(leader, true, 2).error, KERR_DUPLICATE_VOTER);
+    ASSERT_EQ(voters_change(leader, false, 42).error, KERR_VOTER_NOT_FOUND);
+
+    /* An observer broker becomes the fourth voter: it copies the log as a learner first. */
+    node_start(OBS);
+    register_broker(OBS);
+    C.n[OBS].beating = true;
+    PUMP_UNTIL(observer_synced(leader), 5000);
+    ASSERT_EQ(voters_change(a_follower(leader), true, OBS).error, KERR_NONE);
+    ASSERT(!ctl_runtime_is_observer(C.n[OBS].rt));
+    unsigned four = 1u << 1 | 1u << 2 | 1u << 3 | 1u << OBS;
+    PUMP_UNTIL(committed_voters(OBS) == four && committed_voters(leader) == four, 5000);
+    ASSERT_EQ(access(C.n[OBS].dir, F_OK), 0);
+    ASSERT_EQ(voters_change(leader, true, OBS).error, KERR_NONE); /* asked again: done */
+    struct ctl_answer a = create_topic(OBS, "grown", 1, 1);
+    ASSERT_EQ(a.error, KERR_NONE);
+    PUMP_UNTIL(ctl_image_topic(ctl_runtime_image(C.n[OBS].rt), "grown") != NULL, 5000);
+
+    /* The leader dies; three of four elect a new one and remove it. */
+    node_stop(leader);
+    PUMP_UNTIL(some_leader() != RAFT_NONE, 5000);
+    ASSERT_EQ(voters_change(OBS, false, leader).error, KERR_NONE);
+    unsigned three = four & ~(1u << leader);
+    PUMP_UNTIL(committed_voters(OBS) == three, 5000);
+    ASSERT_EQ(create_topic(OBS, "after", 1, 1).error, KERR_NONE);
+
+    /* The fourth node goes back to observing: its metadata log is deleted, its image follows. */
+    ASSERT_EQ(voters_change(a_follower(leader), false, OBS).error, KERR_NONE);
+    PUMP_UNTIL(ctl_runtime_is_observer(C.n[OBS].rt), 5000);
+    ASSERT(ctl_runtime_replica(C.n[OBS].rt) == NULL);
+    ASSERT_NE(access(C.n[OBS].dir, F_OK), 0);
+    int32_t f = a_follower(leader);
+    ASSERT_EQ(create_topic(f, "observed", 1, 1).error, KERR_NONE);
+    PUMP_UNTIL(ctl_image_topic(ctl_runtime_image(C.n[OBS].rt), "observed") != NULL, 5000);
+    /* the last voters: removing down to one works, the last one is refused */
+    ASSERT_EQ(voters_change(f, false, f).error, KERR_NONE);
+    int32_t last = RAFT_NONE;
+    for (int32_t id = 1; id <= N; id++)
+        if (id != leader && id != f)
+            last = id;
+    PUMP_UNTIL(committed_voters(last) == 1u << last, 5000);
+    PUMP_UNTIL(ctl_runtime_is_observer(C.n[f].rt), 5000); /* it learnt its removal committed */
+    ASSERT_EQ(voters_change(last, false, last).error, KERR_INVALID_REQUEST);
+    ASSERT_EQ(create_topic(last, "alone", 1, 1).error, KERR_NONE);
+    cluster_stop();
+}
+
+TEST(controller_runtime_static_quorum_refuses_voter_changes)
+{
+    int32_t leader = cluster_ready();
+    ASSERT_EQ(voters_change(leader, false, a_follower(leader)).error, KERR_INVALID_REQUEST);
     cluster_stop();
 }

@@ -276,6 +276,16 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
                   y->describe_cluster.include_cluster_authorized_operations);
         ASSERT_EQ(x->describe_cluster.endpoint_type, y->describe_cluster.endpoint_type);
         break;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER: {
+        const struct raft_voter_req *a = &x->raft_voter, *b = &y->raft_voter;
+        str_eq(a->cluster_id, b->cluster_id);
+        ASSERT_EQ(a->timeout_ms, b->timeout_ms);
+        ASSERT_EQ(a->voter_id, b->voter_id);
+        ASSERT(memcmp(a->voter_directory_id.b, b->voter_directory_id.b, 16) == 0);
+        ASSERT_EQ(a->n_listeners, b->n_listeners);
+        break;
+    }
     case KAPI_ALTER_PARTITION_REASSIGNMENTS: {
         const struct alter_reassign_req *a = &x->alter_reassignments, *b = &y->alter_reassignments;
         ASSERT_EQ(a->timeout_ms, b->timeout_ms);
@@ -632,6 +642,14 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER: {
+        const struct raft_voter_resp *a = &x->raft_voter, *b = &y->raft_voter;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        str_eq(a->error_message, b->error_message);
+        break;
+    }
     case KAPI_ALTER_PARTITION_REASSIGNMENTS: {
         const struct alter_reassign_resp *a = &x->alter_reassignments, *b = &y->alter_reassignments;
         ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
@@ -815,8 +833,9 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * OffsetCommit v8-9, OffsetFetch v6-8, DescribeGroups v5, ListGroups v3-4, DeleteGroups v2;
      * InitProducerId v2-5; OffsetForLeaderEpoch v4, DescribeLogDirs v2-4,
      * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
-     * AlterPartitionReassignments v0, ListPartitionReassignments v0 */
-    ASSERT_EQ(flexible, 53);
+     * AlterPartitionReassignments v0, ListPartitionReassignments v0, AddRaftVoter v0,
+     * RemoveRaftVoter v0 */
+    ASSERT_EQ(flexible, 55);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

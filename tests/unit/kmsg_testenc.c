@@ -433,6 +433,25 @@ static void enc_alter_reassignments(struct kwriter *w, bool f, const struct alte
     t_tags(w, f);
 }
 
+static void enc_raft_voter(struct kwriter *w, bool add, const struct raft_voter_req *q)
+{
+    t_str(w, true, q->cluster_id);
+    if (add)
+        kw_i32(w, q->timeout_ms);
+    kw_i32(w, q->voter_id);
+    kw_uuid(w, q->voter_directory_id);
+    if (add) {
+        t_arr(w, true, q->n_listeners);
+        for (int32_t i = 0; i < q->n_listeners; i++) {
+            t_str(w, true, kstr_c(i ? "CONTROLLER" : "PLAINTEXT"));
+            t_str(w, true, kstr_c("127.0.0.1"));
+            kw_i16(w, (int16_t)(9092 + i));
+            t_tags(w, true);
+        }
+    }
+    t_tags(w, true);
+}
+
 static void enc_list_reassignments(struct kwriter *w, bool f, const struct list_reassign_req *q)
 {
     kw_i32(w, q->timeout_ms);
@@ -537,6 +556,10 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         enc_list_reassignments(w, f, &q->list_reassignments);
         break;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        enc_raft_voter(w, key == KAPI_ADD_RAFT_VOTER, &q->raft_voter);
+        break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         enc_offset_for_leader_epoch(w, v, f, &q->offset_for_leader_epoch);
         break;
@@ -585,6 +608,9 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_alter_reassignments(r, v, a, &q->alter_reassignments);
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         return kmsg_decode_list_reassignments(r, v, a, &q->list_reassignments);
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        return kmsg_decode_raft_voter(r, key == KAPI_ADD_RAFT_VOTER, v, &q->raft_voter);
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return kmsg_decode_offset_for_leader_epoch(r, v, a, &q->offset_for_leader_epoch);
     default: {
@@ -951,6 +977,15 @@ static void sample_alter_reassignments(int var, struct arena *a, struct alter_re
 }
 
 /* var 0: two topics; var 1: null (every reassignment) */
+static void sample_raft_voter(bool add, int var, struct raft_voter_req *q)
+{
+    *q = (struct raft_voter_req){.cluster_id = var ? S("sp-cluster") : KSTR_NULL,
+                                 .timeout_ms = add ? 30000 : 0,
+                                 .voter_id = 2 + var,
+                                 .n_listeners = add ? 1 + var : 0};
+    q->voter_directory_id.b[0] = (uint8_t)(7 + var);
+}
+
 static void sample_list_reassignments(int var, struct arena *a, struct list_reassign_req *q)
 {
     *q = (struct list_reassign_req){.timeout_ms = 1000, .n_topics = -1};
@@ -1049,6 +1084,10 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         return true;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         sample_list_reassignments(var, a, &q->list_reassignments);
+        return true;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        sample_raft_voter(key == KAPI_ADD_RAFT_VOTER, var, &q->raft_voter);
         return true;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         sample_offset_for_leader_epoch(v, var, a, &q->offset_for_leader_epoch);
@@ -1552,6 +1591,12 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         sresp_list_reassignments(var, a, &p->list_reassignments);
         return true;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        p->raft_voter = (struct raft_voter_resp){.throttle_time_ms = var,
+                                                 .error_code = var ? 126 : 0,
+                                                 .error_message = var ? S("dup") : KSTR_NULL};
+        return true;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         sresp_offset_for_leader_epoch(v, var, a, &p->offset_for_leader_epoch);
         return true;
@@ -1616,6 +1661,10 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         kmsg_encode_list_reassignments(w, v, &p->list_reassignments);
+        break;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        kmsg_encode_raft_voter(w, key == KAPI_ADD_RAFT_VOTER, v, &p->raft_voter);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
@@ -2220,6 +2269,13 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         break;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         dec_list_reassignments(r, f, a, &p->list_reassignments);
+        break;
+    case KAPI_ADD_RAFT_VOTER:
+    case KAPI_REMOVE_RAFT_VOTER:
+        p->raft_voter.throttle_time_ms = kr_i32(r);
+        p->raft_voter.error_code = kr_i16(r);
+        p->raft_voter.error_message = kr_str(r, f);
+        d_tags(r, f);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         dec_offset_for_leader_epoch(r, v, f, a, &p->offset_for_leader_epoch);

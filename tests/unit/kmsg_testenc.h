@@ -46,6 +46,7 @@ union kmsg_any_req {
     struct offset_for_leader_epoch_req offset_for_leader_epoch;
     struct alter_reassign_req alter_reassignments;
     struct list_reassign_req list_reassignments;
+    struct raft_voter_req raft_voter; /* AddRaftVoter, RemoveRaftVoter */
 };
 
 union kmsg_any_resp {
@@ -78,6 +79,7 @@ union kmsg_any_resp {
     struct offset_for_leader_epoch_resp offset_for_leader_epoch;
     struct alter_reassign_resp alter_reassignments;
     struct list_reassign_resp list_reassignments;
+    struct raft_voter_resp raft_voter;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */

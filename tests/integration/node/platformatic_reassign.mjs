@@ -1,7 +1,7 @@
 // @platformatic/kafka 1.35.0's AlterPartitionReassignments v0 and ListPartitionReassignments v0
 // requests (KIP-455) against StreamPulse, on one of its connections: nothing is being moved
 // once `topic alter --replication-factor` returned; refusals carry Kafka's codes: an unknown
-// broker or a target without a current replica INVALID_REPLICA_ASSIGNMENT (39), a cancel with
+// broker or a replica named twice INVALID_REPLICA_ASSIGNMENT (39), a cancel with
 // nothing in progress NO_REASSIGNMENT_IN_PROGRESS (85), an unknown partition or topic
 // UNKNOWN_TOPIC_OR_PARTITION (3); a target equal to the replicas is accepted and moves nothing.
 //
@@ -34,7 +34,7 @@ const alter = async topics => {
 }
 assert.deepEqual(await alter([{ name: 'orders', partitions: [
   { partitionIndex: 0, replicas: [1, 2, 9] }, // broker 9 is not registered
-  { partitionIndex: 1, replicas: [2, 3] } // leaves replica 1 out: removals not yet
+  { partitionIndex: 1, replicas: [2, 2] } // a replica twice
 ] }]), [['orders', 0, 39], ['orders', 1, 39]])
 assert.deepEqual(await alter([{ name: 'orders', partitions: [{ partitionIndex: 0, replicas: null }] }]),
   [['orders', 0, 85]], 'cancel with nothing in progress')
