@@ -1157,6 +1157,11 @@ int32_t cluster_controller_leader(const struct cluster *c)
     return ctl_runtime_leader(c->ctl);
 }
 
+size_t cluster_controller_voters(const struct cluster *c, int32_t *ids, size_t cap)
+{
+    return ctl_runtime_voters(c->ctl, ids, cap);
+}
+
 int64_t cluster_controller_term(const struct cluster *c)
 {
     return ctl_runtime_term(c->ctl);

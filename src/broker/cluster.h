@@ -116,6 +116,8 @@ int cluster_await_live(struct broker *b, int64_t max_ms);
 const char *cluster_id(const struct cluster *c);
 int32_t cluster_controller_leader(const struct cluster *c); /* RAFT_NONE if unknown */
 int64_t cluster_controller_term(const struct cluster *c);   /* this node's metadata-group term */
+/* The metadata quorum's voters as this node knows them (ctl_runtime_voters) into ids[0..cap). */
+size_t cluster_controller_voters(const struct cluster *c, int32_t *ids, size_t cap);
 int cluster_port(const struct cluster *c);                  /* the bound cluster port */
 
 /* Status (cluster_status.c), for the admin listener; reactor thread. */

@@ -144,6 +144,13 @@ void cluster_status_json(struct broker *b, struct strbuf *out)
     json_i64(&j, ctl_leader == RAFT_NONE ? -1 : ctl_leader);
     json_key(&j, "term");
     json_i64(&j, cluster_controller_term(c));
+    json_key(&j, "voters");
+    json_arr_begin(&j);
+    int32_t voters[BROKER_VOTERS_MAX];
+    size_t nv = cluster_controller_voters(c, voters, BROKER_VOTERS_MAX);
+    for (size_t i = 0; i < nv; i++)
+        json_i64(&j, voters[i]);
+    json_arr_end(&j);
     json_obj_end(&j);
 
     const struct ctl_image *img = cluster_image(c);

@@ -378,10 +378,15 @@ static int status_print(struct node_answer *ans, size_t n)
     char term[32] = "unknown";
     if (ct)
         snprintf(term, sizeof(term), "%lld", jll(ct, -1));
+    char voters[128] = "";
+    const struct jval *vs = jget(ctl, "voters", J_ARR);
+    for (size_t i = 0, at = 0; vs && i < vs->n && at < sizeof(voters) - 24; i++)
+        at += (size_t)snprintf(voters + at, sizeof(voters) - at, "%s%lld", i ? "," : ", voters ",
+                               jll(&vs->items[i], -1));
     if (cl >= 0)
-        printf("controller: leader %lld, term %s\n", cl, term);
+        printf("controller: leader %lld, term %s%s\n", cl, term, voters);
     else
-        printf("controller: no leader known, term %s\n", term);
+        printf("controller: no leader known, term %s%s\n", term, voters);
     printf("\nbrokers:\n  %-4s %-22s %-22s %s\n", "ID", "ADDRESS", "CLUSTER ADDRESS", "STATE");
     const struct jval *brs = jget(first, "brokers", J_ARR);
     for (size_t i = 0; brs && i < brs->n; i++) {

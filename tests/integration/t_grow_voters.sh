@@ -15,7 +15,9 @@ source "$(dirname "$0")/lib.sh"
 start_first_node 3
 seq 1 100 | kcat -P -b "$B1" -t before -X acks=all || fail "kcat could not produce to node 1"
 BOOT="controller.quorum.bootstrap.servers=127.0.0.1:${CL_CPORT[1]}"
-for i in 2 3; do start_node "$i" --set "cluster.listener=127.0.0.1:${CL_CPORT[$i]}" --set "$BOOT"; done
+ADMIN2=127.0.0.1:$(free_port)
+start_node 2 --set "cluster.listener=127.0.0.1:${CL_CPORT[2]}" --set "$BOOT" --set "admin.listener=$ADMIN2"
+start_node 3 --set "cluster.listener=127.0.0.1:${CL_CPORT[3]}" --set "$BOOT"
 for i in 2 3; do wait_log "$i" 'event=cluster_registered' 1 15 || fail "node $i did not register"; done
 
 voters() { "$SP" cluster voters "$@" >"$TMP/voters.out" 2>&1; }
@@ -38,6 +40,9 @@ for i in 2 3; do
 done
 grep -q '^voters=1@.*,2@.*,3@' "$TMP/data2/quorum.state" ||
     fail "node 2's quorum.state: $(cat "$TMP/data2/quorum.state")"
+"$SP" cluster status --admin "$ADMIN2" >"$TMP/status.out" 2>&1 || fail "cluster status: $(cat "$TMP/status.out")"
+grep -q '^controller: leader [123], term [0-9]*, voters 1,2,3$' "$TMP/status.out" ||
+    fail "cluster status at node 2: $(head -3 "$TMP/status.out")"
 note "nodes 2 and 3 are voters"
 
 # ---- node 1 dies: the other two voters are a majority ----
