@@ -27,6 +27,7 @@
 #include "broker/cluster.h"
 #include "broker/legacy.h"
 #include "broker/internal.h"
+#include "broker/sasl.h"
 #include "broker/producers.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
@@ -99,6 +100,14 @@ static handler_fn handler_for(int16_t key)
         return handle_alter_partition_reassignments;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         return handle_list_partition_reassignments;
+    case KAPI_SASL_HANDSHAKE:
+        return handle_sasl_handshake;
+    case KAPI_SASL_AUTHENTICATE:
+        return handle_sasl_authenticate;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return handle_describe_user_scram_credentials;
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
+        return handle_alter_user_scram_credentials;
     case KAPI_ADD_RAFT_VOTER:
         return handle_add_raft_voter;
     case KAPI_REMOVE_RAFT_VOTER:
@@ -122,16 +131,21 @@ void response_begin(struct response *resp, const struct kreq_header *h)
     kmsg_encode_resp_header(&resp->w, h);
 }
 
-void response_send(struct response *resp, struct conn_slot *slot)
+void response_seal(struct response *resp)
 {
     size_t total = iobuf_total(&resp->buf) - resp->size_pos - 4;
     CHECK(total <= INT32_MAX);
     kw_patch_i32(&resp->w, resp->size_pos, (int32_t)total);
     bool error = kw_error_codes_written() != resp->errors_before;
-    conn_slot_complete(slot, &resp->buf);
-    iobuf_destroy(&resp->buf);
     if (resp->stats)
         kreq_stats_completed(resp->stats, resp->api_key, resp->recv_ns, error);
+}
+
+void response_send(struct response *resp, struct conn_slot *slot)
+{
+    response_seal(resp);
+    conn_slot_complete(slot, &resp->buf);
+    iobuf_destroy(&resp->buf);
 }
 
 int16_t kafka_error_from_rc(int rc)
@@ -172,6 +186,14 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     struct request req = {
         .b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame, .frame_len = len};
     int64_t recv_ns = time_mono_ns();
+    if (sasl_failed(s)) { /* nothing more after a failed authentication */
+        conn_close(c);
+        return;
+    }
+    if (sasl_raw_pending(s)) { /* SaslHandshake v0: a raw token, no Kafka header */
+        sasl_raw_token(s, frame, len);
+        return;
+    }
     kr_init(&req.body, frame, len);
     if (kmsg_decode_header(&req.body, &req.hdr) != 0) {
         kreq_stats_for(&b->req_stats, -1)->requests++;
@@ -185,6 +207,12 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     if (!api || !fn) {
         kreq_stats_for(&b->req_stats, -1)->requests++;
         log_bad_request(b, c, "unknown_api_key", key, ver);
+        conn_close(c);
+        return;
+    }
+    if (!sasl_allows(s, key)) {
+        kreq_stats_for(&b->req_stats, key)->requests++;
+        log_bad_request(b, c, "not_authenticated", key, ver);
         conn_close(c);
         return;
     }
@@ -217,6 +245,7 @@ static void on_open(struct conn *c, void *data)
     s->conn = c;
     list_init(&s->fetch_ops);
     conn_set_user(c, s);
+    sasl_session_open(s);
     log_debug("connection_opened", "peer=%s id=%llu", conn_peer(c), (unsigned long long)conn_id(c));
 }
 
@@ -226,6 +255,7 @@ static void on_close(struct conn *c, void *data)
     if (!s)
         return;
     fetch_cancel_session(s);
+    sasl_session_close(s);
     log_debug("connection_closed", "peer=%s id=%llu", conn_peer(c), (unsigned long long)conn_id(c));
     conn_set_user(c, NULL);
     mem_free(s);

@@ -10,6 +10,10 @@
 #define BROKER_PATH_MAX 4096
 #define BROKER_VOTERS_MAX 7 /* entries of controller.quorum.voters (= RAFT_VOTERS_MAX) */
 
+#define BROKER_SASL_PLAIN (1u << 0)
+#define BROKER_SASL_SCRAM_SHA256 (1u << 1)
+#define BROKER_SASL_SCRAM_SHA512 (1u << 2)
+
 /* One entry of controller.quorum.voters: node id@host:port, the inter-broker (cluster)
  * address on which the broker with that node.id listens. */
 struct broker_voter {
@@ -97,6 +101,12 @@ struct broker_config {
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
     bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */
+
+    /* SASL on SASL_PLAINTEXT / SASL_SSL listeners (broker/sasl.c) */
+    char sasl_enabled_mechanisms[128];        /* sasl.enabled.mechanisms, as given */
+    unsigned sasl_mechanisms;                 /* its BROKER_SASL_* bits */
+    int64_t connections_max_reauth_ms;        /* connections.max.reauth.ms (0: never) */
+    int64_t connection_failed_auth_delay_ms;  /* connection.failed.authentication.delay.ms */
 
     /* The metadata quorum. Every broker is a node of a cluster whose metadata lives in the
      * Raft log __cluster_metadata-0. With controller.quorum.voters (n_voters > 0) its voters

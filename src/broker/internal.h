@@ -76,6 +76,8 @@ struct broker {
     char cluster_id[32];
     int advertised_port;  /* cfg's, or the bound port when configured as 0 */
     struct arena scratch; /* per-request decode memory, reset after each request */
+    uint64_t sasl_failures;  /* SASL exchanges that failed (sasl.c) */
+    uint64_t sasl_successes; /* SASL exchanges that authenticated */
     struct reactor_timer retention_timer;
     struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
     int64_t flush_tick_ms;            /* its period, 0 when off */
@@ -96,6 +98,7 @@ struct session {
     struct broker *b;
     struct conn *conn;
     struct list_node fetch_ops; /* parked fetches of this connection (struct fetch_op) */
+    struct sasl_session *sasl;  /* a SASL listener's connection: its exchange (sasl.c) */
 };
 
 /* One request being handled. */
@@ -124,6 +127,9 @@ struct response {
 void response_begin(struct response *resp, const struct kreq_header *h);
 /* Patches the size and hands the bytes to the slot. */
 void response_send(struct response *resp, struct conn_slot *slot);
+/* Patches the size prefix and counts the response in its API's metrics: what response_send does
+ * before handing the bytes over (for a caller that sends them itself, later). */
+void response_seal(struct response *resp);
 
 /* Handlers: decode the body, reserve a slot (unless no response is due) and answer now or
  * later. Return 0, or -ERR_CORRUPT for a malformed body (the caller closes the connection;
@@ -145,6 +151,10 @@ int handle_describe_cluster(struct request *req);          /* metadata.c */
 int handle_alter_partition_reassignments(struct request *req); /* reassign.c */
 int handle_list_partition_reassignments(struct request *req);  /* reassign.c */
 int handle_add_raft_voter(struct request *req);                /* voters.c */
+int handle_sasl_handshake(struct request *req);                /* sasl.c */
+int handle_sasl_authenticate(struct request *req);             /* sasl.c */
+int handle_describe_user_scram_credentials(struct request *req); /* users.c */
+int handle_alter_user_scram_credentials(struct request *req);    /* users.c */
 int handle_remove_raft_voter(struct request *req);             /* voters.c */
 int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
 int handle_delete_records(struct request *req);

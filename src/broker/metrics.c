@@ -204,6 +204,12 @@ static void write_network(struct broker *b, struct strbuf *out)
     prom_family(out, "streampulse_kafka_sent_bytes_total", PROM_COUNTER,
                 "Bytes written to Kafka client connections.");
     prom_sample_u64(out, "streampulse_kafka_sent_bytes_total", NULL, 0, cs.bytes_out);
+    const char *auth = "streampulse_sasl_authentications_total";
+    prom_family(out, auth, PROM_COUNTER,
+                "SASL exchanges on SASL_PLAINTEXT and SASL_SSL listeners, by outcome.");
+    struct prom_label ok = prom_label("result", "success"), bad = prom_label("result", "failure");
+    prom_sample_u64(out, auth, &ok, 1, b->sasl_successes);
+    prom_sample_u64(out, auth, &bad, 1, b->sasl_failures);
 }
 
 static void write_storage(struct broker *b, struct strbuf *out)

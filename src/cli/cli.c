@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"worker", cli_worker, "run a command per record: retries with backoff, dead letters"},
     {"dlq", cli_dlq, "replay dead letters to the topic they came from"},
     {"cluster", cli_cluster, "cluster status, voters add|remove, decommission"},
+    {"user", cli_user, "create, list and delete SCRAM users (SASL PLAIN and SCRAM)"},
 };
 
 static void usage(FILE *out)

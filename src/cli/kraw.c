@@ -15,6 +15,12 @@
 #define KRAW_RESPONSE_MAX (16u << 20)
 #define KRAW_CORRELATION 0x5350 /* "SP" */
 
+void kraw_w8(struct strbuf *b, int8_t v)
+{
+    uint8_t x = (uint8_t)v;
+    strbuf_append(b, &x, 1);
+}
+
 void kraw_w16(struct strbuf *b, int16_t v)
 {
     uint8_t x[2];
@@ -60,6 +66,12 @@ static const uint8_t *take(struct kraw_reader *r, size_t n)
     const uint8_t *at = r->p;
     r->p += n;
     return at;
+}
+
+int8_t kraw_r8(struct kraw_reader *r)
+{
+    const uint8_t *p = take(r, 1);
+    return p ? (int8_t)p[0] : 0;
 }
 
 int16_t kraw_r16(struct kraw_reader *r)

@@ -14,6 +14,7 @@
 
 #include "base/strbuf.h"
 
+void kraw_w8(struct strbuf *b, int8_t v);
 void kraw_w16(struct strbuf *b, int16_t v);
 void kraw_w32(struct strbuf *b, int32_t v);
 void kraw_wuvar(struct strbuf *b, uint32_t v);
@@ -24,6 +25,7 @@ struct kraw_reader {
     const uint8_t *p, *end;
     bool bad;
 };
+int8_t kraw_r8(struct kraw_reader *r);
 int16_t kraw_r16(struct kraw_reader *r);
 int32_t kraw_r32(struct kraw_reader *r);
 uint32_t kraw_ruvar(struct kraw_reader *r);

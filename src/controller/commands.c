@@ -520,3 +520,18 @@ int16_t ctl_cmd_alloc_producer_ids(const struct ctl_image *img, int32_t broker_i
     r->pids.size = CTL_PID_BLOCK_SIZE;
     return KERR_NONE;
 }
+
+int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
+                     struct ctl_recs *out)
+{
+    if (ctl_scram_key_len(u->mechanism) == 0)
+        return KERR_UNSUPPORTED_SASL_MECHANISM;
+    struct ctl_rec r = {.type = CTL_REC_USER_SCRAM, .user = *u};
+    r.user.name[CTL_USER_MAX] = '\0';
+    if (!ctl_rec_valid(&r))
+        return KERR_UNACCEPTABLE_CREDENTIAL;
+    if (u->deleted && !ctl_image_user(img, u->name, u->mechanism))
+        return KERR_RESOURCE_NOT_FOUND;
+    *ctl_recs_push(out, CTL_REC_USER_SCRAM) = r;
+    return KERR_NONE;
+}

@@ -95,6 +95,12 @@ int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid top
  * (add: not a registered broker), DUPLICATE_VOTER (add: a voter already), VOTER_NOT_FOUND
  * (remove: not a voter), INVALID_REQUEST (remove of the last voter; add past CTL_VOTERS_MAX).
  * Records: one VOTERS, none when base already is what is asked (an add or remove repeated). */
+/* Sets or deletes one SCRAM credential (`streampulse user`, AlterUserScramCredentials). Errors:
+ * UNACCEPTABLE_CREDENTIAL (a bad name, iteration count, salt or key), UNSUPPORTED_SASL_MECHANISM,
+ * RESOURCE_NOT_FOUND (deleting a credential that does not exist). Records: one USER_SCRAM. */
+int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
+                     struct ctl_recs *out);
+
 int16_t ctl_cmd_voters(const struct ctl_image *img, bool add, int32_t node,
                        const int32_t *current, size_t n_current, bool *unchanged,
                        struct ctl_recs *out);

@@ -11,13 +11,15 @@
  *      1..CTL_REPLICAS_MAX distinct replicas, leader -1 or one of them, epoch >= 0.
  *   4. Every topic config names an existing topic (RemoveTopic drops them).
  *   5. voters.n == 0 (no VOTERS record yet) or a valid VOTERS record's set.
+ *   6. users sorted by strictly increasing (name, mechanism), none deleted.
  *
  * Transitions, one per record type (ctl_image_apply): REGISTER_BROKER adds or replaces a broker
  * (fenced); BROKER_LIVENESS fences/unfences; TOPIC creates a topic or grows its partition count
  * (new partitions unassigned); PARTITION assigns or changes one partition (the leader epoch
  * never goes down); REMOVE_TOPIC drops a topic and its configs; CONFIG sets or deletes a key;
  * PRODUCER_IDS records a block that starts at or after the end of the previous one; VOTERS
- * replaces the metadata quorum's voters to be.
+ * replaces the metadata quorum's voters to be; USER_SCRAM sets or deletes one credential (a
+ * delete of none is a no-op).
  *
  * Lookups by topic id scan the topic array: metadata changes are rare and topic counts modest.
  */
@@ -47,6 +49,7 @@ void ctl_image_free(struct ctl_image *img)
     mem_free(img->topics);
     mem_free(img->brokers);
     mem_free(img->configs);
+    mem_free(img->users);
     ctl_image_init(img);
 }
 
@@ -355,6 +358,55 @@ static int apply_config(struct ctl_image *img, const struct ctl_rec_config *r)
     return 0;
 }
 
+static int user_cmp(const char *name, int8_t mech, const struct ctl_rec_user *u)
+{
+    int c = strcmp(name, u->name);
+    return c != 0 ? c : mech - u->mechanism;
+}
+
+/* Index of the first user >= (name, mech). */
+static size_t user_lower(const struct ctl_image *img, const char *name, int8_t mech)
+{
+    size_t lo = 0, hi = img->n_users;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (user_cmp(name, mech, &img->users[mid]) > 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+const struct ctl_rec_user *ctl_image_user(const struct ctl_image *img, const char *name,
+                                          int8_t mechanism)
+{
+    size_t i = user_lower(img, name, mechanism);
+    return i < img->n_users && user_cmp(name, mechanism, &img->users[i]) == 0 ? &img->users[i]
+                                                                               : NULL;
+}
+
+static int apply_user(struct ctl_image *img, const struct ctl_rec_user *r)
+{
+    size_t i = user_lower(img, r->name, r->mechanism);
+    bool found = i < img->n_users && user_cmp(r->name, r->mechanism, &img->users[i]) == 0;
+    if (r->deleted) {
+        if (found) {
+            memmove(&img->users[i], &img->users[i + 1],
+                    (img->n_users - i - 1) * sizeof(img->users[0]));
+            img->n_users--;
+        }
+        return 0;
+    }
+    if (!found) {
+        MEM_GROW(img->users, img->cap_users, img->n_users + 1);
+        memmove(&img->users[i + 1], &img->users[i], (img->n_users - i) * sizeof(img->users[0]));
+        img->n_users++;
+    }
+    img->users[i] = *r;
+    return 0;
+}
+
 static int apply_pids(struct ctl_image *img, const struct ctl_rec_pids *r)
 {
     if (r->first < ctl_image_pid_next(img))
@@ -384,6 +436,8 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
     case CTL_REC_VOTERS:
         img->voters = r->voters;
         return 0;
+    case CTL_REC_USER_SCRAM:
+        return apply_user(img, &r->user);
     }
     return -ERR_INVALID;
 }
@@ -495,6 +549,12 @@ static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
         memset(&r, 0, sizeof(r));
         r.type = CTL_REC_VOTERS;
         r.voters = img->voters;
+        emit(&r, data);
+    }
+    for (size_t i = 0; i < img->n_users; i++) {
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_USER_SCRAM;
+        r.user = img->users[i];
         emit(&r, data);
     }
 }
@@ -616,5 +676,10 @@ void ctl_image_check(const struct ctl_image *img)
         CHECK(i == 0 ||
               config_cmp(c->resource_type, c->resource, c->key, &img->configs[i - 1]) > 0);
         CHECK(c->resource_type != CTL_RESOURCE_TOPIC || ctl_image_topic(img, c->resource) != NULL);
+    }
+    for (size_t i = 0; i < img->n_users; i++) {
+        const struct ctl_rec_user *u = &img->users[i];
+        CHECK(!u->deleted);
+        CHECK(i == 0 || user_cmp(u->name, u->mechanism, &img->users[i - 1]) > 0);
     }
 }

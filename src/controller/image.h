@@ -66,6 +66,9 @@ struct ctl_image {
     bool has_pids;            /* a PRODUCER_IDS record was applied */
     struct ctl_rec_pids pids; /* the last block handed out */
     struct ctl_rec_voters voters; /* the metadata quorum's voters to be (n 0: none asked) */
+    struct ctl_rec_user *users;   /* SCRAM credentials, sorted by (name, mechanism) */
+    size_t n_users;
+    size_t cap_users;
     uint64_t records_applied; /* records accepted so far (not part of snapshots) */
 };
 
@@ -86,6 +89,9 @@ void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out);
 /* Queries. Pointers are valid until the next apply or free. */
 const struct ctl_broker *ctl_image_broker(const struct ctl_image *img, int32_t id);
 bool ctl_image_broker_live(const struct ctl_image *img, int32_t id); /* registered, unfenced */
+/* The SCRAM credential of user name for mechanism, or NULL. */
+const struct ctl_rec_user *ctl_image_user(const struct ctl_image *img, const char *name,
+                                          int8_t mechanism);
 size_t ctl_image_live_brokers(const struct ctl_image *img);
 const struct ctl_topic *ctl_image_topic(const struct ctl_image *img, const char *name);
 const struct ctl_topic *ctl_image_topic_by_id(const struct ctl_image *img, struct kuuid id);

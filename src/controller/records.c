@@ -72,6 +72,32 @@ static bool partition_valid(const struct ctl_rec_partition *p)
     return leader_found && (p->n_target == 0 || !same);
 }
 
+bool ctl_user_name_valid(const char *name, size_t len)
+{
+    if (len < 1 || len > CTL_USER_MAX)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            return false;
+    return true;
+}
+
+int ctl_scram_key_len(int8_t mechanism)
+{
+    return mechanism == CTL_SCRAM_SHA256 ? 32 : mechanism == CTL_SCRAM_SHA512 ? 64 : 0;
+}
+
+static bool user_valid(const struct ctl_rec_user *u)
+{
+    if (!ctl_user_name_valid(u->name, strlen(u->name)) || ctl_scram_key_len(u->mechanism) == 0)
+        return false;
+    if (u->deleted)
+        return u->iterations == 0 && u->salt_len == 0 && u->key_len == 0;
+    return u->iterations >= CTL_SCRAM_ITER_MIN && u->iterations <= CTL_SCRAM_ITER_MAX &&
+           u->salt_len >= 1 && u->salt_len <= CTL_SALT_MAX &&
+           u->key_len == ctl_scram_key_len(u->mechanism);
+}
+
 bool ctl_rec_valid(const struct ctl_rec *r)
 {
     switch (r->type) {
@@ -110,6 +136,8 @@ bool ctl_rec_valid(const struct ctl_rec *r)
                     return false;
         }
         return true;
+    case CTL_REC_USER_SCRAM:
+        return user_valid(&r->user);
     }
     return false;
 }
@@ -117,6 +145,27 @@ bool ctl_rec_valid(const struct ctl_rec *r)
 static void put_str(struct kwriter *w, const char *s)
 {
     kw_str(w, false, kstr_c(s));
+}
+
+/* int16 length + bytes */
+static void put_bytes(struct kwriter *w, const uint8_t *p, size_t n)
+{
+    kw_i16(w, (int16_t)n);
+    kw_raw(w, p, n);
+}
+
+/* int16 length (0..max) + bytes into dst; *n gets the length. */
+static void get_bytes(struct kreader *r, uint8_t *dst, size_t max, uint8_t *n)
+{
+    int16_t len = kr_i16(r);
+    if (len < 0 || (size_t)len > max || (size_t)len > kr_left(r)) {
+        r->err = true;
+        return;
+    }
+    const uint8_t *p = kr_raw(r, (size_t)len);
+    if (p)
+        memcpy(dst, p, (size_t)len);
+    *n = (uint8_t)len;
 }
 
 void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
@@ -173,6 +222,15 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         kw_i32(w, r->voters.n);
         for (int32_t i = 0; i < r->voters.n; i++)
             kw_i32(w, r->voters.ids[i]);
+        break;
+    case CTL_REC_USER_SCRAM:
+        put_str(w, r->user.name);
+        kw_i8(w, r->user.mechanism);
+        kw_i8(w, r->user.deleted ? 1 : 0);
+        kw_i32(w, r->user.iterations);
+        put_bytes(w, r->user.salt, r->user.salt_len);
+        put_bytes(w, r->user.stored_key, r->user.key_len);
+        put_bytes(w, r->user.server_key, r->user.key_len);
         break;
     }
 }
@@ -272,6 +330,23 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->pids.first = kr_i64(r);
         out->pids.size = kr_i32(r);
         break;
+    case CTL_REC_USER_SCRAM: {
+        get_str(r, out->user.name, CTL_USER_MAX);
+        out->user.mechanism = kr_i8(r);
+        int8_t d = kr_i8(r);
+        if (d != 0 && d != 1)
+            r->err = true;
+        out->user.deleted = d == 1;
+        out->user.iterations = kr_i32(r);
+        uint8_t k1 = 0, k2 = 0;
+        get_bytes(r, out->user.salt, CTL_SALT_MAX, &out->user.salt_len);
+        get_bytes(r, out->user.stored_key, CTL_KEY_MAX, &k1);
+        get_bytes(r, out->user.server_key, CTL_KEY_MAX, &k2);
+        if (k1 != k2)
+            r->err = true;
+        out->user.key_len = k1;
+        break;
+    }
     case CTL_REC_VOTERS:
         out->voters.n = kr_i32(r);
         if (out->voters.n < 1 || out->voters.n > CTL_VOTERS_MAX) {
@@ -293,7 +368,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_VOTERS ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_USER_SCRAM ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

@@ -21,6 +21,12 @@
  *   8 VOTERS            n i32 (1..CTL_VOTERS_MAX), voters i32[n]: the voters the metadata
  *                       quorum is to have (`cluster voters add/remove`); its Raft leader moves
  *                       the quorum's configuration there (controller/runtime.c "Voter changes")
+ *   9 USER_SCRAM        name string (1..CTL_USER_MAX bytes, no control character), mechanism i8
+ *                       (1 SCRAM-SHA-256, 2 SCRAM-SHA-512: Kafka's codes), deleted i8 (0/1),
+ *                       iterations i32 (4096..16384; 0 when deleted), salt bytes (i16 length,
+ *                       1..CTL_SALT_MAX; 0 when deleted), stored_key bytes and server_key bytes
+ *                       (i16 length: the mechanism's digest length, 32 or 64; 0 when deleted):
+ *                       one SCRAM credential (RFC 5802), never a password
  *
  * A PARTITION record carries the whole state of one partition: it both assigns a new partition
  * and changes an existing one (leader election, reassignment), so replay never merges deltas.
@@ -48,6 +54,13 @@
 #define CTL_CONFIG_VALUE_MAX 1024 /* config value bytes */
 #define CTL_REPLICAS_MAX 16       /* replicas of one partition */
 #define CTL_VOTERS_MAX 7          /* voters of the metadata quorum (RAFT_VOTERS_MAX) */
+#define CTL_USER_MAX 255          /* SCRAM user name bytes */
+#define CTL_SALT_MAX 64           /* SCRAM salt bytes */
+#define CTL_KEY_MAX 64            /* SCRAM StoredKey / ServerKey bytes (SHA-512) */
+#define CTL_SCRAM_SHA256 1
+#define CTL_SCRAM_SHA512 2
+#define CTL_SCRAM_ITER_MIN 4096
+#define CTL_SCRAM_ITER_MAX 16384
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
 #define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
@@ -64,6 +77,7 @@ enum ctl_rec_type {
     CTL_REC_CONFIG = 6,
     CTL_REC_PRODUCER_IDS = 7,
     CTL_REC_VOTERS = 8,
+    CTL_REC_USER_SCRAM = 9,
 };
 
 struct ctl_rec_broker {
@@ -119,6 +133,18 @@ struct ctl_rec_voters {
     int32_t ids[CTL_VOTERS_MAX];     /* distinct ids >= 0 */
 };
 
+struct ctl_rec_user {
+    char name[CTL_USER_MAX + 1];
+    int8_t mechanism; /* CTL_SCRAM_SHA256 / CTL_SCRAM_SHA512 */
+    bool deleted;     /* the user's credential for this mechanism goes */
+    int32_t iterations;
+    uint8_t salt_len;
+    uint8_t key_len; /* 32 (SHA-256) or 64 (SHA-512); 0 when deleted */
+    uint8_t salt[CTL_SALT_MAX];
+    uint8_t stored_key[CTL_KEY_MAX];
+    uint8_t server_key[CTL_KEY_MAX];
+};
+
 struct ctl_rec {
     enum ctl_rec_type type;
     union {
@@ -130,6 +156,7 @@ struct ctl_rec {
         struct ctl_rec_config config;
         struct ctl_rec_pids pids;
         struct ctl_rec_voters voters;
+        struct ctl_rec_user user;
     };
 };
 
@@ -138,6 +165,10 @@ bool ctl_topic_name_valid(const char *name, size_t len);
 bool ctl_uuid_is_zero(struct kuuid u);
 /* The record is internally consistent (bounds, distinct replicas, leader among them, ...). */
 bool ctl_rec_valid(const struct ctl_rec *r);
+/* A SCRAM user name as records carry it: 1..CTL_USER_MAX bytes, none below 0x20 or 0x7f. */
+bool ctl_user_name_valid(const char *name, size_t len);
+/* The digest length of a mechanism code (32, 64), 0 for an unknown one. */
+int ctl_scram_key_len(int8_t mechanism);
 
 /* Appends r's value bytes to w. r must be valid (CHECK): records are built by our own code. */
 void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r);

@@ -49,6 +49,9 @@ bool ctl_request_well_formed(const struct ctl_request *req)
         return req->n_replicas >= 1 && req->n_replicas <= CTL_REPLICAS_MAX;
     case CTL_REQ_VOTERS:
         return req->voter >= 0;
+    case CTL_REQ_USER_SCRAM:
+        return memchr(req->user.name, '\0', sizeof(req->user.name)) != NULL &&
+               req->user.salt_len <= CTL_SALT_MAX && req->user.key_len <= CTL_KEY_MAX;
     default:
         return false;
     }
@@ -123,6 +126,18 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
     case CTL_REQ_VOTERS:
         kw_i8(&w, req->voter_add ? 1 : 0);
         kw_i32(&w, req->voter);
+        break;
+    case CTL_REQ_USER_SCRAM:
+        put_str(&w, req->user.name);
+        kw_i8(&w, req->user.mechanism);
+        kw_i8(&w, req->user.deleted ? 1 : 0);
+        kw_i32(&w, req->user.iterations);
+        kw_i16(&w, req->user.salt_len);
+        kw_raw(&w, req->user.salt, req->user.salt_len);
+        for (int k = 0; k < 2; k++) {
+            kw_i16(&w, req->user.key_len);
+            kw_raw(&w, k ? req->user.server_key : req->user.stored_key, req->user.key_len);
+        }
         break;
     }
 }
@@ -245,6 +260,41 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         for (int32_t i = 0; i < out->n_replicas; i++)
             out->replicas[i] = kr_i32(&d.r);
         break;
+    case CTL_REQ_USER_SCRAM: {
+        const char *name = get_str(&d, false);
+        if (!name || strlen(name) > CTL_USER_MAX) {
+            d.bad = true;
+            break;
+        }
+        memcpy(out->user.name, name, strlen(name) + 1);
+        out->user.mechanism = kr_i8(&d.r);
+        int8_t del = kr_i8(&d.r);
+        out->user.deleted = del == 1;
+        out->user.iterations = kr_i32(&d.r);
+        if (del != 0 && del != 1)
+            d.bad = true;
+        uint8_t *dst[3] = {out->user.salt, out->user.stored_key, out->user.server_key};
+        size_t max[3] = {CTL_SALT_MAX, CTL_KEY_MAX, CTL_KEY_MAX};
+        int16_t lens[3];
+        for (int k = 0; k < 3 && !d.bad; k++) {
+            lens[k] = kr_i16(&d.r);
+            const uint8_t *src = lens[k] >= 0 && (size_t)lens[k] <= max[k]
+                                     ? kr_raw(&d.r, (size_t)lens[k])
+                                     : NULL;
+            if (!src) {
+                d.bad = true;
+                break;
+            }
+            memcpy(dst[k], src, (size_t)lens[k]);
+        }
+        if (!d.bad && lens[1] != lens[2])
+            d.bad = true;
+        if (!d.bad) {
+            out->user.salt_len = (uint8_t)lens[0];
+            out->user.key_len = (uint8_t)lens[1];
+        }
+        break;
+    }
     case CTL_REQ_VOTERS: {
         int8_t add = kr_i8(&d.r);
         out->voter_add = add == 1;
@@ -330,6 +380,8 @@ const char *ctl_req_type_name(uint8_t type)
         return "partition_replicas";
     case CTL_REQ_VOTERS:
         return "voters";
+    case CTL_REQ_USER_SCRAM:
+        return "user_scram";
     default:
         return "unknown";
     }

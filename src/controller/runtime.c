@@ -540,6 +540,8 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
     case CTL_REQ_PARTITION_REPLICAS:
         return ctl_cmd_partition_replicas(img, req->topic_id, req->partition, req->replicas,
                                           req->n_replicas, out);
+    case CTL_REQ_USER_SCRAM:
+        return ctl_cmd_user(img, &req->user, out);
     case CTL_REQ_VOTERS: {
         if (!rt->opt.meta_dir)
             return KERR_INVALID_REQUEST; /* a static quorum (controller.quorum.voters) */

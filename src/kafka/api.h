@@ -39,6 +39,7 @@
     X(SYNC_GROUP, 14, "SyncGroup", 0, 5, 4)                                                        \
     X(DESCRIBE_GROUPS, 15, "DescribeGroups", 0, 5, 5)                                              \
     X(LIST_GROUPS, 16, "ListGroups", 0, 4, 3)                                                      \
+    X(SASL_HANDSHAKE, 17, "SaslHandshake", 0, 1, 99) /* never flexible */                          \
     X(API_VERSIONS, 18, "ApiVersions", 0, 4, 3)                                                    \
     X(CREATE_TOPICS, 19, "CreateTopics", 2, 7, 5)                                                  \
     X(DELETE_TOPICS, 20, "DeleteTopics", 1, 6, 4)                                                  \
@@ -48,12 +49,15 @@
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 4, 4)                                            \
     X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 2, 2)                                                  \
     X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", 0, 4, 2)                                           \
+    X(SASL_AUTHENTICATE, 36, "SaslAuthenticate", 0, 2, 2)                                          \
     X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", 0, 2, 2)                                                  \
     X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs", 0, 1, 1)                           \
     X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", 0, 0, 0)                   \
     X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments", 0, 0, 0)                     \
     X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */                            \
+    X(DESCRIBE_USER_SCRAM_CREDENTIALS, 50, "DescribeUserScramCredentials", 0, 0, 0)                \
+    X(ALTER_USER_SCRAM_CREDENTIALS, 51, "AlterUserScramCredentials", 0, 0, 0)                      \
     X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)                                            \
     X(ADD_RAFT_VOTER, 80, "AddRaftVoter", 0, 0, 0)                                                 \
     X(REMOVE_RAFT_VOTER, 81, "RemoveRaftVoter", 0, 0, 0)

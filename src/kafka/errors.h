@@ -91,6 +91,7 @@
     X(PRODUCER_FENCED, 90)                                                                         \
     X(RESOURCE_NOT_FOUND, 91)                                                                      \
     X(DUPLICATE_RESOURCE, 92)                                                                      \
+    X(UNACCEPTABLE_CREDENTIAL, 93)                                                                 \
     X(UNKNOWN_TOPIC_ID, 100)                                                                       \
     X(INCONSISTENT_CLUSTER_ID, 104)                                                                \
     X(UNSUPPORTED_ENDPOINT_TYPE, 115)                                                              \

@@ -614,6 +614,103 @@ int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
 void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
                                   const struct describe_cluster_resp *resp);
 
+/* ---- SaslHandshake (17) v0-1, SaslAuthenticate (36) v0-2 (flexible from v2) ---- */
+
+struct sasl_handshake_req {
+    struct kstr mechanism;
+};
+
+struct sasl_handshake_resp {
+    int16_t error_code;
+    const char *const *mechanisms; /* NUL-terminated names */
+    int32_t n_mechanisms;
+};
+
+struct sasl_authenticate_req {
+    struct kbytes auth_bytes;
+};
+
+struct sasl_authenticate_resp {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct kbytes auth_bytes;
+    int64_t session_lifetime_ms; /* v1+ */
+};
+
+int kmsg_decode_sasl_handshake(struct kreader *r, int16_t v, struct sasl_handshake_req *out);
+void kmsg_encode_sasl_handshake(struct kwriter *w, int16_t v,
+                                const struct sasl_handshake_resp *resp);
+int kmsg_decode_sasl_authenticate(struct kreader *r, int16_t v, struct sasl_authenticate_req *out);
+void kmsg_encode_sasl_authenticate(struct kwriter *w, int16_t v,
+                                   const struct sasl_authenticate_resp *resp);
+
+/* ---- DescribeUserScramCredentials (50) v0, AlterUserScramCredentials (51) v0; flexible ---- */
+
+struct describe_scram_req {
+    struct kstr *users; /* NULL with n_users -1: every user */
+    int32_t n_users;
+};
+
+struct describe_scram_credential {
+    int8_t mechanism;
+    int32_t iterations;
+};
+
+struct describe_scram_result {
+    struct kstr user;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct describe_scram_credential *credentials;
+    int32_t n_credentials;
+};
+
+struct describe_scram_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct describe_scram_result *results;
+    int32_t n_results;
+};
+
+struct alter_scram_deletion {
+    struct kstr name;
+    int8_t mechanism;
+};
+
+struct alter_scram_upsertion {
+    struct kstr name;
+    int8_t mechanism;
+    int32_t iterations;
+    struct kbytes salt;
+    struct kbytes salted_password;
+};
+
+struct alter_scram_req {
+    struct alter_scram_deletion *deletions;
+    int32_t n_deletions;
+    struct alter_scram_upsertion *upsertions;
+    int32_t n_upsertions;
+};
+
+struct alter_scram_result {
+    struct kstr user;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+struct alter_scram_resp {
+    int32_t throttle_time_ms;
+    struct alter_scram_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_describe_scram(struct kreader *r, int16_t v, struct arena *a,
+                               struct describe_scram_req *out);
+void kmsg_encode_describe_scram(struct kwriter *w, int16_t v, const struct describe_scram_resp *resp);
+int kmsg_decode_alter_scram(struct kreader *r, int16_t v, struct arena *a,
+                            struct alter_scram_req *out);
+void kmsg_encode_alter_scram(struct kwriter *w, int16_t v, const struct alter_scram_resp *resp);
+
 /* ---- AddRaftVoter (80) and RemoveRaftVoter (81); v0, flexible (KIP-853) ---- */
 
 struct raft_voter_req {

@@ -69,8 +69,8 @@ static const struct key keys[] = {
      "127.0.0.1)"},
     {"listener.security.protocol.map", C_PROTOMAP, 0, 0,
      "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", 0, 0, 1, 0,
-     "`NAME:PROTOCOL` for every listener name; as in Kafka a value replaces the whole map. "
-     "`PLAINTEXT` and `SSL` work; `SASL_*` are refused (\"not supported yet\")"},
+     "`NAME:PROTOCOL` for every listener name; as in Kafka a value replaces the whole map: "
+     "`PLAINTEXT`, `SSL`, `SASL_PLAINTEXT` or `SASL_SSL`"},
     {"ssl.keystore.type", C_SSL_STR, S(keystore_type), "PEM", 0, 0, 1, 0,
      "the only type (JKS and PKCS12 are refused: convert with `openssl`)"},
     {"ssl.keystore.location", C_SSL_STR, S(keystore_location), "", 0, 0, 1, 0,
@@ -197,6 +197,17 @@ static const struct key keys[] = {
      "how often they are expired"},
     {"offset.metadata.max.bytes", C_INT, F(offset_metadata_max_bytes), "4096", 0, IMAX, 1, 0,
      "metadata string of a committed offset (`OFFSET_METADATA_TOO_LARGE`)"},
+    {"sasl.enabled.mechanisms", C_STR, F(sasl_enabled_mechanisms), "SCRAM-SHA-256,SCRAM-SHA-512",
+     0, 0, 1, 0,
+     "SASL_PLAINTEXT and SASL_SSL listeners: the mechanisms offered, of `PLAIN`, `SCRAM-SHA-256` "
+     "and `SCRAM-SHA-512` (credentials: `streampulse user create`)"},
+    {"connections.max.reauth.ms", C_LONG, F(connections_max_reauth_ms), "0", 0, LMAX, 1, 0,
+     "KIP-368: a SASL session lasts this long; the client must re-authenticate before it ends "
+     "(0: sessions never end)"},
+    {"connection.failed.authentication.delay.ms", C_LONG, F(connection_failed_auth_delay_ms),
+     "100", 0, 10000, 1, 0,
+     "a failed SASL authentication is answered this much later, times the failures from the "
+     "same address in the last minute (at most 32), so passwords cannot be tried at wire speed"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
      "picks a free port"},
@@ -1082,6 +1093,48 @@ static int ssl_settle(const struct state *st, struct broker_listener *bl, char *
     return tls_settings_check(bl->ssl, what, err, errcap);
 }
 
+/* sasl.enabled.mechanisms into its bits: a comma list of known names, at least one. */
+static int sasl_settle(struct broker_config *cfg, char *err, size_t errcap)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } mechs[] = {{"PLAIN", BROKER_SASL_PLAIN},
+                 {"SCRAM-SHA-256", BROKER_SASL_SCRAM_SHA256},
+                 {"SCRAM-SHA-512", BROKER_SASL_SCRAM_SHA512}};
+    cfg->sasl_mechanisms = 0;
+    const char *p = cfg->sasl_enabled_mechanisms;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n > 0 && p[0] == ' ')
+            p++, n--;
+        while (n > 0 && p[n - 1] == ' ')
+            n--;
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_LEN(mechs); i++) {
+            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n)) {
+                cfg->sasl_mechanisms |= mechs[i].bit;
+                known = true;
+            }
+        }
+        if (!known) {
+            snprintf(err, errcap, "sasl.enabled.mechanisms: unknown or unsupported mechanism "
+                     "'%.*s' (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are)", (int)n, p);
+            return -1;
+        }
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    if (cfg->sasl_mechanisms == 0) {
+        snprintf(err, errcap, "sasl.enabled.mechanisms is empty: name at least one of PLAIN, "
+                 "SCRAM-SHA-256, SCRAM-SHA-512");
+        return -1;
+    }
+    return 0;
+}
+
 /* listeners, advertised.listeners and listener.security.protocol.map together, once every key
  * is read: each listener's protocol from the map (SSL listeners get their TLS settings),
  * advertised names must be listeners, no port twice. The first listener is also the one in
@@ -1103,11 +1156,6 @@ static int listeners_settle(struct broker_config *cfg, const struct state *st, c
             snprintf(err, errcap, "listeners: listener %s has no security protocol in "
                      "listener.security.protocol.map (add %s:PLAINTEXT or %s:SSL to it)",
                      l->name, l->name, l->name);
-            return -1;
-        }
-        if (security_protocol_sasl(bl->protocol)) {
-            snprintf(err, errcap, "listeners: listener %s is %s, which is not supported yet "
-                     "(PLAINTEXT and SSL are)", l->name, security_protocol_name(bl->protocol));
             return -1;
         }
         for (int j = 0; j < i; j++)
@@ -1216,6 +1264,8 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
     if (listeners_settle(cfg, st, err, errcap) != 0)
         return -1;
     if (cluster_settle(cfg, err, errcap) != 0)
+        return -1;
+    if (sasl_settle(cfg, err, errcap) != 0)
         return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this node "

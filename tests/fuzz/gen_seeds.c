@@ -2,7 +2,8 @@
  * request per API, version and sample variant, with and without unknown tagged fields),
  * DIR/fuzz_batch and DIR/fuzz_compact (plain and compressed batches, under several modes) and
  * DIR/fuzz_decompress (each codec's output, raw snappy included), DIR/fuzz_raft_rpc (Raft RPC
- * frames). Built and run by tests/fuzz/run; nothing here is committed output. */
+ * frames), DIR/fuzz_scram (SASL messages: mode byte + message, see fuzz_scram.c). Built and run
+ * by tests/fuzz/run; nothing here is committed output. */
 #include <errno.h>
 #include <snappy-c.h>
 #include <stdio.h>
@@ -238,6 +239,44 @@ static void raft_rpc_seeds(void)
     rpc_builder_destroy(&rb);
 }
 
+/* SASL messages for fuzz_scram: the mode byte (fuzz_scram.c), then the message. The SCRAM ones
+ * are the RFC 7677 exchange (user "user", password "pencil") and, for mode 2, the same with
+ * SHA-512 (values from python3's hashlib), which the target's prepared exchanges accept. */
+static void put_sasl(uint8_t mode, const char *msg, size_t len)
+{
+    put("fuzz_scram", &mode, 1, msg, len);
+}
+
+static void scram_seeds(void)
+{
+#define NONCE "rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0"
+    static const struct {
+        uint8_t mode;
+        const char *msg;
+    } seeds[] = {
+        {0, "n,,n=user,r=rOprNGfwEbeRWgbNEkqO"},
+        {0, "y,a=a=2Cb=3D,n=a=2Cb=3D,r=abc,tokenauth=true,x=1"},
+        {0, "p=tls-unique,,n=user,r=abc"},
+        {1, "c=biws,r=" NONCE ",p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ="},
+        {1, "c=biws,r=" NONCE ",x=1,p=IhwEOhboL25RstTdvZrPEOlE5bjYNyL1Go4fmyTI92U="},
+        {2, "c=biws,r=" NONCE ",p=gMGXRcevScNtxZ6/8lQYpGtnsNAc3mGcmNomv+xnoOMw+3R2xNJdMNnzMlTN8PPC"
+            "6wdp6dybEmDYXYTxwnYPJQ=="},
+        {3, "r=" NONCE ",s=W22ZaJ0SNY7soEsUEjb6gQ==,i=4096"},
+        {3, "r=" NONCE ",s=W22ZaJ0SNY7soEsUEjb6gQ==,i=16384,x=ext"},
+        {4, "v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4="},
+        {4, "e=invalid-proof"},
+        {6, "Zm9vYmE="},
+        {6, "W22ZaJ0SNY7soEsUEjb6gQ=="},
+        {7, "n,,n=user,r=rOprNGfwEbeRWgbNEkqO,tokenauth=true"},
+    };
+#undef NONCE
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++)
+        put_sasl(seeds[i].mode, seeds[i].msg, strlen(seeds[i].msg));
+    static const char plain[] = "\0user\0pencil", plain_authzid[] = "user\0user\0pencil";
+    put_sasl(5, plain, sizeof(plain) - 1);
+    put_sasl(5, plain_authzid, sizeof(plain_authzid) - 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -253,6 +292,7 @@ int main(int argc, char **argv)
     batch_seeds();
     group_record_seeds();
     raft_rpc_seeds();
+    scram_seeds();
     printf("%d seeds in %s\n", written, root);
     return 0;
 }

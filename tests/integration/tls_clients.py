@@ -1,10 +1,12 @@
-"""confluent-kafka (librdkafka) and kafka-python over TLS: produce records and consume them back
-in a consumer group (so FindCoordinator must name this listener's address), or, with --expect
-fail, check that the client fails with its normal error.
+"""confluent-kafka (librdkafka) and kafka-python over TLS and/or SASL: produce records and consume
+them back in a consumer group (so FindCoordinator must name this listener's address), or, with
+--expect fail, check that the client fails with its normal error.
 
-usage: tls_clients.py CLIENT BOOTSTRAP TOPIC --ca CA [--cert CERT --key KEY] [--expect ok|fail]
-                      [--plaintext]
-CLIENT: confluent | kafka-python. --plaintext: connect without TLS (for the refusal checks)."""
+usage: tls_clients.py CLIENT BOOTSTRAP TOPIC [--ca CA [--cert CERT --key KEY]] [--plaintext]
+                      [--sasl MECHANISM --user NAME --password PW] [--expect ok|fail]
+CLIENT: confluent | kafka-python. --plaintext: connect without TLS (for the refusal checks, and
+SASL_PLAINTEXT). --sasl: authenticate with PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (SASL_SSL with
+--ca, else SASL_PLAINTEXT)."""
 import argparse
 import sys
 import time
@@ -18,8 +20,16 @@ ap.add_argument("--cert")
 ap.add_argument("--key")
 ap.add_argument("--expect", default="ok", choices=["ok", "fail"])
 ap.add_argument("--plaintext", action="store_true")
+ap.add_argument("--sasl")
+ap.add_argument("--user")
+ap.add_argument("--password")
 args = ap.parse_args()
 N = 200
+
+
+def transport():
+    t = "plaintext" if args.plaintext else "TLS"
+    return t + (" with SASL " + args.sasl if args.sasl else "")
 
 
 def values():
@@ -35,6 +45,10 @@ def confluent_conf():
         if args.cert:
             c["ssl.certificate.location"] = args.cert
             c["ssl.key.location"] = args.key
+    if args.sasl:
+        c["security.protocol"] = "sasl_plaintext" if args.plaintext else "sasl_ssl"
+        c.update({"sasl.mechanisms": args.sasl, "sasl.username": args.user,
+                  "sasl.password": args.password})
     return c
 
 
@@ -76,8 +90,7 @@ def run_confluent():
     c.commit(asynchronous=False)
     c.close()
     assert got == values(), "consumed %d of %d (or different bytes)" % (len(got), N)
-    print("ok: confluent produced and consumed %d records in a group over %s" %
-          (N, "plaintext" if args.plaintext else "TLS"))
+    print("ok: confluent produced and consumed %d records in a group over %s" % (N, transport()))
 
 
 def kp_conf():
@@ -86,6 +99,10 @@ def kp_conf():
         c.update(security_protocol="SSL", ssl_cafile=args.ca, ssl_check_hostname=True)
         if args.cert:
             c.update(ssl_certfile=args.cert, ssl_keyfile=args.key)
+    if args.sasl:
+        c.update(security_protocol="SASL_PLAINTEXT" if args.plaintext else "SASL_SSL",
+                 sasl_mechanism=args.sasl, sasl_plain_username=args.user,
+                 sasl_plain_password=args.password)
     return c
 
 
@@ -100,7 +117,7 @@ def run_kafka_python():
             p = kafka.KafkaProducer(request_timeout_ms=3000, api_version=(2, 5, 0),
                                     max_block_ms=3000, **kp_conf())
             p.send(args.topic, b"x").get(timeout=5)
-        except (NoBrokersAvailable, KafkaError, ssl.SSLError) as e:
+        except (NoBrokersAvailable, KafkaError, ssl.SSLError, ConnectionError) as e:
             # kafka-python lets a failed certificate check through as ssl.SSLCertVerificationError
             print("ok: kafka-python refused as expected: %r" % e)
             return
@@ -125,7 +142,7 @@ def run_kafka_python():
     assert brokers == [args.bootstrap], "advertised %s, bootstrapped on %s" % (brokers, args.bootstrap)
     assert got == values(), "consumed %d of %d (or different bytes)" % (len(got), N)
     print("ok: kafka-python produced and consumed %d records in a group over %s" %
-          (N, "plaintext" if args.plaintext else "TLS"))
+          (N, transport()))
 
 
 if args.client == "confluent":

@@ -360,9 +360,13 @@ TEST(config_refuses_bad_listeners_by_name)
     expect_refused3("listeners=PLAINTEXT://h:1,SECURE://h:2",
                     "listener.security.protocol.map=SECURE:SSL", ks,
                     "listener PLAINTEXT has no security protocol"); /* the map replaces Kafka's */
-    expect_refused3("listeners=SASL_SSL://h:1", NULL, NULL, "SASL_SSL, which is not supported yet");
-    expect_refused3("listeners=SASL_PLAINTEXT://h:1", NULL, NULL,
-                    "SASL_PLAINTEXT, which is not supported yet");
+    /* SASL_SSL needs what SSL needs; bad SASL mechanisms are named */
+    expect_refused3("listeners=SASL_SSL://h:1", NULL, NULL,
+                    "listener SASL_SSL (SASL_SSL) needs ssl.keystore.location");
+    expect_refused3("listeners=SASL_PLAINTEXT://h:1", "sasl.enabled.mechanisms=PLAIN,GSSAPI", NULL,
+                    "unknown or unsupported mechanism 'GSSAPI'");
+    expect_refused3("listeners=SASL_PLAINTEXT://h:1", "sasl.enabled.mechanisms=", NULL,
+                    "sasl.enabled.mechanisms is empty");
     expect_refused3("listeners=PLAIN TEXT://h:1", NULL, NULL, "bad listener name");
     expect_refused3("listeners=PLAINTEXT://h:1,,SSL://h:2", NULL, NULL, "empty entry 2");
     expect_refused3("listeners=", NULL, NULL, "at least one listener");
@@ -396,4 +400,25 @@ TEST(config_refuses_bad_listeners_by_name)
                     "listener.name.plaintext.ssl.client.auth");
     expect_refused3("listener.name.secure.no.such=1", NULL, NULL,
                     "unknown config key 'listener.name.secure.no.such'");
+}
+
+TEST(config_sasl_listeners_and_mechanisms)
+{
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {"listeners=PLAINTEXT://127.0.0.1:1,SASL://127.0.0.1:2",
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT",
+                    "sasl.enabled.mechanisms= PLAIN , SCRAM-SHA-512",
+                    "connection.failed.authentication.delay.ms=250"};
+    ASSERT_EQ(config_load(&c, NULL, sets, 4, err, sizeof(err)), 0);
+    ASSERT_EQ(c.n_listeners, 2);
+    ASSERT_EQ(c.listeners[1].protocol, SECURITY_SASL_PLAINTEXT);
+    ASSERT_EQ(c.sasl_mechanisms, BROKER_SASL_PLAIN | BROKER_SASL_SCRAM_SHA512);
+    ASSERT_EQ(c.connection_failed_auth_delay_ms, 250);
+    ASSERT_EQ(c.connections_max_reauth_ms, 0);
+    config_free(&c);
+    char *dflt[] = {"node.id=1"};
+    ASSERT_EQ(config_load(&c, NULL, dflt, 1, err, sizeof(err)), 0);
+    ASSERT_EQ(c.sasl_mechanisms, BROKER_SASL_SCRAM_SHA256 | BROKER_SASL_SCRAM_SHA512);
+    config_free(&c);
 }

@@ -658,3 +658,34 @@ TEST(controller_cmd_voters_add_remove_and_refusals)
     ASSERT_EQ(e.out.n, 0);
     env_free(&e);
 }
+
+TEST(controller_cmd_user_scram_set_and_delete)
+{
+    struct env e;
+    env_init(&e);
+    struct ctl_rec_user u = {.mechanism = CTL_SCRAM_SHA256, .iterations = 4096, .salt_len = 16,
+                             .key_len = 32};
+    strcpy(u.name, "alice");
+    ASSERT_EQ(ctl_cmd_user(&e.img, &u, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    commit(&e);
+    ASSERT(ctl_image_user(&e.img, "alice", CTL_SCRAM_SHA256) != NULL);
+    struct ctl_rec_user bad = u;
+    bad.mechanism = 9;
+    ASSERT_EQ(ctl_cmd_user(&e.img, &bad, &e.out), KERR_UNSUPPORTED_SASL_MECHANISM);
+    bad = u;
+    bad.iterations = 100;
+    ASSERT_EQ(ctl_cmd_user(&e.img, &bad, &e.out), KERR_UNACCEPTABLE_CREDENTIAL);
+    bad = u;
+    bad.key_len = 64;
+    ASSERT_EQ(ctl_cmd_user(&e.img, &bad, &e.out), KERR_UNACCEPTABLE_CREDENTIAL);
+    ASSERT_EQ(e.out.n, 0);
+    struct ctl_rec_user del = {.mechanism = CTL_SCRAM_SHA512, .deleted = true};
+    strcpy(del.name, "alice");
+    ASSERT_EQ(ctl_cmd_user(&e.img, &del, &e.out), KERR_RESOURCE_NOT_FOUND); /* no SHA-512 one */
+    del.mechanism = CTL_SCRAM_SHA256;
+    ASSERT_EQ(ctl_cmd_user(&e.img, &del, &e.out), KERR_NONE);
+    commit(&e);
+    ASSERT(ctl_image_user(&e.img, "alice", CTL_SCRAM_SHA256) == NULL);
+    env_free(&e);
+}

@@ -79,6 +79,20 @@ static size_t sample_records(struct ctl_rec *v)
     r->voters.ids[0] = 1;
     r->voters.ids[1] = 4;
     r->voters.ids[2] = 2;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_USER_SCRAM;
+    strcpy(r->user.name, "alice@example, =x");
+    r->user.mechanism = CTL_SCRAM_SHA512;
+    r->user.iterations = 8192;
+    r->user.salt_len = 24;
+    r->user.key_len = 64;
+    for (int i = 0; i < 64; i++) {
+        r->user.salt[i % 24] = (uint8_t)(i * 7);
+        r->user.stored_key[i] = (uint8_t)(i + 1);
+        r->user.server_key[i] = (uint8_t)(255 - i);
+    }
     return n;
 }
 
@@ -86,7 +100,7 @@ TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 9);
+    ASSERT_EQ(n, 10);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -356,7 +370,7 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 1], d;
+    struct ctl_rec r = v[n - 2], d;
     ASSERT_EQ(r.type, CTL_REC_VOTERS);
     size_t len;
     uint8_t *p = ctu_encode(&r, &len);
@@ -385,5 +399,80 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
     ASSERT_EQ(copy.voters.n, 1);
     ASSERT_EQ(copy.voters.ids[0], 1);
     ctl_image_free(&copy);
+    ctl_image_free(&img);
+}
+
+TEST(controller_records_user_scram_rules)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    struct ctl_rec r = v[n - 1];
+    ASSERT_EQ(r.type, CTL_REC_USER_SCRAM);
+    ASSERT(ctl_rec_valid(&r));
+    struct ctl_rec bad = r;
+    bad.user.key_len = 32; /* SHA-512 keys are 64 bytes */
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.user.iterations = 4095;
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.user.iterations = 16385;
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.user.mechanism = 3;
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.user.salt_len = 0;
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    strcpy(bad.user.name, "tab\there");
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.user.name[0] = '\0';
+    ASSERT(!ctl_rec_valid(&bad));
+    struct ctl_rec del = {.type = CTL_REC_USER_SCRAM};
+    strcpy(del.user.name, r.user.name);
+    del.user.mechanism = r.user.mechanism;
+    del.user.deleted = true;
+    ASSERT(ctl_rec_valid(&del));
+    del.user.iterations = 4096; /* a deletion carries no credential */
+    ASSERT(!ctl_rec_valid(&del));
+    del.user.iterations = 0;
+    /* stored and server keys of different lengths do not decode */
+    size_t len;
+    uint8_t *p = ctu_encode(&r, &len);
+    size_t key2 = len - 2 - 64; /* the server key's length field */
+    p[key2] = 0;
+    p[key2 + 1] = 32;
+    struct ctl_rec d;
+    ASSERT_EQ(ctl_rec_decode(p, key2 + 2 + 32, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* the image: set, replace, delete (a delete of none is a no-op), kept in the snapshot */
+    struct ctl_image img;
+    ctl_image_init(&img);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    struct ctl_rec r256 = r;
+    r256.user.mechanism = CTL_SCRAM_SHA256;
+    r256.user.key_len = 32;
+    ASSERT_EQ(ctl_image_apply(&img, &r256), 0);
+    ASSERT_EQ(img.n_users, 2);
+    ASSERT(ctl_image_user(&img, r.user.name, CTL_SCRAM_SHA512) != NULL);
+    ASSERT_EQ(ctl_image_user(&img, r.user.name, CTL_SCRAM_SHA256)->key_len, 32);
+    ASSERT(ctl_image_user(&img, "bob", CTL_SCRAM_SHA256) == NULL);
+    r.user.iterations = 16384;
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    ASSERT_EQ(img.n_users, 2);
+    ASSERT_EQ(ctl_image_user(&img, r.user.name, CTL_SCRAM_SHA512)->iterations, 16384);
+    struct ctl_image copy;
+    ctl_image_init(&copy);
+    ctl_image_copy(&copy, &img);
+    ASSERT_EQ(copy.n_users, 2);
+    ASSERT_MEMEQ(ctl_image_user(&copy, r.user.name, CTL_SCRAM_SHA512)->stored_key,
+                 r.user.stored_key, 64);
+    ctl_image_free(&copy);
+    ASSERT_EQ(ctl_image_apply(&img, &del), 0);
+    ASSERT_EQ(img.n_users, 1);
+    ASSERT_EQ(ctl_image_apply(&img, &del), 0);
+    ASSERT_EQ(img.n_users, 1);
     ctl_image_free(&img);
 }

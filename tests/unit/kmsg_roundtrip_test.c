@@ -276,6 +276,39 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
                   y->describe_cluster.include_cluster_authorized_operations);
         ASSERT_EQ(x->describe_cluster.endpoint_type, y->describe_cluster.endpoint_type);
         break;
+    case KAPI_SASL_HANDSHAKE:
+        str_eq(x->sasl_handshake.mechanism, y->sasl_handshake.mechanism);
+        break;
+    case KAPI_SASL_AUTHENTICATE:
+        ASSERT_EQ(x->sasl_authenticate.auth_bytes.len, y->sasl_authenticate.auth_bytes.len);
+        ASSERT(memcmp(x->sasl_authenticate.auth_bytes.p, y->sasl_authenticate.auth_bytes.p,
+                      (size_t)x->sasl_authenticate.auth_bytes.len) == 0);
+        break;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        strs_eq(x->describe_scram.users, x->describe_scram.n_users, y->describe_scram.users,
+                y->describe_scram.n_users);
+        break;
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
+        const struct alter_scram_req *a = &x->alter_scram, *b = &y->alter_scram;
+        ASSERT_EQ(a->n_deletions, b->n_deletions);
+        for (int32_t i = 0; i < a->n_deletions; i++) {
+            str_eq(a->deletions[i].name, b->deletions[i].name);
+            ASSERT_EQ(a->deletions[i].mechanism, b->deletions[i].mechanism);
+        }
+        ASSERT_EQ(a->n_upsertions, b->n_upsertions);
+        for (int32_t i = 0; i < a->n_upsertions; i++) {
+            const struct alter_scram_upsertion *ua = &a->upsertions[i], *ub = &b->upsertions[i];
+            str_eq(ua->name, ub->name);
+            ASSERT_EQ(ua->mechanism, ub->mechanism);
+            ASSERT_EQ(ua->iterations, ub->iterations);
+            ASSERT_EQ(ua->salt.len, ub->salt.len);
+            ASSERT(memcmp(ua->salt.p, ub->salt.p, (size_t)ua->salt.len) == 0);
+            ASSERT_EQ(ua->salted_password.len, ub->salted_password.len);
+            ASSERT(memcmp(ua->salted_password.p, ub->salted_password.p,
+                          (size_t)ua->salted_password.len) == 0);
+        }
+        break;
+    }
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER: {
         const struct raft_voter_req *a = &x->raft_voter, *b = &y->raft_voter;
@@ -642,6 +675,52 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_SASL_HANDSHAKE: {
+        const struct sasl_handshake_resp *a = &x->sasl_handshake, *b = &y->sasl_handshake;
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_mechanisms, b->n_mechanisms);
+        for (int32_t i = 0; i < a->n_mechanisms; i++)
+            ASSERT_STREQ(a->mechanisms[i], b->mechanisms[i]);
+        break;
+    }
+    case KAPI_SASL_AUTHENTICATE: {
+        const struct sasl_authenticate_resp *a = &x->sasl_authenticate, *b = &y->sasl_authenticate;
+        ASSERT_EQ(a->error_code, b->error_code);
+        str_eq(a->error_message, b->error_message);
+        ASSERT_EQ(a->auth_bytes.len, b->auth_bytes.len);
+        ASSERT(memcmp(a->auth_bytes.p, b->auth_bytes.p, (size_t)a->auth_bytes.len) == 0);
+        ASSERT_EQ(a->session_lifetime_ms, b->session_lifetime_ms);
+        break;
+    }
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
+        const struct describe_scram_resp *a = &x->describe_scram, *b = &y->describe_scram;
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_results, b->n_results);
+        for (int32_t i = 0; i < a->n_results; i++) {
+            str_eq(a->results[i].user, b->results[i].user);
+            ASSERT_EQ(a->results[i].error_code, b->results[i].error_code);
+            str_eq(a->results[i].error_message, b->results[i].error_message);
+            ASSERT_EQ(a->results[i].n_credentials, b->results[i].n_credentials);
+            for (int32_t j = 0; j < a->results[i].n_credentials; j++) {
+                ASSERT_EQ(a->results[i].credentials[j].mechanism,
+                          b->results[i].credentials[j].mechanism);
+                ASSERT_EQ(a->results[i].credentials[j].iterations,
+                          b->results[i].credentials[j].iterations);
+            }
+        }
+        break;
+    }
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
+        const struct alter_scram_resp *a = &x->alter_scram, *b = &y->alter_scram;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->n_results, b->n_results);
+        for (int32_t i = 0; i < a->n_results; i++) {
+            str_eq(a->results[i].user, b->results[i].user);
+            ASSERT_EQ(a->results[i].error_code, b->results[i].error_code);
+            str_eq(a->results[i].error_message, b->results[i].error_message);
+        }
+        break;
+    }
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER: {
         const struct raft_voter_resp *a = &x->raft_voter, *b = &y->raft_voter;
@@ -834,8 +913,8 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * InitProducerId v2-5; OffsetForLeaderEpoch v4, DescribeLogDirs v2-4,
      * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
      * AlterPartitionReassignments v0, ListPartitionReassignments v0, AddRaftVoter v0,
-     * RemoveRaftVoter v0 */
-    ASSERT_EQ(flexible, 55);
+     * RemoveRaftVoter v0, SaslAuthenticate v2, Describe/AlterUserScramCredentials v0 */
+    ASSERT_EQ(flexible, 58);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

@@ -452,6 +452,48 @@ static void enc_raft_voter(struct kwriter *w, bool add, const struct raft_voter_
     t_tags(w, true);
 }
 
+static void enc_sasl(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_req *q)
+{
+    if (key == KAPI_SASL_HANDSHAKE) {
+        t_str(w, false, q->sasl_handshake.mechanism);
+        return;
+    }
+    bool f = v >= 2;
+    t_bytes(w, f, q->sasl_authenticate.auth_bytes);
+    t_tags(w, f);
+}
+
+static void enc_describe_scram(struct kwriter *w, const struct describe_scram_req *q)
+{
+    t_arr(w, true, q->n_users);
+    for (int32_t i = 0; i < q->n_users; i++) {
+        t_str(w, true, q->users[i]);
+        t_tags(w, true);
+    }
+    t_tags(w, true);
+}
+
+static void enc_alter_scram(struct kwriter *w, const struct alter_scram_req *q)
+{
+    t_arr(w, true, q->n_deletions);
+    for (int32_t i = 0; i < q->n_deletions; i++) {
+        t_str(w, true, q->deletions[i].name);
+        kw_i8(w, q->deletions[i].mechanism);
+        t_tags(w, true);
+    }
+    t_arr(w, true, q->n_upsertions);
+    for (int32_t i = 0; i < q->n_upsertions; i++) {
+        const struct alter_scram_upsertion *u = &q->upsertions[i];
+        t_str(w, true, u->name);
+        kw_i8(w, u->mechanism);
+        kw_i32(w, u->iterations);
+        t_bytes(w, true, u->salt);
+        t_bytes(w, true, u->salted_password);
+        t_tags(w, true);
+    }
+    t_tags(w, true);
+}
+
 static void enc_list_reassignments(struct kwriter *w, bool f, const struct list_reassign_req *q)
 {
     kw_i32(w, q->timeout_ms);
@@ -560,6 +602,16 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_REMOVE_RAFT_VOTER:
         enc_raft_voter(w, key == KAPI_ADD_RAFT_VOTER, &q->raft_voter);
         break;
+    case KAPI_SASL_HANDSHAKE:
+    case KAPI_SASL_AUTHENTICATE:
+        enc_sasl(w, key, v, q);
+        break;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        enc_describe_scram(w, &q->describe_scram);
+        break;
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
+        enc_alter_scram(w, &q->alter_scram);
+        break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         enc_offset_for_leader_epoch(w, v, f, &q->offset_for_leader_epoch);
         break;
@@ -611,6 +663,14 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         return kmsg_decode_raft_voter(r, key == KAPI_ADD_RAFT_VOTER, v, &q->raft_voter);
+    case KAPI_SASL_HANDSHAKE:
+        return kmsg_decode_sasl_handshake(r, v, &q->sasl_handshake);
+    case KAPI_SASL_AUTHENTICATE:
+        return kmsg_decode_sasl_authenticate(r, v, &q->sasl_authenticate);
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        return kmsg_decode_describe_scram(r, v, a, &q->describe_scram);
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
+        return kmsg_decode_alter_scram(r, v, a, &q->alter_scram);
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return kmsg_decode_offset_for_leader_epoch(r, v, a, &q->offset_for_leader_epoch);
     default: {
@@ -1089,6 +1149,35 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
     case KAPI_REMOVE_RAFT_VOTER:
         sample_raft_voter(key == KAPI_ADD_RAFT_VOTER, var, &q->raft_voter);
         return true;
+    case KAPI_SASL_HANDSHAKE:
+        q->sasl_handshake.mechanism = var ? S("SCRAM-SHA-512") : S("PLAIN");
+        return true;
+    case KAPI_SASL_AUTHENTICATE:
+        q->sasl_authenticate.auth_bytes =
+            var ? (struct kbytes){(const uint8_t *)"n,,n=user,r=abc", 15} : (struct kbytes){
+                                                                             (const uint8_t *)"", 0};
+        return true;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        q->describe_scram = (struct describe_scram_req){.n_users = var ? 2 : -1};
+        if (var) {
+            q->describe_scram.users = alloc(a, 2, sizeof(struct kstr));
+            q->describe_scram.users[0] = S("alice");
+            q->describe_scram.users[1] = S("bob");
+        }
+        return true;
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
+        struct alter_scram_req *x = &q->alter_scram;
+        *x = (struct alter_scram_req){.n_deletions = var, .n_upsertions = 1 + var};
+        x->deletions = alloc(a, 1, sizeof(*x->deletions));
+        x->deletions[0] = (struct alter_scram_deletion){S("old"), 2};
+        x->upsertions = alloc(a, 2, sizeof(*x->upsertions));
+        for (int i = 0; i < 2; i++)
+            x->upsertions[i] = (struct alter_scram_upsertion){
+                i ? S("bob") : S("alice"), (int8_t)(1 + i), 4096 * (1 + i),
+                (struct kbytes){(const uint8_t *)"saltsalt", 8},
+                (struct kbytes){(const uint8_t *)"0123456789abcdef0123456789abcdef", 32}};
+        return true;
+    }
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         sample_offset_for_leader_epoch(v, var, a, &q->offset_for_leader_epoch);
         return true;
@@ -1591,6 +1680,38 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         sresp_list_reassignments(var, a, &p->list_reassignments);
         return true;
+    case KAPI_SASL_HANDSHAKE: {
+        static const char *const mechs[] = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"};
+        p->sasl_handshake = (struct sasl_handshake_resp){var ? 33 : 0, mechs, 3 - var};
+        return true;
+    }
+    case KAPI_SASL_AUTHENTICATE:
+        p->sasl_authenticate = (struct sasl_authenticate_resp){
+            .error_code = var ? 58 : 0,
+            .error_message = var ? S("Authentication failed") : KSTR_NULL,
+            .auth_bytes = {(const uint8_t *)"v=abc", var ? 0 : 5},
+            .session_lifetime_ms = v >= 1 ? 3600000 : 0};
+        return true;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
+        struct describe_scram_resp *x = &p->describe_scram;
+        *x = (struct describe_scram_resp){.throttle_time_ms = 1, .error_message = KSTR_NULL,
+                                          .n_results = 1 + var};
+        x->results = alloc(a, 2, sizeof(*x->results));
+        struct describe_scram_credential *c = alloc(a, 2, sizeof(*c));
+        c[0] = (struct describe_scram_credential){1, 4096};
+        c[1] = (struct describe_scram_credential){2, 8192};
+        x->results[0] = (struct describe_scram_result){S("alice"), 0, KSTR_NULL, c, 2};
+        x->results[1] = (struct describe_scram_result){S("nobody"), 91, S("no user"), NULL, 0};
+        return true;
+    }
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
+        struct alter_scram_resp *x = &p->alter_scram;
+        *x = (struct alter_scram_resp){.throttle_time_ms = 2, .n_results = 1 + var};
+        x->results = alloc(a, 2, sizeof(*x->results));
+        x->results[0] = (struct alter_scram_result){S("alice"), 0, KSTR_NULL};
+        x->results[1] = (struct alter_scram_result){S("x"), 93, S("bad")};
+        return true;
+    }
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         p->raft_voter = (struct raft_voter_resp){.throttle_time_ms = var,
@@ -1665,6 +1786,18 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         kmsg_encode_raft_voter(w, key == KAPI_ADD_RAFT_VOTER, v, &p->raft_voter);
+        break;
+    case KAPI_SASL_HANDSHAKE:
+        kmsg_encode_sasl_handshake(w, v, &p->sasl_handshake);
+        break;
+    case KAPI_SASL_AUTHENTICATE:
+        kmsg_encode_sasl_authenticate(w, v, &p->sasl_authenticate);
+        break;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
+        kmsg_encode_describe_scram(w, v, &p->describe_scram);
+        break;
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
+        kmsg_encode_alter_scram(w, v, &p->alter_scram);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
@@ -2270,6 +2403,64 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         dec_list_reassignments(r, f, a, &p->list_reassignments);
         break;
+    case KAPI_SASL_HANDSHAKE: {
+        p->sasl_handshake.error_code = kr_i16(r);
+        int32_t n = d_arr(r, false);
+        const char **m = alloc(a, n, sizeof(char *));
+        for (int32_t i = 0; i < n; i++) {
+            struct kstr x = kr_str(r, false);
+            m[i] = x.len >= 0 ? arena_strndup(a, x.p, (size_t)x.len) : "";
+        }
+        p->sasl_handshake.mechanisms = m;
+        p->sasl_handshake.n_mechanisms = n;
+        break;
+    }
+    case KAPI_SASL_AUTHENTICATE:
+        p->sasl_authenticate.error_code = kr_i16(r);
+        p->sasl_authenticate.error_message = kr_str(r, f);
+        p->sasl_authenticate.auth_bytes = kr_bytes(r, f);
+        if (v >= 1)
+            p->sasl_authenticate.session_lifetime_ms = kr_i64(r);
+        d_tags(r, f);
+        break;
+    case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
+        struct describe_scram_resp *x = &p->describe_scram;
+        x->throttle_time_ms = kr_i32(r);
+        x->error_code = kr_i16(r);
+        x->error_message = kr_str(r, f);
+        x->n_results = d_arr(r, f);
+        x->results = alloc(a, x->n_results, sizeof(*x->results));
+        for (int32_t i = 0; i < x->n_results; i++) {
+            struct describe_scram_result *res = &x->results[i];
+            res->user = kr_str(r, f);
+            res->error_code = kr_i16(r);
+            res->error_message = kr_str(r, f);
+            res->n_credentials = d_arr(r, f);
+            res->credentials = alloc(a, res->n_credentials, sizeof(*res->credentials));
+            for (int32_t j = 0; j < res->n_credentials; j++) {
+                res->credentials[j].mechanism = kr_i8(r);
+                res->credentials[j].iterations = kr_i32(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
+    case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
+        struct alter_scram_resp *x = &p->alter_scram;
+        x->throttle_time_ms = kr_i32(r);
+        x->n_results = d_arr(r, f);
+        x->results = alloc(a, x->n_results, sizeof(*x->results));
+        for (int32_t i = 0; i < x->n_results; i++) {
+            x->results[i].user = kr_str(r, f);
+            x->results[i].error_code = kr_i16(r);
+            x->results[i].error_message = kr_str(r, f);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         p->raft_voter.throttle_time_ms = kr_i32(r);

@@ -47,6 +47,10 @@ union kmsg_any_req {
     struct alter_reassign_req alter_reassignments;
     struct list_reassign_req list_reassignments;
     struct raft_voter_req raft_voter; /* AddRaftVoter, RemoveRaftVoter */
+    struct sasl_handshake_req sasl_handshake;
+    struct sasl_authenticate_req sasl_authenticate;
+    struct describe_scram_req describe_scram;
+    struct alter_scram_req alter_scram;
 };
 
 union kmsg_any_resp {
@@ -80,6 +84,10 @@ union kmsg_any_resp {
     struct alter_reassign_resp alter_reassignments;
     struct list_reassign_resp list_reassignments;
     struct raft_voter_resp raft_voter;
+    struct sasl_handshake_resp sasl_handshake;
+    struct sasl_authenticate_resp sasl_authenticate;
+    struct describe_scram_resp describe_scram;
+    struct alter_scram_resp alter_scram;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */

@@ -1,0 +1,36 @@
+/* SASL authentication of client connections (broker/sasl.c). The dispatcher (broker.c) asks
+ * sasl_allows before it runs a request, hands raw-token frames of the legacy flow to
+ * sasl_raw_token, and opens and closes each connection's SASL state with its session. */
+#ifndef SP_BROKER_SASL_H
+#define SP_BROKER_SASL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/sasl_mech.h"
+
+struct session;
+
+/* A connection opened: on a SASL listener it must authenticate first (session->sasl set). */
+void sasl_session_open(struct session *s);
+/* The connection closed: frees its SASL state (wiping the mechanism's secrets). */
+void sasl_session_close(struct session *s);
+/* Whether the connection may run a request of api_key now: always off SASL listeners; before
+ * authentication only ApiVersions, SaslHandshake and SaslAuthenticate (answered
+ * ILLEGAL_SASL_STATE before a handshake); after it every
+ * API, until the session ends (connections.max.reauth.ms), when only the SASL APIs and
+ * ApiVersions are. */
+bool sasl_allows(const struct session *s, int16_t api_key);
+/* The next frame is a raw SASL token (after SaslHandshake v0), not a Kafka request. */
+bool sasl_raw_pending(const struct session *s);
+/* Takes one raw token and answers it with a raw size-prefixed token; a failure closes the
+ * connection after the failure delay. */
+void sasl_raw_token(struct session *s, const uint8_t *frame, size_t len);
+/* The exchange failed: nothing more is served on this connection. */
+bool sasl_failed(const struct session *s);
+/* The connection's principal: "User:NAME" once SASL authenticated it, else its TLS principal
+ * (net/conn.h: the certificate's, or "User:ANONYMOUS"). */
+const char *session_principal(const struct session *s);
+
+#endif
