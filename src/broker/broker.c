@@ -100,6 +100,12 @@ static handler_fn handler_for(int16_t key)
         return handle_alter_partition_reassignments;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         return handle_list_partition_reassignments;
+    case KAPI_DESCRIBE_ACLS:
+        return handle_describe_acls;
+    case KAPI_CREATE_ACLS:
+        return handle_create_acls;
+    case KAPI_DELETE_ACLS:
+        return handle_delete_acls;
     case KAPI_SASL_HANDSHAKE:
         return handle_sasl_handshake;
     case KAPI_SASL_AUTHENTICATE:
@@ -424,6 +430,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     b->cfg = cfg;
     strmap_init(&b->topics);
     arena_init(&b->scratch, 64 * 1024);
+    list_init(&b->sasl_held);
     kreq_stats_init(&b->req_stats);
     memset(info, 0, sizeof(*info));
     int rc;
@@ -558,6 +565,7 @@ void broker_stop(struct broker *b)
     reactor_timer_stop(b->r, &b->flush_timer);
     broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */
+    sasl_stop(b);           /* answers still held for failed exchanges: dropped */
     cluster_stop(b);        /* replicas closed before their logs */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */

@@ -78,6 +78,7 @@ struct broker {
     struct arena scratch; /* per-request decode memory, reset after each request */
     uint64_t sasl_failures;  /* SASL exchanges that failed (sasl.c) */
     uint64_t sasl_successes; /* SASL exchanges that authenticated */
+    struct list_node sasl_held; /* answers to failed exchanges not sent yet (sasl.c) */
     struct reactor_timer retention_timer;
     struct reactor_timer flush_timer; /* flush.ms: armed only while some topic sets it */
     int64_t flush_tick_ms;            /* its period, 0 when off */
@@ -152,6 +153,9 @@ int handle_alter_partition_reassignments(struct request *req); /* reassign.c */
 int handle_list_partition_reassignments(struct request *req);  /* reassign.c */
 int handle_add_raft_voter(struct request *req);                /* voters.c */
 int handle_sasl_handshake(struct request *req);                /* sasl.c */
+int handle_describe_acls(struct request *req);                 /* acls.c */
+int handle_create_acls(struct request *req);                   /* acls.c */
+int handle_delete_acls(struct request *req);                   /* acls.c */
 int handle_sasl_authenticate(struct request *req);             /* sasl.c */
 int handle_describe_user_scram_credentials(struct request *req); /* users.c */
 int handle_alter_user_scram_credentials(struct request *req);    /* users.c */

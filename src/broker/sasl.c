@@ -108,6 +108,7 @@ struct held {
     struct reactor_timer timer;
     struct conn_slot *slot;
     struct iobuf resp;
+    struct list_node link; /* in broker->sasl_held */
 };
 
 static void on_held(struct reactor *r, struct reactor_timer *t, void *data)
@@ -115,9 +116,26 @@ static void on_held(struct reactor *r, struct reactor_timer *t, void *data)
     struct held *h = data;
     (void)r;
     (void)t;
+    list_remove(&h->link);
     conn_slot_complete(h->slot, &h->resp); /* dropped if the connection has gone */
     iobuf_destroy(&h->resp);
     mem_free(h);
+}
+
+void sasl_stop(struct broker *b)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &b->sasl_held)
+    {
+        struct held *h = LIST_ENTRY(n, struct held, link);
+        reactor_timer_stop(b->r, &h->timer);
+        list_remove(&h->link);
+        struct iobuf none;
+        iobuf_init(&none);
+        conn_slot_complete(h->slot, &none); /* its connection is closed: nothing is sent */
+        iobuf_destroy(&h->resp);
+        mem_free(h);
+    }
 }
 
 static void send_later(struct broker *b, struct conn_slot *slot, struct iobuf *resp, int64_t ms)
@@ -130,6 +148,7 @@ static void send_later(struct broker *b, struct conn_slot *slot, struct iobuf *r
     h->slot = slot;
     iobuf_init(&h->resp);
     iobuf_move(&h->resp, resp);
+    list_push_back(&b->sasl_held, &h->link);
     reactor_timer_init(&h->timer, on_held, h);
     reactor_timer_start(b->r, &h->timer, ms);
 }

@@ -12,6 +12,11 @@
 
 struct session;
 
+struct broker;
+
+/* The broker stops (after its listener closed): frees the answers still held back for failed
+ * exchanges. */
+void sasl_stop(struct broker *b);
 /* A connection opened: on a SASL listener it must authenticate first (session->sasl set). */
 void sasl_session_open(struct session *s);
 /* The connection closed: frees its SASL state (wiping the mechanism's secrets). */

@@ -535,3 +535,21 @@ int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
     *ctl_recs_push(out, CTL_REC_USER_SCRAM) = r;
     return KERR_NONE;
 }
+
+int16_t ctl_cmd_acl(const struct ctl_image *img, const struct ctl_rec_acl *a,
+                    struct ctl_recs *out)
+{
+    struct ctl_rec r = {.type = CTL_REC_ACL, .acl = *a};
+    r.acl.resource_name[CTL_ACL_NAME_MAX] = '\0';
+    r.acl.principal[CTL_ACL_PRINCIPAL_MAX] = '\0';
+    r.acl.host[CTL_HOST_MAX] = '\0';
+    if (!ctl_rec_valid(&r))
+        return KERR_INVALID_REQUEST;
+    bool there = false;
+    for (size_t i = 0; i < img->n_acls && !there; i++)
+        there = ctl_acl_cmp(&img->acls[i], &r.acl) == 0;
+    if (there != a->deleted)
+        return KERR_NONE; /* already as asked */
+    *ctl_recs_push(out, CTL_REC_ACL) = r;
+    return KERR_NONE;
+}

@@ -101,6 +101,11 @@ int16_t ctl_cmd_partition_replicas(const struct ctl_image *img, struct kuuid top
 int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
                      struct ctl_recs *out);
 
+/* Adds or removes one ACL binding (CreateAcls, DeleteAcls). Errors: INVALID_REQUEST (a binding
+ * the ACL record refuses). Records: one ACL, none when the image already is as asked. */
+int16_t ctl_cmd_acl(const struct ctl_image *img, const struct ctl_rec_acl *a,
+                    struct ctl_recs *out);
+
 int16_t ctl_cmd_voters(const struct ctl_image *img, bool add, int32_t node,
                        const int32_t *current, size_t n_current, bool *unchanged,
                        struct ctl_recs *out);

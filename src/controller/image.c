@@ -12,6 +12,7 @@
  *   4. Every topic config names an existing topic (RemoveTopic drops them).
  *   5. voters.n == 0 (no VOTERS record yet) or a valid VOTERS record's set.
  *   6. users sorted by strictly increasing (name, mechanism), none deleted.
+ *   7. acls sorted by strictly increasing ctl_acl_cmp, none deleted.
  *
  * Transitions, one per record type (ctl_image_apply): REGISTER_BROKER adds or replaces a broker
  * (fenced); BROKER_LIVENESS fences/unfences; TOPIC creates a topic or grows its partition count
@@ -50,6 +51,7 @@ void ctl_image_free(struct ctl_image *img)
     mem_free(img->brokers);
     mem_free(img->configs);
     mem_free(img->users);
+    mem_free(img->acls);
     ctl_image_init(img);
 }
 
@@ -407,6 +409,52 @@ static int apply_user(struct ctl_image *img, const struct ctl_rec_user *r)
     return 0;
 }
 
+int ctl_acl_cmp(const struct ctl_rec_acl *a, const struct ctl_rec_acl *b)
+{
+    int c = a->resource_type - b->resource_type;
+    if (!c)
+        c = a->pattern_type - b->pattern_type;
+    if (!c)
+        c = strcmp(a->resource_name, b->resource_name);
+    if (!c)
+        c = strcmp(a->principal, b->principal);
+    if (!c)
+        c = strcmp(a->host, b->host);
+    if (!c)
+        c = a->operation - b->operation;
+    if (!c)
+        c = a->permission - b->permission;
+    return c;
+}
+
+/* Adds (a binding there already: no-op) or removes (one not there: no-op) one binding. */
+static int apply_acl(struct ctl_image *img, const struct ctl_rec_acl *r)
+{
+    size_t lo = 0, hi = img->n_acls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ctl_acl_cmp(&img->acls[mid], r) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool found = lo < img->n_acls && ctl_acl_cmp(&img->acls[lo], r) == 0;
+    if (r->deleted) {
+        if (found) {
+            memmove(&img->acls[lo], &img->acls[lo + 1], (img->n_acls - lo - 1) * sizeof(*r));
+            img->n_acls--;
+        }
+        return 0;
+    }
+    if (found)
+        return 0;
+    MEM_GROW(img->acls, img->cap_acls, img->n_acls + 1);
+    memmove(&img->acls[lo + 1], &img->acls[lo], (img->n_acls - lo) * sizeof(*r));
+    img->acls[lo] = *r;
+    img->n_acls++;
+    return 0;
+}
+
 static int apply_pids(struct ctl_image *img, const struct ctl_rec_pids *r)
 {
     if (r->first < ctl_image_pid_next(img))
@@ -438,6 +486,8 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
         return 0;
     case CTL_REC_USER_SCRAM:
         return apply_user(img, &r->user);
+    case CTL_REC_ACL:
+        return apply_acl(img, &r->acl);
     }
     return -ERR_INVALID;
 }
@@ -555,6 +605,12 @@ static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
         memset(&r, 0, sizeof(r));
         r.type = CTL_REC_USER_SCRAM;
         r.user = img->users[i];
+        emit(&r, data);
+    }
+    for (size_t i = 0; i < img->n_acls; i++) {
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_ACL;
+        r.acl = img->acls[i];
         emit(&r, data);
     }
 }
@@ -681,5 +737,9 @@ void ctl_image_check(const struct ctl_image *img)
         const struct ctl_rec_user *u = &img->users[i];
         CHECK(!u->deleted);
         CHECK(i == 0 || user_cmp(u->name, u->mechanism, &img->users[i - 1]) > 0);
+    }
+    for (size_t i = 0; i < img->n_acls; i++) {
+        CHECK(!img->acls[i].deleted);
+        CHECK(i == 0 || ctl_acl_cmp(&img->acls[i], &img->acls[i - 1]) > 0);
     }
 }

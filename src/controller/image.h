@@ -69,6 +69,9 @@ struct ctl_image {
     struct ctl_rec_user *users;   /* SCRAM credentials, sorted by (name, mechanism) */
     size_t n_users;
     size_t cap_users;
+    struct ctl_rec_acl *acls;     /* ACL bindings, sorted (ctl_acl_cmp), none deleted */
+    size_t n_acls;
+    size_t cap_acls;
     uint64_t records_applied; /* records accepted so far (not part of snapshots) */
 };
 
@@ -89,6 +92,9 @@ void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out);
 /* Queries. Pointers are valid until the next apply or free. */
 const struct ctl_broker *ctl_image_broker(const struct ctl_image *img, int32_t id);
 bool ctl_image_broker_live(const struct ctl_image *img, int32_t id); /* registered, unfenced */
+/* The order of ACL bindings in the image: by resource type, pattern, name, principal, host,
+ * operation, permission. 0 when they are the same binding. */
+int ctl_acl_cmp(const struct ctl_rec_acl *a, const struct ctl_rec_acl *b);
 /* The SCRAM credential of user name for mechanism, or NULL. */
 const struct ctl_rec_user *ctl_image_user(const struct ctl_image *img, const char *name,
                                           int8_t mechanism);

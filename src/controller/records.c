@@ -98,6 +98,14 @@ static bool user_valid(const struct ctl_rec_user *u)
            u->key_len == ctl_scram_key_len(u->mechanism);
 }
 
+static bool acl_valid(const struct ctl_rec_acl *a)
+{
+    return a->resource_type >= 2 && a->resource_type <= 7 &&
+           (a->pattern_type == 3 || a->pattern_type == 4) && a->operation >= 2 &&
+           a->operation <= 14 && (a->permission == 2 || a->permission == 3) &&
+           a->resource_name[0] != '\0' && a->principal[0] != '\0' && a->host[0] != '\0';
+}
+
 bool ctl_rec_valid(const struct ctl_rec *r)
 {
     switch (r->type) {
@@ -138,6 +146,8 @@ bool ctl_rec_valid(const struct ctl_rec *r)
         return true;
     case CTL_REC_USER_SCRAM:
         return user_valid(&r->user);
+    case CTL_REC_ACL:
+        return acl_valid(&r->acl);
     }
     return false;
 }
@@ -231,6 +241,16 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         put_bytes(w, r->user.salt, r->user.salt_len);
         put_bytes(w, r->user.stored_key, r->user.key_len);
         put_bytes(w, r->user.server_key, r->user.key_len);
+        break;
+    case CTL_REC_ACL:
+        kw_i8(w, r->acl.resource_type);
+        put_str(w, r->acl.resource_name);
+        kw_i8(w, r->acl.pattern_type);
+        put_str(w, r->acl.principal);
+        put_str(w, r->acl.host);
+        kw_i8(w, r->acl.operation);
+        kw_i8(w, r->acl.permission);
+        kw_i8(w, r->acl.deleted ? 1 : 0);
         break;
     }
 }
@@ -347,6 +367,20 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->user.key_len = k1;
         break;
     }
+    case CTL_REC_ACL: {
+        out->acl.resource_type = kr_i8(r);
+        get_str(r, out->acl.resource_name, CTL_ACL_NAME_MAX);
+        out->acl.pattern_type = kr_i8(r);
+        get_str(r, out->acl.principal, CTL_ACL_PRINCIPAL_MAX);
+        get_str(r, out->acl.host, CTL_HOST_MAX);
+        out->acl.operation = kr_i8(r);
+        out->acl.permission = kr_i8(r);
+        int8_t d = kr_i8(r);
+        if (d != 0 && d != 1)
+            r->err = true;
+        out->acl.deleted = d == 1;
+        break;
+    }
     case CTL_REC_VOTERS:
         out->voters.n = kr_i32(r);
         if (out->voters.n < 1 || out->voters.n > CTL_VOTERS_MAX) {
@@ -368,7 +402,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_USER_SCRAM ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_ACL ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

@@ -27,6 +27,11 @@
  *                       1..CTL_SALT_MAX; 0 when deleted), stored_key bytes and server_key bytes
  *                       (i16 length: the mechanism's digest length, 32 or 64; 0 when deleted):
  *                       one SCRAM credential (RFC 5802), never a password
+ *  10 ACL               resource_type i8 (Kafka's: 2 topic .. 7 user), resource_name string
+ *                       (1..CTL_ACL_NAME_MAX), pattern_type i8 (3 LITERAL, 4 PREFIXED),
+ *                       principal string (1..CTL_ACL_PRINCIPAL_MAX), host string
+ *                       (1..CTL_HOST_MAX), operation i8 (2 ALL .. 14), permission i8 (2 DENY,
+ *                       3 ALLOW), deleted i8 (0/1): one ACL binding added or removed
  *
  * A PARTITION record carries the whole state of one partition: it both assigns a new partition
  * and changes an existing one (leader election, reassignment), so replay never merges deltas.
@@ -61,6 +66,8 @@
 #define CTL_SCRAM_SHA512 2
 #define CTL_SCRAM_ITER_MIN 4096
 #define CTL_SCRAM_ITER_MAX 16384
+#define CTL_ACL_NAME_MAX 255      /* ACL resource name bytes */
+#define CTL_ACL_PRINCIPAL_MAX 255 /* ACL principal bytes */
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
 #define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
@@ -78,6 +85,7 @@ enum ctl_rec_type {
     CTL_REC_PRODUCER_IDS = 7,
     CTL_REC_VOTERS = 8,
     CTL_REC_USER_SCRAM = 9,
+    CTL_REC_ACL = 10,
 };
 
 struct ctl_rec_broker {
@@ -145,6 +153,17 @@ struct ctl_rec_user {
     uint8_t server_key[CTL_KEY_MAX];
 };
 
+struct ctl_rec_acl {
+    int8_t resource_type; /* 2..7 */
+    int8_t pattern_type;  /* 3 LITERAL, 4 PREFIXED */
+    int8_t operation;     /* 2..14 */
+    int8_t permission;    /* 2 DENY, 3 ALLOW */
+    bool deleted;
+    char resource_name[CTL_ACL_NAME_MAX + 1];
+    char principal[CTL_ACL_PRINCIPAL_MAX + 1];
+    char host[CTL_HOST_MAX + 1];
+};
+
 struct ctl_rec {
     enum ctl_rec_type type;
     union {
@@ -157,6 +176,7 @@ struct ctl_rec {
         struct ctl_rec_pids pids;
         struct ctl_rec_voters voters;
         struct ctl_rec_user user;
+        struct ctl_rec_acl acl;
     };
 };
 

@@ -49,6 +49,10 @@ bool ctl_request_well_formed(const struct ctl_request *req)
         return req->n_replicas >= 1 && req->n_replicas <= CTL_REPLICAS_MAX;
     case CTL_REQ_VOTERS:
         return req->voter >= 0;
+    case CTL_REQ_ACL:
+        return memchr(req->acl.resource_name, '\0', sizeof(req->acl.resource_name)) &&
+               memchr(req->acl.principal, '\0', sizeof(req->acl.principal)) &&
+               memchr(req->acl.host, '\0', sizeof(req->acl.host));
     case CTL_REQ_USER_SCRAM:
         return memchr(req->user.name, '\0', sizeof(req->user.name)) != NULL &&
                req->user.salt_len <= CTL_SALT_MAX && req->user.key_len <= CTL_KEY_MAX;
@@ -126,6 +130,16 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
     case CTL_REQ_VOTERS:
         kw_i8(&w, req->voter_add ? 1 : 0);
         kw_i32(&w, req->voter);
+        break;
+    case CTL_REQ_ACL:
+        kw_i8(&w, req->acl.resource_type);
+        put_str(&w, req->acl.resource_name);
+        kw_i8(&w, req->acl.pattern_type);
+        put_str(&w, req->acl.principal);
+        put_str(&w, req->acl.host);
+        kw_i8(&w, req->acl.operation);
+        kw_i8(&w, req->acl.permission);
+        kw_i8(&w, req->acl.deleted ? 1 : 0);
         break;
     case CTL_REQ_USER_SCRAM:
         put_str(&w, req->user.name);
@@ -260,6 +274,28 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         for (int32_t i = 0; i < out->n_replicas; i++)
             out->replicas[i] = kr_i32(&d.r);
         break;
+    case CTL_REQ_ACL: {
+        struct ctl_rec_acl *a = &out->acl;
+        a->resource_type = kr_i8(&d.r);
+        const char *name = get_str(&d, false);
+        a->pattern_type = kr_i8(&d.r);
+        const char *principal = get_str(&d, false);
+        const char *host = get_str(&d, false);
+        a->operation = kr_i8(&d.r);
+        a->permission = kr_i8(&d.r);
+        int8_t del = kr_i8(&d.r);
+        a->deleted = del == 1;
+        if (!name || !principal || !host || strlen(name) > CTL_ACL_NAME_MAX ||
+            strlen(principal) > CTL_ACL_PRINCIPAL_MAX || strlen(host) > CTL_HOST_MAX ||
+            (del != 0 && del != 1)) {
+            d.bad = true;
+            break;
+        }
+        memcpy(a->resource_name, name, strlen(name) + 1);
+        memcpy(a->principal, principal, strlen(principal) + 1);
+        memcpy(a->host, host, strlen(host) + 1);
+        break;
+    }
     case CTL_REQ_USER_SCRAM: {
         const char *name = get_str(&d, false);
         if (!name || strlen(name) > CTL_USER_MAX) {
@@ -382,6 +418,8 @@ const char *ctl_req_type_name(uint8_t type)
         return "voters";
     case CTL_REQ_USER_SCRAM:
         return "user_scram";
+    case CTL_REQ_ACL:
+        return "acl";
     default:
         return "unknown";
     }

@@ -46,6 +46,9 @@
     X(DELETE_RECORDS, 21, "DeleteRecords", 0, 2, 2)                                                \
     X(INIT_PRODUCER_ID, 22, "InitProducerId", 0, 5, 2) /* v0: librdkafka idempotence needs it */   \
     X(OFFSET_FOR_LEADER_EPOCH, 23, "OffsetForLeaderEpoch", 0, 4, 4)                                \
+    X(DESCRIBE_ACLS, 29, "DescribeAcls", 0, 3, 2)                                                  \
+    X(CREATE_ACLS, 30, "CreateAcls", 0, 3, 2)                                                      \
+    X(DELETE_ACLS, 31, "DeleteAcls", 0, 3, 2)                                                      \
     X(DESCRIBE_CONFIGS, 32, "DescribeConfigs", 0, 4, 4)                                            \
     X(ALTER_CONFIGS, 33, "AlterConfigs", 0, 2, 2)                                                  \
     X(DESCRIBE_LOG_DIRS, 35, "DescribeLogDirs", 0, 4, 2)                                           \

@@ -614,6 +614,89 @@ int kmsg_decode_describe_cluster(struct kreader *r, int16_t v, struct arena *a,
 void kmsg_encode_describe_cluster(struct kwriter *w, int16_t v,
                                   const struct describe_cluster_resp *resp);
 
+/* ---- DescribeAcls (29), CreateAcls (30), DeleteAcls (31): v0-3, flexible from v2 ---- */
+
+/* One ACL binding, or a filter of them (names null: any; types ANY). The pattern type is
+ * carried from v1; v0 means LITERAL (3). */
+struct kacl {
+    int8_t resource_type;
+    struct kstr resource_name; /* nullable in filters */
+    int8_t pattern_type;
+    struct kstr principal; /* nullable in filters */
+    struct kstr host;      /* nullable in filters */
+    int8_t operation;
+    int8_t permission;
+};
+
+struct describe_acls_req {
+    struct kacl filter;
+};
+
+struct describe_acls_resource {
+    int8_t resource_type;
+    struct kstr resource_name;
+    int8_t pattern_type;
+    struct kacl *acls; /* principal, host, operation, permission used */
+    int32_t n_acls;
+};
+
+struct describe_acls_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct describe_acls_resource *resources;
+    int32_t n_resources;
+};
+
+struct create_acls_req {
+    struct kacl *creations;
+    int32_t n_creations;
+};
+
+struct kacl_result {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+
+struct create_acls_resp {
+    int32_t throttle_time_ms;
+    struct kacl_result *results;
+    int32_t n_results;
+};
+
+struct delete_acls_req {
+    struct kacl *filters;
+    int32_t n_filters;
+};
+
+struct delete_acls_match {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct kacl acl;
+};
+
+struct delete_acls_filter_result {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct delete_acls_match *matches;
+    int32_t n_matches;
+};
+
+struct delete_acls_resp {
+    int32_t throttle_time_ms;
+    struct delete_acls_filter_result *results;
+    int32_t n_results;
+};
+
+int kmsg_decode_describe_acls(struct kreader *r, int16_t v, struct describe_acls_req *out);
+void kmsg_encode_describe_acls(struct kwriter *w, int16_t v, const struct describe_acls_resp *resp);
+int kmsg_decode_create_acls(struct kreader *r, int16_t v, struct arena *a,
+                            struct create_acls_req *out);
+void kmsg_encode_create_acls(struct kwriter *w, int16_t v, const struct create_acls_resp *resp);
+int kmsg_decode_delete_acls(struct kreader *r, int16_t v, struct arena *a,
+                            struct delete_acls_req *out);
+void kmsg_encode_delete_acls(struct kwriter *w, int16_t v, const struct delete_acls_resp *resp);
+
 /* ---- SaslHandshake (17) v0-1, SaslAuthenticate (36) v0-2 (flexible from v2) ---- */
 
 struct sasl_handshake_req {

@@ -9,6 +9,7 @@
 # error; the broker logs and counts the failures and keeps serving, also through bad SASL input
 # sent raw (sasl_bad_input.py), and holds the answer to repeated failures from one address
 # longer each time. A deleted user can no longer log in; users survive a kill -9 and restart.
+# Without an authorizer the ACL APIs answer SECURITY_DISABLED, as Kafka's do (kafka-python).
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 [ -d "$NODE_DIR/node_modules/kafkajs" ] || (cd "$NODE_DIR" && npm ci --no-audit --no-fund >/dev/null)
@@ -101,6 +102,9 @@ for m in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
 done
 (cd "$NODE_DIR" && node sasl_platformatic.mjs "$SASL" plt-bad SCRAM-SHA-256 nobody x fail) ||
     fail "@platformatic/kafka, unknown user"
+
+note "no authorizer yet: the ACL APIs answer SECURITY_DISABLED"
+$PY "$ROOT/tests/integration/acl_disabled.py" "$BROKER" || fail "ACL APIs without an authorizer"
 
 note "bad SASL input: Kafka's errors or a closed connection, the broker keeps serving"
 $PY "$ROOT/tests/integration/sasl_bad_input.py" 127.0.0.1 "$SPORT" "$BROKER_PID" 20 ||

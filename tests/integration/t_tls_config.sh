@@ -24,7 +24,10 @@ refused() {
 }
 refused --set "listeners=PLAINTEXT://127.0.0.1:$PORT,SECURE://127.0.0.1:$SPORT" \
     --set "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SASL_SSL" -- \
-    "listener SECURE is SASL_SSL, which is not supported yet"
+    "listener SECURE (SASL_SSL) needs ssl.keystore.location"
+refused --set "listeners=PLAINTEXT://127.0.0.1:$PORT,SECURE://127.0.0.1:$SPORT" \
+    --set "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SECURE:SASL_PLAINTEXT" \
+    --set sasl.enabled.mechanisms=GSSAPI -- "unknown or unsupported mechanism 'GSSAPI'"
 refused --set "listener.security.protocol.map=PLAINTEXT:TLS" -- "unknown security protocol 'TLS'"
 refused "${LIS[@]}" -- "listener SECURE (SSL) needs ssl.keystore.location"
 refused "${LIS[@]}" --set ssl.keystore.location=/nonexistent/keystore.pem -- \

@@ -689,3 +689,29 @@ TEST(controller_cmd_user_scram_set_and_delete)
     ASSERT(ctl_image_user(&e.img, "alice", CTL_SCRAM_SHA256) == NULL);
     env_free(&e);
 }
+
+TEST(controller_cmd_acl_add_and_remove)
+{
+    struct env e;
+    env_init(&e);
+    struct ctl_rec_acl a = {.resource_type = 3, .pattern_type = 3, .operation = 3, .permission = 3};
+    strcpy(a.resource_name, "g1");
+    strcpy(a.principal, "User:bob");
+    strcpy(a.host, "*");
+    ASSERT_EQ(ctl_cmd_acl(&e.img, &a, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    commit(&e);
+    ASSERT_EQ(ctl_cmd_acl(&e.img, &a, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 0); /* there already */
+    struct ctl_rec_acl bad = a;
+    bad.operation = 99;
+    ASSERT_EQ(ctl_cmd_acl(&e.img, &bad, &e.out), KERR_INVALID_REQUEST);
+    a.deleted = true;
+    ASSERT_EQ(ctl_cmd_acl(&e.img, &a, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    commit(&e);
+    ASSERT_EQ(e.img.n_acls, 0);
+    ASSERT_EQ(ctl_cmd_acl(&e.img, &a, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 0); /* gone already */
+    env_free(&e);
+}

@@ -93,6 +93,15 @@ static size_t sample_records(struct ctl_rec *v)
         r->user.stored_key[i] = (uint8_t)(i + 1);
         r->user.server_key[i] = (uint8_t)(255 - i);
     }
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_ACL;
+    r->acl = (struct ctl_rec_acl){.resource_type = 2, .pattern_type = 4, .operation = 4,
+                                  .permission = 3};
+    strcpy(r->acl.resource_name, "orders-");
+    strcpy(r->acl.principal, "User:alice");
+    strcpy(r->acl.host, "*");
     return n;
 }
 
@@ -100,7 +109,7 @@ TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 10);
+    ASSERT_EQ(n, 11);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -370,7 +379,7 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 2], d;
+    struct ctl_rec r = v[n - 3], d;
     ASSERT_EQ(r.type, CTL_REC_VOTERS);
     size_t len;
     uint8_t *p = ctu_encode(&r, &len);
@@ -406,7 +415,7 @@ TEST(controller_records_user_scram_rules)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 1];
+    struct ctl_rec r = v[n - 2];
     ASSERT_EQ(r.type, CTL_REC_USER_SCRAM);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -474,5 +483,50 @@ TEST(controller_records_user_scram_rules)
     ASSERT_EQ(img.n_users, 1);
     ASSERT_EQ(ctl_image_apply(&img, &del), 0);
     ASSERT_EQ(img.n_users, 1);
+    ctl_image_free(&img);
+}
+
+TEST(controller_records_acl_rules_and_image)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    struct ctl_rec r = v[n - 1];
+    ASSERT_EQ(r.type, CTL_REC_ACL);
+    ASSERT(ctl_rec_valid(&r));
+    struct ctl_rec bad = r;
+    bad.acl.resource_type = 1; /* ANY: a filter's, never a binding's */
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.acl.pattern_type = 2; /* MATCH */
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.acl.operation = 1; /* ANY */
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.acl.permission = 1;
+    ASSERT(!ctl_rec_valid(&bad));
+    bad = r;
+    bad.acl.host[0] = '\0';
+    ASSERT(!ctl_rec_valid(&bad));
+    struct ctl_image img;
+    ctl_image_init(&img);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0); /* twice: one binding */
+    ASSERT_EQ(img.n_acls, 1);
+    struct ctl_rec deny = r;
+    deny.acl.permission = 2;
+    ASSERT_EQ(ctl_image_apply(&img, &deny), 0);
+    ASSERT_EQ(img.n_acls, 2);
+    struct ctl_image copy;
+    ctl_image_init(&copy);
+    ctl_image_copy(&copy, &img);
+    ASSERT_EQ(copy.n_acls, 2);
+    ctl_image_free(&copy);
+    r.acl.deleted = true;
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    ASSERT_EQ(img.n_acls, 1);
+    ASSERT_EQ(img.acls[0].permission, 2);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0); /* a removal of none */
+    ASSERT_EQ(img.n_acls, 1);
     ctl_image_free(&img);
 }

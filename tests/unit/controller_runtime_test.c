@@ -460,6 +460,10 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         {.type = CTL_REQ_ALLOC_PIDS, .reg = {.node_id = 5, .incarnation = {{7}}}},
         {.type = CTL_REQ_VOTERS, .voter_add = true, .voter = 6},
         {.type = CTL_REQ_VOTERS, .voter_add = false, .voter = 0},
+        {.type = CTL_REQ_ACL,
+         .acl = {.resource_type = 2, .pattern_type = 4, .operation = 4, .permission = 3,
+                 .deleted = true, .resource_name = "orders-", .principal = "User:alice",
+                 .host = "*"}},
         {.type = CTL_REQ_USER_SCRAM,
          .user = {.name = "bob", .mechanism = 2, .iterations = 4096, .salt_len = 3, .key_len = 64,
                   .salt = {1, 2, 3}, .stored_key = {9}, .server_key = {8}}},
@@ -484,6 +488,7 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         ASSERT_EQ(d.voter_add, reqs[i].voter_add);
         ASSERT_EQ(d.voter, reqs[i].voter);
         ASSERT_MEMEQ(&d.user, &reqs[i].user, sizeof(d.user));
+        ASSERT_MEMEQ(&d.acl, &reqs[i].acl, sizeof(d.acl));
         if (reqs[i].name)
             ASSERT_STREQ(d.name, reqs[i].name);
         if (reqs[i].reg.host) {

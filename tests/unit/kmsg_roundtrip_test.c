@@ -40,6 +40,17 @@ static void i32s_eq(const int32_t *x, int32_t nx, const int32_t *y, int32_t ny)
         ASSERT_EQ(x[i], y[i]);
 }
 
+static void acl_eq(const struct kacl *a, const struct kacl *b)
+{
+    ASSERT_EQ(a->resource_type, b->resource_type);
+    str_eq(a->resource_name, b->resource_name);
+    ASSERT_EQ(a->pattern_type, b->pattern_type);
+    str_eq(a->principal, b->principal);
+    str_eq(a->host, b->host);
+    ASSERT_EQ(a->operation, b->operation);
+    ASSERT_EQ(a->permission, b->permission);
+}
+
 static void strs_eq(const struct kstr *x, int32_t nx, const struct kstr *y, int32_t ny)
 {
     ASSERT_EQ(nx, ny);
@@ -276,6 +287,19 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
                   y->describe_cluster.include_cluster_authorized_operations);
         ASSERT_EQ(x->describe_cluster.endpoint_type, y->describe_cluster.endpoint_type);
         break;
+    case KAPI_DESCRIBE_ACLS:
+        acl_eq(&x->describe_acls.filter, &y->describe_acls.filter);
+        break;
+    case KAPI_CREATE_ACLS:
+    case KAPI_DELETE_ACLS: {
+        bool c = key == KAPI_CREATE_ACLS;
+        int32_t n = c ? x->create_acls.n_creations : x->delete_acls.n_filters;
+        ASSERT_EQ(n, c ? y->create_acls.n_creations : y->delete_acls.n_filters);
+        for (int32_t i = 0; i < n; i++)
+            acl_eq(c ? &x->create_acls.creations[i] : &x->delete_acls.filters[i],
+                   c ? &y->create_acls.creations[i] : &y->delete_acls.filters[i]);
+        break;
+    }
     case KAPI_SASL_HANDSHAKE:
         str_eq(x->sasl_handshake.mechanism, y->sasl_handshake.mechanism);
         break;
@@ -675,6 +699,45 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_DESCRIBE_ACLS: {
+        const struct describe_acls_resp *a = &x->describe_acls, *b = &y->describe_acls;
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_resources, b->n_resources);
+        for (int32_t i = 0; i < a->n_resources; i++) {
+            ASSERT_EQ(a->resources[i].resource_type, b->resources[i].resource_type);
+            str_eq(a->resources[i].resource_name, b->resources[i].resource_name);
+            ASSERT_EQ(a->resources[i].pattern_type, b->resources[i].pattern_type);
+            ASSERT_EQ(a->resources[i].n_acls, b->resources[i].n_acls);
+            for (int32_t j = 0; j < a->resources[i].n_acls; j++) {
+                str_eq(a->resources[i].acls[j].principal, b->resources[i].acls[j].principal);
+                str_eq(a->resources[i].acls[j].host, b->resources[i].acls[j].host);
+                ASSERT_EQ(a->resources[i].acls[j].operation, b->resources[i].acls[j].operation);
+                ASSERT_EQ(a->resources[i].acls[j].permission, b->resources[i].acls[j].permission);
+            }
+        }
+        break;
+    }
+    case KAPI_CREATE_ACLS:
+        ASSERT_EQ(x->create_acls.n_results, y->create_acls.n_results);
+        for (int32_t i = 0; i < x->create_acls.n_results; i++) {
+            ASSERT_EQ(x->create_acls.results[i].error_code, y->create_acls.results[i].error_code);
+            str_eq(x->create_acls.results[i].error_message, y->create_acls.results[i].error_message);
+        }
+        break;
+    case KAPI_DELETE_ACLS:
+        ASSERT_EQ(x->delete_acls.n_results, y->delete_acls.n_results);
+        for (int32_t i = 0; i < x->delete_acls.n_results; i++) {
+            const struct delete_acls_filter_result *a = &x->delete_acls.results[i],
+                                                   *b = &y->delete_acls.results[i];
+            ASSERT_EQ(a->error_code, b->error_code);
+            str_eq(a->error_message, b->error_message);
+            ASSERT_EQ(a->n_matches, b->n_matches);
+            for (int32_t j = 0; j < a->n_matches; j++) {
+                ASSERT_EQ(a->matches[j].error_code, b->matches[j].error_code);
+                acl_eq(&a->matches[j].acl, &b->matches[j].acl);
+            }
+        }
+        break;
     case KAPI_SASL_HANDSHAKE: {
         const struct sasl_handshake_resp *a = &x->sasl_handshake, *b = &y->sasl_handshake;
         ASSERT_EQ(a->error_code, b->error_code);
@@ -913,8 +976,9 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * InitProducerId v2-5; OffsetForLeaderEpoch v4, DescribeLogDirs v2-4,
      * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
      * AlterPartitionReassignments v0, ListPartitionReassignments v0, AddRaftVoter v0,
-     * RemoveRaftVoter v0, SaslAuthenticate v2, Describe/AlterUserScramCredentials v0 */
-    ASSERT_EQ(flexible, 58);
+     * RemoveRaftVoter v0, SaslAuthenticate v2, Describe/AlterUserScramCredentials v0,
+     * Describe/Create/DeleteAcls v2-3 */
+    ASSERT_EQ(flexible, 64);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

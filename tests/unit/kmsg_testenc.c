@@ -463,6 +463,35 @@ static void enc_sasl(struct kwriter *w, int16_t key, int16_t v, const union kmsg
     t_tags(w, f);
 }
 
+static void enc_acl(struct kwriter *w, int16_t v, bool f, const struct kacl *a)
+{
+    kw_i8(w, a->resource_type);
+    t_str(w, f, a->resource_name);
+    if (v >= 1)
+        kw_i8(w, a->pattern_type);
+    t_str(w, f, a->principal);
+    t_str(w, f, a->host);
+    kw_i8(w, a->operation);
+    kw_i8(w, a->permission);
+}
+
+static void enc_acls(struct kwriter *w, int16_t key, int16_t v, bool f, const union kmsg_any_req *q)
+{
+    if (key == KAPI_DESCRIBE_ACLS) {
+        enc_acl(w, v, f, &q->describe_acls.filter);
+        t_tags(w, f);
+        return;
+    }
+    const struct kacl *l = key == KAPI_CREATE_ACLS ? q->create_acls.creations : q->delete_acls.filters;
+    int32_t n = key == KAPI_CREATE_ACLS ? q->create_acls.n_creations : q->delete_acls.n_filters;
+    t_arr(w, f, n);
+    for (int32_t i = 0; i < n; i++) {
+        enc_acl(w, v, f, &l[i]);
+        t_tags(w, f);
+    }
+    t_tags(w, f);
+}
+
 static void enc_describe_scram(struct kwriter *w, const struct describe_scram_req *q)
 {
     t_arr(w, true, q->n_users);
@@ -609,6 +638,11 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         enc_describe_scram(w, &q->describe_scram);
         break;
+    case KAPI_DESCRIBE_ACLS:
+    case KAPI_CREATE_ACLS:
+    case KAPI_DELETE_ACLS:
+        enc_acls(w, key, v, f, q);
+        break;
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
         enc_alter_scram(w, &q->alter_scram);
         break;
@@ -669,6 +703,12 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_sasl_authenticate(r, v, &q->sasl_authenticate);
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         return kmsg_decode_describe_scram(r, v, a, &q->describe_scram);
+    case KAPI_DESCRIBE_ACLS:
+        return kmsg_decode_describe_acls(r, v, &q->describe_acls);
+    case KAPI_CREATE_ACLS:
+        return kmsg_decode_create_acls(r, v, a, &q->create_acls);
+    case KAPI_DELETE_ACLS:
+        return kmsg_decode_delete_acls(r, v, a, &q->delete_acls);
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
         return kmsg_decode_alter_scram(r, v, a, &q->alter_scram);
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
@@ -1157,6 +1197,24 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
             var ? (struct kbytes){(const uint8_t *)"n,,n=user,r=abc", 15} : (struct kbytes){
                                                                              (const uint8_t *)"", 0};
         return true;
+    case KAPI_DESCRIBE_ACLS:
+        q->describe_acls.filter = (struct kacl){var ? 2 : 1, var ? S("orders-") : KSTR_NULL,
+                                                v >= 1 ? (int8_t)(var ? 4 : 2) : 3,
+                                                var ? S("User:alice") : KSTR_NULL,
+                                                var ? S("*") : KSTR_NULL, (int8_t)(var ? 3 : 1),
+                                                (int8_t)(var ? 3 : 1)};
+        return true;
+    case KAPI_CREATE_ACLS:
+    case KAPI_DELETE_ACLS: {
+        struct kacl *l = alloc(a, 2, sizeof(*l));
+        l[0] = (struct kacl){2, S("orders-"), v >= 1 ? 4 : 3, S("User:alice"), S("*"), 4, 3};
+        l[1] = (struct kacl){3, S("g1"), 3, S("User:bob"), S("10.0.0.1"), 3, 2};
+        if (key == KAPI_CREATE_ACLS)
+            q->create_acls = (struct create_acls_req){l, 1 + var};
+        else
+            q->delete_acls = (struct delete_acls_req){l, 1 + var};
+        return true;
+    }
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         q->describe_scram = (struct describe_scram_req){.n_users = var ? 2 : -1};
         if (var) {
@@ -1704,6 +1762,38 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
         x->results[1] = (struct describe_scram_result){S("nobody"), 91, S("no user"), NULL, 0};
         return true;
     }
+    case KAPI_DESCRIBE_ACLS: {
+        struct describe_acls_resp *x = &p->describe_acls;
+        *x = (struct describe_acls_resp){.throttle_time_ms = 1, .error_message = KSTR_NULL,
+                                         .n_resources = var};
+        x->resources = alloc(a, 1, sizeof(*x->resources));
+        struct kacl *l = alloc(a, 2, sizeof(*l));
+        l[0] = (struct kacl){.principal = S("User:alice"), .host = S("*"), .operation = 4,
+                             .permission = 3};
+        l[1] = (struct kacl){.principal = S("User:*"), .host = S("h"), .operation = 2,
+                             .permission = 2};
+        x->resources[0] = (struct describe_acls_resource){2, S("orders-"), v >= 1 ? 4 : 3, l, 2};
+        return true;
+    }
+    case KAPI_CREATE_ACLS: {
+        struct create_acls_resp *x = &p->create_acls;
+        *x = (struct create_acls_resp){.throttle_time_ms = 1, .n_results = 1 + var};
+        x->results = alloc(a, 2, sizeof(*x->results));
+        x->results[0] = (struct kacl_result){0, KSTR_NULL};
+        x->results[1] = (struct kacl_result){42, S("bad")};
+        return true;
+    }
+    case KAPI_DELETE_ACLS: {
+        struct delete_acls_resp *x = &p->delete_acls;
+        *x = (struct delete_acls_resp){.throttle_time_ms = 1, .n_results = 1 + var};
+        x->results = alloc(a, 2, sizeof(*x->results));
+        struct delete_acls_match *m = alloc(a, 1, sizeof(*m));
+        m[0] = (struct delete_acls_match){0, KSTR_NULL,
+                                          {2, S("t"), v >= 1 ? 4 : 3, S("User:a"), S("*"), 3, 3}};
+        x->results[0] = (struct delete_acls_filter_result){0, KSTR_NULL, m, 1};
+        x->results[1] = (struct delete_acls_filter_result){42, S("no"), NULL, 0};
+        return true;
+    }
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
         struct alter_scram_resp *x = &p->alter_scram;
         *x = (struct alter_scram_resp){.throttle_time_ms = 2, .n_results = 1 + var};
@@ -1798,6 +1888,15 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
         kmsg_encode_alter_scram(w, v, &p->alter_scram);
+        break;
+    case KAPI_DESCRIBE_ACLS:
+        kmsg_encode_describe_acls(w, v, &p->describe_acls);
+        break;
+    case KAPI_CREATE_ACLS:
+        kmsg_encode_create_acls(w, v, &p->create_acls);
+        break;
+    case KAPI_DELETE_ACLS:
+        kmsg_encode_delete_acls(w, v, &p->delete_acls);
         break;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         kmsg_encode_offset_for_leader_epoch(w, v, &p->offset_for_leader_epoch);
@@ -2440,6 +2539,74 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
             for (int32_t j = 0; j < res->n_credentials; j++) {
                 res->credentials[j].mechanism = kr_i8(r);
                 res->credentials[j].iterations = kr_i32(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
+    case KAPI_DESCRIBE_ACLS: {
+        struct describe_acls_resp *x = &p->describe_acls;
+        x->throttle_time_ms = kr_i32(r);
+        x->error_code = kr_i16(r);
+        x->error_message = kr_str(r, f);
+        x->n_resources = d_arr(r, f);
+        x->resources = alloc(a, x->n_resources, sizeof(*x->resources));
+        for (int32_t i = 0; i < x->n_resources; i++) {
+            struct describe_acls_resource *res = &x->resources[i];
+            res->resource_type = kr_i8(r);
+            res->resource_name = kr_str(r, f);
+            res->pattern_type = v >= 1 ? kr_i8(r) : 3;
+            res->n_acls = d_arr(r, f);
+            res->acls = alloc(a, res->n_acls, sizeof(*res->acls));
+            for (int32_t j = 0; j < res->n_acls; j++) {
+                res->acls[j].principal = kr_str(r, f);
+                res->acls[j].host = kr_str(r, f);
+                res->acls[j].operation = kr_i8(r);
+                res->acls[j].permission = kr_i8(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
+    case KAPI_CREATE_ACLS: {
+        struct create_acls_resp *x = &p->create_acls;
+        x->throttle_time_ms = kr_i32(r);
+        x->n_results = d_arr(r, f);
+        x->results = alloc(a, x->n_results, sizeof(*x->results));
+        for (int32_t i = 0; i < x->n_results; i++) {
+            x->results[i].error_code = kr_i16(r);
+            x->results[i].error_message = kr_str(r, f);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
+    case KAPI_DELETE_ACLS: {
+        struct delete_acls_resp *x = &p->delete_acls;
+        x->throttle_time_ms = kr_i32(r);
+        x->n_results = d_arr(r, f);
+        x->results = alloc(a, x->n_results, sizeof(*x->results));
+        for (int32_t i = 0; i < x->n_results; i++) {
+            struct delete_acls_filter_result *fr = &x->results[i];
+            fr->error_code = kr_i16(r);
+            fr->error_message = kr_str(r, f);
+            fr->n_matches = d_arr(r, f);
+            fr->matches = alloc(a, fr->n_matches, sizeof(*fr->matches));
+            for (int32_t j = 0; j < fr->n_matches; j++) {
+                struct delete_acls_match *m = &fr->matches[j];
+                m->error_code = kr_i16(r);
+                m->error_message = kr_str(r, f);
+                m->acl.resource_type = kr_i8(r);
+                m->acl.resource_name = kr_str(r, f);
+                m->acl.pattern_type = v >= 1 ? kr_i8(r) : 3;
+                m->acl.principal = kr_str(r, f);
+                m->acl.host = kr_str(r, f);
+                m->acl.operation = kr_i8(r);
+                m->acl.permission = kr_i8(r);
                 d_tags(r, f);
             }
             d_tags(r, f);

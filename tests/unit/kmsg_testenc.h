@@ -51,6 +51,9 @@ union kmsg_any_req {
     struct sasl_authenticate_req sasl_authenticate;
     struct describe_scram_req describe_scram;
     struct alter_scram_req alter_scram;
+    struct describe_acls_req describe_acls;
+    struct create_acls_req create_acls;
+    struct delete_acls_req delete_acls;
 };
 
 union kmsg_any_resp {
@@ -88,6 +91,9 @@ union kmsg_any_resp {
     struct sasl_authenticate_resp sasl_authenticate;
     struct describe_scram_resp describe_scram;
     struct alter_scram_resp alter_scram;
+    struct describe_acls_resp describe_acls;
+    struct create_acls_resp create_acls;
+    struct delete_acls_resp delete_acls;
 };
 
 /* Fetch response records in samples and in tdec_resp output: write_records appends them. */
