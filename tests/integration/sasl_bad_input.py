@@ -9,7 +9,10 @@ bytes as a raw token.
 
 usage: sasl_bad_input.py HOST PORT BROKER_PID ROUNDS
        sasl_bad_input.py --delay HOST PORT MS: failed attempts from one address are answered no
-       sooner than MS, 2 x MS, 3 x MS later (connection.failed.authentication.delay.ms = MS)"""
+       sooner than MS, 2 x MS, 3 x MS later (connection.failed.authentication.delay.ms = MS)
+       sasl_bad_input.py --reauth HOST PORT MS USER PASSWORD: with connections.max.reauth.ms =
+       MS, SaslAuthenticate v1 gives that session lifetime; once it has passed a Metadata
+       request closes the connection, while one that authenticated again keeps being served"""
 import socket
 import struct
 import sys
@@ -18,7 +21,7 @@ from kwire import request, string
 
 import time
 
-if sys.argv[1] == "--delay":
+if sys.argv[1] in ("--delay", "--reauth"):
     HOST, PORT, MS = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 else:
     HOST, PORT, PID, ROUNDS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -170,8 +173,47 @@ def check_delay():
           (MS, 2 * MS, 3 * MS))
 
 
+def plain_login(s, user, password):
+    """SaslHandshake v1 + SaslAuthenticate v1 with PLAIN; returns the session lifetime."""
+    assert handshake(s, "PLAIN") == 0
+    tok = b"\x00" + user.encode() + b"\x00" + password.encode()
+    s.sendall(request(36, 1, struct.pack(">i", len(tok)) + tok))
+    body = read_frame(s)
+    assert body is not None and struct.unpack(">h", body[4:6])[0] == 0, "PLAIN login refused"
+    (lifetime,) = struct.unpack(">q", body[-8:])
+    return lifetime
+
+
+def metadata_ok(s):
+    s.sendall(request(3, 1, struct.pack(">i", 0)))
+    return not closed_after_request(s)
+
+
+def closed_after_request(s):
+    try:
+        return read_frame(s) is None
+    except (ConnectionResetError, socket.timeout):
+        return True
+
+
+def check_reauth(user, password):
+    lapsed, renewed = conn(), conn()
+    assert plain_login(lapsed, user, password) == MS, "session lifetime is not %d ms" % MS
+    plain_login(renewed, user, password)
+    assert metadata_ok(lapsed) and metadata_ok(renewed), "Metadata refused in a fresh session"
+    time.sleep(MS / 2000.0)
+    plain_login(renewed, user, password)  # re-authenticates halfway through its session
+    time.sleep(MS / 2000.0 + 0.2)  # the first sessions have now lapsed (200 ms past)
+    assert not metadata_ok(lapsed), "a lapsed session was served"
+    assert metadata_ok(renewed), "a session that authenticated again was refused"
+    print("ok: a session lapses after %d ms unless it authenticates again" % MS)
+
+
 if sys.argv[1] == "--delay":
     check_delay()
+    sys.exit(0)
+if sys.argv[1] == "--reauth":
+    check_reauth(sys.argv[5], sys.argv[6])
     sys.exit(0)
 
 cases = [case_metadata_first, case_authenticate_first, case_unknown_mechanism,

@@ -10,6 +10,8 @@
 # sent raw (sasl_bad_input.py), and holds the answer to repeated failures from one address
 # longer each time. A deleted user can no longer log in; users survive a kill -9 and restart.
 # Without an authorizer the ACL APIs answer SECURITY_DISABLED, as Kafka's do (kafka-python).
+# With connections.max.reauth.ms a session lapses unless the client authenticates again, which
+# kafkajs does on the same connection (KIP-368).
 # timeout: 300
 source "$(dirname "$0")/lib.sh"
 [ -d "$NODE_DIR/node_modules/kafkajs" ] || (cd "$NODE_DIR" && npm ci --no-audit --no-fund >/dev/null)
@@ -119,9 +121,19 @@ if timeout 20 kcat -L -b "$SASL" -m 3 -X security.protocol=SASL_PLAINTEXT -X sas
     -X sasl.username=bob -X sasl.password=bob-secret >/dev/null 2>&1; then fail "deleted bob logged in"; fi
 kill -9 "$BROKER_PID"
 wait "$BROKER_PID" 2>/dev/null || true
-start_broker "${ADMIN_ARGS[@]}" --set connection.failed.authentication.delay.ms=200
+start_broker "${ADMIN_ARGS[@]}" --set connection.failed.authentication.delay.ms=200 \
+    --set connections.max.reauth.ms=3000
 kc SCRAM-SHA-256 alice alice-secret -L -m 5 >/dev/null || fail "alice after kill -9"
 [ "$("$SP" user list -b "$BROKER" | cut -f1 | sort -u | xargs)" = alice ] || fail "users after kill -9"
+note "sessions of 3 s (connections.max.reauth.ms): they lapse unless renewed; kafkajs renews them"
+$PY "$ROOT/tests/integration/sasl_bad_input.py" --reauth 127.0.0.1 "$SPORT" 3000 alice alice-secret ||
+    fail "session lifetime"
+(cd "$NODE_DIR" && node reauth_kafkajs.js "$SASL" kafkajs-reauth scram-sha-256 alice alice-secret 7) ||
+    fail "kafkajs re-authenticating"
+# the same connection (peer address and port) authenticated more than once: re-authentication
+reauths=$(grep 'event=sasl_authenticated peer=.*mechanism=SCRAM-SHA-256' "$BROKER_LOG" |
+    sed -n 's/.* peer=\([^ ]*\) .*/\1/p' | sort | uniq -c | awk '$1 >= 2' | wc -l)
+[ "$reauths" -ge 1 ] || fail "no connection re-authenticated"
 note "failed attempts from one address are slowed down"
 $PY "$ROOT/tests/integration/sasl_bad_input.py" --delay 127.0.0.1 "$SPORT" 200 ||
     fail "the failure delay"
