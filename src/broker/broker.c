@@ -192,11 +192,11 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     struct request req = {
         .b = b, .s = s, .conn = c, .arena = &b->scratch, .frame = frame, .frame_len = len};
     int64_t recv_ns = time_mono_ns();
-    if (sasl_failed(s)) { /* nothing more after a failed authentication */
+    if (s->sasl && sasl_failed(s)) { /* nothing more after a failed authentication */
         conn_close(c);
         return;
     }
-    if (sasl_raw_pending(s)) { /* SaslHandshake v0: a raw token, no Kafka header */
+    if (s->sasl && sasl_raw_pending(s)) { /* SaslHandshake v0: a raw token, no Kafka header */
         sasl_raw_token(s, frame, len);
         return;
     }
@@ -216,7 +216,7 @@ static void on_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
         conn_close(c);
         return;
     }
-    if (!sasl_allows(s, key)) {
+    if (s->sasl && !sasl_allows(s, key)) { /* a SASL listener's connection (broker/sasl.h) */
         kreq_stats_for(&b->req_stats, key)->requests++;
         log_bad_request(b, c, "not_authenticated", key, ver);
         conn_close(c);

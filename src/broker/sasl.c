@@ -216,21 +216,19 @@ const char *session_principal(const struct session *s)
     return conn_principal(s->conn);
 }
 
-static const char *mech_name(unsigned m)
+const char *sasl_mech_name(unsigned m)
 {
     return m == BROKER_SASL_PLAIN          ? "PLAIN"
            : m == BROKER_SASL_SCRAM_SHA256 ? "SCRAM-SHA-256"
-                                            : "SCRAM-SHA-512";
+           : m == BROKER_SASL_SCRAM_SHA512 ? "SCRAM-SHA-512"
+                                            : NULL;
 }
 
-static unsigned mech_parse(struct kstr m)
+unsigned sasl_mech_parse(const char *s, size_t len)
 {
-    static const unsigned all[] = {BROKER_SASL_PLAIN, BROKER_SASL_SCRAM_SHA256,
-                                   BROKER_SASL_SCRAM_SHA512};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-        if (m.len >= 0 && strlen(mech_name(all[i])) == (size_t)m.len &&
-            !memcmp(mech_name(all[i]), m.p, (size_t)m.len))
-            return all[i];
+    for (unsigned m = BROKER_SASL_PLAIN; m <= BROKER_SASL_SCRAM_SHA512; m <<= 1)
+        if (s && strlen(sasl_mech_name(m)) == len && !memcmp(sasl_mech_name(m), s, len))
+            return m;
     return 0;
 }
 
@@ -245,9 +243,10 @@ int handle_sasl_handshake(struct request *req)
     unsigned enabled = s->sasl ? req->b->cfg->sasl_mechanisms : 0;
     for (unsigned m = BROKER_SASL_PLAIN; m <= BROKER_SASL_SCRAM_SHA512; m <<= 1)
         if (enabled & m)
-            names[n++] = mech_name(m);
+            names[n++] = sasl_mech_name(m);
     struct sasl_handshake_resp resp = {.mechanisms = names, .n_mechanisms = n};
-    unsigned m = mech_parse(hr.mechanism);
+    unsigned m = hr.mechanism.len >= 0 ? sasl_mech_parse(hr.mechanism.p, (size_t)hr.mechanism.len)
+                                       : 0;
     if (!s->sasl || (s->sasl->state != SASL_HANDSHAKE && s->sasl->state != SASL_DONE)) {
         resp.error_code = KERR_ILLEGAL_SASL_STATE; /* not a SASL listener, or mid-exchange */
     } else if (!(enabled & m)) {
@@ -302,7 +301,7 @@ static void auth_failed(struct broker *b, struct conn *c, struct sasl_session *s
     if (now - last_failure_log_ms >= 1000) { /* at most one line a second */
         last_failure_log_ms = now;
         log_warn("sasl_authentication_failed", "peer=%s mechanism=%s reason=\"%s\" failures=%" PRIu64,
-                 conn_peer(c), mech_name(ss->mechanism), why ? why : "", b->sasl_failures);
+                 conn_peer(c), sasl_mech_name(ss->mechanism), why ? why : "", b->sasl_failures);
     }
 }
 
@@ -334,7 +333,7 @@ int handle_sasl_authenticate(struct request *req)
         } else if (rc == 1) {
             resp.session_lifetime_ms = b->cfg->connections_max_reauth_ms;
             log_info("sasl_authenticated", "peer=%s principal=%s mechanism=%s",
-                     conn_peer(req->conn), ss->principal, mech_name(ss->mechanism));
+                     conn_peer(req->conn), ss->principal, sasl_mech_name(ss->mechanism));
         }
     }
     struct response r;
@@ -361,7 +360,7 @@ void sasl_raw_token(struct session *s, const uint8_t *frame, size_t len)
     }
     if (rc == 1)
         log_info("sasl_authenticated", "peer=%s principal=%s mechanism=%s legacy=1",
-                 conn_peer(s->conn), ss->principal, mech_name(ss->mechanism));
+                 conn_peer(s->conn), ss->principal, sasl_mech_name(ss->mechanism));
     struct iobuf resp;
     iobuf_init(&resp);
     struct kwriter w = {&resp};

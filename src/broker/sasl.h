@@ -14,6 +14,11 @@ struct session;
 
 struct broker;
 
+/* Kafka's name of a BROKER_SASL_* bit ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"), NULL for
+ * any other value; and the bit named s[0, len) exactly, 0 for none. */
+const char *sasl_mech_name(unsigned mechanism);
+unsigned sasl_mech_parse(const char *s, size_t len);
+
 /* The broker stops (after its listener closed): frees the answers still held back for failed
  * exchanges. */
 void sasl_stop(struct broker *b);

@@ -24,11 +24,6 @@
 #include "kafka/errors.h"
 #include "security/scram.h"
 
-static bool kstr_is(struct kstr a, const char *s)
-{
-    return a.len >= 0 && strlen(s) == (size_t)a.len && memcmp(a.p, s, (size_t)a.len) == 0;
-}
-
 static bool kstr_same(struct kstr a, struct kstr b)
 {
     return a.len == b.len && (a.len <= 0 || memcmp(a.p, b.p, (size_t)a.len) == 0);
@@ -44,7 +39,7 @@ static void describe_one(struct arena *a, const struct ctl_image *img, struct ks
     out->credentials = arena_calloc(a, 2, sizeof(*out->credentials));
     for (size_t i = 0; i < img->n_users; i++) {
         const struct ctl_rec_user *u = &img->users[i];
-        if (kstr_is(name, u->name) && out->n_credentials < 2)
+        if (kstr_eq(name, u->name) && out->n_credentials < 2)
             out->credentials[out->n_credentials++] =
                 (struct describe_scram_credential){u->mechanism, u->iterations};
     }

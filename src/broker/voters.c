@@ -86,8 +86,7 @@ static int handle(struct request *req, bool add)
     op->hdr = req->hdr;
     op->hdr.client_id = KSTR_NULL; /* points into the frame */
     const char *id = cluster_id(req->b->cluster);
-    if (vr.cluster_id.len >= 0 &&
-        (strlen(id) != (size_t)vr.cluster_id.len || memcmp(id, vr.cluster_id.p, strlen(id)) != 0)) {
+    if (vr.cluster_id.len >= 0 && !kstr_eq(vr.cluster_id, id)) {
         answer(op, KERR_INCONSISTENT_CLUSTER_ID);
         return 0;
     }

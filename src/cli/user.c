@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include "base/strbuf.h"
 #include "cli/common.h"
@@ -53,18 +52,6 @@ static ssize_t read_password(char *buf, size_t cap)
     if (n > 0 && buf[n - 1] == '\r')
         buf[--n] = '\0';
     return (ssize_t)n;
-}
-
-/* SaltedPassword = PBKDF2-HMAC(password, salt, iterations) of mech into out
- * (scram_key_len(mech) bytes), what AlterUserScramCredentials carries. Returns 0 or -1. */
-static int salted_password(int mech, const char *pw, size_t len, const uint8_t *salt,
-                           size_t salt_len, int32_t iterations, uint8_t *out)
-{
-    const EVP_MD *md = mech == SCRAM_SHA_512 ? EVP_sha512() : EVP_sha256();
-    return PKCS5_PBKDF2_HMAC(pw, (int)len, salt, (int)salt_len, iterations, md,
-                             (int)scram_key_len(mech), out) == 1
-               ? 0
-               : -1;
 }
 
 static void w_bytes(struct strbuf *b, const uint8_t *p, size_t n)
@@ -269,7 +256,7 @@ int cli_user(int argc, char **argv)
         size_t klen = scram_key_len(mech);
         int e = pl <= 0 || pl > SCRAM_PASSWORD_MAX ? -1 : scram_salt_random(salt, sizeof(salt));
         if (e == 0)
-            e = salted_password(mech, pw, (size_t)pl, salt, sizeof(salt),
+            e = scram_salted_password(mech, pw, (size_t)pl, salt, sizeof(salt),
                                       (int32_t)iterations, salted);
         OPENSSL_cleanse(pw, sizeof(pw));
         if (e != 0) {

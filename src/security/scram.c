@@ -407,16 +407,23 @@ int scram_credential_from_salted(struct scram_credential *out, int mech,
     return rc;
 }
 
+int scram_salted_password(int mech, const char *password, size_t password_len,
+                          const uint8_t *salt, size_t salt_len, int32_t iterations, uint8_t *out)
+{
+    if (!params_valid(mech, salt, salt_len, iterations) || !password || password_len < 1 ||
+        password_len > SCRAM_PASSWORD_MAX)
+        return -ERR_INVALID;
+    return salt_password(mech, password, password_len, salt, salt_len, iterations, out);
+}
+
 int scram_credential_from_password(struct scram_credential *out, int mech, const char *password,
                                    size_t password_len, const uint8_t *salt, size_t salt_len,
                                    int32_t iterations)
 {
     memset(out, 0, sizeof(*out));
-    if (!params_valid(mech, salt, salt_len, iterations) || !password || password_len < 1 ||
-        password_len > SCRAM_PASSWORD_MAX)
-        return -ERR_INVALID;
     uint8_t salted[SCRAM_KEY_MAX];
-    int rc = salt_password(mech, password, password_len, salt, salt_len, iterations, salted);
+    int rc = scram_salted_password(mech, password, password_len, salt, salt_len, iterations,
+                                   salted);
     if (rc == 0)
         rc = scram_credential_from_salted(out, mech, salted, scram_key_len(mech), salt, salt_len,
                                           iterations);

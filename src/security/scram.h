@@ -86,6 +86,12 @@ bool scram_user_valid(const char *name, size_t len);
 int scram_credential_from_password(struct scram_credential *out, int mech, const char *password,
                                    size_t password_len, const uint8_t *salt, size_t salt_len,
                                    int32_t iterations);
+/* SaltedPassword = PBKDF2-HMAC(password, salt, iterations) into out (scram_key_len(mech)
+ * bytes): what AlterUserScramCredentials carries, so that a client (`streampulse user`) sends
+ * no password. Same limits and costs as scram_credential_from_password; returns 0,
+ * -ERR_INVALID or -EIO. The caller wipes out. */
+int scram_salted_password(int mech, const char *password, size_t password_len,
+                          const uint8_t *salt, size_t salt_len, int32_t iterations, uint8_t *out);
 /* From an already salted password, as AlterUserScramCredentials (API 51) carries it. Cheap. */
 int scram_credential_from_salted(struct scram_credential *out, int mech,
                                  const uint8_t *salted_password, size_t salted_len,

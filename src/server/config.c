@@ -15,6 +15,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "broker/topic_config.h"
+#include "broker/sasl.h"
 #include "security/protocol.h"
 #include "security/tls_context.h"
 
@@ -1096,12 +1097,6 @@ static int ssl_settle(const struct state *st, struct broker_listener *bl, char *
 /* sasl.enabled.mechanisms into its bits: a comma list of known names, at least one. */
 static int sasl_settle(struct broker_config *cfg, char *err, size_t errcap)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } mechs[] = {{"PLAIN", BROKER_SASL_PLAIN},
-                 {"SCRAM-SHA-256", BROKER_SASL_SCRAM_SHA256},
-                 {"SCRAM-SHA-512", BROKER_SASL_SCRAM_SHA512}};
     cfg->sasl_mechanisms = 0;
     const char *p = cfg->sasl_enabled_mechanisms;
     while (*p) {
@@ -1111,14 +1106,9 @@ static int sasl_settle(struct broker_config *cfg, char *err, size_t errcap)
             p++, n--;
         while (n > 0 && p[n - 1] == ' ')
             n--;
-        bool known = false;
-        for (size_t i = 0; i < ARRAY_LEN(mechs); i++) {
-            if (strlen(mechs[i].name) == n && !strncmp(p, mechs[i].name, n)) {
-                cfg->sasl_mechanisms |= mechs[i].bit;
-                known = true;
-            }
-        }
-        if (!known) {
+        unsigned bit = sasl_mech_parse(p, n);
+        cfg->sasl_mechanisms |= bit;
+        if (!bit) {
             snprintf(err, errcap, "sasl.enabled.mechanisms: unknown or unsupported mechanism "
                      "'%.*s' (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are)", (int)n, p);
             return -1;
