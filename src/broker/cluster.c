@@ -178,6 +178,15 @@ static void submit_own(struct cluster *c, bool heartbeat)
     req.reg.host = cfg->advertised_host;
     req.reg.port = c->b->advertised_port;
     req.reg.cluster_addr = c->cluster_addr;
+    struct ctl_reg_endpoint eps[BROKER_LISTENERS_MAX];
+    for (int i = 0; i < cfg->n_listeners && i < CTL_ENDPOINTS_MAX; i++) {
+        const struct broker_listener *l = &cfg->listeners[i];
+        eps[i] = (struct ctl_reg_endpoint){
+            l->name, l->advertised_host,
+            l->advertised_port > 0 ? l->advertised_port : listener_endpoint_port(c->b->lis, i)};
+        req.reg.n_endpoints = i + 1;
+    }
+    req.reg.endpoints = eps;
     /* caught up: this node knows a controller leader and has applied what it committed */
     req.caught_up = ctl_runtime_caught_up(c->ctl);
     c->in_flight = true;

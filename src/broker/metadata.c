@@ -188,6 +188,12 @@ bool cluster_partition_exists(const struct cluster *c, struct kstr topic, int32_
     return t && partition >= 0 && partition < t->n_partitions;
 }
 
+/* The name of the listener the request came in on. */
+static const char *client_listener(const struct request *req)
+{
+    return req->b->cfg->listeners[conn_endpoint(req->conn)].name;
+}
+
 /* FindCoordinator for a group: the broker leading the group's partition of __consumer_offsets
  * (whose broker coordinates the group: groups.c follows that leadership);
  * COORDINATOR_NOT_AVAILABLE while it has no reachable leader, and while the topic does not
@@ -245,10 +251,17 @@ static void group_coordinator(struct request *req, struct kstr group,
         find_coordinator_unavailable(resp, "the group's coordinator is not reachable from here");
         return;
     }
+    const char *host;
+    int32_t port;
+    ctl_broker_endpoint(br, client_listener(req), &host, &port);
+    if (!host) {
+        find_coordinator_unavailable(resp, "the group's coordinator has no listener of this name");
+        return;
+    }
     resp->error_code = KERR_NONE;
     resp->node_id = br->id;
-    resp->host = kstr_c(arena_strndup(req->arena, br->host, strlen(br->host)));
-    resp->port = br->port;
+    resp->host = kstr_c(arena_strndup(req->arena, host, strlen(host)));
+    resp->port = port;
 }
 
 /* A Metadata request that asked for topics it created: answered once they have leaders. */
@@ -257,6 +270,7 @@ struct metadata_op {
     struct conn_slot *slot;
     struct kstr self_host; /* this broker's address for the client's listener (in arena) */
     int32_t self_port;
+    const char *listener; /* the client's listener's name (the config's) */
     struct kreq_header hdr;
     struct metadata_req mr; /* names copied into arena */
     bool *denied;           /* per name of mr (in arena; NULL: none) */
@@ -265,11 +279,13 @@ struct metadata_op {
     struct reactor_timer timer;
 };
 
-/* The brokers Metadata and DescribeCluster list (strings in a): the registered, unfenced ones,
- * and this one always, with the address of the client's listener (self_host:self_port).
- * Returns how many. */
-static int32_t listed_brokers(const struct broker *b, struct arena *a, struct kstr self_host,
-                              int32_t self_port, struct metadata_broker **out)
+/* The brokers Metadata and DescribeCluster list (strings in a): the registered, unfenced ones
+ * with their address on the listener the client is on (listener; one registered with
+ * endpoints but none of that name is left out, as Kafka leaves it out), and this one always,
+ * with the address of the client's listener (self_host:self_port). Returns how many. */
+static int32_t listed_brokers(const struct broker *b, struct arena *a, const char *listener,
+                              struct kstr self_host, int32_t self_port,
+                              struct metadata_broker **out)
 {
     const struct ctl_image *img = cluster_image(b->cluster);
     struct metadata_broker *list = arena_calloc(a, img->n_brokers + 1, sizeof(*list));
@@ -279,10 +295,15 @@ static int32_t listed_brokers(const struct broker *b, struct arena *a, struct ks
         const struct ctl_broker *br = &img->brokers[i];
         if (br->fenced && br->id != b->cfg->node_id)
             continue;
+        const char *host;
+        int32_t port;
+        ctl_broker_endpoint(br, listener, &host, &port);
+        if (!host && br->id != b->cfg->node_id)
+            continue;
         struct metadata_broker *mb = &list[n++];
         mb->node_id = br->id;
-        mb->host = kstr_c(arena_strndup(a, br->host, strlen(br->host)));
-        mb->port = br->port;
+        mb->host = host ? kstr_c(arena_strndup(a, host, strlen(host))) : self_host;
+        mb->port = host ? port : self_port;
         mb->rack = KSTR_NULL;
         if (br->id == b->cfg->node_id) { /* this broker: the client's listener's address */
             mb->host = self_host;
@@ -304,15 +325,15 @@ static int32_t listed_brokers(const struct broker *b, struct arena *a, struct ks
  * (TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not, as Kafka answers). */
 static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
                             const struct metadata_req *mr, const bool *denied, struct arena *a,
-                            bool may_create, struct kstr self_host, int32_t self_port,
-                            struct conn_slot *slot)
+                            bool may_create, const char *listener, struct kstr self_host,
+                            int32_t self_port, struct conn_slot *slot)
 {
     const struct cluster *c = b->cluster;
     const struct ctl_image *img = cluster_image(c);
     int16_t v = hdr->api_version;
     struct metadata_resp resp = {0};
 
-    resp.n_brokers = listed_brokers(b, a, self_host, self_port, &resp.brokers);
+    resp.n_brokers = listed_brokers(b, a, listener, self_host, self_port, &resp.brokers);
     resp.cluster_id = kstr_c(cluster_id(c));
     int32_t ctl = cluster_controller_leader(c);
     resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
@@ -401,8 +422,8 @@ static void metadata_op_tick(struct reactor *r, struct reactor_timer *t, void *d
         reactor_timer_start(r, t, METADATA_CREATE_POLL_MS);
         return;
     }
-    metadata_answer(op->b, &op->hdr, &op->mr, op->denied, &op->arena, true, op->self_host,
-                    op->self_port, op->slot);
+    metadata_answer(op->b, &op->hdr, &op->mr, op->denied, &op->arena, true, op->listener,
+                    op->self_host, op->self_port, op->slot);
     metadata_op_free(op);
 }
 
@@ -483,8 +504,8 @@ int handle_metadata(struct request *req)
     int32_t self_port;
     broker_advertised(b, req->conn, &self_host, &self_port);
     if (!may_create || auto_create(b, &mr, denied, req->arena) == 0) {
-        metadata_answer(b, &req->hdr, &mr, denied, req->arena, may_create, self_host, self_port,
-                        slot);
+        metadata_answer(b, &req->hdr, &mr, denied, req->arena, may_create, client_listener(req),
+                        self_host, self_port, slot);
         return 0;
     }
     /* New topics: answer once they have leaders (a single node: a few ms), as a topic created
@@ -499,6 +520,7 @@ int handle_metadata(struct request *req)
     op->self_host =
         (struct kstr){arena_strndup(&op->arena, self_host.p, (size_t)self_host.len), self_host.len};
     op->self_port = self_port;
+    op->listener = client_listener(req);
     op->mr = mr;
     op->mr.topics = arena_calloc(&op->arena, (size_t)mr.n_topics, sizeof(*op->mr.topics));
     for (int32_t i = 0; i < mr.n_topics; i++) {
@@ -540,7 +562,8 @@ int handle_describe_cluster(struct request *req)
         int32_t self_port;
         broker_advertised(b, req->conn, &self_host, &self_port);
         struct metadata_broker *list;
-        int32_t n = listed_brokers(b, req->arena, self_host, self_port, &list);
+        int32_t n = listed_brokers(b, req->arena, client_listener(req), self_host, self_port,
+                                   &list);
         resp.brokers = arena_calloc(req->arena, (size_t)(n ? n : 1), sizeof(*resp.brokers));
         for (int32_t i = 0; i < n; i++)
             resp.brokers[i] = (struct describe_cluster_broker){list[i].node_id, list[i].host,

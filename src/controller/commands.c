@@ -401,6 +401,23 @@ static void push_leader_moves(const struct ctl_image *img, const int32_t *ids, s
     }
 }
 
+static bool endpoints_valid(const struct ctl_broker_reg *reg)
+{
+    if (reg->n_endpoints < 0 || reg->n_endpoints > CTL_ENDPOINTS_MAX)
+        return false;
+    for (int32_t k = 0; k < reg->n_endpoints; k++) {
+        const struct ctl_reg_endpoint *e = &reg->endpoints[k];
+        size_t ln = e->listener ? strlen(e->listener) : 0, hn = e->host ? strlen(e->host) : 0;
+        if (ln == 0 || ln > CTL_LISTENER_MAX || hn == 0 || hn > CTL_HOST_MAX || e->port < 1 ||
+            e->port > 65535)
+            return false;
+        for (int32_t j = 0; j < k; j++)
+            if (!strcmp(reg->endpoints[j].listener, e->listener))
+                return false;
+    }
+    return true;
+}
+
 int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions *s,
                                 const struct ctl_broker_reg *reg, int64_t now_ms,
                                 struct ctl_recs *out)
@@ -408,7 +425,7 @@ int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions
     size_t host_len = reg->host ? strlen(reg->host) : 0;
     size_t addr_len = reg->cluster_addr ? strlen(reg->cluster_addr) : 0;
     if (reg->node_id < 0 || host_len == 0 || host_len > CTL_HOST_MAX || reg->port < 1 ||
-        reg->port > 65535 || addr_len > CTL_ADDR_MAX)
+        reg->port > 65535 || addr_len > CTL_ADDR_MAX || !endpoints_valid(reg))
         return KERR_INVALID_REQUEST;
     session_get(s, reg->node_id, now_ms)->last_ms = now_ms;
     const struct ctl_broker *b = ctl_image_broker(img, reg->node_id);
@@ -421,6 +438,13 @@ int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions
     r->broker.port = reg->port;
     if (reg->cluster_addr != NULL)
         strcpy(r->broker.cluster_addr, reg->cluster_addr);
+    for (int32_t k = 0; k < reg->n_endpoints; k++) {
+        struct ctl_rec *e = ctl_recs_push(out, CTL_REC_BROKER_ENDPOINT);
+        e->endpoint.node_id = reg->node_id;
+        strcpy(e->endpoint.listener, reg->endpoints[k].listener);
+        strcpy(e->endpoint.host, reg->endpoints[k].host);
+        e->endpoint.port = reg->endpoints[k].port;
+    }
     if (b != NULL && !b->fenced)
         push_leader_moves(img, &reg->node_id, 1, out);
     return KERR_NONE;

@@ -135,19 +135,29 @@ struct ctl_sessions {
 void ctl_sessions_init(struct ctl_sessions *s);
 void ctl_sessions_free(struct ctl_sessions *s);
 
+/* One client listener of a registering broker: its name and advertised address. */
+struct ctl_reg_endpoint {
+    const char *listener;
+    const char *host;
+    int32_t port;
+};
+
 struct ctl_broker_reg {
     int32_t node_id;
     struct kuuid incarnation;
     const char *host;
     int32_t port;
     const char *cluster_addr; /* "" if none */
+    const struct ctl_reg_endpoint *endpoints; /* its client listeners (may be none) */
+    int32_t n_endpoints;
 };
 
 /* A broker (re)starting. The same incarnation again is a retry: KERR_NONE, no records. A new
  * incarnation replaces the old registration; the broker is fenced until its heartbeat says it
  * has caught up, so partitions it leads get a new leader (epoch + 1). Errors: INVALID_REQUEST
- * (node id < 0, empty or long host, port outside 1..65535, long cluster address). Records:
- * REGISTER_BROKER, then PARTITION changes. Starts the broker's session at now_ms. */
+ * (node id < 0, empty or long host, port outside 1..65535, long cluster address, an endpoint
+ * with an empty or long name or host, a bad port, a name twice, more than CTL_ENDPOINTS_MAX).
+ * Records: REGISTER_BROKER, a BROKER_ENDPOINT per endpoint, then PARTITION changes. Starts the broker's session at now_ms. */
 int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions *s,
                                 const struct ctl_broker_reg *reg, int64_t now_ms,
                                 struct ctl_recs *out);

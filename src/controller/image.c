@@ -13,6 +13,8 @@
  *   5. voters.n == 0 (no VOTERS record yet) or a valid VOTERS record's set.
  *   6. users sorted by strictly increasing (name, mechanism), none deleted.
  *   7. acls sorted by strictly increasing ctl_acl_cmp, none deleted.
+ *   8. A broker's endpoints have distinct listener names (at most CTL_ENDPOINTS_MAX);
+ *      REGISTER_BROKER clears them, BROKER_ENDPOINT sets one.
  *
  * Transitions, one per record type (ctl_image_apply): REGISTER_BROKER adds or replaces a broker
  * (fenced); BROKER_LIVENESS fences/unfences; TOPIC creates a topic or grows its partition count
@@ -245,6 +247,41 @@ static int apply_register(struct ctl_image *img, const struct ctl_rec_broker *r)
     memcpy(b->cluster_addr, r->cluster_addr, sizeof(b->cluster_addr));
     b->fenced = true;
     return 0;
+}
+
+/* One listener of a registered broker: replaces the one of the same name, else is added. */
+static int apply_endpoint(struct ctl_image *img, const struct ctl_rec_endpoint *r)
+{
+    size_t i = broker_lower(img, r->node_id);
+    if (i == img->n_brokers || img->brokers[i].id != r->node_id)
+        return -ERR_INVALID;
+    struct ctl_broker *b = &img->brokers[i];
+    int32_t k = 0;
+    while (k < b->n_endpoints && strcmp(b->endpoints[k].listener, r->listener) != 0)
+        k++;
+    if (k == CTL_ENDPOINTS_MAX)
+        return -ERR_INVALID;
+    b->endpoints[k] = *r;
+    b->endpoints[k].node_id = r->node_id;
+    if (k == b->n_endpoints)
+        b->n_endpoints++;
+    return 0;
+}
+
+void ctl_broker_endpoint(const struct ctl_broker *br, const char *listener, const char **host,
+                         int32_t *port)
+{
+    *host = br->host;
+    *port = br->port;
+    if (br->n_endpoints == 0)
+        return;
+    *host = NULL;
+    *port = -1;
+    for (int32_t k = 0; k < br->n_endpoints; k++)
+        if (!strcmp(br->endpoints[k].listener, listener)) {
+            *host = br->endpoints[k].host;
+            *port = br->endpoints[k].port;
+        }
 }
 
 static int apply_liveness(struct ctl_image *img, const struct ctl_rec_liveness *r)
@@ -488,6 +525,8 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
         return apply_user(img, &r->user);
     case CTL_REC_ACL:
         return apply_acl(img, &r->acl);
+    case CTL_REC_BROKER_ENDPOINT:
+        return apply_endpoint(img, &r->endpoint);
     }
     return -ERR_INVALID;
 }
@@ -534,6 +573,13 @@ static void snapshot_brokers(const struct ctl_image *img, struct ctl_rec *r, emi
         r->broker.port = b->port;
         memcpy(r->broker.cluster_addr, b->cluster_addr, sizeof(b->cluster_addr));
         emit(r, data);
+        for (int32_t k = 0; k < b->n_endpoints; k++) {
+            memset(r, 0, sizeof(*r));
+            r->type = CTL_REC_BROKER_ENDPOINT;
+            r->endpoint = b->endpoints[k];
+            r->endpoint.node_id = b->id;
+            emit(r, data);
+        }
         if (!b->fenced) {
             memset(r, 0, sizeof(*r));
             r->type = CTL_REC_BROKER_LIVENESS;
@@ -719,6 +765,13 @@ void ctl_image_check(const struct ctl_image *img)
 {
     for (size_t i = 1; i < img->n_brokers; i++)
         CHECK(img->brokers[i - 1].id < img->brokers[i].id);
+    for (size_t i = 0; i < img->n_brokers; i++) {
+        const struct ctl_broker *b = &img->brokers[i];
+        CHECK(b->n_endpoints >= 0 && b->n_endpoints <= CTL_ENDPOINTS_MAX);
+        for (int32_t k = 0; k < b->n_endpoints; k++)
+            for (int32_t j = 0; j < k; j++)
+                CHECK(strcmp(b->endpoints[j].listener, b->endpoints[k].listener) != 0);
+    }
     for (size_t i = 0; i < img->n_topics; i++) {
         const struct ctl_topic *t = img->topics[i];
         CHECK(i == 0 || strcmp(img->topics[i - 1]->name, t->name) < 0);

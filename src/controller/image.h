@@ -28,6 +28,9 @@ struct ctl_broker {
     int32_t port;
     char cluster_addr[CTL_ADDR_MAX + 1];
     bool fenced; /* a registration starts fenced; BROKER_LIVENESS changes it */
+    struct ctl_rec_endpoint endpoints[CTL_ENDPOINTS_MAX]; /* its client listeners (node_id
+                                                           * unused), distinct names */
+    int32_t n_endpoints; /* 0: registered without them (host and port are its only one) */
 };
 
 struct ctl_partition {
@@ -92,6 +95,11 @@ void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out);
 /* Queries. Pointers are valid until the next apply or free. */
 const struct ctl_broker *ctl_image_broker(const struct ctl_image *img, int32_t id);
 bool ctl_image_broker_live(const struct ctl_image *img, int32_t id); /* registered, unfenced */
+/* The address broker br advertises on listener name: its BROKER_ENDPOINT of that name, else
+ * (registered without endpoints) its registration's host and port. NULL host: it has endpoints
+ * but none of that name. */
+void ctl_broker_endpoint(const struct ctl_broker *br, const char *listener, const char **host,
+                         int32_t *port);
 /* The order of ACL bindings in the image: by resource type, pattern, name, principal, host,
  * operation, permission. 0 when they are the same binding. */
 int ctl_acl_cmp(const struct ctl_rec_acl *a, const struct ctl_rec_acl *b);

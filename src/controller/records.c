@@ -148,6 +148,9 @@ bool ctl_rec_valid(const struct ctl_rec *r)
         return user_valid(&r->user);
     case CTL_REC_ACL:
         return acl_valid(&r->acl);
+    case CTL_REC_BROKER_ENDPOINT:
+        return r->endpoint.node_id >= 0 && r->endpoint.listener[0] != '\0' &&
+               r->endpoint.host[0] != '\0' && r->endpoint.port >= 1 && r->endpoint.port <= 65535;
     }
     return false;
 }
@@ -251,6 +254,12 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         kw_i8(w, r->acl.operation);
         kw_i8(w, r->acl.permission);
         kw_i8(w, r->acl.deleted ? 1 : 0);
+        break;
+    case CTL_REC_BROKER_ENDPOINT:
+        kw_i32(w, r->endpoint.node_id);
+        put_str(w, r->endpoint.listener);
+        put_str(w, r->endpoint.host);
+        kw_i32(w, r->endpoint.port);
         break;
     }
 }
@@ -381,6 +390,12 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->acl.deleted = d == 1;
         break;
     }
+    case CTL_REC_BROKER_ENDPOINT:
+        out->endpoint.node_id = kr_i32(r);
+        get_str(r, out->endpoint.listener, CTL_LISTENER_MAX);
+        get_str(r, out->endpoint.host, CTL_HOST_MAX);
+        out->endpoint.port = kr_i32(r);
+        break;
     case CTL_REC_VOTERS:
         out->voters.n = kr_i32(r);
         if (out->voters.n < 1 || out->voters.n > CTL_VOTERS_MAX) {
@@ -402,7 +417,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_ACL ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_BROKER_ENDPOINT ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

@@ -32,6 +32,12 @@
  *                       principal string (1..CTL_ACL_PRINCIPAL_MAX), host string
  *                       (1..CTL_HOST_MAX), operation i8 (2 ALL .. 14), permission i8 (2 DENY,
  *                       3 ALLOW), deleted i8 (0/1): one ACL binding added or removed
+ *  11 BROKER_ENDPOINT   node_id i32, listener string (1..CTL_LISTENER_MAX, the listener's
+ *                       name), host string (1..CTL_HOST_MAX), port i32 (1..65535): the advertised
+ *                       address of one client listener of a registered broker; a registration's
+ *                       REGISTER_BROKER is followed by one per listener (at most
+ *                       CTL_ENDPOINTS_MAX), and Metadata gives a client of listener L the
+ *                       brokers' L addresses
  *
  * A PARTITION record carries the whole state of one partition: it both assigns a new partition
  * and changes an existing one (leader election, reassignment), so replay never merges deltas.
@@ -68,6 +74,8 @@
 #define CTL_SCRAM_ITER_MAX 16384
 #define CTL_ACL_NAME_MAX 255      /* ACL resource name bytes */
 #define CTL_ACL_PRINCIPAL_MAX 255 /* ACL principal bytes */
+#define CTL_LISTENER_MAX 63       /* listener name bytes */
+#define CTL_ENDPOINTS_MAX 8       /* client listeners of one broker */
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
 #define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
@@ -86,6 +94,7 @@ enum ctl_rec_type {
     CTL_REC_VOTERS = 8,
     CTL_REC_USER_SCRAM = 9,
     CTL_REC_ACL = 10,
+    CTL_REC_BROKER_ENDPOINT = 11,
 };
 
 struct ctl_rec_broker {
@@ -164,6 +173,13 @@ struct ctl_rec_acl {
     char host[CTL_HOST_MAX + 1];
 };
 
+struct ctl_rec_endpoint {
+    int32_t node_id;
+    char listener[CTL_LISTENER_MAX + 1];
+    char host[CTL_HOST_MAX + 1];
+    int32_t port;
+};
+
 struct ctl_rec {
     enum ctl_rec_type type;
     union {
@@ -177,6 +193,7 @@ struct ctl_rec {
         struct ctl_rec_voters voters;
         struct ctl_rec_user user;
         struct ctl_rec_acl acl;
+        struct ctl_rec_endpoint endpoint;
     };
 };
 

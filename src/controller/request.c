@@ -37,6 +37,12 @@ bool ctl_request_well_formed(const struct ctl_request *req)
     case CTL_REQ_CREATE_PARTITIONS:
         return str_ok(req->name, false);
     case CTL_REQ_REGISTER_BROKER:
+        if (req->reg.n_endpoints < 0 || req->reg.n_endpoints > CTL_ENDPOINTS_MAX)
+            return false;
+        for (int32_t k = 0; k < req->reg.n_endpoints; k++)
+            if (!str_ok(req->reg.endpoints[k].listener, false) ||
+                !str_ok(req->reg.endpoints[k].host, false))
+                return false;
         return str_ok(req->reg.host, false) && str_ok(req->reg.cluster_addr, false);
     case CTL_REQ_HEARTBEAT:
         return true;
@@ -105,6 +111,12 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
         put_str(&w, req->reg.host);
         kw_i32(&w, req->reg.port);
         put_str(&w, req->reg.cluster_addr);
+        kw_i32(&w, req->reg.n_endpoints);
+        for (int32_t k = 0; k < req->reg.n_endpoints; k++) {
+            put_str(&w, req->reg.endpoints[k].listener);
+            put_str(&w, req->reg.endpoints[k].host);
+            kw_i32(&w, req->reg.endpoints[k].port);
+        }
         break;
     case CTL_REQ_HEARTBEAT:
         kw_i32(&w, req->reg.node_id);
@@ -210,10 +222,12 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
     memset(out, 0, sizeof(*out));
     /* Each config takes at least 4 bytes (two string lengths). */
     size_t max_configs = MIN((size_t)CTL_REQ_CONFIGS_MAX, len / 4);
-    size_t head = max_configs * sizeof(struct ctl_config_entry);
+    size_t cv_bytes = max_configs * sizeof(struct ctl_config_entry);
+    size_t head = cv_bytes + CTL_ENDPOINTS_MAX * sizeof(struct ctl_reg_endpoint);
     uint8_t *own = mem_alloc(head + len + 1);
     struct dec d = {.arena = (char *)own + head, .cap = len + 1};
     struct ctl_config_entry *cv = (struct ctl_config_entry *)(void *)own;
+    struct ctl_reg_endpoint *ev = (struct ctl_reg_endpoint *)(void *)(own + cv_bytes);
     kr_init(&d.r, p, len);
     out->type = (uint8_t)kr_i8(&d.r);
     switch (out->type) {
@@ -241,6 +255,17 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         out->reg.host = get_str(&d, false);
         out->reg.port = kr_i32(&d.r);
         out->reg.cluster_addr = get_str(&d, false);
+        out->reg.n_endpoints = kr_i32(&d.r);
+        if (!kr_ok(&d.r) || out->reg.n_endpoints < 0 || out->reg.n_endpoints > CTL_ENDPOINTS_MAX) {
+            d.bad = true;
+            break;
+        }
+        for (int32_t k = 0; k < out->reg.n_endpoints && !d.bad; k++) {
+            ev[k].listener = get_str(&d, false);
+            ev[k].host = get_str(&d, false);
+            ev[k].port = kr_i32(&d.r);
+        }
+        out->reg.endpoints = ev;
         break;
     case CTL_REQ_HEARTBEAT: {
         out->reg.node_id = kr_i32(&d.r);

@@ -9,7 +9,8 @@
  *     CREATE_PARTITIONS  name string, n_total i32
  *     ALTER_CONFIGS      resource_type i8, resource string, configs
  *     REGISTER_BROKER    node_id i32, incarnation uuid, host string, port i32,
- *                        cluster_addr string
+ *                        cluster_addr string, n_endpoints i32 (0..CTL_ENDPOINTS_MAX) and per endpoint listener
+ *                        string, host string, port i32
  *     HEARTBEAT          node_id i32, incarnation uuid, caught_up i8 (0/1)
  *     ALLOC_PIDS         node_id i32, incarnation uuid, pid_floor i64 (>= 0)
  *     REASSIGN           name string, partition i32, n i32 (0 = cancel, 1..CTL_REPLICAS_MAX),

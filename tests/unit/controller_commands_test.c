@@ -43,7 +43,7 @@ static struct kuuid inc(int32_t id)
 
 static void add_broker(struct env *e, int32_t id, int64_t now)
 {
-    struct ctl_broker_reg reg = {id, inc(id), "localhost", 9092, "localhost:9093"};
+    struct ctl_broker_reg reg = {id, inc(id), "localhost", 9092, "localhost:9093", NULL, 0};
     ASSERT_EQ(ctl_cmd_register_broker(&e->img, &e->s, &reg, now, &e->out), KERR_NONE);
     commit(e);
     ASSERT_EQ(ctl_cmd_heartbeat(&e->img, &e->s, id, inc(id), true, now, &e->out), KERR_NONE);
@@ -269,11 +269,77 @@ TEST(controller_cmd_alter_configs)
     env_free(&e);
 }
 
+/* A broker's client listeners: one BROKER_ENDPOINT per listener after its REGISTER_BROKER;
+ * Metadata's lookup by listener name; snapshots keep them; a new registration replaces them. */
+TEST(controller_cmd_register_endpoints)
+{
+    struct env e;
+    env_init(&e);
+    struct ctl_reg_endpoint eps[] = {{"PLAINTEXT", "h1", 9092}, {"SASL", "h1.example", 9094}};
+    struct ctl_broker_reg reg = {1, inc(1), "h1", 9092, "h1:9093", eps, 2};
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &reg, 0, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 3);
+    ASSERT_EQ(e.out.v[1].type, CTL_REC_BROKER_ENDPOINT);
+    ASSERT_STREQ(e.out.v[2].endpoint.listener, "SASL");
+    commit(&e);
+    const struct ctl_broker *br = ctl_image_broker(&e.img, 1);
+    const char *host;
+    int32_t port;
+    ctl_broker_endpoint(br, "SASL", &host, &port);
+    ASSERT_STREQ(host, "h1.example");
+    ASSERT_EQ(port, 9094);
+    ctl_broker_endpoint(br, "PLAINTEXT", &host, &port);
+    ASSERT_STREQ(host, "h1");
+    ASSERT_EQ(port, 9092);
+    ctl_broker_endpoint(br, "OTHER", &host, &port);
+    ASSERT(host == NULL && port == -1);
+    /* the snapshot rebuilds them */
+    struct ctl_recs snap;
+    ctl_recs_init(&snap);
+    ctl_image_snapshot(&e.img, &snap);
+    struct ctl_image other;
+    ctl_image_init(&other);
+    ASSERT_EQ(ctl_image_apply_all(&other, &snap), 0);
+    ctl_broker_endpoint(ctl_image_broker(&other, 1), "SASL", &host, &port);
+    ASSERT_STREQ(host, "h1.example");
+    ctl_image_check(&other);
+    ctl_image_free(&other);
+    ctl_recs_free(&snap);
+    /* a restart with one listener: the other is gone */
+    struct ctl_broker_reg again = {1, inc(2), "h1", 9092, "h1:9093", eps, 1};
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &again, 5, &e.out), KERR_NONE);
+    commit(&e);
+    ctl_broker_endpoint(ctl_image_broker(&e.img, 1), "SASL", &host, &port);
+    ASSERT(host == NULL);
+    /* refused: a name twice, an empty name, a bad port, too many */
+    struct ctl_reg_endpoint dup[] = {{"A", "h", 1}, {"A", "h", 2}};
+    struct ctl_broker_reg bad = {1, inc(3), "h1", 9092, "", dup, 2};
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &bad, 0, &e.out), KERR_INVALID_REQUEST);
+    struct ctl_reg_endpoint empty[] = {{"", "h", 1}}, port0[] = {{"A", "h", 0}};
+    bad.endpoints = empty;
+    bad.n_endpoints = 1;
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &bad, 0, &e.out), KERR_INVALID_REQUEST);
+    bad.endpoints = port0;
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &bad, 0, &e.out), KERR_INVALID_REQUEST);
+    bad.endpoints = eps;
+    bad.n_endpoints = CTL_ENDPOINTS_MAX + 1;
+    ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &bad, 0, &e.out), KERR_INVALID_REQUEST);
+    ASSERT_EQ(e.out.n, 0);
+    /* an endpoint of an unregistered broker is refused by the image */
+    struct ctl_rec orphan = {.type = CTL_REC_BROKER_ENDPOINT};
+    orphan.endpoint.node_id = 7;
+    strcpy(orphan.endpoint.listener, "A");
+    strcpy(orphan.endpoint.host, "h");
+    orphan.endpoint.port = 1;
+    ASSERT_EQ(ctl_image_apply(&e.img, &orphan), -ERR_INVALID);
+    env_free(&e);
+}
+
 TEST(controller_cmd_register_and_heartbeat)
 {
     struct env e;
     env_init(&e);
-    struct ctl_broker_reg reg = {1, inc(1), "h1", 9092, "h1:9093"};
+    struct ctl_broker_reg reg = {1, inc(1), "h1", 9092, "h1:9093", NULL, 0};
     ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &reg, 0, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.n, 1);
     commit(&e);
@@ -401,7 +467,7 @@ TEST(controller_cmd_reregistration_moves_leadership)
     ASSERT_EQ(create(&e, "t", 7, 1, 2), KERR_NONE);
     commit(&e);
     int32_t leader = p0(&e)->leader;
-    struct ctl_broker_reg reg = {leader, ctu_uuid(99), "new", 9092, ""};
+    struct ctl_broker_reg reg = {leader, ctu_uuid(99), "new", 9092, "", NULL, 0};
     ASSERT_EQ(ctl_cmd_register_broker(&e.img, &e.s, &reg, 10, &e.out), KERR_NONE);
     ASSERT_EQ(e.out.n, 2);
     commit(&e);

@@ -153,7 +153,7 @@ static void register_broker(struct prop *p, int32_t id)
     p->incarnation[id]++;
     char host[16];
     snprintf(host, sizeof(host), "b%d", id);
-    struct ctl_broker_reg reg = {id, inc_of(p, id), host, 9092, ""};
+    struct ctl_broker_reg reg = {id, inc_of(p, id), host, 9092, "", NULL, 0};
     PASSERT(p,
             ctl_cmd_register_broker(&p->img, &p->sessions, &reg, p->now_ms, &p->out) == KERR_NONE);
     commit(p);

@@ -102,6 +102,14 @@ static size_t sample_records(struct ctl_rec *v)
     strcpy(r->acl.resource_name, "orders-");
     strcpy(r->acl.principal, "User:alice");
     strcpy(r->acl.host, "*");
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_BROKER_ENDPOINT;
+    r->endpoint.node_id = 3;
+    strcpy(r->endpoint.listener, "SASL");
+    strcpy(r->endpoint.host, "broker-3.example");
+    r->endpoint.port = 9094;
     return n;
 }
 
@@ -109,7 +117,7 @@ TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 11);
+    ASSERT_EQ(n, 12);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -379,7 +387,7 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 3], d;
+    struct ctl_rec r = v[n - 4], d;
     ASSERT_EQ(r.type, CTL_REC_VOTERS);
     size_t len;
     uint8_t *p = ctu_encode(&r, &len);
@@ -415,7 +423,7 @@ TEST(controller_records_user_scram_rules)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 2];
+    struct ctl_rec r = v[n - 3];
     ASSERT_EQ(r.type, CTL_REC_USER_SCRAM);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -490,7 +498,7 @@ TEST(controller_records_acl_rules_and_image)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 1];
+    struct ctl_rec r = v[n - 2];
     ASSERT_EQ(r.type, CTL_REC_ACL);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;

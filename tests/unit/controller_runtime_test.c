@@ -349,7 +349,7 @@ static void register_broker(int32_t id)
     char addr[64];
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", C.ports[id]);
     struct ctl_request req = {.type = CTL_REQ_REGISTER_BROKER};
-    req.reg = (struct ctl_broker_reg){id, C.n[id].incarnation, "127.0.0.1", 9090 + id, addr};
+    req.reg = (struct ctl_broker_reg){id, C.n[id].incarnation, "127.0.0.1", 9090 + id, addr, NULL, 0};
     ASSERT_EQ(run_at(id, &req).error, KERR_NONE);
 }
 
@@ -445,6 +445,8 @@ static struct ctl_answer alloc_pids(int32_t id)
 
 TEST(controller_request_codec_roundtrip_and_truncation)
 {
+    static const struct ctl_reg_endpoint eps[] = {{"PLAINTEXT", "host-a", 9092},
+                                                  {"SASL", "sasl.example", 9094}};
     struct ctl_config_entry cfg[] = {{"cleanup.policy", "compact"}, {"retention.ms", NULL}};
     struct ctl_request reqs[] = {
         {.type = CTL_REQ_CREATE_TOPIC, .name = "orders", .n_partitions = 6, .rf = 3,
@@ -454,7 +456,7 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         {.type = CTL_REQ_ALTER_CONFIGS, .name = "orders", .resource_type = CTL_RESOURCE_TOPIC,
          .configs = cfg, .n_configs = 2},
         {.type = CTL_REQ_REGISTER_BROKER,
-         .reg = {4, {{1, 2, 3}}, "host-a", 9092, "host-a:9093"}},
+         .reg = {4, {{1, 2, 3}}, "host-a", 9092, "host-a:9093", eps, 2}},
         {.type = CTL_REQ_HEARTBEAT, .reg = {.node_id = 4, .incarnation = {{9}}},
          .caught_up = true},
         {.type = CTL_REQ_ALLOC_PIDS, .reg = {.node_id = 5, .incarnation = {{7}}}},
@@ -495,6 +497,12 @@ TEST(controller_request_codec_roundtrip_and_truncation)
             ASSERT_STREQ(d.reg.host, reqs[i].reg.host);
             ASSERT_STREQ(d.reg.cluster_addr, reqs[i].reg.cluster_addr);
             ASSERT_EQ(d.reg.port, 9092);
+            ASSERT_EQ(d.reg.n_endpoints, 2);
+            for (int k = 0; k < 2; k++) {
+                ASSERT_STREQ(d.reg.endpoints[k].listener, eps[k].listener);
+                ASSERT_STREQ(d.reg.endpoints[k].host, eps[k].host);
+                ASSERT_EQ(d.reg.endpoints[k].port, eps[k].port);
+            }
         }
         for (size_t k = 0; k < d.n_configs; k++) {
             ASSERT_STREQ(d.configs[k].key, cfg[k].key);
