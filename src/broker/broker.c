@@ -26,6 +26,7 @@
 #include "base/time.h"
 #include "broker/cluster.h"
 #include "broker/legacy.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "broker/sasl.h"
 #include "broker/producers.h"
@@ -479,6 +480,10 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     rc = groups_start(b, err, errcap);
     if (rc != 0)
         goto out_topics;
+    if (authz_start(b, err, errcap) != 0) {
+        rc = -ERR_INVALID;
+        goto out_topics;
+    }
 
     struct conn_limits lim = {
         .max_frame_bytes = (size_t)cfg->socket_request_max_bytes,
@@ -542,6 +547,7 @@ out_groups:
     topics_close_all(b);
     groups_stop(b);
 out_topics:
+    authz_stop(b);
     topics_close_all(b);
     broker_producers_stop(b);
     reactor_del(r, b->flusher_fd);
@@ -569,6 +575,7 @@ void broker_stop(struct broker *b)
     cluster_stop(b);        /* replicas closed before their logs */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */
+    authz_stop(b);
     flusher_poll(b->fl);
     reactor_del(b->r, b->flusher_fd);
     flusher_stop(b->fl);

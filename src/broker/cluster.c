@@ -38,6 +38,7 @@
 #include "base/mem.h"
 #include "base/siphash.h"
 #include "base/time.h"
+#include "broker/authz.h"
 #include "broker/cluster_configs.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
@@ -158,6 +159,7 @@ static void on_image_change(struct ctl_runtime *rt, const struct ctl_image *befo
                (size_t)after->voters.n * sizeof(after->voters.ids[0])) != 0)
         c->quorum_dirty = true;
     c->image_dirty = true;
+    authz_image_changed(c->b);
     /* reconcile at the next iteration rather than the next tick: a topic just created takes
      * writes as soon as its local replicas run */
     reactor_timer_start(c->b->r, &c->timer, 0);

@@ -108,6 +108,12 @@ struct broker_config {
     int64_t connections_max_reauth_ms;        /* connections.max.reauth.ms (0: never) */
     int64_t connection_failed_auth_delay_ms;  /* connection.failed.authentication.delay.ms */
 
+    /* ACLs (broker/authz.c): on when authorizer.class.name names the StandardAuthorizer */
+    char authorizer_class_name[128];          /* authorizer.class.name, as given */
+    bool authorizer_enabled;                  /* it names one ("" : off) */
+    char super_users[4096];                   /* super.users: User:A;User:B */
+    bool allow_everyone_if_no_acl_found;      /* allow.everyone.if.no.acl.found */
+
     /* The metadata quorum. Every broker is a node of a cluster whose metadata lives in the
      * Raft log __cluster_metadata-0. With controller.quorum.voters (n_voters > 0) its voters
      * are that static list. Without it (n_voters == 0) the node is standalone: the only voter of

@@ -92,6 +92,7 @@ struct broker {
     struct coordinator *groups; /* consumer groups (groups.c) */
     struct cluster *cluster;    /* the quorum, transport and replicas (cluster.h); NULL only
                                  * before cluster_start and after cluster_stop */
+    struct authz *authz;        /* ACL checks (authz.h); NULL: authorizer off */
 };
 
 /* Per-connection state. */
@@ -100,6 +101,7 @@ struct session {
     struct conn *conn;
     struct list_node fetch_ops; /* parked fetches of this connection (struct fetch_op) */
     struct sasl_session *sasl;  /* a SASL listener's connection: its exchange (sasl.c) */
+    char acl_host[64];          /* the client's address for ACLs; "" until the first check */
 };
 
 /* One request being handled. */

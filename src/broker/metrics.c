@@ -38,6 +38,7 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/time.h"
+#include "broker/authz.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/snapshot.h"
@@ -210,6 +211,14 @@ static void write_network(struct broker *b, struct strbuf *out)
     struct prom_label ok = prom_label("result", "success"), bad = prom_label("result", "failure");
     prom_sample_u64(out, auth, &ok, 1, b->sasl_successes);
     prom_sample_u64(out, auth, &bad, 1, b->sasl_failures);
+    uint64_t allowed, denied;
+    authz_counts(b, &allowed, &denied);
+    const char *az = "streampulse_authorizations_total";
+    prom_family(out, az, PROM_COUNTER,
+                "ACL decisions of the authorizer (authorizer.class.name), by outcome.");
+    struct prom_label al = prom_label("result", "allowed"), de = prom_label("result", "denied");
+    prom_sample_u64(out, az, &al, 1, allowed);
+    prom_sample_u64(out, az, &de, 1, denied);
 }
 
 static void write_storage(struct broker *b, struct strbuf *out)

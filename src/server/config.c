@@ -16,6 +16,7 @@
 #include "base/mem.h"
 #include "broker/topic_config.h"
 #include "broker/sasl.h"
+#include "security/acl.h"
 #include "security/protocol.h"
 #include "security/tls_context.h"
 
@@ -209,6 +210,16 @@ static const struct key keys[] = {
      "100", 0, 10000, 1, 0,
      "a failed SASL authentication is answered this much later, times the failures from the "
      "same address in the last minute (at most 32), so passwords cannot be tried at wire speed"},
+    {"authorizer.class.name", C_STR, F(authorizer_class_name), "", 0, 0, 1, 0,
+     "`org.apache.kafka.metadata.authorizer.StandardAuthorizer` (or `kafka.security.authorizer."
+     "AclAuthorizer`, or `acl`) turns on ACLs: every request is checked against the ACLs of the "
+     "metadata log (`streampulse acl`); empty: everyone may do everything"},
+    {"super.users", C_STR, F(super_users), "", 0, 0, 1, 0,
+     "`User:NAME;User:OTHER`: principals the authorizer allows everything"},
+    {"allow.everyone.if.no.acl.found", C_BOOL, F(allow_everyone_if_no_acl_found), "false", 0, 0,
+     1, 0,
+     "with the authorizer on: a resource that no ACL names is open to everyone (false: only "
+     "to super users)"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
      "picks a free port"},
@@ -1125,6 +1136,34 @@ static int sasl_settle(struct broker_config *cfg, char *err, size_t errcap)
     return 0;
 }
 
+/* authorizer.class.name: one of the names of Kafka's ACL authorizers (ours answers for both),
+ * our alias, or empty; super.users must parse (security/acl.h). */
+static int authorizer_settle(struct broker_config *cfg, char *err, size_t errcap)
+{
+    static const char *const names[] = {
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "kafka.security.authorizer.AclAuthorizer",
+        "acl",
+    };
+    const char *v = cfg->authorizer_class_name;
+    cfg->authorizer_enabled = false;
+    for (size_t i = 0; i < ARRAY_LEN(names) && *v; i++)
+        cfg->authorizer_enabled |= strcmp(v, names[i]) == 0;
+    if (*v && !cfg->authorizer_enabled) {
+        snprintf(err, errcap, "authorizer.class.name: unknown authorizer '%s' (StreamPulse's is "
+                 "org.apache.kafka.metadata.authorizer.StandardAuthorizer, also called acl)", v);
+        return -1;
+    }
+    struct acl_super_users *su;
+    char why[160];
+    if (acl_super_users_parse(cfg->super_users, &su, why, sizeof(why)) != 0) {
+        snprintf(err, errcap, "super.users: %s", why);
+        return -1;
+    }
+    acl_super_users_free(su);
+    return 0;
+}
+
 /* listeners, advertised.listeners and listener.security.protocol.map together, once every key
  * is read: each listener's protocol from the map (SSL listeners get their TLS settings),
  * advertised names must be listeners, no port twice. The first listener is also the one in
@@ -1256,6 +1295,8 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
     if (cluster_settle(cfg, err, errcap) != 0)
         return -1;
     if (sasl_settle(cfg, err, errcap) != 0)
+        return -1;
+    if (authorizer_settle(cfg, err, errcap) != 0)
         return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this node "
