@@ -56,6 +56,7 @@
 #define KEY_CREATE_ACLS 30
 #define KEY_DELETE_ACLS 31
 #define ACL_API_VERSION 3 /* flexible (kraw's only kind) and with the USER resource type */
+#define ERR_CLUSTER_AUTHORIZATION_FAILED 31
 #define ERR_SECURITY_DISABLED 54
 #define ACL_ITEMS_MAX 10000 /* bindings or filters one command line may make */
 #define ADMIN_WAIT_MARGIN_MS 5000
@@ -195,7 +196,7 @@ struct run {
     struct arena arena;  /* strings and messages from the broker */
     rd_kafka_t *rk;      /* NULL: raw requests (PLAINTEXT) */
     rd_kafka_queue_t *q; /* rk's admin results */
-    bool told_disabled;  /* SECURITY_DISABLED was reported once */
+    int16_t told;        /* the request-wide refusal reported already (report_error), or 0 */
 };
 
 /* --- small helpers ------------------------------------------------------------------------ */
@@ -411,16 +412,22 @@ static void print_grouped(const struct acl_list *l, enum print_style style, cons
     strbuf_destroy(&b);
 }
 
-/* Reports the broker's error about item a (verb: "add", "remove", "list"); SECURITY_DISABLED is
- * said once per run, in the words of the broker's missing setting. */
+/* Reports the broker's error about item a (verb: "add", "remove", "list"). The refusals of a
+ * whole request, SECURITY_DISABLED and CLUSTER_AUTHORIZATION_FAILED, come once per item but are
+ * said once per run; SECURITY_DISABLED in the words of the broker's missing setting. */
 static void report_error(struct run *r, const char *verb, const struct acl *a, int16_t code,
                          const char *message)
 {
     const char *name = rd_kafka_err2name((rd_kafka_resp_err_t)code);
-    if (code == ERR_SECURITY_DISABLED) {
-        if (!r->told_disabled)
+    const char *text = message && message[0] ? message : rd_kafka_err2str((rd_kafka_resp_err_t)code);
+    if (code == ERR_SECURITY_DISABLED || code == ERR_CLUSTER_AUTHORIZATION_FAILED) {
+        if (r->told == code)
+            return;
+        r->told = code;
+        if (code == ERR_SECURITY_DISABLED)
             cli_error(r->c, "the broker has no authorizer (set authorizer.class.name): %s", name);
-        r->told_disabled = true;
+        else
+            cli_error(r->c, "not authorized: %s: %s", name, text);
         return;
     }
     struct strbuf b;
@@ -428,8 +435,7 @@ static void report_error(struct run *r, const char *verb, const struct acl *a, i
     sb_entry(&b, a);
     strbuf_puts(&b, " on `");
     sb_pattern(&b, a);
-    cli_error(r->c, "cannot %s %s`: %s: %s", verb, strbuf_str(&b), name,
-              message && message[0] ? message : rd_kafka_err2str((rd_kafka_resp_err_t)code));
+    cli_error(r->c, "cannot %s %s`: %s: %s", verb, strbuf_str(&b), name, text);
     strbuf_destroy(&b);
 }
 
@@ -924,7 +930,7 @@ static int acl_remove(struct run *r, struct acl_list *filters)
         else
             acl_list_add(&done, a);
     }
-    bool failed = rc != CLI_EXIT_OK || r->told_disabled;
+    bool failed = rc != CLI_EXIT_OK;
     for (size_t i = 0; i < filters->n; i++)
         failed |= filters->v[i].error != 0;
     for (size_t i = 0; i < removed.n; i++)
@@ -1107,8 +1113,9 @@ static int check_hosts(const struct cli_common *c, const char *flag, const struc
     return 0;
 }
 
-/* The pattern type: parsed, valid for the sub-command, set on every resource (the cluster's
- * pattern is always LITERAL "kafka-cluster"). 0, or -1 said. */
+/* The pattern type: parsed, valid for the sub-command, set on every resource. The cluster is
+ * LITERAL "kafka-cluster" (also when --idempotent brings it beside prefixed topics), or the
+ * filter type any or match, which find that literal pattern. 0, or -1 said. */
 static int check_pattern(const struct cli_common *c, struct acl_opts *o)
 {
     bool add = !strcmp(o->sub, "add");
@@ -1126,16 +1133,16 @@ static int check_pattern(const struct cli_common *c, struct acl_opts *o)
             return -1;
         }
     }
-    if (o->cluster || o->idempotent) {
-        if (add && p == ACL_PATTERN_PREFIXED) {
-            cli_error(c, "--cluster: the cluster resource takes a literal pattern only");
-            return -1;
-        }
-        add_resource(o, ACL_RESOURCE_CLUSTER, ACL_CLUSTER_NAME);
+    if (o->cluster && p == ACL_PATTERN_PREFIXED) {
+        cli_error(c, "--cluster: the cluster resource has a literal pattern only");
+        return -1;
     }
+    if (o->cluster || o->idempotent)
+        add_resource(o, ACL_RESOURCE_CLUSTER, ACL_CLUSTER_NAME);
     for (size_t i = 0; i < o->res.n; i++) {
         struct acl *a = &o->res.v[i];
-        a->pattern = a->type == ACL_RESOURCE_CLUSTER && add ? ACL_PATTERN_LITERAL : p;
+        bool filter_type = p == ACL_PATTERN_ANY || p == ACL_PATTERN_MATCH;
+        a->pattern = a->type == ACL_RESOURCE_CLUSTER && !filter_type ? ACL_PATTERN_LITERAL : p;
     }
     return 0;
 }
