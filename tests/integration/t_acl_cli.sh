@@ -238,6 +238,14 @@ Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patt
 \t(principal=User:eve, host=*, operation=DESCRIBE, permissionType=DENY)
 
 EOF
+ok list --topic orders --topic orders --group nosuch # two filters finding the same: listed once
+same "$TMP/out" <<'EOF'
+Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`:
+\t(principal=User:bob, host=10.0.0.1, operation=DESCRIBE, permissionType=ALLOW)
+\t(principal=User:bob, host=::1, operation=DESCRIBE, permissionType=ALLOW)
+\t(principal=User:eve, host=*, operation=DESCRIBE, permissionType=DENY)
+
+EOF
 ok list --topic orders- # LITERAL orders- is not the PREFIXED one
 [ ! -s "$TMP/out" ] || fail "$LAST: $(cat "$TMP/out")"
 ok list --topic orders- --resource-pattern-type any
@@ -336,11 +344,15 @@ Removed ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders-, pat
 \t(principal=User:alice, host=*, operation=READ, permissionType=ALLOW)
 
 EOF
-ok list
+# an allow principal without --allow-host: any host (bob's binding is from ::1, not *)
+ok remove --allow-principal User:bob --topic orders --force
 same "$TMP/out" <<'EOF'
-Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`:
+Removed ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`:
 \t(principal=User:bob, host=::1, operation=DESCRIBE, permissionType=ALLOW)
 
+EOF
+ok list
+same "$TMP/out" <<'EOF'
 Current ACLs for resource `ResourcePattern(resourceType=GROUP, name=g1, patternType=LITERAL)`:
 \t(principal=User:bob, host=10.0.0.1, operation=DESCRIBE, permissionType=ALLOW)
 \t(principal=User:bob, host=::1, operation=DESCRIBE, permissionType=ALLOW)
