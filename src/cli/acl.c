@@ -35,6 +35,12 @@
  * entry; "Removed ACLs for resource `...`:" for remove, which kafka-acls does not print).
  * Unlike kafka-acls, the order is fixed (sorted by resource, principal, host, operation).
  *
+ * Deliberate differences from kafka-acls: add needs --operation (kafka-acls defaults to All, an
+ * easy way to grant everything by mistake); remove without --operation, --allow-host or
+ * --deny-host matches any operation and host (kafka-acls' default All and "*" remove only
+ * those); remove takes --principal (either permission); options a sub-command does not use are
+ * refused, not ignored.
+ *
  * Memory: every string of a run is either an argv entry or lives in the run's arena. */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -82,13 +88,15 @@ enum {
 };
 
 static const char acl_help[] =
-    "Usage: streampulse acl add (--allow-principal P | --deny-principal P)... [--allow-host H]...\n"
-    "                           [--deny-host H]... (--operation OP... | --producer [--idempotent]\n"
-    "                           | --consumer) RESOURCE... [--resource-pattern-type literal|prefixed]\n"
+    "Usage: streampulse acl add (--allow-principal P | --deny-principal P)...\n"
+    "                 [--allow-host H]... [--deny-host H]...\n"
+    "                 (--operation OP... | --producer [--idempotent] | --consumer)\n"
+    "                 RESOURCE... [--resource-pattern-type literal|prefixed]\n"
     "       streampulse acl list [RESOURCE...] [--resource-pattern-type T] [--principal P]...\n"
-    "       streampulse acl remove [--allow-principal P... | --deny-principal P... | --principal P...]\n"
-    "                           [--allow-host H]... [--deny-host H]... [--operation OP...]\n"
-    "                           RESOURCE... [--resource-pattern-type T] [--force]\n"
+    "       streampulse acl remove [--allow-principal P... | --deny-principal P...\n"
+    "                 | --principal P...] [--allow-host H]... [--deny-host H]...\n"
+    "                 [--operation OP... | --producer [--idempotent] | --consumer]\n"
+    "                 RESOURCE... [--resource-pattern-type T] [--force]\n"
     "\n"
     "Kafka ACLs, as kafka-acls.sh manages them: a binding allows or denies a principal, from a\n"
     "host, an operation on the resources a pattern names (the authorizer must be on:\n"
@@ -96,7 +104,7 @@ static const char acl_help[] =
     "remove deletes the bindings that match, what is not given matching anything (any operation,\n"
     "host, principal); list prints the bindings per resource pattern, as kafka-acls does.\n"
     "\n"
-    "Resources (repeatable, combinable; \"*\" is the literal wildcard: every resource of the type):\n"
+    "Resources (repeatable and combinable; the literal name \"*\" is every resource of its type):\n"
     "      --topic NAME               --group NAME\n"
     "      --transactional-id ID      --cluster          (the one cluster resource)\n"
     "      --resource-pattern-type T  literal (default) or prefixed: the pattern the names make;\n"
@@ -173,21 +181,21 @@ struct strv {
 };
 
 struct acl_opts {
-    const char *sub;          /* "add", "list" or "remove" */
-    struct acl_list res;      /* the resources given (type and name; pattern set by check) */
-    const char *pattern_arg;  /* --resource-pattern-type as given, NULL if not */
-    struct strv allow_princ;  /* --allow-principal */
-    struct strv deny_princ;   /* --deny-principal */
-    struct strv princ;        /* --principal */
-    struct strv allow_hosts;  /* --allow-host */
-    struct strv deny_hosts;   /* --deny-host */
-    uint32_t ops;             /* --operation: bit 1 << enum acl_operation */
+    const char *sub;           /* "add", "list" or "remove" */
+    struct acl_list res;       /* the resources given (type and name; pattern set by check) */
+    const char *pattern_arg;   /* --resource-pattern-type as given, NULL if not */
+    struct strv allow_princ;   /* --allow-principal */
+    struct strv deny_princ;    /* --deny-principal */
+    struct strv princ;         /* --principal */
+    struct strv allow_hosts;   /* --allow-host */
+    struct strv deny_hosts;    /* --deny-host */
+    uint32_t ops;              /* --operation: bit 1 << enum acl_operation */
     const char *bad_operation; /* the first --operation that did not parse */
-    bool cluster;             /* --cluster given */
-    bool producer;            /* --producer */
-    bool consumer;            /* --consumer */
-    bool idempotent;          /* --idempotent */
-    bool force;               /* --force */
+    bool cluster;              /* --cluster given */
+    bool producer;             /* --producer */
+    bool consumer;             /* --consumer */
+    bool idempotent;           /* --idempotent */
+    bool force;                /* --force */
 };
 
 /* One run: the transport and the memory of everything received. */
@@ -259,8 +267,8 @@ static uint32_t valid_ops(enum acl_resource_type t)
 {
     switch (t) {
     case ACL_RESOURCE_TOPIC:
-        return OP(ALL) | OP(READ) | OP(WRITE) | OP(CREATE) | OP(DESCRIBE) | OP(DELETE) |
-               OP(ALTER) | OP(DESCRIBE_CONFIGS) | OP(ALTER_CONFIGS);
+        return OP(ALL) | OP(READ) | OP(WRITE) | OP(CREATE) | OP(DESCRIBE) | OP(DELETE) | OP(ALTER) |
+               OP(DESCRIBE_CONFIGS) | OP(ALTER_CONFIGS);
     case ACL_RESOURCE_GROUP:
         return OP(ALL) | OP(READ) | OP(DESCRIBE) | OP(DELETE) | OP(DESCRIBE_CONFIGS) |
                OP(ALTER_CONFIGS);
@@ -296,7 +304,8 @@ static void ops_words(uint32_t mask, struct strbuf *b)
 {
     for (int op = ACL_OP_ALL; op <= ACL_OP_DESCRIBE_TOKENS; op++)
         if (mask & (1u << op))
-            strbuf_printf(b, "%s%s", b->len ? ", " : "", acl_operation_name((enum acl_operation)op));
+            strbuf_printf(b, "%s%s", b->len ? ", " : "",
+                          acl_operation_name((enum acl_operation)op));
 }
 
 static bool host_valid(const char *h)
@@ -419,7 +428,8 @@ static void report_error(struct run *r, const char *verb, const struct acl *a, i
                          const char *message)
 {
     const char *name = rd_kafka_err2name((rd_kafka_resp_err_t)code);
-    const char *text = message && message[0] ? message : rd_kafka_err2str((rd_kafka_resp_err_t)code);
+    const char *text =
+        message && message[0] ? message : rd_kafka_err2str((rd_kafka_resp_err_t)code);
     if (code == ERR_SECURITY_DISABLED || code == ERR_CLUSTER_AUTHORIZATION_FAILED) {
         if (r->told == code)
             return;
@@ -648,11 +658,10 @@ static rd_kafka_event_t *rdk_wait(struct run *r, const char *what)
 static void *rdk_acl(struct run *r, const struct acl *a, bool filter)
 {
     char err[256];
-    rd_kafka_AclBinding_t *b =
-        (filter ? rd_kafka_AclBindingFilter_new : rd_kafka_AclBinding_new)(
-            (rd_kafka_ResourceType_t)a->type, a->name, (rd_kafka_ResourcePatternType_t)a->pattern,
-            a->principal, a->host, (rd_kafka_AclOperation_t)a->op,
-            (rd_kafka_AclPermissionType_t)a->perm, err, sizeof(err));
+    rd_kafka_AclBinding_t *b = (filter ? rd_kafka_AclBindingFilter_new : rd_kafka_AclBinding_new)(
+        (rd_kafka_ResourceType_t)a->type, a->name, (rd_kafka_ResourcePatternType_t)a->pattern,
+        a->principal, a->host, (rd_kafka_AclOperation_t)a->op,
+        (rd_kafka_AclPermissionType_t)a->perm, err, sizeof(err));
     if (!b)
         cli_error(r->c, "librdkafka refuses the %s: %s", filter ? "filter" : "binding", err);
     return b;
@@ -905,9 +914,10 @@ static int confirm_remove(const struct cli_common *c, const struct acl_list *fil
     fprintf(stderr, "(y/n) ");
     fflush(stderr);
     char line[64];
-    if (!fgets(line, sizeof(line), stdin))
-        return cli_interrupted ? CLI_EXIT_INTERRUPTED : CLI_EXIT_FAIL;
-    line[strcspn(line, "\r\n")] = '\0';
+    bool got = fgets(line, sizeof(line), stdin) != NULL;
+    if (cli_interrupted)
+        return CLI_EXIT_INTERRUPTED;
+    line[got ? strcspn(line, "\r\n") : 0] = '\0';
     if (strcasecmp(line, "y") == 0 || strcasecmp(line, "yes") == 0)
         return CLI_EXIT_OK;
     cli_error(c, "nothing removed");
@@ -1026,8 +1036,10 @@ static int parse_args(struct cli_common *c, struct acl_opts *o, int argc, char *
         }
     }
     if (optind < argc) {
-        cli_error(c, "unexpected argument '%s' (name resources with --topic, --group, --cluster "
-                     "or --transactional-id)", argv[optind]);
+        cli_error(c,
+                  "unexpected argument '%s' (name resources with --topic, --group, --cluster "
+                  "or --transactional-id)",
+                  argv[optind]);
         return -1;
     }
     return 0;
@@ -1070,8 +1082,8 @@ static int check_roles(const struct cli_common *c, const struct acl_opts *o)
     const char *why = NULL;
     if (o->idempotent && !o->producer)
         why = "--idempotent goes with --producer";
-    else if ((o->producer || o->consumer) && (o->ops || o->bad_operation || o->deny_princ.n ||
-                                              o->deny_hosts.n))
+    else if ((o->producer || o->consumer) &&
+             (o->ops || o->bad_operation || o->deny_princ.n || o->deny_hosts.n))
         why = "--producer and --consumer take no --operation, --deny-principal or --deny-host";
     else if (o->producer && !has_topic)
         why = "--producer needs a --topic";
@@ -1128,8 +1140,10 @@ static int check_pattern(const struct cli_common *c, struct acl_opts *o)
             return -1;
         }
         if (add && p != ACL_PATTERN_LITERAL && p != ACL_PATTERN_PREFIXED) {
-            cli_error(c, "--resource-pattern-type %s is not valid when adding ACLs (literal or "
-                         "prefixed)", o->pattern_arg);
+            cli_error(c,
+                      "--resource-pattern-type %s is not valid when adding ACLs (literal or "
+                      "prefixed)",
+                      o->pattern_arg);
             return -1;
         }
     }
@@ -1170,17 +1184,15 @@ static int resource_ops(const struct cli_common *c, const struct acl_opts *o, co
     const char *name = a->type == ACL_RESOURCE_CLUSTER ? "" : a->name;
     const char *sep = a->type == ACL_RESOURCE_CLUSTER ? "" : " ";
     if (o->producer || o->consumer) {
+        const char *roles = !o->consumer   ? "--producer grants"
+                            : !o->producer ? "--consumer grants"
+                                           : "--producer and --consumer grant";
         *mask = role_ops(o, a->type);
-        if (*mask == 0) {
-            cli_error(c, "%s%s%s: %s grant%s nothing on %s%s", resource_flag(a->type), sep, name,
-                      o->producer && o->consumer ? "--producer and --consumer"
-                      : o->producer              ? "--producer"
-                                                 : "--consumer",
-                      o->producer && o->consumer ? "" : "s", resource_words(a->type),
+        if (*mask == 0)
+            cli_error(c, "%s%s%s: %s nothing on %s%s", resource_flag(a->type), sep, name, roles,
+                      resource_words(a->type),
                       a->type == ACL_RESOURCE_CLUSTER ? " (--idempotent: IdempotentWrite)" : "");
-            return -1;
-        }
-        return 0;
+        return *mask ? 0 : -1;
     }
     *mask = o->ops;
     uint32_t bad = o->ops & ~valid_ops(a->type);
@@ -1262,8 +1274,8 @@ static int build_items(const struct cli_common *c, const struct acl_opts *o, str
         total += per_op * (size_t)(masks[i] ? popcount32(masks[i]) : 1);
     }
     if (rc == 0 && total > ACL_ITEMS_MAX) {
-        cli_error(c, "that makes %zu %s, more than %d at once", total,
-                  add ? "bindings" : "filters", ACL_ITEMS_MAX);
+        cli_error(c, "that makes %zu %s, more than %d at once", total, add ? "bindings" : "filters",
+                  ACL_ITEMS_MAX);
         rc = -1;
     }
     for (size_t i = 0; rc == 0 && i < o->res.n; i++)
@@ -1374,7 +1386,7 @@ static int run_sub(struct cli_common *c, struct acl_opts *o, struct acl_list *it
             rc = acl_remove(&r, items);
     }
     run_close(&r);
-    return rc;
+    return rc == CLI_EXIT_FAIL && cli_interrupted ? CLI_EXIT_INTERRUPTED : rc;
 }
 
 int cli_acl(int argc, char **argv)
