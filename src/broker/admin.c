@@ -31,6 +31,7 @@
 #include "base/mem.h"
 #include "broker/cluster.h"
 #include "broker/cluster_configs.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
@@ -300,6 +301,9 @@ int handle_create_topics(struct request *req)
     int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
     struct admin_op *op = op_new(req, n);
     struct create_topics_resp *resp = &op->resp.create;
+    /* CREATE on the cluster allows every topic; else each topic's own */
+    bool may_create = authz_allows_quiet(req, ACL_OP_CREATE, ACL_RESOURCE_CLUSTER,
+                                         kstr_c(ACL_CLUSTER_NAME));
     resp->n_topics = n;
     resp->topics = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->topics));
     for (int32_t i = 0; i < n; i++) {
@@ -317,6 +321,10 @@ int handle_create_topics(struct request *req)
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Topic '%.*s' appears more than once in the request.",
                      t->name.len > 0 ? t->name.len : 0, t->name.p);
+        } else if (!may_create &&
+                   !authz_allows(req, ACL_OP_CREATE, ACL_RESOURCE_TOPIC, t->name)) {
+            o->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+            snprintf(err, sizeof(err), "Authorization failed.");
         } else {
             o->error_code =
                 create_check(b, req->arena, t, partitions, &cmd, &parts, err, sizeof(err));
@@ -362,6 +370,10 @@ int handle_delete_topics(struct request *req)
         o->error_message = KSTR_NULL;
         if (dr->topic_ids)
             o->topic_id = dr->topic_ids[i];
+        if (name.len >= 0 && !authz_allows(req, ACL_OP_DELETE, ACL_RESOURCE_TOPIC, name)) {
+            o->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+            continue;
+        }
         if (!b->cfg->delete_topic_enable) {
             o->error_code = KERR_TOPIC_DELETION_DISABLED;
             continue;
@@ -444,6 +456,9 @@ int handle_create_partitions(struct request *req)
         if (kstr_dup_before(&cr->topics[0].name, i, sizeof(cr->topics[0]))) {
             o->error_code = KERR_INVALID_REQUEST;
             snprintf(err, sizeof(err), "Duplicate topic in the request.");
+        } else if (!authz_allows(req, ACL_OP_ALTER, ACL_RESOURCE_TOPIC, t->name)) {
+            o->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+            snprintf(err, sizeof(err), "Authorization failed.");
         } else {
             o->error_code = grow_check(b, req->arena, t, partitions, &added, err, sizeof(err));
         }
@@ -507,6 +522,17 @@ static int16_t alter_check(struct broker *b, struct arena *a,
     return KERR_NONE;
 }
 
+/* Whether the principal may do op (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a config resource:
+ * a topic's on the topic, a broker's on the cluster. Kafka's error when not. */
+static int16_t config_authz(struct request *req, int8_t resource_type, struct kstr name,
+                            enum acl_operation op)
+{
+    if (resource_type == KAFKA_RESOURCE_TOPIC)
+        return authz_allows(req, op, ACL_RESOURCE_TOPIC, name) ? KERR_NONE
+                                                               : KERR_TOPIC_AUTHORIZATION_FAILED;
+    return authz_allows_cluster(req, op) ? KERR_NONE : KERR_CLUSTER_AUTHORIZATION_FAILED;
+}
+
 /* AlterConfigs, and the AlterConfigs an IncrementalAlterConfigs request becomes (answered in
  * the request's own API and version, op_release). */
 static int alter_configs(struct request *req, const struct alter_configs_req *ar)
@@ -525,8 +551,13 @@ static int alter_configs(struct request *req, const struct alter_configs_req *ar
         o->error_message = KSTR_NULL;
         char err[ERRMSG_MAX] = "";
         struct ctl_request cmd;
-        o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
-        if (rr->error_code != KERR_NONE) { /* IncrementalAlterConfigs: its operations failed */
+        o->error_code = config_authz(req, rr->resource_type, rr->resource_name,
+                                     ACL_OP_ALTER_CONFIGS);
+        if (o->error_code != KERR_NONE)
+            snprintf(err, sizeof(err), "Authorization failed.");
+        else
+            o->error_code = admin_alter_resource_check(rr->resource_type, err, sizeof(err));
+        if (o->error_code == KERR_NONE && rr->error_code != KERR_NONE) { /* IncrementalAlterConfigs: its operations failed */
             o->error_code = rr->error_code;
             snprintf(err, sizeof(err), "%.*s", rr->error_message.len, rr->error_message.p);
         }
@@ -671,6 +702,13 @@ int handle_describe_configs(struct request *req)
         res->resource_type = rr->resource_type;
         res->resource_name = rr->resource_name;
         res->error_message = KSTR_NULL;
+        if ((rr->resource_type == KAFKA_RESOURCE_TOPIC ||
+             rr->resource_type == KAFKA_RESOURCE_BROKER) &&
+            (res->error_code = config_authz(req, rr->resource_type, rr->resource_name,
+                                            ACL_OP_DESCRIBE_CONFIGS)) != KERR_NONE) {
+            res->error_message = kstr_c("Authorization failed.");
+            continue;
+        }
         if (rr->resource_type == KAFKA_RESOURCE_TOPIC) {
             /* the image's configs, on any broker */
             const struct ctl_image *img = cluster_image(b->cluster);
@@ -916,6 +954,14 @@ int handle_describe_log_dirs(struct request *req)
     int16_t v = req->hdr.api_version;
     if (kmsg_decode_describe_log_dirs(&req->body, v, a, &dr) != 0)
         return -ERR_CORRUPT;
+    if (!authz_allows_cluster(req, ACL_OP_DESCRIBE)) { /* v3+: the error; before: no dirs */
+        struct describe_log_dirs_resp resp = {.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED};
+        struct response r;
+        response_begin(&r, &req->hdr);
+        kmsg_encode_describe_log_dirs(&r.w, v, &resp);
+        response_send(&r, conn_slot_reserve(req->conn));
+        return 0;
+    }
     struct describe_log_dirs_result *res = arena_calloc(a, 1, sizeof(*res));
     res->log_dir = kstr_c(b->cfg->log_dirs);
     res->total_bytes = res->usable_bytes = -1;

@@ -19,6 +19,7 @@
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
@@ -59,9 +60,11 @@ static void write_file_records(struct kwriter *w, void *data)
 }
 
 /* Reads every requested partition into resp (allocated from a). Returns the record bytes
- * gathered; *errors tells whether some partition has an error. */
-static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct arena *a,
-                         struct fetch_resp *resp, bool *errors)
+ * gathered; *errors tells whether some partition has an error. denied (NULL: none) marks the
+ * topics the principal may not READ: their partitions get TOPIC_AUTHORIZATION_FAILED, so a
+ * request with one is answered at once and never parks. */
+static size_t fetch_read(struct broker *b, const struct fetch_req *req, const bool *denied,
+                         struct arena *a, struct fetch_resp *resp, bool *errors)
 {
     *errors = false;
     memset(resp, 0, sizeof(*resp));
@@ -91,6 +94,11 @@ static size_t fetch_read(struct broker *b, const struct fetch_req *req, struct a
             op->n_aborted = -1;
             op->preferred_read_replica = -1;
             op->records_len = 0;
+            if (denied && denied[i]) {
+                op->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+                *errors = true;
+                continue;
+            }
             if (!t || rp->partition < 0 || rp->partition >= t->n_parts) {
                 /* v13+: a topic id that names no topic (handle_fetch found no name) */
                 op->error_code = !t && rt->topic.len == 0 && !kuuid_is_zero(rt->topic_id)
@@ -197,7 +205,7 @@ static void op_answer(struct reactor *r, struct reactor_timer *t, void *data)
     arena_init(&a, 4096);
     struct fetch_resp resp;
     bool errors;
-    fetch_read(op->b, &op->req, &a, &resp, &errors);
+    fetch_read(op->b, &op->req, NULL, &a, &resp, &errors);
     send_fetch(op->slot, &op->hdr, &resp);
     arena_destroy(&a);
     op_free(op);
@@ -277,10 +285,19 @@ int handle_fetch(struct request *req)
         if (name.len > 0)
             fr.topics[i].topic = name;
     }
+    bool *denied = NULL;
+    for (int32_t i = 0; authz_on(b) && i < fr.n_topics; i++) {
+        if (fr.topics[i].topic.len <= 0 || /* an unknown topic id: UNKNOWN_TOPIC_ID */
+            authz_allows(req, ACL_OP_READ, ACL_RESOURCE_TOPIC, fr.topics[i].topic))
+            continue;
+        if (!denied)
+            denied = arena_calloc(req->arena, (size_t)fr.n_topics, sizeof(*denied));
+        denied[i] = true;
+    }
     struct conn_slot *slot = conn_slot_reserve(req->conn);
     struct fetch_resp resp;
     bool errors;
-    size_t bytes = fetch_read(b, &fr, req->arena, &resp, &errors);
+    size_t bytes = fetch_read(b, &fr, denied, req->arena, &resp, &errors);
     int32_t min_bytes = fr.min_bytes > 0 ? fr.min_bytes : 1;
     if (errors || bytes >= (size_t)min_bytes || fr.max_wait_ms <= 0 || b->stopping) {
         send_fetch(slot, &req->hdr, &resp);

@@ -27,6 +27,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "group/coordinator.h"
 #include "kafka/batch.h"
@@ -155,6 +156,12 @@ int handle_join_group(struct request *req)
                                 .n_protocols = jr.n_protocols,
                                 .require_known_member_id = v >= 4};
     struct group_op *op = op_new(req);
+    if (!authz_allows(req, ACL_OP_READ, ACL_RESOURCE_GROUP, jr.group_id)) {
+        struct group_join_result res = {KERR_GROUP_AUTHORIZATION_FAILED, -1, KSTR_NULL,
+                                        KSTR_NULL, kstr_c(""), kstr_c(""), NULL, 0};
+        join_done(op, &res);
+        return 0;
+    }
     coordinator_join(req->b->groups, jr.group_id, &gr, op);
     return 0;
 }
@@ -172,6 +179,13 @@ int handle_sync_group(struct request *req)
                                 .assignments = sr.assignments,
                                 .n_assignments = sr.n_assignments};
     struct group_op *op = op_new(req);
+    if (!authz_allows(req, ACL_OP_READ, ACL_RESOURCE_GROUP, sr.group_id)) {
+        struct group_sync_result res = {.error_code = KERR_GROUP_AUTHORIZATION_FAILED,
+                                        .protocol_type = KSTR_NULL,
+                                        .protocol_name = KSTR_NULL};
+        sync_done(op, &res);
+        return 0;
+    }
     coordinator_sync(req->b->groups, sr.group_id, &gr, op);
     return 0;
 }
@@ -188,7 +202,9 @@ int handle_heartbeat(struct request *req)
     struct heartbeat_req hr;
     if (kmsg_decode_heartbeat(&req->body, req->hdr.api_version, req->arena, &hr) != 0)
         return -ERR_CORRUPT;
-    struct heartbeat_resp resp = {0, coordinator_heartbeat(req->b->groups, &hr)};
+    struct heartbeat_resp resp = {0, KERR_GROUP_AUTHORIZATION_FAILED};
+    if (authz_allows(req, ACL_OP_READ, ACL_RESOURCE_GROUP, hr.group_id))
+        resp.error_code = coordinator_heartbeat(req->b->groups, &hr);
     send_now(req, enc_heartbeat, &resp);
     return 0;
 }
@@ -207,6 +223,11 @@ int handle_leave_group(struct request *req)
     int16_t *errors =
         arena_calloc(req->arena, (size_t)(lr.n_members ? lr.n_members : 1), sizeof(*errors));
     struct leave_group_resp resp = {0};
+    if (!authz_allows(req, ACL_OP_READ, ACL_RESOURCE_GROUP, lr.group_id)) {
+        resp.error_code = KERR_GROUP_AUTHORIZATION_FAILED; /* no members, as Kafka answers */
+        send_now(req, enc_leave, &resp);
+        return 0;
+    }
     resp.error_code =
         coordinator_leave(req->b->groups, lr.group_id, lr.members, lr.n_members, errors);
     resp.n_members = lr.n_members;
@@ -256,7 +277,35 @@ int handle_offset_commit(struct request *req)
         for (int32_t j = 0; j < t->n_partitions; j++)
             t->partitions[j].partition_index = cr.topics[i].partitions[j].partition_index;
     }
-    if (!coordinator_commit(req->b->groups, &cr, resp, commit_done, op))
+    if (!authz_on(req->b)) {
+        if (!coordinator_commit(req->b->groups, &cr, resp, commit_done, op))
+            commit_send(op);
+        return 0;
+    }
+    /* READ on the group, then on each topic: the coordinator sees only the allowed topics (a
+     * view whose topics share their partition arrays with the answer) */
+    bool group_ok = authz_allows(req, ACL_OP_READ, ACL_RESOURCE_GROUP, cr.group_id);
+    struct offset_commit_req sub = cr;
+    struct offset_commit_resp view = *resp;
+    sub.topics = arena_calloc(req->arena, (size_t)(cr.n_topics ? cr.n_topics : 1),
+                              sizeof(*sub.topics));
+    view.topics = arena_calloc(req->arena, (size_t)(cr.n_topics ? cr.n_topics : 1),
+                               sizeof(*view.topics));
+    sub.n_topics = view.n_topics = 0;
+    for (int32_t i = 0; i < cr.n_topics; i++) {
+        struct offset_commit_resp_topic *t = &resp->topics[i];
+        int16_t ec = !group_ok ? KERR_GROUP_AUTHORIZATION_FAILED
+                     : !authz_allows(req, ACL_OP_READ, ACL_RESOURCE_TOPIC, cr.topics[i].name)
+                         ? KERR_TOPIC_AUTHORIZATION_FAILED
+                         : KERR_NONE;
+        for (int32_t j = 0; j < t->n_partitions; j++)
+            t->partitions[j].error_code = ec;
+        if (ec == KERR_NONE) {
+            sub.topics[sub.n_topics++] = cr.topics[i];
+            view.topics[view.n_topics++] = *t;
+        }
+    }
+    if (!group_ok || !coordinator_commit(req->b->groups, &sub, &view, commit_done, op))
         commit_send(op);
     return 0;
 }
@@ -264,6 +313,51 @@ int handle_offset_commit(struct request *req)
 static void enc_offset_fetch(struct kwriter *w, int16_t v, const void *p)
 {
     kmsg_encode_offset_fetch(w, v, p);
+}
+
+/* OffsetFetch of one group as the principal may see it: with DESCRIBE on the group, the topics
+ * it may DESCRIBE (asked for by name: the others' partitions TOPIC_AUTHORIZATION_FAILED; every
+ * topic: the others left out); without it, GROUP_AUTHORIZATION_FAILED. */
+static void fetch_offsets(struct request *req, const struct offset_fetch_req *fr,
+                          struct offset_fetch_resp *resp)
+{
+    if (!authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_GROUP, fr->group_id)) {
+        *resp = (struct offset_fetch_resp){.error_code = KERR_GROUP_AUTHORIZATION_FAILED};
+        if (fr->n_topics <= 0)
+            return;
+        resp->topics = arena_calloc(req->arena, (size_t)fr->n_topics, sizeof(*resp->topics));
+        resp->n_topics = fr->n_topics;
+        for (int32_t i = 0; i < fr->n_topics; i++) { /* v0-1 read the error here */
+            const struct offset_fetch_req_topic *t = &fr->topics[i];
+            struct offset_fetch_resp_topic *o = &resp->topics[i];
+            o->name = t->name;
+            o->n_partitions = t->n_partition_indexes;
+            o->partitions = arena_calloc(req->arena, (size_t)(o->n_partitions ? o->n_partitions : 1),
+                                         sizeof(*o->partitions));
+            for (int32_t j = 0; j < o->n_partitions; j++)
+                o->partitions[j] = (struct offset_fetch_resp_partition){
+                    t->partition_indexes[j], -1, -1, KSTR_NULL, KERR_GROUP_AUTHORIZATION_FAILED};
+        }
+        return;
+    }
+    coordinator_fetch_offsets(req->b->groups, fr, req->arena, resp);
+    if (!authz_on(req->b))
+        return;
+    int32_t kept = 0;
+    for (int32_t i = 0; i < resp->n_topics; i++) {
+        struct offset_fetch_resp_topic *o = &resp->topics[i];
+        bool ok = fr->n_topics < 0
+                      ? authz_allows_quiet(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, o->name)
+                      : authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, o->name);
+        if (!ok && fr->n_topics < 0)
+            continue;
+        for (int32_t j = 0; !ok && j < o->n_partitions; j++)
+            o->partitions[j] = (struct offset_fetch_resp_partition){
+                o->partitions[j].partition_index, -1, -1, KSTR_NULL,
+                KERR_TOPIC_AUTHORIZATION_FAILED};
+        resp->topics[kept++] = *o;
+    }
+    resp->n_topics = kept;
 }
 
 int handle_offset_fetch(struct request *req)
@@ -285,14 +379,14 @@ int handle_offset_fetch(struct request *req)
                                            .n_topics = g->n_topics,
                                            .require_stable = fr.require_stable};
             struct offset_fetch_resp got;
-            coordinator_fetch_offsets(req->b->groups, &one, req->arena, &got);
+            fetch_offsets(req, &one, &got);
             resp.groups[i] = (struct offset_fetch_resp_group){g->group_id, got.topics, got.n_topics,
                                                               got.error_code};
         }
         send_now(req, enc_offset_fetch, &resp);
         return 0;
     }
-    coordinator_fetch_offsets(req->b->groups, &fr, req->arena, &resp);
+    fetch_offsets(req, &fr, &resp);
     if (v < 2 && resp.error_code != KERR_NONE) {
         /* no top-level error before v2: it is in every partition already */
         resp.error_code = KERR_NONE;
@@ -317,8 +411,16 @@ int handle_describe_groups(struct request *req)
     resp.n_groups = dr.n_groups;
     resp.groups =
         arena_calloc(req->arena, (size_t)(dr.n_groups ? dr.n_groups : 1), sizeof(*resp.groups));
-    for (int32_t i = 0; i < dr.n_groups; i++)
-        coordinator_describe(req->b->groups, dr.groups[i], req->arena, &resp.groups[i]);
+    for (int32_t i = 0; i < dr.n_groups; i++) {
+        if (authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_GROUP, dr.groups[i])) {
+            coordinator_describe(req->b->groups, dr.groups[i], req->arena, &resp.groups[i]);
+            continue;
+        }
+        resp.groups[i] = (struct describe_groups_group){
+            .error_code = KERR_GROUP_AUTHORIZATION_FAILED, .group_id = dr.groups[i],
+            .group_state = kstr_c(""), .protocol_type = kstr_c(""), .protocol_data = kstr_c(""),
+            .authorized_operations = INT32_MIN};
+    }
     send_now(req, enc_describe, &resp);
     return 0;
 }
@@ -335,6 +437,16 @@ int handle_list_groups(struct request *req)
         return -ERR_CORRUPT;
     struct list_groups_resp resp;
     coordinator_list(req->b->groups, &lr, req->arena, &resp);
+    /* DESCRIBE on the cluster lists every group; else only those the principal may DESCRIBE */
+    if (authz_on(req->b) && !authz_allows_quiet(req, ACL_OP_DESCRIBE, ACL_RESOURCE_CLUSTER,
+                                                kstr_c(ACL_CLUSTER_NAME))) {
+        int32_t kept = 0;
+        for (int32_t i = 0; i < resp.n_groups; i++)
+            if (authz_allows_quiet(req, ACL_OP_DESCRIBE, ACL_RESOURCE_GROUP,
+                                   resp.groups[i].group_id))
+                resp.groups[kept++] = resp.groups[i];
+        resp.n_groups = kept;
+    }
     send_now(req, enc_list, &resp);
     return 0;
 }
@@ -370,6 +482,10 @@ int handle_delete_groups(struct request *req)
     op->waiting = 1; /* the handler's own hold: no answer before the loop ends */
     for (int32_t i = 0; i < dr.n_groups_names; i++) {
         resp->results[i].group_id = copy_str(&op->arena, dr.groups_names[i]);
+        if (!authz_allows(req, ACL_OP_DELETE, ACL_RESOURCE_GROUP, dr.groups_names[i])) {
+            resp->results[i].error_code = KERR_GROUP_AUTHORIZATION_FAILED;
+            continue;
+        }
         bool pending;
         op->waiting++;
         resp->results[i].error_code =
@@ -415,8 +531,32 @@ int handle_offset_delete(struct request *req)
             t->partitions[j].partition_index = dr.topics[i].partitions[j];
     }
     bool pending = false;
-    resp->error_code =
-        coordinator_delete_offsets(req->b->groups, &dr, resp, odel_done, op, &pending);
+    /* DELETE on the group, then READ on each topic: the coordinator sees only the allowed
+     * topics (a view sharing the answer's partition arrays) */
+    struct offset_delete_req sub = dr;
+    struct offset_delete_resp view = *resp;
+    if (authz_on(req->b)) {
+        sub.topics = arena_calloc(req->arena, (size_t)(dr.n_topics ? dr.n_topics : 1),
+                                  sizeof(*sub.topics));
+        view.topics = arena_calloc(req->arena, (size_t)(dr.n_topics ? dr.n_topics : 1),
+                                   sizeof(*view.topics));
+        sub.n_topics = view.n_topics = 0;
+        for (int32_t i = 0; i < dr.n_topics; i++) {
+            struct offset_delete_resp_topic *t = &resp->topics[i];
+            if (authz_allows(req, ACL_OP_READ, ACL_RESOURCE_TOPIC, dr.topics[i].name)) {
+                sub.topics[sub.n_topics++] = dr.topics[i];
+                view.topics[view.n_topics++] = *t;
+                continue;
+            }
+            for (int32_t j = 0; j < t->n_partitions; j++)
+                t->partitions[j].error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+        }
+    }
+    if (!authz_allows(req, ACL_OP_DELETE, ACL_RESOURCE_GROUP, dr.group_id))
+        resp->error_code = KERR_GROUP_AUTHORIZATION_FAILED;
+    else
+        resp->error_code =
+            coordinator_delete_offsets(req->b->groups, &sub, &view, odel_done, op, &pending);
     if (resp->error_code != KERR_NONE) {
         for (int32_t i = 0; i < resp->n_topics; i++)
             resp->topics[i].n_partitions = 0; /* Kafka: no partitions with a group error */

@@ -22,6 +22,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "controller/commands.h"
 #include "controller/image.h"
@@ -258,6 +259,7 @@ struct metadata_op {
     int32_t self_port;
     struct kreq_header hdr;
     struct metadata_req mr; /* names copied into arena */
+    bool *denied;           /* per name of mr (in arena; NULL: none) */
     struct arena arena;
     int64_t deadline_ms;
     struct reactor_timer timer;
@@ -297,10 +299,13 @@ static int32_t listed_brokers(const struct broker *b, struct arena *a, struct ks
 
 /* Builds the Metadata answer for mr from the image now (strings in a) and sends it to slot.
  * may_create: a name the image lacks is being created (LEADER_NOT_AVAILABLE, retriable), not
- * unknown. */
+ * unknown. denied (NULL: nothing is) says what the principal may not see: for a request of
+ * every topic, per topic of the image (left out of the answer); else per name of mr
+ * (TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not, as Kafka answers). */
 static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
-                            const struct metadata_req *mr, struct arena *a, bool may_create,
-                            struct kstr self_host, int32_t self_port, struct conn_slot *slot)
+                            const struct metadata_req *mr, const bool *denied, struct arena *a,
+                            bool may_create, struct kstr self_host, int32_t self_port,
+                            struct conn_slot *slot)
 {
     const struct cluster *c = b->cluster;
     const struct ctl_image *img = cluster_image(c);
@@ -317,7 +322,8 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
     if (all) {
         resp.topics = arena_calloc(a, img->n_topics ? img->n_topics : 1, sizeof(*resp.topics));
         for (size_t i = 0; i < img->n_topics; i++)
-            describe(b, img->topics[i], &resp.topics[resp.n_topics++], a);
+            if (!denied || !denied[i])
+                describe(b, img->topics[i], &resp.topics[resp.n_topics++], a);
     } else {
         resp.topics =
             arena_calloc(a, (size_t)(mr->n_topics ? mr->n_topics : 1), sizeof(*resp.topics));
@@ -329,6 +335,10 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
             char err[256];
             if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err))) {
                 mt->error_code = KERR_INVALID_TOPIC_EXCEPTION;
+                continue;
+            }
+            if (denied && denied[i]) {
+                mt->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
                 continue;
             }
             const struct ctl_topic *t =
@@ -391,21 +401,23 @@ static void metadata_op_tick(struct reactor *r, struct reactor_timer *t, void *d
         reactor_timer_start(r, t, METADATA_CREATE_POLL_MS);
         return;
     }
-    metadata_answer(op->b, &op->hdr, &op->mr, &op->arena, true, op->self_host, op->self_port,
-                    op->slot);
+    metadata_answer(op->b, &op->hdr, &op->mr, op->denied, &op->arena, true, op->self_host,
+                    op->self_port, op->slot);
     metadata_op_free(op);
 }
 
 /* Asks the controller to create the topics mr names that the image lacks (num.partitions,
- * default.replication.factor); names starting with "__" are never created. Returns how many. */
-static int auto_create(struct broker *b, const struct metadata_req *mr, struct arena *a)
+ * default.replication.factor); names starting with "__" are never created, nor the denied ones.
+ * Returns how many. */
+static int auto_create(struct broker *b, const struct metadata_req *mr, const bool *denied,
+                       struct arena *a)
 {
     const struct ctl_image *img = cluster_image(b->cluster);
     int n = 0;
     for (int32_t i = 0; i < mr->n_topics; i++) {
         struct kstr name = mr->topics[i];
         char err[256];
-        if (name.len <= 0 || !topic_name_valid(name, err, sizeof(err)) ||
+        if ((denied && denied[i]) || name.len <= 0 || !topic_name_valid(name, err, sizeof(err)) ||
             (name.len >= 2 && name.p[0] == '_' && name.p[1] == '_'))
             continue;
         char *cname = arena_strndup(a, name.p, (size_t)name.len);
@@ -419,6 +431,36 @@ static int auto_create(struct broker *b, const struct metadata_req *mr, struct a
         n++;
     }
     return n;
+}
+
+/* What the principal may not see (metadata_answer's denied; NULL with the authorizer off):
+ * the topics it may not DESCRIBE, and the missing topics it may not create (CREATE on the
+ * cluster or the topic) when the request would create them. */
+static bool *metadata_denied(struct request *req, const struct metadata_req *mr, bool all,
+                             bool may_create)
+{
+    if (!authz_on(req->b))
+        return NULL;
+    const struct ctl_image *img = cluster_image(req->b->cluster);
+    size_t n = all ? img->n_topics : (size_t)mr->n_topics;
+    bool *denied = arena_calloc(req->arena, n ? n : 1, sizeof(*denied));
+    for (size_t i = 0; i < n; i++) {
+        struct kstr name = all ? kstr_c(img->topics[i]->name) : mr->topics[i];
+        if (all) { /* a listing: left out quietly */
+            denied[i] = !authz_allows_quiet(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, name);
+            continue;
+        }
+        if (name.len <= 0)
+            continue;
+        denied[i] = !authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, name);
+        if (denied[i] || !may_create ||
+            ctl_image_topic(img, arena_strndup(req->arena, name.p, (size_t)name.len)))
+            continue;
+        denied[i] = !authz_allows_quiet(req, ACL_OP_CREATE, ACL_RESOURCE_CLUSTER,
+                                        kstr_c(ACL_CLUSTER_NAME)) &&
+                    !authz_allows(req, ACL_OP_CREATE, ACL_RESOURCE_TOPIC, name);
+    }
+    return denied;
 }
 
 int handle_metadata(struct request *req)
@@ -435,12 +477,14 @@ int handle_metadata(struct request *req)
         }
     bool all = mr.n_topics < 0 || (v == 0 && mr.n_topics == 0);
     bool may_create = !all && b->cfg->auto_create_topics && (v < 4 || mr.allow_auto_topic_creation);
+    bool *denied = metadata_denied(req, &mr, all, may_create);
     struct conn_slot *slot = conn_slot_reserve(req->conn);
     struct kstr self_host;
     int32_t self_port;
     broker_advertised(b, req->conn, &self_host, &self_port);
-    if (!may_create || auto_create(b, &mr, req->arena) == 0) {
-        metadata_answer(b, &req->hdr, &mr, req->arena, may_create, self_host, self_port, slot);
+    if (!may_create || auto_create(b, &mr, denied, req->arena) == 0) {
+        metadata_answer(b, &req->hdr, &mr, denied, req->arena, may_create, self_host, self_port,
+                        slot);
         return 0;
     }
     /* New topics: answer once they have leaders (a single node: a few ms), as a topic created
@@ -461,6 +505,10 @@ int handle_metadata(struct request *req)
         struct kstr n = mr.topics[i];
         op->mr.topics[i] =
             n.len < 0 ? n : (struct kstr){arena_strndup(&op->arena, n.p, (size_t)n.len), n.len};
+    }
+    if (denied) {
+        op->denied = arena_calloc(&op->arena, (size_t)mr.n_topics, sizeof(*op->denied));
+        memcpy(op->denied, denied, (size_t)mr.n_topics * sizeof(*denied));
     }
     op->deadline_ms = time_mono_ms() + METADATA_CREATE_WAIT_MS;
     reactor_timer_init(&op->timer, metadata_op_tick, op);
@@ -530,10 +578,18 @@ static void find_one(struct request *req, int8_t key_type, struct kstr key,
                      struct find_coordinator_resp *resp)
 {
     *resp = (struct find_coordinator_resp){.error_message = KSTR_NULL};
-    if (key_type != KAFKA_COORDINATOR_GROUP)
+    bool group = key_type == KAFKA_COORDINATOR_GROUP;
+    if (!authz_allows(req, ACL_OP_DESCRIBE,
+                      group ? ACL_RESOURCE_GROUP : ACL_RESOURCE_TRANSACTIONAL_ID, key)) {
+        find_coordinator_unavailable(resp, NULL);
+        resp->error_code = group ? KERR_GROUP_AUTHORIZATION_FAILED
+                                 : KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+        resp->error_message = KSTR_NULL;
+    } else if (!group) {
         find_coordinator_unavailable(resp, "transactions are not supported");
-    else
+    } else {
         group_coordinator(req, key, resp);
+    }
 }
 
 int handle_find_coordinator(struct request *req)

@@ -4,6 +4,7 @@
 
 #include "base/errors.h"
 #include "base/log.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
@@ -36,6 +37,7 @@ int handle_list_offsets(struct request *req)
         ot->name = rt->name;
         ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
         ot->partitions = arena_calloc(a, (size_t)ot->n_partitions, sizeof(*ot->partitions));
+        bool denied = !authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, rt->name);
         for (int32_t j = 0; j < ot->n_partitions; j++) {
             const struct list_offsets_req_partition *rp = &rt->partitions[j];
             struct list_offsets_resp_partition *op = &ot->partitions[j];
@@ -44,6 +46,10 @@ int handle_list_offsets(struct request *req)
             op->offset = -1;
             op->leader_epoch = -1;
             struct partition *p = partition_find(b, rt->name, rp->partition_index);
+            if (denied) {
+                op->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!p) {
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
@@ -101,12 +107,17 @@ int handle_delete_records(struct request *req)
         ot->name = rt->name;
         ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
         ot->partitions = arena_calloc(a, (size_t)ot->n_partitions, sizeof(*ot->partitions));
+        bool denied = !authz_allows(req, ACL_OP_DELETE, ACL_RESOURCE_TOPIC, rt->name);
         for (int32_t j = 0; j < ot->n_partitions; j++) {
             const struct delete_records_req_partition *rp = &rt->partitions[j];
             struct delete_records_resp_partition *op = &ot->partitions[j];
             op->partition_index = rp->partition_index;
             op->low_watermark = -1;
             struct partition *p = partition_find(b, rt->name, rp->partition_index);
+            if (denied) {
+                op->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!p) {
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;
@@ -200,12 +211,17 @@ int handle_offset_for_leader_epoch(struct request *req)
         ot->n_partitions = rt->n_partitions;
         ot->partitions = arena_calloc(a, (size_t)(rt->n_partitions ? rt->n_partitions : 1),
                                       sizeof(*ot->partitions));
+        bool denied = !authz_allows(req, ACL_OP_DESCRIBE, ACL_RESOURCE_TOPIC, rt->topic);
         for (int32_t j = 0; j < rt->n_partitions; j++) {
             const struct offset_for_leader_epoch_req_partition *rp = &rt->partitions[j];
             struct offset_for_leader_epoch_resp_partition *op = &ot->partitions[j];
             *op = (struct offset_for_leader_epoch_resp_partition){
                 .partition = rp->partition, .leader_epoch = -1, .end_offset = -1};
             struct partition *p = partition_find(b, rt->topic, rp->partition);
+            if (denied) {
+                op->error_code = KERR_TOPIC_AUTHORIZATION_FAILED;
+                continue;
+            }
             if (!p) {
                 op->error_code = KERR_UNKNOWN_TOPIC_OR_PARTITION;
                 continue;

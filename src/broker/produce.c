@@ -34,6 +34,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
 #include "kafka/batch.h"
@@ -273,6 +274,7 @@ int handle_produce(struct request *req)
         ot->n_partitions = rt->n_partitions > 0 ? rt->n_partitions : 0;
         ot->partitions = arena_calloc(ra, (size_t)ot->n_partitions, sizeof(*ot->partitions));
         struct topic *t = topic_find(b, rt->name);
+        bool denied = !authz_allows(req, ACL_OP_WRITE, ACL_RESOURCE_TOPIC, rt->name);
         for (int32_t j = 0; j < ot->n_partitions; j++) {
             const struct produce_req_partition *rp = &rt->partitions[j];
             struct produce_resp_partition *out = &ot->partitions[j];
@@ -291,6 +293,8 @@ int handle_produce(struct request *req)
                 ec = KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
             else if (acks != 0 && acks != 1 && acks != -1)
                 ec = KERR_INVALID_REQUIRED_ACKS;
+            else if (denied)
+                ec = KERR_TOPIC_AUTHORIZATION_FAILED;
             else if (!t || rp->index < 0 || rp->index >= t->n_parts)
                 ec = KERR_UNKNOWN_TOPIC_OR_PARTITION;
             else if (t->internal)

@@ -38,6 +38,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producer_state.h"
@@ -571,7 +572,20 @@ int handle_init_producer_id(struct request *req)
     if (kmsg_decode_init_producer_id(&req->body, req->hdr.api_version, req->arena, &q) != 0)
         return -ERR_CORRUPT;
     struct init_producer_id_resp resp = {.producer_id = -1, .producer_epoch = -1};
-    resp.error_code = init_producer_id(req->b, &q, &resp.producer_id, &resp.producer_epoch);
+    /* Kafka's checks: WRITE on a transactional id; without one IDEMPOTENT_WRITE on the
+     * cluster, or WRITE on some topic */
+    if (q.transactional_id.len > 0)
+        resp.error_code =
+            authz_allows(req, ACL_OP_WRITE, ACL_RESOURCE_TRANSACTIONAL_ID, q.transactional_id)
+                ? KERR_NONE
+                : KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    else if (q.transactional_id.len < 0 && authz_on(req->b) &&
+             !authz_allows_quiet(req, ACL_OP_IDEMPOTENT_WRITE, ACL_RESOURCE_CLUSTER,
+                                 kstr_c(ACL_CLUSTER_NAME)) &&
+             !authz_allows_some_topic(req, ACL_OP_WRITE))
+        resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+    if (resp.error_code == KERR_NONE)
+        resp.error_code = init_producer_id(req->b, &q, &resp.producer_id, &resp.producer_epoch);
     if (resp.error_code != KERR_NONE) {
         resp.producer_id = -1;
         resp.producer_epoch = -1;

@@ -20,6 +20,7 @@
 #include "base/errors.h"
 #include "base/mem.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "controller/image.h"
 #include "controller/request.h"
@@ -162,6 +163,11 @@ int handle_alter_partition_reassignments(struct request *req)
     resp->responses =
         arena_calloc(&op->arena, (size_t)(ar.n_topics > 0 ? ar.n_topics : 1), sizeof(*resp->responses));
     const struct ctl_image *img = cluster_image(b->cluster);
+    if (!authz_allows_cluster(req, ACL_OP_ALTER)) {
+        resp->error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+        resp->error_message = kstr_c("AlterPartitionReassignments needs Alter on the cluster");
+        resp->n_responses = ar.n_topics = 0;
+    }
     for (int32_t i = 0; i < ar.n_topics; i++) {
         const struct alter_reassign_req_topic *t = &ar.topics[i];
         struct alter_reassign_resp_topic *ot = &resp->responses[i];
@@ -241,7 +247,12 @@ int handle_list_partition_reassignments(struct request *req)
     const struct ctl_image *img = cluster_image(b->cluster);
     struct list_reassign_resp resp = {.error_message = KSTR_NULL};
     resp.topics = arena_calloc(a, img->n_topics ? img->n_topics : 1, sizeof(*resp.topics));
-    for (size_t i = 0; i < img->n_topics; i++) {
+    bool allowed = authz_allows_cluster(req, ACL_OP_DESCRIBE);
+    if (!allowed) {
+        resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+        resp.error_message = kstr_c("ListPartitionReassignments needs Describe on the cluster");
+    }
+    for (size_t i = 0; allowed && i < img->n_topics; i++) {
         const struct ctl_topic *t = img->topics[i];
         struct list_reassign_resp_topic *ot = &resp.topics[resp.n_topics];
         for (int32_t pi = 0; pi < t->n_partitions; pi++) {

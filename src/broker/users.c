@@ -18,6 +18,7 @@
 #include "base/errors.h"
 #include "base/mem.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "controller/image.h"
 #include "controller/request.h"
@@ -57,7 +58,10 @@ int handle_describe_user_scram_credentials(struct request *req)
     struct arena *a = req->arena;
     const struct ctl_image *img = cluster_image(req->b->cluster);
     struct describe_scram_resp resp = {.error_message = KSTR_NULL};
-    if (dr.n_users < 0) { /* every user: the image is sorted by (name, mechanism) */
+    if (!authz_allows_cluster(req, ACL_OP_DESCRIBE)) {
+        resp.error_code = KERR_CLUSTER_AUTHORIZATION_FAILED;
+        resp.error_message = kstr_c("DescribeUserScramCredentials needs Describe on the cluster");
+    } else if (dr.n_users < 0) { /* every user: the image is sorted by (name, mechanism) */
         resp.results = arena_calloc(a, img->n_users ? img->n_users : 1, sizeof(*resp.results));
         for (size_t i = 0; i < img->n_users; i++) {
             if (i > 0 && !strcmp(img->users[i].name, img->users[i - 1].name))
@@ -222,6 +226,7 @@ int handle_alter_user_scram_credentials(struct request *req)
     size_t n = (size_t)ar.n_deletions + (size_t)ar.n_upsertions;
     op->resp.results = arena_calloc(&op->arena, n ? n : 1, sizeof(*op->resp.results));
     int32_t total = ar.n_deletions + ar.n_upsertions;
+    bool allowed = authz_allows_cluster(req, ACL_OP_ALTER);
     for (int32_t i = 0; i < total; i++) {
         bool del = i < ar.n_deletions;
         const struct alter_scram_deletion *d = del ? &ar.deletions[i] : NULL;
@@ -240,6 +245,10 @@ int handle_alter_user_scram_credentials(struct request *req)
         }
         if (dup) {
             set_result(res, KERR_DUPLICATE_RESOURCE);
+            continue;
+        }
+        if (!allowed) {
+            set_result(res, KERR_CLUSTER_AUTHORIZATION_FAILED);
             continue;
         }
         if (del)

@@ -14,6 +14,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "broker/cluster.h"
+#include "broker/authz.h"
 #include "broker/internal.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
@@ -86,6 +87,10 @@ static int handle(struct request *req, bool add)
     op->hdr = req->hdr;
     op->hdr.client_id = KSTR_NULL; /* points into the frame */
     const char *id = cluster_id(req->b->cluster);
+    if (!authz_allows_cluster(req, ACL_OP_ALTER)) {
+        answer(op, KERR_CLUSTER_AUTHORIZATION_FAILED);
+        return 0;
+    }
     if (vr.cluster_id.len >= 0 && !kstr_eq(vr.cluster_id, id)) {
         answer(op, KERR_INCONSISTENT_CLUSTER_ID);
         return 0;
