@@ -6,7 +6,8 @@
 # the authorizer: add/list/remove round trips asserted on the exact output (LITERAL, PREFIXED,
 # "*", allow and deny, hosts, --producer/--idempotent/--consumer, the any and match filters,
 # --principal), remove's confirmation on a terminal (script(1)) and its refusal without one;
-# over SASL_PLAINTEXT as a super user through librdkafka, and CLUSTER_AUTHORIZATION_FAILED for
+# over SASL_PLAINTEXT as a super user through librdkafka, with the bindings made enforced on
+# Produce (a PREFIXED allow, no binding, a LITERAL deny), and CLUSTER_AUTHORIZATION_FAILED for
 # a principal that lacks the cluster permissions.
 # timeout: 180
 source "$(dirname "$0")/lib.sh"
@@ -366,7 +367,10 @@ note "the authorizer on, SASL_PLAINTEXT through librdkafka; a principal without 
 start_broker "${AUTHZ[@]}" "${SASL_ARGS[@]}" --set super.users=User:admin \
     --set allow.everyone.if.no.acl.found=true
 CONN=(-b "$BROKER")
-echo 'admin-pw' | "$SP" user create admin --password-stdin -b "$BROKER" >/dev/null || fail "user create admin"
+for u in admin alice bob; do
+    echo "$u-pw" | "$SP" user create "$u" --password-stdin -b "$BROKER" >/dev/null || fail "user create $u"
+done
+"$SP" topic create orders-1 -b "$BROKER" >/dev/null || fail "topic create orders-1"
 sasl ok add --allow-principal User:alice --producer --idempotent --topic orders- --resource-pattern-type prefixed
 sasl ok add --deny-principal User:mallory --deny-host 192.168.0.9 --operation All --group '*'
 sasl ok list
@@ -383,6 +387,22 @@ Current ACLs for resource `ResourcePattern(resourceType=CLUSTER, name=kafka-clus
 \t(principal=User:alice, host=*, operation=IDEMPOTENT_WRITE, permissionType=ALLOW)
 
 EOF
+# the bindings are the ones the authorizer enforces: alice may write orders-1 (PREFIXED
+# orders-), bob may not (the topic has ACLs, none his), and a LITERAL DENY beats the ALLOW
+produce_as() { # USER: one record to orders-1 over SASL as USER (password USER-pw)
+    echo x | "$SP" produce -t orders-1 --acks all --timeout 10 -b "127.0.0.1:$SPORT" \
+        -X security.protocol=SASL_PLAINTEXT -X sasl.mechanism=SCRAM-SHA-256 \
+        -X "sasl.username=$1" -X "sasl.password=$1-pw" >/dev/null 2>"$TMP/produce.err"
+}
+produce_as alice || fail "alice may not produce to orders-1: $(cat "$TMP/produce.err")"
+produce_as bob && fail "bob produced to orders-1"
+grep -q "Topic authorization failed" "$TMP/produce.err" || fail "bob: $(cat "$TMP/produce.err")"
+sasl ok add --deny-principal User:alice --operation Write --topic orders-1
+produce_as alice && fail "alice produced to orders-1 despite DENY WRITE"
+sasl ok remove --deny-principal User:alice --topic orders-1 --force
+grep -q $'^\t(principal=User:alice, host=\\*, operation=WRITE, permissionType=DENY)$' "$TMP/out" ||
+    fail "$LAST: $(cat "$TMP/out")"
+produce_as alice || fail "alice may not produce after the DENY went: $(cat "$TMP/produce.err")"
 # the cluster has an ACL now, so the plaintext client (User:ANONYMOUS, no super user) may not
 # use the ACL APIs: said once per command, exit 1
 for args in "list" "add --allow-principal User:x --operation Read --operation Write --topic z" \
