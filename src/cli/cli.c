@@ -25,6 +25,7 @@ static const struct command commands[] = {
     {"dlq", cli_dlq, "replay dead letters to the topic they came from"},
     {"cluster", cli_cluster, "cluster status, voters add|remove, decommission"},
     {"user", cli_user, "create, list and delete SCRAM users (SASL PLAIN and SCRAM)"},
+    {"acl", cli_acl, "add, list and remove ACLs (as kafka-acls does)"},
 };
 
 static void usage(FILE *out)

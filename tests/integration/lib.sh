@@ -6,7 +6,7 @@ SP=${SP:-$ROOT/build/streampulse}
 PY=/usr/bin/python3                 # Debian's python3: the one with python3-kafka & confluent
 ITEST_BIN=$ROOT/build/itest
 NODE_DIR=$ROOT/tests/integration/node
-TMP=$(mktemp -d /tmp/sp-itest.XXXXXX)
+TMP=$(mktemp -d "${ITEST_TMP:-/tmp/sp-itest}.XXXXXX")   # ITEST_TMP: another prefix
 DATA=$TMP/data
 BROKER_LOG=$TMP/broker.log
 BROKER_PID=""
@@ -54,17 +54,20 @@ note() { echo "# $*"; }
 # here), so that no client connection of the test can take it before the broker binds it (a
 # port the kernel hands out for bind(0) is one connect() may pick next: measured, a restarted
 # node failed with "Address already in use"). Each test counts up from its own base (from its
-# name) in 20000-31999; a port something else holds is skipped.
+# name) in 20000-31999 (ITEST_PORTS=LOW-HIGH confines a run to another range, e.g. to keep
+# concurrent runs apart); a port something else holds is skipped.
 free_port() {
-    $PY - "$TMP/.ports" "$(basename "$0")" <<'PYEOF'
+    $PY - "$TMP/.ports" "$(basename "$0")" "${ITEST_PORTS:-20000-31999}" <<'PYEOF'
 import os, socket, sys, zlib
 state, name = sys.argv[1], sys.argv[2]
+low, high = (int(x) for x in sys.argv[3].split("-"))
+span = high - low + 1
 try:
     n = int(open(state).read())
 except (OSError, ValueError):
     n = (zlib.crc32(name.encode()) % 120) * 100
-for _ in range(12000):
-    port = 20000 + n % 12000
+for _ in range(span):
+    port = low + n % span
     n += 1
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -77,7 +80,7 @@ for _ in range(12000):
     open(state, "w").write(str(n))
     print(port)
     sys.exit(0)
-sys.exit("free_port: no free port in 20000-31999")
+sys.exit(f"free_port: no free port in {low}-{high}")
 PYEOF
 }
 
