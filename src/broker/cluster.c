@@ -54,6 +54,7 @@
 #include "replication/replica.h"
 #include "replication/rpc.h"
 #include "replication/transport.h"
+#include "security/peer_auth.h"
 #include "storage/catalog.h"
 #include "storage/plog.h"
 
@@ -75,6 +76,7 @@ struct cgroup {
 
 struct cluster {
     struct broker *b;
+    struct peer_secret secret; /* cluster.secret.file (len 0: none); wiped by cluster_stop */
     struct host *host;
     struct ctl_runtime *ctl;
     struct reactor_timer timer;
@@ -849,15 +851,16 @@ static int on_member_change(struct ctl_runtime *rt, bool voter, void *data)
 
 /* controller.quorum.bootstrap.servers: asks them which cluster this node joins (blocking,
  * before the reactor runs; replication/discover.h). Fills voters[] and id, or fails with why. */
-static int bootstrap(const struct broker_config *cfg, struct broker_voter *voters,
-                     size_t *n_voters, char *id, size_t idcap, char *err, size_t errcap)
+static int bootstrap(const struct broker_config *cfg, const struct peer_secret *secret,
+                     struct broker_voter *voters, size_t *n_voters, char *id, size_t idcap,
+                     char *err, size_t errcap)
 {
     struct discover_server servers[BROKER_VOTERS_MAX];
     for (int i = 0; i < cfg->n_bootstrap; i++)
         servers[i] = (struct discover_server){cfg->bootstrap[i].host, cfg->bootstrap[i].port};
     struct rpc_quorum_info info;
     char why[512];
-    int rc = discover_quorum(servers, (size_t)cfg->n_bootstrap, cfg->node_id,
+    int rc = discover_quorum(servers, (size_t)cfg->n_bootstrap, cfg->node_id, secret,
                              cfg->quorum_bootstrap_timeout_ms, &info, why, sizeof(why));
     if (rc != 0) {
         snprintf(err, errcap, "no answer from controller.quorum.bootstrap.servers=%s within %lld "
@@ -902,6 +905,14 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     struct ctl_voter voters[BROKER_VOTERS_MAX];
     struct cluster *c = mem_calloc(1, sizeof(*c));
     c->b = b;
+    if (cfg->cluster_secret_file[0] != '\0') {
+        char why[BROKER_PATH_MAX + 128];
+        if (peer_auth_load(cfg->cluster_secret_file, &c->secret, why, sizeof(why)) != 0) {
+            snprintf(err, errcap, "cluster.secret.file: %s", why);
+            mem_free(c);
+            return -ERR_INVALID;
+        }
+    }
     snprintf(c->meta_dir, sizeof(c->meta_dir), "%s/%s", cfg->log_dirs, CLUSTER_METADATA_DIR);
     /* Without controller.quorum.voters the quorum is dynamic. Where this node stands, first
      * match wins: it has a metadata log (a standalone node, grown or not, or one that became
@@ -933,7 +944,8 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         c->n_voters = st.n_voters;
         snprintf(c->id, sizeof(c->id), "%s", st.cluster_id);
     } else if (dynamic && !have_log && cfg->n_bootstrap > 0) {
-        int rc = bootstrap(cfg, c->voters, &c->n_voters, c->id, sizeof(c->id), err, errcap);
+        int rc = bootstrap(cfg, &c->secret, c->voters, &c->n_voters, c->id, sizeof(c->id), err,
+                           errcap);
         if (rc != 0) {
             mem_free(c);
             return rc;
@@ -1013,6 +1025,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         .n_peers = n_peers,
         .seed = c->incarnation.b[0] | (uint64_t)c->incarnation.b[1] << 8,
         .accept_any_node = true, /* brokers that are not voters: their HELLO comes first */
+        .secret = &c->secret,
     };
     struct host_options ho = {.seed = tc.seed};
     int rc = host_new(b->r, &tc, &ho, &c->host);
@@ -1097,6 +1110,7 @@ void cluster_stop(struct broker *b)
     if (!c)
         return;
     c->closing = true;
+    memset(&c->secret, 0, sizeof(c->secret)); /* the transport holds its own copy */
     reactor_timer_stop(b->r, &c->timer);
     ctl_runtime_close(c->ctl); /* answers our pending command (ignored: closing) */
     c->ctl = NULL;

@@ -134,6 +134,7 @@ struct broker_config {
     int64_t quorum_bootstrap_timeout_ms;      /* controller.quorum.bootstrap.timeout.ms */
     char cluster_host[BROKER_HOST_MAX];       /* cluster.listener, or this node's voter entry */
     int cluster_port;                         /* 0: any free port */
+    char cluster_secret_file[BROKER_PATH_MAX]; /* cluster.secret.file: "" none */
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

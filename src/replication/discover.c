@@ -18,6 +18,7 @@
 #include "base/iobuf.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "security/peer_auth.h"
 
 #define DISCOVER_ATTEMPT_MS 2000
 #define DISCOVER_RETRY_MS 200
@@ -93,9 +94,15 @@ static int dial(const struct discover_server *s, int64_t deadline, int *out)
 }
 
 /* One server: 0 and *out, or a negative code with the reason in err. */
-static int ask(const struct discover_server *s, int32_t self, int64_t deadline,
-               struct rpc_quorum_info *out, char *err, size_t errcap)
+static int ask(const struct discover_server *s, int32_t self, const struct peer_secret *secret,
+               int64_t deadline, struct rpc_quorum_info *out, char *err, size_t errcap)
 {
+    bool auth = secret && secret->len > 0;
+    uint8_t nonce[PEER_AUTH_NONCE];
+    if (auth && peer_auth_nonce(nonce) != 0) {
+        snprintf(err, errcap, "no random bytes for the nonce");
+        return -EIO;
+    }
     int fd = -1;
     int rc = dial(s, deadline, &fd);
     if (rc != 0) {
@@ -104,7 +111,7 @@ static int ask(const struct discover_server *s, int32_t self, int64_t deadline,
     }
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_quorum_describe(&b, self);
+    rpc_encode_quorum_describe(&b, self, auth ? nonce : NULL);
     size_t len;
     uint8_t *req = iobuf_flatten(&b, &len);
     iobuf_destroy(&b);
@@ -142,8 +149,21 @@ static int ask(const struct discover_server *s, int32_t self, int64_t deadline,
         }
         rc = -ERR_CORRUPT;
     }
-    if (rc == 0 && (h.type != RPC_QUORUM_INFO || rpc_decode_quorum_info(body, body_len, out) != 0))
+    const uint8_t *proof = NULL;
+    if (rc == 0 &&
+        (h.type != RPC_QUORUM_INFO || rpc_decode_quorum_info(body, body_len, out, &proof) != 0))
         rc = -ERR_CORRUPT;
+    if (rc == 0 && auth) {
+        uint8_t want[PEER_AUTH_PROOF];
+        if (proof)
+            peer_auth_msg_proof(secret, "sp-quorum", nonce, body, body_len - RPC_PROOF_LEN, want);
+        if (!proof || !peer_auth_equal(want, proof)) {
+            snprintf(err, errcap, "%s:%d answered without a good proof of the inter-broker "
+                     "secret (cluster.secret.file differs, or is not set there)", s->host,
+                     s->port);
+            return -EACCES;
+        }
+    }
     if (rc != 0) {
         snprintf(err, errcap, "%s:%d: not a StreamPulse cluster listener (%s)", s->host, s->port,
                  rc == -ERR_UNSUPPORTED ? "another protocol version" : "unexpected answer");
@@ -153,7 +173,8 @@ static int ask(const struct discover_server *s, int32_t self, int64_t deadline,
 }
 
 int discover_quorum(const struct discover_server *servers, size_t n, int32_t self,
-                    int64_t timeout_ms, struct rpc_quorum_info *out, char *err, size_t errcap)
+                    const struct peer_secret *secret, int64_t timeout_ms,
+                    struct rpc_quorum_info *out, char *err, size_t errcap)
 {
     int64_t end = time_mono_ms() + timeout_ms;
     snprintf(err, errcap, "no bootstrap server");
@@ -163,7 +184,7 @@ int discover_quorum(const struct discover_server *servers, size_t n, int32_t sel
             if (now >= end)
                 return -ERR_TIMEOUT;
             int64_t deadline = now + DISCOVER_ATTEMPT_MS < end ? now + DISCOVER_ATTEMPT_MS : end;
-            if (ask(&servers[i], self, deadline, out, err, errcap) == 0)
+            if (ask(&servers[i], self, secret, deadline, out, err, errcap) == 0)
                 return 0;
         }
         if (n == 0 || time_mono_ms() + DISCOVER_RETRY_MS >= end)

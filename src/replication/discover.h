@@ -14,6 +14,8 @@
 
 #include "replication/rpc.h"
 
+struct peer_secret;
+
 struct discover_server {
     const char *host;
     int port;
@@ -21,10 +23,13 @@ struct discover_server {
 
 /* Asks servers[0..n) in turn, round after round, until one answers or timeout_ms has passed
  * (each attempt bounded by what is left, and by 2 s). self is this node's id (the frame's
- * `from`). Returns 0 and *out (valid as rpc_decode_quorum_info checks it), or -ERR_TIMEOUT
+ * `from`). With a secret (not NULL, len > 0) the QUORUM_DESCRIBE carries a nonce and only an
+ * answer with a good proof of the secret is taken (security/peer_auth.h); a server that
+ * answers without one fails that attempt, with the reason in err. Returns 0 and *out (valid as rpc_decode_quorum_info checks it), or -ERR_TIMEOUT
  * with the last failure in err ("127.0.0.1:9093: connection refused", or the ERROR frame's
  * text a server sent). */
 int discover_quorum(const struct discover_server *servers, size_t n, int32_t self,
-                    int64_t timeout_ms, struct rpc_quorum_info *out, char *err, size_t errcap);
+                    const struct peer_secret *secret, int64_t timeout_ms,
+                    struct rpc_quorum_info *out, char *err, size_t errcap);
 
 #endif

@@ -94,33 +94,61 @@ static void emit_frame(struct iobuf *out, uint8_t type, int32_t from, int32_t to
     iobuf_append(out, body, len);
 }
 
-void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *cluster_id)
+void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *cluster_id,
+                      const uint8_t *nonce)
 {
     size_t n = strlen(cluster_id);
     CHECK(n >= 1 && n <= RPC_CLUSTER_ID_MAX);
-    uint8_t body[4 + RPC_CLUSTER_ID_MAX];
+    uint8_t body[4 + RPC_CLUSTER_ID_MAX + RPC_NONCE_LEN];
     be_put16(body, RPC_VERSION);
     be_put16(body + 2, (uint16_t)n);
     memcpy(body + 4, cluster_id, n);
-    emit_frame(out, RPC_HELLO, from, to, body, 4 + n);
+    if (nonce)
+        memcpy(body + 4 + n, nonce, RPC_NONCE_LEN);
+    emit_frame(out, RPC_HELLO, from, to, body, 4 + n + (nonce ? RPC_NONCE_LEN : 0));
 }
 
-void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to)
+void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to, const uint8_t *nonce,
+                         const uint8_t *proof)
 {
-    emit_frame(out, RPC_HELLO_OK, from, to, NULL, 0);
+    CHECK((nonce == NULL) == (proof == NULL));
+    uint8_t body[RPC_NONCE_LEN + RPC_PROOF_LEN];
+    if (nonce) {
+        memcpy(body, nonce, RPC_NONCE_LEN);
+        memcpy(body + RPC_NONCE_LEN, proof, RPC_PROOF_LEN);
+    }
+    emit_frame(out, RPC_HELLO_OK, from, to, body, nonce ? sizeof(body) : 0);
 }
 
-void rpc_encode_quorum_describe(struct iobuf *out, int32_t from)
+void rpc_encode_auth(struct iobuf *out, int32_t from, int32_t to,
+                     const uint8_t proof[RPC_PROOF_LEN])
 {
-    uint8_t body[2];
+    emit_frame(out, RPC_AUTH, from, to, proof, RPC_PROOF_LEN);
+}
+
+void rpc_encode_quorum_describe(struct iobuf *out, int32_t from, const uint8_t *nonce)
+{
+    uint8_t body[2 + RPC_NONCE_LEN];
     be_put16(body, RPC_VERSION);
-    emit_frame(out, RPC_QUORUM_DESCRIBE, from, 0, body, sizeof(body));
+    if (nonce)
+        memcpy(body + 2, nonce, RPC_NONCE_LEN);
+    emit_frame(out, RPC_QUORUM_DESCRIBE, from, 0, body, 2 + (nonce ? RPC_NONCE_LEN : 0));
 }
 
 void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
-                            const struct rpc_quorum_info *info)
+                            const struct rpc_quorum_info *info, const uint8_t *proof)
 {
-    uint8_t body[2 + RPC_CLUSTER_ID_MAX + 4 + 1 + RPC_QUORUM_VOTERS_MAX * (4 + 2 + RPC_HOST_MAX + 2)];
+    uint8_t body[RPC_QUORUM_INFO_MAX + RPC_PROOF_LEN];
+    size_t o = rpc_quorum_info_body(info, body);
+    if (proof) {
+        memcpy(body + o, proof, RPC_PROOF_LEN);
+        o += RPC_PROOF_LEN;
+    }
+    emit_frame(out, RPC_QUORUM_INFO, from, to, body, o);
+}
+
+size_t rpc_quorum_info_body(const struct rpc_quorum_info *info, uint8_t *body)
+{
     size_t n = strlen(info->cluster_id);
     CHECK(n >= 1 && n <= RPC_CLUSTER_ID_MAX);
     CHECK(info->n_voters >= 1 && info->n_voters <= RPC_QUORUM_VOTERS_MAX);
@@ -141,7 +169,7 @@ void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
         be_put16(body + o + 6 + h, (uint16_t)v->port);
         o += 8 + h;
     }
-    emit_frame(out, RPC_QUORUM_INFO, from, to, body, o);
+    return o;
 }
 
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code, const char *text)
@@ -442,22 +470,58 @@ int rpc_decode_hello(const uint8_t *body, size_t len, struct rpc_hello *out)
     out->version = rd_u16(&r);
     size_t n = rd_u16(&r);
     const uint8_t *id = rd_take(&r, n);
-    if (r.bad || r.p != r.end || n < 1 || n > RPC_CLUSTER_ID_MAX)
+    if (r.bad || n < 1 || n > RPC_CLUSTER_ID_MAX)
+        return -ERR_CORRUPT;
+    if (r.end - r.p == RPC_NONCE_LEN)
+        out->nonce = rd_take(&r, RPC_NONCE_LEN);
+    if (r.p != r.end)
         return -ERR_CORRUPT;
     out->cluster_id = (const char *)id;
     out->cluster_id_len = n;
     return 0;
 }
 
-int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version)
+int rpc_decode_hello_ok(const uint8_t *body, size_t len, const uint8_t **nonce,
+                        const uint8_t **proof)
+{
+    *nonce = *proof = NULL;
+    if (len == 0)
+        return 0;
+    if (len != RPC_NONCE_LEN + RPC_PROOF_LEN)
+        return -ERR_CORRUPT;
+    *nonce = body;
+    *proof = body + RPC_NONCE_LEN;
+    return 0;
+}
+
+int rpc_decode_auth(const uint8_t *body, size_t len, const uint8_t **proof)
+{
+    *proof = len == RPC_PROOF_LEN ? body : NULL;
+    return *proof ? 0 : -ERR_CORRUPT;
+}
+
+int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version,
+                               const uint8_t **nonce)
 {
     struct reader r = {body, body + len, false};
     *version = rd_u16(&r);
+    *nonce = NULL;
+    if (!r.bad && r.end - r.p == RPC_NONCE_LEN)
+        *nonce = rd_take(&r, RPC_NONCE_LEN);
     return r.bad || r.p != r.end ? -ERR_CORRUPT : 0;
 }
 
-int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out)
+int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out,
+                           const uint8_t **proof)
 {
+    if (proof)
+        *proof = NULL;
+    /* a proof is the last RPC_PROOF_LEN bytes, when the rest decodes exactly without them */
+    if (proof && len > RPC_PROOF_LEN &&
+        rpc_decode_quorum_info(body, len - RPC_PROOF_LEN, out, NULL) == 0) {
+        *proof = body + len - RPC_PROOF_LEN;
+        return 0;
+    }
     struct reader r = {body, body + len, false};
     memset(out, 0, sizeof(*out));
     size_t n = rd_u16(&r);
@@ -749,6 +813,8 @@ const char *rpc_frame_type_name(uint8_t type)
         return "quorum_describe";
     case RPC_QUORUM_INFO:
         return "quorum_info";
+    case RPC_AUTH:
+        return "auth";
     default:
         return "unknown";
     }

@@ -13,14 +13,19 @@
  *     u32 crc          CRC-32C of header bytes [0, 12) followed by the body: every bit of the
  *                      frame but the crc itself is covered, so any single-bit flip is caught
  *   body, by type:
- *     HELLO       u16 protocol version, u16 n + n bytes cluster id (1..RPC_CLUSTER_ID_MAX)
- *     HELLO_OK    empty
- *     QUORUM_DESCRIBE  u16 protocol version: sent instead of a HELLO by a node that does not
+ *     HELLO       u16 protocol version, u16 n + n bytes cluster id (1..RPC_CLUSTER_ID_MAX),
+ *                 then, from a node with the cluster secret, RPC_NONCE_LEN bytes nonce
+ *     HELLO_OK    empty, or (an acceptor with the secret) RPC_NONCE_LEN bytes nonce +
+ *                 RPC_PROOF_LEN bytes proof (security/peer_auth.h)
+ *     AUTH        RPC_PROOF_LEN bytes proof: the dialer's, right after HELLO_OK
+ *     QUORUM_DESCRIBE  u16 protocol version, then (with the secret) RPC_NONCE_LEN bytes nonce:
+ *                 sent instead of a HELLO by a node that does not
  *                 know the cluster yet (controller.quorum.bootstrap.servers); answered with one
  *                 QUORUM_INFO (or an ERROR), then the connection closes
  *     QUORUM_INFO u16 n + n bytes cluster id (1..RPC_CLUSTER_ID_MAX), i32 leader (-1: unknown),
  *                 u8 n_voters (1..RPC_QUORUM_VOTERS_MAX), each: i32 id (>= 0),
- *                 u16 n + n bytes host (1..RPC_HOST_MAX), u16 port (1..65535); ids distinct
+ *                 u16 n + n bytes host (1..RPC_HOST_MAX), u16 port (1..65535); ids distinct;
+ *                 then (with the secret) RPC_PROOF_LEN bytes proof of the bytes before it
  *     ERROR       i16 code (enum rpc_error_code), u16 n + n bytes text (0..RPC_ERROR_TEXT_MAX)
  *     RAFT        topic table, u32 n_msgs, n_msgs messages:
  *                   uvarint topic index, i32 partition,
@@ -68,6 +73,10 @@
 #define RPC_QUORUM_VOTERS_MAX RAFT_VOTERS_MAX
 #define RPC_CONTROLLER_TOPIC "__cluster_metadata" /* the controller group: partition 0 */
 #define RPC_CONTROLLER_BODY_MAX (2u << 20)         /* bytes of one controller command/answer */
+#define RPC_NONCE_LEN 16                           /* = PEER_AUTH_NONCE */
+#define RPC_PROOF_LEN 32                           /* = PEER_AUTH_PROOF */
+#define RPC_QUORUM_INFO_MAX                                                                        \
+    (2 + RPC_CLUSTER_ID_MAX + 4 + 1 + RPC_QUORUM_VOTERS_MAX * (4 + 2 + RPC_HOST_MAX + 2))
 
 enum rpc_frame_type {
     RPC_HELLO = 1,
@@ -81,6 +90,7 @@ enum rpc_frame_type {
     RPC_METADATA_RESPONSE,   /* the controller leader's answer */
     RPC_QUORUM_DESCRIBE,     /* who are the voters? (a joining node, before any HELLO) */
     RPC_QUORUM_INFO,         /* the answer */
+    RPC_AUTH,                /* the dialer's proof (security/peer_auth.h) */
     RPC_FRAME_TYPE_END_,
 };
 
@@ -89,6 +99,7 @@ enum rpc_error_code {
     RPC_ERR_CLUSTER = 2,    /* another cluster id */
     RPC_ERR_NODE = 3,       /* unknown node id, self id, or not the node addressed */
     RPC_ERR_PROTOCOL = 4,   /* a frame out of place or malformed */
+    RPC_ERR_AUTH = 5,       /* no proof, or a wrong one, where the cluster secret is set */
 };
 
 /* A Raft group: topic + partition. The topic is not NUL-terminated. */
@@ -107,8 +118,14 @@ struct rpc_header {
 /* ---- encoding ------------------------------------------------------------------------------ */
 
 /* Appends a complete small frame (size prefix, header, body) to out. */
-void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *cluster_id);
-void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to);
+/* nonce NULL: none (no cluster secret). */
+void rpc_encode_hello(struct iobuf *out, int32_t from, int32_t to, const char *cluster_id,
+                      const uint8_t *nonce);
+/* nonce and proof: both NULL (no cluster secret) or both set. */
+void rpc_encode_hello_ok(struct iobuf *out, int32_t from, int32_t to, const uint8_t *nonce,
+                         const uint8_t *proof);
+void rpc_encode_auth(struct iobuf *out, int32_t from, int32_t to,
+                     const uint8_t proof[RPC_PROOF_LEN]);
 void rpc_encode_error(struct iobuf *out, int32_t from, int32_t to, int16_t code,
                       const char *text);
 /* The metadata quorum as a node knows it: what a joining node needs to take part. */
@@ -123,10 +140,14 @@ struct rpc_quorum_info {
     size_t n_voters;
     struct rpc_quorum_voter voters[RPC_QUORUM_VOTERS_MAX];
 };
-void rpc_encode_quorum_describe(struct iobuf *out, int32_t from);
-/* info must be valid as rpc_decode_quorum_info checks it (CHECK: built by our own code). */
+void rpc_encode_quorum_describe(struct iobuf *out, int32_t from, const uint8_t *nonce);
+/* The QUORUM_INFO body of info (without a proof) into buf (RPC_QUORUM_INFO_MAX bytes);
+ * returns its length. info must be valid as rpc_decode_quorum_info checks it (CHECK: built by
+ * our own code). */
+size_t rpc_quorum_info_body(const struct rpc_quorum_info *info, uint8_t *buf);
+/* proof NULL: none. */
 void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
-                            const struct rpc_quorum_info *info);
+                            const struct rpc_quorum_info *info, const uint8_t *proof);
 /* type is RPC_CONTROLLER_REQUEST, RPC_CONTROLLER_RESPONSE, RPC_METADATA_FETCH or
  * RPC_METADATA_RESPONSE (rpc_is_controller_type); len <= RPC_CONTROLLER_BODY_MAX (CHECK: bodies
  * are built by our own code). */
@@ -177,8 +198,13 @@ struct rpc_hello {
     uint16_t version;
     const char *cluster_id; /* points into the frame; not NUL-terminated */
     size_t cluster_id_len;
+    const uint8_t *nonce;   /* RPC_NONCE_LEN bytes in the frame, or NULL */
 };
 int rpc_decode_hello(const uint8_t *body, size_t len, struct rpc_hello *out);
+/* HELLO_OK: both NULL (empty) or both set (pointing into the frame). */
+int rpc_decode_hello_ok(const uint8_t *body, size_t len, const uint8_t **nonce,
+                        const uint8_t **proof);
+int rpc_decode_auth(const uint8_t *body, size_t len, const uint8_t **proof);
 
 struct rpc_error {
     int16_t code;
@@ -187,10 +213,14 @@ struct rpc_error {
 };
 int rpc_decode_error(const uint8_t *body, size_t len, struct rpc_error *out);
 
-/* The body of a QUORUM_DESCRIBE: its protocol version. */
-int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version);
-/* The body of a QUORUM_INFO, every bound above checked (strings NUL-terminated copies). */
-int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out);
+/* The body of a QUORUM_DESCRIBE: its protocol version and nonce (NULL: none). */
+int rpc_decode_quorum_describe(const uint8_t *body, size_t len, uint16_t *version,
+                               const uint8_t **nonce);
+/* The body of a QUORUM_INFO, every bound above checked (strings NUL-terminated copies); *proof
+ * (if proof is not NULL) points at its proof in the frame, or is NULL when it has none: the
+ * proof covers body[0, len - RPC_PROOF_LEN). */
+int rpc_decode_quorum_info(const uint8_t *body, size_t len, struct rpc_quorum_info *out,
+                           const uint8_t **proof);
 
 /* The body of a controller frame (rpc_is_controller_type). */
 struct rpc_controller {

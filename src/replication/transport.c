@@ -32,6 +32,7 @@
 #include "net/conn.h"
 #include "net/dial.h"
 #include "replication/transport.h"
+#include "security/peer_auth.h"
 
 #define DEFAULT_QUEUE_MAX_BYTES (16u << 20)
 #define DEFAULT_MAX_FRAME_BYTES (100u << 20)
@@ -42,7 +43,8 @@ struct peer {
     char *host;
     int port;
     struct dial *d;             /* outbound connection, or NULL */
-    bool ready;                 /* HELLO_OK received on d */
+    bool ready;                 /* HELLO_OK received on d (and, with a secret, proved) */
+    uint8_t nonce[PEER_AUTH_NONCE]; /* the current attempt's HELLO nonce (with a secret) */
     bool down_logged;           /* the current outage was logged */
     int failures;               /* consecutive failed attempts */
     struct reactor_timer timer; /* next attempt, or handshake timeout */
@@ -54,7 +56,9 @@ struct peer {
 struct inbound {
     struct transport *t;
     struct conn *c;
-    int32_t peer;       /* the node that said HELLO, or RAFT_NONE */
+    int32_t peer;       /* the node that said HELLO (and proved it), or RAFT_NONE */
+    int32_t proving;    /* with a secret: the node whose AUTH is awaited, or RAFT_NONE */
+    uint8_t nonce_d[PEER_AUTH_NONCE], nonce_a[PEER_AUTH_NONCE]; /* while proving */
     bool refused;       /* an ERROR went out; closing */
     struct reactor_timer close_timer;
 };
@@ -64,6 +68,7 @@ struct transport {
     int32_t self;
     char *cluster_id;
     struct transport_config cfg; /* defaults applied; pointers not kept */
+    struct peer_secret secret;   /* len 0: none */
     struct listener *l;
     struct peer **peers; /* each owned; pointers stable (timers and dials hold them) */
     size_t n_peers;
@@ -153,10 +158,42 @@ static void attempt_failed(struct peer *p, int err, const char *why)
 static void out_connect(struct dial *d, void *data)
 {
     struct peer *p = data;
+    struct transport *t = p->t;
+    bool auth = t->secret.len > 0;
+    if (auth && peer_auth_nonce(p->nonce) != 0) {
+        dial_close(d);
+        p->d = NULL;
+        attempt_failed(p, -EIO, "no random bytes for the handshake nonce");
+        return;
+    }
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_hello(&b, p->t->self, p->id, p->t->cluster_id);
+    rpc_encode_hello(&b, t->self, p->id, t->cluster_id, auth ? p->nonce : NULL);
     dial_send(d, &b);
+}
+
+/* With a secret: HELLO_OK must prove the peer holds it; then our AUTH goes out. Returns NULL,
+ * or why the handshake fails. */
+static const char *out_prove(struct peer *p, const uint8_t *body, size_t body_len)
+{
+    struct transport *t = p->t;
+    if (t->secret.len == 0)
+        return NULL;
+    const uint8_t *nonce_a, *proof;
+    if (rpc_decode_hello_ok(body, body_len, &nonce_a, &proof) != 0 || !proof)
+        return "the peer did not authenticate (no cluster.secret.file there?)";
+    uint8_t want[PEER_AUTH_PROOF];
+    peer_auth_hello_proof(&t->secret, "sp-accept", t->cluster_id, t->self, p->id, p->nonce,
+                          nonce_a, want);
+    if (!peer_auth_equal(want, proof))
+        return "the peer's proof is wrong (another cluster.secret.file)";
+    peer_auth_hello_proof(&t->secret, "sp-dial", t->cluster_id, t->self, p->id, p->nonce,
+                          nonce_a, want);
+    struct iobuf b;
+    iobuf_init(&b);
+    rpc_encode_auth(&b, t->self, p->id, want);
+    dial_send(p->d, &b);
+    return NULL;
 }
 
 static void out_frame(struct dial *d, uint8_t *frame, size_t len, void *data)
@@ -167,7 +204,9 @@ static void out_frame(struct dial *d, uint8_t *frame, size_t len, void *data)
     const uint8_t *body;
     size_t body_len;
     int rc = rpc_decode_header(frame, len, &h, &body, &body_len);
-    if (rc == 0 && !p->ready && h.type == RPC_HELLO_OK && h.from == p->id && h.to == t->self) {
+    const char *unproved = NULL;
+    if (rc == 0 && !p->ready && h.type == RPC_HELLO_OK && h.from == p->id && h.to == t->self &&
+        !(unproved = out_prove(p, body, body_len))) {
         p->ready = true;
         p->failures = 0;
         p->down_logged = false;
@@ -180,6 +219,10 @@ static void out_frame(struct dial *d, uint8_t *frame, size_t len, void *data)
         return;
     }
     char text[256] = "unexpected frame";
+    if (unproved) {
+        snprintf(text, sizeof(text), "%s", unproved);
+        t->st.auth_failures++;
+    }
     struct rpc_error e;
     if (rc == 0 && h.type == RPC_ERROR && rpc_decode_error(body, body_len, &e) == 0) {
         snprintf(text, sizeof(text), "refused by peer (code %d): %.*s", e.code,
@@ -266,6 +309,7 @@ static void in_open(struct conn *c, void *data)
     in->t = data;
     in->c = c;
     in->peer = RAFT_NONE;
+    in->proving = RAFT_NONE;
     reactor_timer_init(&in->close_timer, in_close_cb, in);
     conn_set_user(c, in);
     in->t->st.inbound_connections++;
@@ -306,10 +350,16 @@ static void in_describe(struct inbound *in, const struct rpc_header *h, const ui
 {
     struct transport *t = in->t;
     uint16_t version;
-    if (rpc_decode_quorum_describe(body, body_len, &version) != 0)
+    const uint8_t *nonce;
+    if (rpc_decode_quorum_describe(body, body_len, &version, &nonce) != 0)
         return refuse(in, -1, RPC_ERR_PROTOCOL, "malformed QUORUM_DESCRIBE");
     if (version != RPC_VERSION)
         return refuse(in, h->from, RPC_ERR_VERSION, "unsupported protocol version");
+    if (t->secret.len > 0 && !nonce) {
+        t->st.auth_failures++;
+        return refuse(in, h->from, RPC_ERR_AUTH,
+                      "this cluster requires the inter-broker secret (cluster.secret.file)");
+    }
     struct rpc_quorum_info info;
     if (!t->on_describe || t->on_describe(&info, t->describe_data) != 0)
         return refuse(in, h->from, RPC_ERR_CLUSTER, "this node does not know its quorum yet");
@@ -318,7 +368,13 @@ static void in_describe(struct inbound *in, const struct rpc_header *h, const ui
     in->refused = true; /* nothing more is read from this connection */
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_quorum_info(&b, t->self, h->from, &info);
+    uint8_t proof[PEER_AUTH_PROOF];
+    if (t->secret.len > 0) {
+        uint8_t raw[RPC_QUORUM_INFO_MAX];
+        size_t n = rpc_quorum_info_body(&info, raw);
+        peer_auth_msg_proof(&t->secret, "sp-quorum", nonce, raw, n, proof);
+    }
+    rpc_encode_quorum_info(&b, t->self, h->from, &info, t->secret.len > 0 ? proof : NULL);
     conn_slot_complete(conn_slot_reserve(in->c), &b);
     reactor_timer_start(t->r, &in->close_timer, 0);
 }
@@ -353,13 +409,55 @@ static void in_hello(struct inbound *in, int rc, const struct rpc_header *h, con
         snprintf(why, sizeof(why), "unknown node id %d", h->from);
         return refuse(in, h->from, RPC_ERR_NODE, why);
     }
-    in->peer = h->from;
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_hello_ok(&b, t->self, h->from);
+    if (t->secret.len == 0) {
+        in->peer = h->from;
+        rpc_encode_hello_ok(&b, t->self, h->from, NULL, NULL);
+        conn_slot_complete(conn_slot_reserve(in->c), &b);
+        log_debug("raft_inbound_accepted", "node=%d conn=%s from=%d", t->self, conn_peer(in->c),
+                  h->from);
+        return;
+    }
+    if (!hello.nonce) {
+        t->st.auth_failures++;
+        return refuse(in, h->from, RPC_ERR_AUTH,
+                      "this cluster requires the inter-broker secret (cluster.secret.file)");
+    }
+    if (peer_auth_nonce(in->nonce_a) != 0)
+        return refuse(in, h->from, RPC_ERR_PROTOCOL, "no random bytes for the handshake");
+    memcpy(in->nonce_d, hello.nonce, PEER_AUTH_NONCE);
+    uint8_t proof[PEER_AUTH_PROOF];
+    peer_auth_hello_proof(&t->secret, "sp-accept", t->cluster_id, h->from, t->self, in->nonce_d,
+                          in->nonce_a, proof);
+    in->proving = h->from;
+    rpc_encode_hello_ok(&b, t->self, h->from, in->nonce_a, proof);
     conn_slot_complete(conn_slot_reserve(in->c), &b);
-    log_debug("raft_inbound_accepted", "node=%d conn=%s from=%d", t->self, conn_peer(in->c),
-              h->from);
+}
+
+/* With a secret: the frame after our HELLO_OK must be the dialer's good AUTH. */
+static void in_auth(struct inbound *in, int rc, const struct rpc_header *h, const uint8_t *body,
+                    size_t body_len)
+{
+    struct transport *t = in->t;
+    const uint8_t *proof = NULL;
+    bool ok = rc == 0 && h->type == RPC_AUTH && h->from == in->proving && h->to == t->self &&
+              rpc_decode_auth(body, body_len, &proof) == 0;
+    uint8_t want[PEER_AUTH_PROOF];
+    if (ok) {
+        peer_auth_hello_proof(&t->secret, "sp-dial", t->cluster_id, in->proving, t->self,
+                              in->nonce_d, in->nonce_a, want);
+        ok = peer_auth_equal(want, proof);
+    }
+    if (!ok) {
+        t->st.auth_failures++;
+        return refuse(in, in->proving, RPC_ERR_AUTH,
+                      "no proof of the inter-broker secret (cluster.secret.file), or a wrong one");
+    }
+    in->peer = in->proving;
+    in->proving = RAFT_NONE;
+    log_debug("raft_inbound_accepted", "node=%d conn=%s from=%d auth=secret", t->self,
+              conn_peer(in->c), in->peer);
 }
 
 static void bad_frame(struct inbound *in, const char *why, int rc)
@@ -402,6 +500,8 @@ static void in_frame(struct conn *c, uint8_t *frame, size_t len, void *data)
     const uint8_t *body;
     size_t body_len;
     int rc = rpc_decode_header(frame, len, &h, &body, &body_len);
+    if (in->proving != RAFT_NONE)
+        return in_auth(in, rc, &h, body, body_len);
     if (in->peer == RAFT_NONE)
         return in_hello(in, rc, &h, body, body_len);
     if (rc != 0)
@@ -507,6 +607,9 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
     t->cfg.peers = NULL;
     t->cfg.cluster_id = NULL;
     t->cfg.listen_host = NULL;
+    t->cfg.secret = NULL;
+    if (cfg->secret && cfg->secret->len > 0)
+        t->secret = *cfg->secret;
     if (!t->cfg.queue_max_bytes)
         t->cfg.queue_max_bytes = DEFAULT_QUEUE_MAX_BYTES;
     if (!t->cfg.max_frame_bytes)
@@ -560,6 +663,9 @@ void transport_free(struct transport *t)
     }
     mem_free(t->peers);
     mem_free(t->cluster_id);
+    volatile uint8_t *k = t->secret.key; /* the secret does not outlive the transport */
+    for (size_t i = 0; i < sizeof(t->secret.key); i++)
+        k[i] = 0;
     mem_free(t);
 }
 

@@ -14,6 +14,14 @@
  * the node that said HELLO and be RAFT or HEARTBEATS frames that decode; anything else closes
  * the connection (logged: raft_inbound_bad_frame). Other connections are unaffected.
  *
+ * Authentication (security/peer_auth.h). With a cluster secret both sides prove they hold it:
+ * the HELLO carries the dialer's nonce, HELLO_OK the acceptor's nonce and proof, and the dialer
+ * sends AUTH with its proof before anything else; the acceptor takes no other frame before a
+ * good AUTH, the dialer no HELLO_OK without a good proof (both refusals: RPC_ERR_AUTH, logged
+ * raft_peer_refused / raft_peer_unreachable). A QUORUM_DESCRIBE must carry a nonce and its
+ * QUORUM_INFO carries a proof. Without a secret a HELLO with a nonce is accepted as one without,
+ * and a peer that has one refuses us: both sides need the same secret (fail closed).
+ *
  * Reconnects. A failed attempt (refused, timed out, handshake refused) or a dropped connection
  * schedules the next attempt after an exponential backoff with jitter: from backoff_min_ms
  * doubling to backoff_max_ms, each delay drawn from [delay/2, delay]; a successful handshake
@@ -59,6 +67,7 @@
 #include "net/reactor.h"
 #include "raft/raft.h"
 #include "replication/rpc.h"
+#include "security/peer_auth.h"
 
 struct transport;
 
@@ -84,6 +93,7 @@ struct transport_config {
     int64_t handshake_timeout_ms; /* connect + HELLO_OK: 2000 */
     uint64_t seed;                /* jitter PRNG */
     bool accept_any_node;         /* inbound HELLO from any node id (see above) */
+    const struct peer_secret *secret; /* cluster.secret.file (copied); NULL or len 0: none */
 };
 
 #define TRANSPORT_PEERS_MAX 1024                /* transport_add_peer's bound */
@@ -161,6 +171,7 @@ struct transport_stats {
     int inbound_connections;     /* open now */
     uint64_t ctl_received;       /* controller frames handed to on_controller */
     uint64_t ctl_dropped;        /* ... received without a callback set */
+    uint64_t auth_failures;      /* handshakes without a good proof of the secret, either way */
 };
 void transport_get_stats(const struct transport *t, struct transport_stats *out);
 

@@ -243,6 +243,12 @@ static const struct key keys[] = {
      "in the README); needs `cluster.listener`"},
     {"controller.quorum.bootstrap.timeout.ms", C_LONG, F(quorum_bootstrap_timeout_ms), "30000", 100, LMAX, 1, 0,
      "how long startup asks the bootstrap servers, round after round, before it gives up"},
+    {"cluster.secret.file", C_STR, F(cluster_secret_file), "", 0, 0, 1, 0,
+     "a file (mode 600, 32 to 1024 bytes, e.g. `openssl rand -hex 32`) holding the cluster's "
+     "inter-broker secret: every node must have the same; nodes prove it to each other (HMAC, "
+     "the secret never sent) before any Raft or controller traffic, so a process without it "
+     "cannot join, vote or append. Empty: peers are told apart by the cluster id only (keep "
+     "`cluster.listener` on a trusted network)"},
     {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
      "inter-broker `host:port` (port 0: any free port): by default a voter's own entry in "
      "`controller.quorum.voters`, and 127.0.0.1 on any free port for a single node; required, "

@@ -110,16 +110,26 @@ static void decode_body(const struct rpc_header *h, const uint8_t *body, size_t 
     if (h->type == RPC_HELLO) {
         struct rpc_hello hello;
         (void)rpc_decode_hello(body, len, &hello);
+    } else if (h->type == RPC_HELLO_OK) {
+        const uint8_t *nonce, *proof;
+        if (rpc_decode_hello_ok(body, len, &nonce, &proof) == 0 && (nonce == NULL) != (proof == NULL))
+            abort();
+    } else if (h->type == RPC_AUTH) {
+        const uint8_t *proof;
+        (void)rpc_decode_auth(body, len, &proof);
     } else if (h->type == RPC_QUORUM_DESCRIBE) {
         uint16_t v;
-        (void)rpc_decode_quorum_describe(body, len, &v);
+        const uint8_t *nonce;
+        (void)rpc_decode_quorum_describe(body, len, &v, &nonce);
     } else if (h->type == RPC_QUORUM_INFO) {
-        /* an answer that decodes encodes back to exactly its bytes (the form is canonical) */
+        /* an answer that decodes encodes back to exactly its bytes (the form is canonical),
+         * its proof (if any) included */
         struct rpc_quorum_info info;
-        if (rpc_decode_quorum_info(body, len, &info) == 0) {
+        const uint8_t *proof;
+        if (rpc_decode_quorum_info(body, len, &info, &proof) == 0) {
             struct iobuf b;
             iobuf_init(&b);
-            rpc_encode_quorum_info(&b, h->from, h->to, &info);
+            rpc_encode_quorum_info(&b, h->from, h->to, &info, proof);
             size_t len2;
             uint8_t *f = iobuf_flatten(&b, &len2);
             iobuf_destroy(&b);

@@ -172,7 +172,7 @@ static void raft_rpc_seeds(void)
 {
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_hello(&b, 1, 2, "cluster");
+    rpc_encode_hello(&b, 1, 2, "cluster", NULL);
     put_rpc(&b);
     rpc_encode_error(&b, 2, 1, RPC_ERR_CLUSTER, "wrong cluster");
     put_rpc(&b);

@@ -156,7 +156,7 @@ TEST(raft_rpc_hello_and_error_roundtrip)
 {
     struct iobuf out;
     iobuf_init(&out);
-    rpc_encode_hello(&out, 3, 5, "cluster-xyz");
+    rpc_encode_hello(&out, 3, 5, "cluster-xyz", NULL);
     size_t len;
     uint8_t *f = take_frame(&out, &len);
     struct rpc_header h;
@@ -176,7 +176,7 @@ TEST(raft_rpc_hello_and_error_roundtrip)
     ASSERT_EQ(rpc_decode_batch(&h, body, body_len, &bt), -ERR_CORRUPT);
     mem_free(f);
 
-    rpc_encode_hello_ok(&out, 5, 3);
+    rpc_encode_hello_ok(&out, 5, 3, NULL, NULL);
     f = take_frame(&out, &len);
     ASSERT_EQ(len, RPC_HEADER_BYTES);
     ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
@@ -345,7 +345,7 @@ TEST(raft_rpc_truncations_and_bit_flips_rejected)
     mem_free(f);
     struct iobuf out;
     iobuf_init(&out);
-    rpc_encode_hello(&out, 3, 5, "c1");
+    rpc_encode_hello(&out, 3, 5, "c1", NULL);
     f = take_frame(&out, &len);
     torture(f, len);
     mem_free(f);
@@ -554,7 +554,7 @@ TEST(raft_rpc_quorum_describe_and_info)
 {
     struct iobuf out;
     iobuf_init(&out);
-    rpc_encode_quorum_describe(&out, 9);
+    rpc_encode_quorum_describe(&out, 9, NULL);
     size_t len;
     uint8_t *f = take_frame(&out, &len);
     struct rpc_header h;
@@ -564,9 +564,11 @@ TEST(raft_rpc_quorum_describe_and_info)
     ASSERT_EQ(h.type, RPC_QUORUM_DESCRIBE);
     ASSERT_EQ(h.from, 9);
     uint16_t version = 0;
-    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len, &version), 0);
+    const uint8_t *nonce;
+    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len, &version, &nonce), 0);
     ASSERT_EQ(version, RPC_VERSION);
-    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len - 1, &version), -ERR_CORRUPT);
+    ASSERT(nonce == NULL);
+    ASSERT_EQ(rpc_decode_quorum_describe(body, body_len - 1, &version, &nonce), -ERR_CORRUPT);
     struct rpc_hello hello; /* not a HELLO: the transport tells them apart by type */
     ASSERT_EQ(rpc_decode_hello(body, body_len, &hello), -ERR_CORRUPT);
     mem_free(f);
@@ -576,13 +578,13 @@ TEST(raft_rpc_quorum_describe_and_info)
     in.voters[0] = (struct rpc_quorum_voter){1, "127.0.0.1", 9093};
     in.voters[1] = (struct rpc_quorum_voter){2, "broker-2.example.com", 65535};
     in.voters[2] = (struct rpc_quorum_voter){7, "::1", 1};
-    rpc_encode_quorum_info(&out, 1, 9, &in);
+    rpc_encode_quorum_info(&out, 1, 9, &in, NULL);
     f = take_frame(&out, &len);
     ASSERT_EQ(rpc_decode_header(f, len, &h, &body, &body_len), 0);
     ASSERT_EQ(h.type, RPC_QUORUM_INFO);
     ASSERT_EQ(h.to, 9);
     struct rpc_quorum_info got;
-    ASSERT_EQ(rpc_decode_quorum_info(body, body_len, &got), 0);
+    ASSERT_EQ(rpc_decode_quorum_info(body, body_len, &got, NULL), 0);
     ASSERT_STREQ(got.cluster_id, in.cluster_id);
     ASSERT_EQ(got.leader, 2);
     ASSERT_EQ(got.n_voters, 3);
@@ -593,11 +595,11 @@ TEST(raft_rpc_quorum_describe_and_info)
     }
     /* every truncation and one extra byte */
     for (size_t cut = 0; cut < body_len; cut++)
-        ASSERT_EQ(rpc_decode_quorum_info(body, cut, &got), -ERR_CORRUPT);
+        ASSERT_EQ(rpc_decode_quorum_info(body, cut, &got, NULL), -ERR_CORRUPT);
     uint8_t *b = mem_alloc(body_len + 1);
     memcpy(b, body, body_len);
     b[body_len] = 0;
-    ASSERT_EQ(rpc_decode_quorum_info(b, body_len + 1, &got), -ERR_CORRUPT);
+    ASSERT_EQ(rpc_decode_quorum_info(b, body_len + 1, &got, NULL), -ERR_CORRUPT);
     /* layout: u16 22 + id, i32 leader at 24, u8 n at 28, voter 0 at 29: id, u16 9, host, port */
     size_t v0 = 2 + 22 + 4 + 1;
     struct {
@@ -617,7 +619,7 @@ TEST(raft_rpc_quorum_describe_and_info)
         b[bad[i].at] = bad[i].val;
         if (bad[i].at == v0 + 15)
             b[v0 + 16] = 0; /* ... and low byte */
-        ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got), -ERR_CORRUPT);
+        ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got, NULL), -ERR_CORRUPT);
         ASSERT_EQ(got.n_voters, 0); /* refused whole */
     }
     /* voter 2 takes voter 0's id */
@@ -625,7 +627,7 @@ TEST(raft_rpc_quorum_describe_and_info)
     size_t v2 = v0 + (4 + 2 + 9 + 2) + (4 + 2 + 20 + 2);
     ASSERT_EQ(be_get32(b + v2), 7);
     be_put32(b + v2, 1);
-    ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got), -ERR_CORRUPT);
+    ASSERT_EQ(rpc_decode_quorum_info(b, body_len, &got, NULL), -ERR_CORRUPT);
     mem_free(b);
     mem_free(f);
 }

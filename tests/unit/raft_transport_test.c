@@ -8,6 +8,7 @@
 #include "net/conn.h"
 #include "net_test_util.h"
 #include "replication/transport.h"
+#include "security/peer_auth.h"
 #include "test.h"
 
 #define N_NODES 3
@@ -74,6 +75,7 @@ struct cluster {
     struct transport_peer_config peers[N_NODES];
     size_t queue_max_bytes;
     int64_t handshake_timeout_ms;
+    const struct peer_secret *secret[N_NODES + 1]; /* cluster.secret.file of each (NULL: none) */
 };
 
 static void cluster_init(struct cluster *c)
@@ -102,6 +104,7 @@ static int node_start_as(struct cluster *c, int id, const char *cluster_id)
         .queue_max_bytes = c->queue_max_bytes,
         .handshake_timeout_ms = c->handshake_timeout_ms,
         .seed = (uint64_t)id,
+        .secret = c->secret[id],
     };
     return transport_new(c->r, &cfg, on_msg, &c->in[id], &c->t[id]);
 }
@@ -304,7 +307,7 @@ static size_t hello_bytes(uint8_t *dst, int32_t from, int32_t to, const char *cl
 {
     struct iobuf b;
     iobuf_init(&b);
-    rpc_encode_hello(&b, from, to, cluster_id);
+    rpc_encode_hello(&b, from, to, cluster_id, NULL);
     size_t len;
     uint8_t *p = iobuf_flatten(&b, &len);
     memcpy(dst, p, len);
@@ -576,5 +579,99 @@ TEST(raft_transport_peers_added_at_run_time)
     struct transport_stats ts;
     NT_PUMP_UNTIL(c.r, (transport_get_stats(c.t[2], &ts), ts.inbound_refused >= 1), 3000);
     ASSERT(!connected(&c, 3, 2));
+    cluster_free(&c);
+}
+
+static void secret_of(struct peer_secret *s, char c)
+{
+    memset(s, 0, sizeof(*s));
+    s->len = 40;
+    memset(s->key, c, s->len);
+}
+
+static size_t frame_bytes(uint8_t *dst, struct iobuf *b)
+{
+    size_t len;
+    uint8_t *p = iobuf_flatten(b, &len);
+    iobuf_destroy(b);
+    memcpy(dst, p, len);
+    mem_free(p);
+    return len;
+}
+
+/* cluster.secret.file: nodes with the same secret connect and carry messages; a node without
+ * it or with another one never connects, in either direction, and each refusal is counted; a
+ * process that knows the cluster id but not the secret is refused whether it sends no AUTH,
+ * a wrong one, or a Raft frame in its place, and none of its frames reaches on_msg. */
+TEST(raft_transport_cluster_secret)
+{
+    struct cluster c;
+    cluster_init(&c);
+    struct peer_secret a, b;
+    secret_of(&a, 'a');
+    secret_of(&b, 'b');
+    c.secret[1] = c.secret[2] = &a;
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2) && connected(&c, 2, 1), 3000);
+    vote_flows(&c, 1, 2, 2);
+    vote_flows(&c, 2, 1, 3);
+
+    /* node 3 without a secret, then with another one */
+    for (int round = 0; round < 2; round++) {
+        c.secret[3] = round == 0 ? NULL : &b;
+        node_start(&c, 3);
+        struct transport_stats before1, before3;
+        transport_get_stats(c.t[1], &before1);
+        transport_get_stats(c.t[3], &before3);
+        nt_pump_for(c.r, 400);
+        ASSERT(!connected(&c, 1, 3));
+        ASSERT(!connected(&c, 3, 1));
+        struct transport_stats after1, after3;
+        transport_get_stats(c.t[1], &after1);
+        transport_get_stats(c.t[3], &after3);
+        ASSERT_CMP(after1.auth_failures, >, before1.auth_failures);
+        if (round == 1) /* a secret of its own: node 3 refuses node 1's proof too */
+            ASSERT_CMP(after3.auth_failures, >, before3.auth_failures);
+        ASSERT_EQ(c.in[1].last_from, 2); /* nothing of node 3 reached node 1 */
+        node_stop(&c, 3);
+    }
+
+    /* a raw process with the cluster id and a HELLO of its own */
+    size_t n_before = c.in[1].n;
+    uint8_t buf[1024], nonce[RPC_NONCE_LEN] = {1, 2, 3}, proof[RPC_PROOF_LEN] = {9};
+    struct iobuf out;
+    iobuf_init(&out);
+    rpc_encode_hello(&out, 3, 1, "test-cluster", NULL); /* no nonce */
+    size_t n = frame_bytes(buf, &out);
+    ASSERT_CMP(raw_rejected(&c, 1, buf, n), >, 4 + RPC_HEADER_BYTES);
+    iobuf_init(&out);
+    rpc_encode_hello(&out, 3, 1, "test-cluster", nonce);
+    rpc_encode_auth(&out, 3, 1, proof); /* a guessed proof */
+    n = frame_bytes(buf, &out);
+    size_t got = raw_rejected(&c, 1, buf, n);
+    ASSERT_CMP(got, >, 2 * (4 + RPC_HEADER_BYTES)); /* HELLO_OK, then the ERROR */
+    iobuf_init(&out);
+    rpc_encode_hello(&out, 3, 1, "test-cluster", nonce);
+    struct rpc_builder rb;
+    rpc_builder_init(&rb, RPC_RAFT);
+    struct rpc_group g = {"orders", 6, 3};
+    struct raft_msg m = vote(99);
+    rpc_builder_add(&rb, &g, &m);
+    rpc_builder_finish(&rb, 3, 1, &out); /* a vote instead of the AUTH */
+    rpc_builder_destroy(&rb);
+    n = frame_bytes(buf, &out);
+    ASSERT_CMP(raw_rejected(&c, 1, buf, n), >, 2 * (4 + RPC_HEADER_BYTES));
+    /* and a QUORUM_DESCRIBE without a nonce */
+    iobuf_init(&out);
+    rpc_encode_quorum_describe(&out, 3, NULL);
+    n = frame_bytes(buf, &out);
+    ASSERT_CMP(raw_rejected(&c, 1, buf, n), >, 4 + RPC_HEADER_BYTES);
+    ASSERT_EQ(c.in[1].n, n_before);
+    struct transport_stats ts;
+    transport_get_stats(c.t[1], &ts);
+    ASSERT_CMP(ts.auth_failures, >=, 4);
+    /* the two good nodes are still connected */
+    vote_flows(&c, 2, 1, 4);
     cluster_free(&c);
 }
