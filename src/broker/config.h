@@ -68,6 +68,7 @@ struct broker_config {
     int32_t log_index_interval_bytes;         /* log.index.interval.bytes */
     char log_cleanup_policy[32];              /* log.cleanup.policy */
     char log_message_timestamp_type[32];      /* log.message.timestamp.type */
+    char compression_type[16];                /* compression.type */
     int32_t message_max_bytes;                /* message.max.bytes */
     int32_t socket_request_max_bytes;         /* socket.request.max.bytes */
     int32_t max_connections;                  /* max.connections */

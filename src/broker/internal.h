@@ -76,6 +76,9 @@ struct broker {
     char cluster_id[32];
     int advertised_port;  /* cfg's, or the bound port when configured as 0 */
     struct arena scratch; /* per-request decode memory, reset after each request */
+    uint64_t recompressed_batches;   /* batches produce stored in the topic's codec */
+    uint64_t recompressed_bytes_in;  /* ... their bytes as they came */
+    uint64_t recompressed_bytes_out; /* ... and as they were stored */
     uint64_t sasl_failures;  /* SASL exchanges that failed (sasl.c) */
     uint64_t sasl_successes; /* SASL exchanges that authenticated */
     struct list_node sasl_held; /* answers to failed exchanges not sent yet (sasl.c) */

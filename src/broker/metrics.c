@@ -211,6 +211,17 @@ static void write_network(struct broker *b, struct strbuf *out)
     struct prom_label ok = prom_label("result", "success"), bad = prom_label("result", "failure");
     prom_sample_u64(out, auth, &ok, 1, b->sasl_successes);
     prom_sample_u64(out, auth, &bad, 1, b->sasl_failures);
+    prom_family(out, "streampulse_produce_recompressed_batches_total", PROM_COUNTER,
+                "Produced batches stored in their topic's compression.type instead of the "
+                "producer's codec.");
+    prom_sample_u64(out, "streampulse_produce_recompressed_batches_total", NULL, 0,
+                    b->recompressed_batches);
+    const char *rb = "streampulse_produce_recompressed_bytes_total";
+    prom_family(out, rb, PROM_COUNTER,
+                "Bytes of those batches as produced (side=in) and as stored (side=out).");
+    struct prom_label in = prom_label("side", "in"), outl = prom_label("side", "out");
+    prom_sample_u64(out, rb, &in, 1, b->recompressed_bytes_in);
+    prom_sample_u64(out, rb, &outl, 1, b->recompressed_bytes_out);
     uint64_t allowed, denied;
     authz_counts(b, &allowed, &denied);
     const char *az = "streampulse_authorizations_total";

@@ -146,12 +146,53 @@ void produce_fail_waiters(struct partition *p, int16_t error_code)
     }
 }
 
+static int16_t append_batch(struct request *req, struct partition *p, struct kbytes records,
+                            int16_t version, int16_t acks, struct produce_resp_partition *out,
+                            bool *duplicate, int64_t *raft_last, int64_t *raft_term,
+                            uint8_t **owned);
+
+/* compression.type other than producer: the batch in the topic's codec (*batch and *len
+ * replaced by a buffer the caller frees through *owned). Returns a Kafka error code. */
+static int16_t recompress(struct broker *b, const struct topic_config *tc, uint8_t **batch,
+                          size_t *len, size_t cap, uint8_t **owned)
+{
+    uint8_t *nb;
+    size_t nlen;
+    int rc = kbatch_recompress(*batch, *len, tc->compression, cap, &nb, &nlen);
+    if (rc == -ERR_TOO_LARGE)
+        return KERR_INVALID_RECORD;
+    if (rc != 0)
+        return kafka_error_from_rc(rc);
+    b->recompressed_batches++;
+    b->recompressed_bytes_in += *len;
+    b->recompressed_bytes_out += nlen;
+    if (nlen > (size_t)tc->max_message_bytes) {
+        mem_free(nb);
+        return KERR_MESSAGE_TOO_LARGE;
+    }
+    *batch = *owned = nb;
+    *len = nlen;
+    return KERR_NONE;
+}
+
 /* Validates and appends one partition's batch. Returns a Kafka error code; *duplicate tells
  * that the batch was an idempotent producer's resend, answered with the original's offsets
  * and not appended. */
 static int16_t append_one(struct request *req, struct partition *p, struct kbytes records,
                           int16_t version, int16_t acks, struct produce_resp_partition *out,
                           bool *duplicate, int64_t *raft_last, int64_t *raft_term)
+{
+    uint8_t *owned = NULL; /* the batch recompressed (compression.type), else NULL */
+    int16_t ec = append_batch(req, p, records, version, acks, out, duplicate, raft_last,
+                              raft_term, &owned);
+    mem_free(owned);
+    return ec;
+}
+
+static int16_t append_batch(struct request *req, struct partition *p, struct kbytes records,
+                            int16_t version, int16_t acks, struct produce_resp_partition *out,
+                            bool *duplicate, int64_t *raft_last, int64_t *raft_term,
+                            uint8_t **owned)
 {
     *duplicate = false;
     struct broker *b = req->b;
@@ -190,6 +231,13 @@ static int16_t append_one(struct request *req, struct partition *p, struct kbyte
         return kafka_error_from_rc(rc);
     if (plog_fenced(p->log))
         return KERR_KAFKA_STORAGE_ERROR;
+    if (tc->compression != TOPIC_COMPRESSION_PRODUCER &&
+        kbatch_compression(&h) != tc->compression) {
+        int16_t rec = recompress(b, tc, &batch, &len, cap, owned);
+        if (rec != KERR_NONE)
+            return rec;
+        kbatch_parse_header(batch, &h);
+    }
 
     int64_t now = time_wall_ms();
     out->log_append_time_ms = -1;

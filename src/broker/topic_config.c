@@ -29,7 +29,7 @@ enum kind {
  * in the README ("accepted for compatibility"). Alphabetical, as Kafka lists them. */
 #define TOPIC_CONFIG_TABLE(X)                                                                      \
     X("cleanup.policy", K_POLICY, 0, "log.cleanup.policy", NULL)                                   \
-    X("compression.type", K_COMPRESSION, 0, NULL, "producer")                                      \
+    X("compression.type", K_COMPRESSION, 0, "compression.type", NULL)                              \
     X("delete.retention.ms", K_LONG, 0, "log.cleaner.delete.retention.ms", NULL)                   \
     X("file.delete.delay.ms", K_LONG, 0, NULL, "60000")                                            \
     X("flush.messages", K_LONG, 1, "log.flush.interval.messages", NULL)                            \
@@ -133,6 +133,27 @@ int8_t topic_config_type(int i)
     }
 }
 
+#define CODEC_BAD (-2)
+
+/* compression.type's values (Kafka's names) into a KCOMPRESSION_* code,
+ * TOPIC_COMPRESSION_PRODUCER, or CODEC_BAD. */
+static int parse_codec(const char *v)
+{
+    static const char *const names[] = {"uncompressed", "gzip", "snappy", "lz4", "zstd"};
+    if (!strcmp(v, "producer"))
+        return TOPIC_COMPRESSION_PRODUCER;
+    for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+        if (!strcmp(v, names[i]))
+            return i; /* KCOMPRESSION_NONE .. KCOMPRESSION_ZSTD */
+    return CODEC_BAD;
+}
+
+static const char *codec_text(int c)
+{
+    static const char *const names[] = {"uncompressed", "gzip", "snappy", "lz4", "zstd"};
+    return c >= 0 && c <= 4 ? names[c] : "producer";
+}
+
 static bool parse_i64(const char *s, int64_t *out)
 {
     if (!*s)
@@ -220,10 +241,10 @@ static bool check_value(const struct key_info *k, const char *v, char *err, size
         return true;
     }
     case K_COMPRESSION:
-        if (strcmp(v, "producer") != 0) {
+        if (parse_codec(v) == CODEC_BAD) {
             snprintf(err, errcap,
-                     "Invalid value %s for configuration %s: only 'producer' is supported "
-                     "(batches are stored as the producer compressed them)",
+                     "Invalid value %s for configuration %s: String must be one of: "
+                     "uncompressed, zstd, lz4, snappy, gzip, producer",
                      v, k->name);
             return false;
         }
@@ -269,6 +290,8 @@ static void apply(struct topic_config *tc, int i, const char *v)
         (void)parse_i64(v, &n);
     if (!strcmp(name, "cleanup.policy"))
         (void)parse_policy(v, &tc->cleanup_delete, &tc->cleanup_compact);
+    else if (!strcmp(name, "compression.type"))
+        tc->compression = parse_codec(v);
     else if (!strcmp(name, "delete.retention.ms"))
         tc->delete_retention_ms = n;
     else if (!strcmp(name, "flush.messages"))
@@ -316,6 +339,9 @@ void topic_config_resolve(struct topic_config *out, const struct broker_config *
     out->index_interval_bytes = bc->log_index_interval_bytes;
     out->flush_messages = bc->log_flush_interval_messages;
     out->flush_ms = bc->log_flush_interval_ms;
+    out->compression = parse_codec(bc->compression_type);
+    if (out->compression == CODEC_BAD) /* config.c refuses it first */
+        out->compression = TOPIC_COMPRESSION_PRODUCER;
     for (int j = 0; j < n; j++) {
         char err[256];
         const char *k = overrides[j].key, *v = overrides[j].value;
@@ -336,6 +362,8 @@ void topic_config_value_text(const struct topic_config *tc, int i, char *buf, si
         snprintf(buf, cap, "%s", tc->cleanup_compact && tc->cleanup_delete ? "compact,delete"
                                  : tc->cleanup_compact                     ? "compact"
                                                                            : "delete");
+    else if (!strcmp(name, "compression.type"))
+        snprintf(buf, cap, "%s", codec_text(tc->compression));
     else if (!strcmp(name, "delete.retention.ms"))
         snprintf(buf, cap, "%" PRId64, tc->delete_retention_ms);
     else if (!strcmp(name, "flush.messages"))

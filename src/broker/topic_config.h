@@ -30,7 +30,11 @@ struct topic_config {
     int32_t index_interval_bytes;      /* index.interval.bytes */
     int64_t flush_messages;            /* flush.messages */
     int64_t flush_ms;                  /* flush.ms */
+    int compression;                   /* compression.type: KCOMPRESSION_* batches are stored
+                                        * in, TOPIC_COMPRESSION_PRODUCER as they come */
 };
+
+#define TOPIC_COMPRESSION_PRODUCER (-1)
 
 /* One override as given by a client. */
 struct topic_config_kv {

@@ -172,6 +172,60 @@ int kbatch_validate(const uint8_t *p, size_t len, bool deep, bool strict_count,
     return rc;
 }
 
+int kbatch_recompress(const uint8_t *p, size_t len, int codec, size_t max_decompressed,
+                      uint8_t **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
+    if (len < KBATCH_HEADER_SIZE)
+        return -ERR_CORRUPT;
+    if (codec < KCOMPRESSION_NONE || codec > KCOMPRESSION_ZSTD)
+        return -ERR_UNSUPPORTED;
+    struct kbatch_header h;
+    kbatch_parse_header(p, &h);
+    int from = kbatch_compression(&h);
+    const uint8_t *rec = p + KBATCH_HEADER_SIZE;
+    size_t rec_len = len - KBATCH_HEADER_SIZE;
+    uint8_t *plain = NULL, *packed = NULL;
+    size_t plain_len = rec_len, packed_len = 0;
+    int rc = 0;
+    if (from != KCOMPRESSION_NONE) {
+        rc = kcompress_decompress(from, rec, rec_len, max_decompressed, &plain, &plain_len);
+        if (rc != 0)
+            return rc;
+        rec = plain;
+    }
+    if (codec != KCOMPRESSION_NONE) {
+        rc = kcompress_compress(codec, rec, plain_len, &packed, &packed_len);
+        if (rc != 0) {
+            mem_free(plain);
+            return rc;
+        }
+        rec = packed;
+        plain_len = packed_len;
+    }
+    size_t n = KBATCH_HEADER_SIZE + plain_len;
+    if (n - KBATCH_LOG_OVERHEAD > INT32_MAX) {
+        mem_free(plain);
+        mem_free(packed);
+        return -ERR_TOO_LARGE;
+    }
+    uint8_t *b = mem_alloc(n);
+    memcpy(b, p, KBATCH_HEADER_SIZE);
+    memcpy(b + KBATCH_HEADER_SIZE, rec, plain_len);
+    mem_free(plain);
+    mem_free(packed);
+    be_put32(b + KBATCH_OFF_LENGTH, (uint32_t)(n - KBATCH_LOG_OVERHEAD));
+    uint16_t attrs = (uint16_t)((b[KBATCH_OFF_ATTRIBUTES] << 8) | b[KBATCH_OFF_ATTRIBUTES + 1]);
+    attrs = (uint16_t)((attrs & ~KBATCH_ATTR_COMPRESSION_MASK) | (unsigned)codec);
+    b[KBATCH_OFF_ATTRIBUTES] = (uint8_t)(attrs >> 8);
+    b[KBATCH_OFF_ATTRIBUTES + 1] = (uint8_t)attrs;
+    kbatch_update_crc(b, n);
+    *out = b;
+    *out_len = n;
+    return 0;
+}
+
 /* The first qualifying record of an uncompressed records section (kbatch_find_timestamp). */
 static int find_in_records(const uint8_t *rec, size_t len, const struct kbatch_header *h,
                            int64_t ts, int64_t min_offset, int64_t *offset, int64_t *timestamp)

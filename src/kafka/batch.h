@@ -106,6 +106,15 @@ bool kbatch_crc_ok(const uint8_t *p, size_t len);
 /* Recomputes and stores the CRC (after the broker changed covered fields). */
 void kbatch_update_crc(uint8_t *p, size_t len);
 
+/* The batch at p (len bytes, already validated: kbatch_validate) with its records section in
+ * codec instead (KCOMPRESSION_*; decompressed first when compressed, output capped at
+ * max_decompressed): header fields kept but the compression bits of attributes and
+ * batchLength, CRC recomputed. Returns 0 with *out (mem_alloc'd, *out_len bytes; the caller
+ * frees it), or -ERR_CORRUPT, -ERR_TOO_LARGE, -ERR_UNSUPPORTED (unknown codec). What topic
+ * compression.type does, as Kafka's broker recompresses. */
+int kbatch_recompress(const uint8_t *p, size_t len, int codec, size_t max_decompressed,
+                      uint8_t **out, size_t *out_len);
+
 void kbatch_set_base_offset(uint8_t *p, int64_t base_offset);
 void kbatch_set_leader_epoch(uint8_t *p, int32_t epoch);
 

@@ -35,6 +35,7 @@ enum ctype {
     C_PATH,     /* char[] field, one directory */
     C_POLICY,   /* cleanup policy text */
     C_TSTYPE,   /* CreateTime | LogAppendTime */
+    C_CODEC,    /* compression.type: producer | uncompressed | gzip | snappy | lz4 | zstd */
     C_LEVEL,    /* log level */
     C_ADMIN,    /* admin_host + admin_port: host:port, or empty to disable */
     C_VOTERS,   /* quorum_voters text + voters[]: id@host:port,... or empty */
@@ -138,6 +139,10 @@ static const struct key keys[] = {
      "offset index density"},
     {"log.cleanup.policy", C_POLICY, F(log_cleanup_policy), "delete", 0, 0, 1, 0,
      "default topic cleanup policy"},
+    {"compression.type", C_CODEC, F(compression_type), "producer", 0, 0, 1, 0,
+     "the codec batches are stored in: `producer` (as the producer compressed them), "
+     "`uncompressed`, `gzip`, `snappy`, `lz4` or `zstd` (batches in another codec are "
+     "recompressed on produce, at a CPU cost: `make bench`); topics override it"},
     {"log.message.timestamp.type", C_TSTYPE, F(log_message_timestamp_type), "CreateTime", 0, 0, 1, 0,
      "or `LogAppendTime`"},
     {"message.max.bytes", C_INT, F(message_max_bytes), "1048588", 0, IMAX, 1, 0,
@@ -745,8 +750,11 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         strcpy(field, value);
         return 0;
     case C_POLICY:
-    case C_TSTYPE: {
-        const char *tkey = k->type == C_POLICY ? "cleanup.policy" : "message.timestamp.type";
+    case C_TSTYPE:
+    case C_CODEC: {
+        const char *tkey = k->type == C_POLICY   ? "cleanup.policy"
+                           : k->type == C_CODEC ? "compression.type"
+                                                : "message.timestamp.type";
         char terr[256];
         if (!topic_config_validate(tkey, strlen(tkey), value, strlen(value), terr, sizeof(terr))) {
             snprintf(err, errcap, "bad value '%s' for %s: %s", value, name, terr);

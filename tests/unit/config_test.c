@@ -130,7 +130,14 @@ TEST(topic_config_validation_and_resolution)
     ASSERT(!topic_config_validate("cleanup.policy", 14, "shred", 5, err, sizeof(err)));
     ASSERT(!topic_config_validate("min.cleanable.dirty.ratio", 25, "1.5", 3, err, sizeof(err)));
     ASSERT(topic_config_validate("preallocate", 11, "true", 4, err, sizeof(err)));
-    ASSERT(!topic_config_validate("compression.type", 16, "gzip", 4, err, sizeof(err)));
+    /* compression.type: Kafka's six values, nothing else (not "none", not upper case) */
+    const char *codecs[] = {"uncompressed", "gzip", "snappy", "lz4", "zstd", "producer"};
+    for (size_t i = 0; i < 6; i++)
+        ASSERT(topic_config_validate("compression.type", 16, codecs[i], strlen(codecs[i]), err,
+                                     sizeof(err)));
+    ASSERT(!topic_config_validate("compression.type", 16, "none", 4, err, sizeof(err)));
+    ASSERT(strstr(err, "uncompressed, zstd, lz4, snappy, gzip, producer") != NULL);
+    ASSERT(!topic_config_validate("compression.type", 16, "LZ4", 3, err, sizeof(err)));
 
     struct broker_config c;
     ASSERT_EQ(config_load(&c, NULL, NULL, 0, err, sizeof(err)), 0);

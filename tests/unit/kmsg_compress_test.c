@@ -363,3 +363,57 @@ TEST(kmsg_batch_validate_strict_count_does_not_overflow)
     ASSERT_EQ(kbatch_validate(batch, len, false, false, 1 << 20), 0);
     mem_free(batch);
 }
+
+/* compression.type: a batch in any codec recompressed to any other (none included) keeps every
+ * header field but the codec bits, batchLength and CRC, validates deeply, and holds the same
+ * records section once decompressed; an unknown target codec and a section bigger than the cap
+ * are refused. */
+TEST(kmsg_batch_recompress_between_every_codec)
+{
+    static const int all[] = {KCOMPRESSION_NONE, KCOMPRESSION_GZIP, KCOMPRESSION_SNAPPY,
+                              KCOMPRESSION_LZ4, KCOMPRESSION_ZSTD};
+    size_t plain_len;
+    uint8_t *plain = compressed_batch(KCOMPRESSION_GZIP, 5, &plain_len);
+    uint8_t *ref;
+    size_t ref_len;
+    ASSERT_EQ(kbatch_recompress(plain, plain_len, KCOMPRESSION_NONE, 1 << 20, &ref, &ref_len), 0);
+    mem_free(plain);
+    for (size_t f = 0; f < 5; f++) {
+        uint8_t *from;
+        size_t from_len;
+        ASSERT_EQ(kbatch_recompress(ref, ref_len, all[f], 1 << 20, &from, &from_len), 0);
+        for (size_t t = 0; t < 5; t++) {
+            uint8_t *to;
+            size_t to_len;
+            ASSERT_EQ(kbatch_recompress(from, from_len, all[t], 1 << 20, &to, &to_len), 0);
+            ASSERT_EQ(kbatch_validate(to, to_len, true, true, 1 << 20), 0);
+            struct kbatch_header a, b;
+            kbatch_parse_header(ref, &a);
+            kbatch_parse_header(to, &b);
+            ASSERT_EQ(kbatch_compression(&b), all[t]);
+            ASSERT_EQ(b.batch_length, (int32_t)(to_len - KBATCH_LOG_OVERHEAD));
+            /* everything after the attributes up to the records is the original's */
+            ASSERT_MEMEQ(to + KBATCH_OFF_ATTRIBUTES + 2, ref + KBATCH_OFF_ATTRIBUTES + 2,
+                         KBATCH_HEADER_SIZE - KBATCH_OFF_ATTRIBUTES - 2);
+            ASSERT_MEMEQ(to, ref, KBATCH_OFF_LENGTH); /* base offset */
+            ASSERT_EQ(a.records_count, b.records_count);
+            uint8_t *back;
+            size_t back_len;
+            ASSERT_EQ(kbatch_recompress(to, to_len, KCOMPRESSION_NONE, 1 << 20, &back, &back_len), 0);
+            ASSERT_EQ(back_len, ref_len);
+            ASSERT_MEMEQ(back, ref, ref_len);
+            mem_free(back);
+            mem_free(to);
+        }
+        mem_free(from);
+    }
+    uint8_t *x;
+    size_t xl;
+    ASSERT_EQ(kbatch_recompress(ref, ref_len, 5, 1 << 20, &x, &xl), -ERR_UNSUPPORTED);
+    uint8_t *z;
+    size_t zl;
+    ASSERT_EQ(kbatch_recompress(ref, ref_len, KCOMPRESSION_ZSTD, 1 << 20, &z, &zl), 0);
+    ASSERT_EQ(kbatch_recompress(z, zl, KCOMPRESSION_LZ4, 8, &x, &xl), -ERR_TOO_LARGE);
+    mem_free(z);
+    mem_free(ref);
+}
