@@ -38,6 +38,7 @@
 #define POOL_STRIDE 4099u         /* offset step between consecutive records (prime) */
 #define SIZE_MAX_BYTES (16 << 20) /* largest --size */
 #define CONSUME_BATCH 1000        /* messages per rd_kafka_consume_batch_queue() */
+#define BENCH_CONFIGS_MAX 16      /* --topic-config options */
 
 struct bench_opts {
     const char *topic;       /* --topic, NULL: a generated fresh name */
@@ -49,6 +50,8 @@ struct bench_opts {
     int64_t records;         /* --records */
     int64_t rate;            /* --rate: records per second, 0 = as fast as possible */
     bool keep;               /* --keep-topic */
+    const char *configs[BENCH_CONFIGS_MAX]; /* --topic-config KEY=VALUE (argv's) */
+    int n_configs;
 };
 
 /* Produce-phase bookkeeping, touched only from this thread (delivery reports come through
@@ -92,11 +95,14 @@ static const char bench_help[] =
     "      --rate N                   enqueue at most N records per second (default 0:\n"
     "                                 unpaced)\n"
     "      --keep-topic               do not delete the topic afterwards\n"
+    "      --topic-config KEY=VALUE   a config of the topic created (repeatable), e.g.\n"
+    "                                 compression.type=zstd\n"
     "\n" CLI_COMMON_HELP;
 
 enum {
     OPT_KEEP = CLI_OPT_CMD,
     OPT_RATE,
+    OPT_TOPIC_CONFIG,
 };
 
 static const struct option bench_longopts[] = {
@@ -109,6 +115,7 @@ static const struct option bench_longopts[] = {
     {"records", required_argument, NULL, 'n'},
     {"keep-topic", no_argument, NULL, OPT_KEEP},
     {"rate", required_argument, NULL, OPT_RATE},
+    {"topic-config", required_argument, NULL, OPT_TOPIC_CONFIG},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -177,6 +184,17 @@ static int parse_args(struct cli_common *c, struct bench_opts *o, int argc, char
                 return -1;
             o->rate = n;
             break;
+        case OPT_TOPIC_CONFIG:
+            if (!strchr(optarg, '=') || optarg[0] == '=') {
+                cli_error(c, "--topic-config: expected KEY=VALUE, got '%s'", optarg);
+                return -1;
+            }
+            if (o->n_configs == BENCH_CONFIGS_MAX) {
+                cli_error(c, "--topic-config: at most %d", BENCH_CONFIGS_MAX);
+                return -1;
+            }
+            o->configs[o->n_configs++] = optarg;
+            break;
         default:
             return -1;
         }
@@ -219,6 +237,18 @@ static int create_topic(const struct cli_common *c, const struct bench_opts *o, 
     if (!nt) {
         cli_error(c, "topic '%s': %s", o->topic, err);
         return -1;
+    }
+    for (int i = 0; i < o->n_configs; i++) {
+        char kv[512];
+        snprintf(kv, sizeof(kv), "%s", o->configs[i]);
+        char *eq = strchr(kv, '=');
+        if (eq)
+            *eq = '\0';
+        if (!eq || rd_kafka_NewTopic_set_config(nt, kv, eq + 1) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+            cli_error(c, "--topic-config %s: refused by librdkafka", o->configs[i]);
+            rd_kafka_NewTopic_destroy(nt);
+            return -1;
+        }
     }
     rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
     rd_kafka_AdminOptions_t *ao = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
