@@ -16,31 +16,13 @@ import socket
 import struct
 import sys
 
+from kwire import crc32c, uvarint  # tests/integration/kwire.py
+
 MAGIC, VERSION = 0xA7, 1
 HELLO, HELLO_OK, ERROR, RAFT = 1, 2, 3, 4
 QUORUM_DESCRIBE, AUTH = 10, 12
 RAFT_MSG_APPEND, RAFT_MSG_VOTE = 1, 7
 ERR_AUTH = 5
-
-
-def crc32c_table():
-    t = []
-    for i in range(256):
-        c = i
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
-        t.append(c)
-    return t
-
-
-TABLE = crc32c_table()
-
-
-def crc32c(data, crc=0):
-    crc ^= 0xFFFFFFFF
-    for b in data:
-        crc = TABLE[(crc ^ b) & 0xFF] ^ (crc >> 8)
-    return crc ^ 0xFFFFFFFF
 
 
 def frame(ftype, frm, to, body):
@@ -53,17 +35,6 @@ def frame(ftype, frm, to, body):
 def hello(frm, to, cluster_id, nonce=None):
     cid = cluster_id.encode()
     return frame(HELLO, frm, to, struct.pack(">HH", VERSION, len(cid)) + cid + (nonce or b""))
-
-
-def uvarint(v):
-    out = b""
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
 
 
 def raft_frame(frm, to, mtype, term, entries=()):
