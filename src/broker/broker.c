@@ -28,6 +28,7 @@
 #include "broker/legacy.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/quotas.h"
 #include "broker/sasl.h"
 #include "broker/producers.h"
 #include "kafka/api.h"
@@ -113,6 +114,10 @@ static handler_fn handler_for(int16_t key)
         return handle_sasl_authenticate;
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         return handle_describe_user_scram_credentials;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS:
+        return handle_describe_client_quotas;
+    case KAPI_ALTER_CLIENT_QUOTAS:
+        return handle_alter_client_quotas;
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
         return handle_alter_user_scram_credentials;
     case KAPI_ADD_RAFT_VOTER:
@@ -153,6 +158,56 @@ void response_send(struct response *resp, struct conn_slot *slot)
     response_seal(resp);
     conn_slot_complete(slot, &resp->buf);
     iobuf_destroy(&resp->buf);
+}
+
+/* A response held for a quota. */
+struct held_response {
+    struct list_node node; /* in broker.held */
+    struct broker *b;
+    struct conn_slot *slot;
+    struct iobuf buf;
+    struct reactor_timer timer;
+};
+
+static void held_send(struct held_response *h)
+{
+    list_remove(&h->node);
+    reactor_timer_stop(h->b->r, &h->timer);
+    conn_slot_complete(h->slot, &h->buf);
+    iobuf_destroy(&h->buf);
+    mem_free(h);
+}
+
+static void held_due(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    (void)r;
+    (void)t;
+    held_send(data);
+}
+
+void response_send_after(struct broker *b, struct response *resp, struct conn_slot *slot,
+                         int64_t delay_ms)
+{
+    if (delay_ms <= 0 || b->stopping) {
+        response_send(resp, slot);
+        return;
+    }
+    response_seal(resp);
+    struct held_response *h = mem_calloc(1, sizeof(*h));
+    h->b = b;
+    h->slot = slot;
+    iobuf_init(&h->buf);
+    iobuf_move(&h->buf, &resp->buf);
+    iobuf_destroy(&resp->buf);
+    list_push_back(&b->held, &h->node);
+    reactor_timer_init(&h->timer, held_due, h);
+    reactor_timer_start(b->r, &h->timer, delay_ms);
+}
+
+static void held_flush(struct broker *b)
+{
+    while (!list_empty(&b->held))
+        held_send(LIST_ENTRY(b->held.next, struct held_response, node));
 }
 
 int16_t kafka_error_from_rc(int rc)
@@ -432,6 +487,7 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     strmap_init(&b->topics);
     arena_init(&b->scratch, 64 * 1024);
     list_init(&b->sasl_held);
+    list_init(&b->held);
     kreq_stats_init(&b->req_stats);
     memset(info, 0, sizeof(*info));
     int rc;
@@ -572,6 +628,8 @@ void broker_stop(struct broker *b)
     broker_producers_stop(b);
     listener_close(b->lis); /* on_close cancels parked fetches */
     sasl_stop(b);           /* answers still held for failed exchanges: dropped */
+    held_flush(b);          /* responses held for quotas: to connections now closed */
+    quota_stop(b);
     cluster_stop(b);        /* replicas closed before their logs */
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */

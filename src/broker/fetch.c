@@ -21,6 +21,7 @@
 #include "base/mem.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/quotas.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
 
@@ -40,6 +41,7 @@ struct fetch_op {
     struct kreq_header hdr;
     struct arena arena;      /* deep copy of the request, watches */
     struct fetch_req req;
+    struct kstr client_id;   /* the request's (in arena), for quotas */
     size_t bytes_seen;       /* bytes appended to watched partitions since parking */
     struct reactor_timer timer;
     struct fetch_watch *watches;
@@ -171,14 +173,18 @@ static void release_reads(struct fetch_resp *resp)
     }
 }
 
-static void send_fetch(struct conn_slot *slot, const struct kreq_header *hdr,
-                       struct fetch_resp *resp)
+/* Sends resp, held for the client's consumer_byte_rate quota when it is over it (bytes: the
+ * records it carries; client_id: the request's). */
+static void send_fetch(struct broker *b, struct session *s, struct kstr client_id,
+                       struct conn_slot *slot, const struct kreq_header *hdr,
+                       struct fetch_resp *resp, size_t bytes)
 {
+    resp->throttle_time_ms = quota_account_session(b, s, client_id, QUOTA_FETCH, bytes);
     struct response r;
     response_begin(&r, hdr);
     kmsg_encode_fetch(&r.w, hdr->api_version, resp);
     release_reads(resp);
-    response_send(&r, slot);
+    response_send_after(b, &r, slot, resp->throttle_time_ms);
 }
 
 static void op_unwatch(struct fetch_op *op)
@@ -205,8 +211,8 @@ static void op_answer(struct reactor *r, struct reactor_timer *t, void *data)
     arena_init(&a, 4096);
     struct fetch_resp resp;
     bool errors;
-    fetch_read(op->b, &op->req, NULL, &a, &resp, &errors);
-    send_fetch(op->slot, &op->hdr, &resp);
+    size_t bytes = fetch_read(op->b, &op->req, NULL, &a, &resp, &errors);
+    send_fetch(op->b, op->s, op->client_id, op->slot, &op->hdr, &resp, bytes);
     arena_destroy(&a);
     op_free(op);
 }
@@ -300,7 +306,7 @@ int handle_fetch(struct request *req)
     size_t bytes = fetch_read(b, &fr, denied, req->arena, &resp, &errors);
     int32_t min_bytes = fr.min_bytes > 0 ? fr.min_bytes : 1;
     if (errors || bytes >= (size_t)min_bytes || fr.max_wait_ms <= 0 || b->stopping) {
-        send_fetch(slot, &req->hdr, &resp);
+        send_fetch(b, req->s, req->hdr.client_id, slot, &req->hdr, &resp, bytes);
         return 0;
     }
     release_reads(&resp);
@@ -313,6 +319,10 @@ int handle_fetch(struct request *req)
     op->hdr = req->hdr;
     op->hdr.client_id = KSTR_NULL;
     arena_init(&op->arena, 4096);
+    struct kstr cid = req->hdr.client_id;
+    op->client_id = cid.len > 0 ? (struct kstr){arena_strndup(&op->arena, cid.p, (size_t)cid.len),
+                                                cid.len}
+                                : KSTR_NULL;
     copy_request(&op->arena, &fr, &op->req);
     op->bytes_seen = bytes;
     reactor_timer_init(&op->timer, op_answer, op);

@@ -96,6 +96,8 @@ struct broker {
     struct cluster *cluster;    /* the quorum, transport and replicas (cluster.h); NULL only
                                  * before cluster_start and after cluster_stop */
     struct authz *authz;        /* ACL checks (authz.h); NULL: authorizer off */
+    struct quota_state *quotas; /* client quota rates (quotas.h); NULL until a quota applies */
+    struct list_node held;      /* responses held for a quota (response_send_after) */
 };
 
 /* Per-connection state. */
@@ -133,6 +135,10 @@ struct response {
 void response_begin(struct response *resp, const struct kreq_header *h);
 /* Patches the size and hands the bytes to the slot. */
 void response_send(struct response *resp, struct conn_slot *slot);
+/* As response_send, delay_ms later (a client over its quota: broker/quotas.h); delay_ms <= 0
+ * sends now. Held responses are sent when the broker stops. */
+void response_send_after(struct broker *b, struct response *resp, struct conn_slot *slot,
+                         int64_t delay_ms);
 /* Patches the size prefix and counts the response in its API's metrics: what response_send does
  * before handing the bytes over (for a caller that sends them itself, later). */
 void response_seal(struct response *resp);

@@ -41,6 +41,7 @@
 #include "broker/authz.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
+#include "broker/quotas.h"
 #include "broker/snapshot.h"
 #include "group/coordinator.h"
 #include "group/group.h"
@@ -222,6 +223,15 @@ static void write_network(struct broker *b, struct strbuf *out)
     struct prom_label in = prom_label("side", "in"), outl = prom_label("side", "out");
     prom_sample_u64(out, rb, &in, 1, b->recompressed_bytes_in);
     prom_sample_u64(out, rb, &outl, 1, b->recompressed_bytes_out);
+    uint64_t thr[2];
+    quota_counts(b, thr);
+    const char *qt = "streampulse_quota_throttled_responses_total";
+    prom_family(out, qt, PROM_COUNTER,
+                "Responses held back because the client was over its producer_byte_rate "
+                "(direction=produce) or consumer_byte_rate (direction=fetch) quota.");
+    struct prom_label qp = prom_label("direction", "produce"), qf = prom_label("direction", "fetch");
+    prom_sample_u64(out, qt, &qp, 1, thr[0]);
+    prom_sample_u64(out, qt, &qf, 1, thr[1]);
     uint64_t allowed, denied;
     authz_counts(b, &allowed, &denied);
     const char *az = "streampulse_authorizations_total";

@@ -36,6 +36,7 @@
 #include "broker/cluster.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/quotas.h"
 #include "broker/producers.h"
 #include "kafka/batch.h"
 #include "kafka/errors.h"
@@ -78,7 +79,7 @@ static void op_send_and_free(struct produce_op *op)
     struct response resp;
     response_begin(&resp, &op->hdr);
     kmsg_encode_produce(&resp.w, op->hdr.api_version, &op->resp);
-    response_send(&resp, op->slot);
+    response_send_after(op->b, &resp, op->slot, op->resp.throttle_time_ms);
     reactor_timer_stop(op->b->r, &op->timer);
     arena_destroy(&op->arena);
     mem_free(op);
@@ -390,12 +391,19 @@ int handle_produce(struct request *req)
             conn_close(req->conn);
         return 0;
     }
+    uint64_t bytes = 0; /* what producer_byte_rate counts: the batches sent */
+    for (int32_t i = 0; i < pr.n_topics; i++)
+        for (int32_t j = 0; j < pr.topics[i].n_partitions; j++)
+            bytes += pr.topics[i].partitions[j].records.len > 0
+                         ? (uint64_t)pr.topics[i].partitions[j].records.len
+                         : 0;
+    resp->throttle_time_ms = quota_account(req, QUOTA_PRODUCE, bytes);
     struct conn_slot *slot = conn_slot_reserve(req->conn);
     if (!op) {
         struct response r;
         response_begin(&r, &req->hdr);
         kmsg_encode_produce(&r.w, v, resp);
-        response_send(&r, slot);
+        response_send_after(b, &r, slot, resp->throttle_time_ms);
         return 0;
     }
     op->slot = slot;

@@ -545,6 +545,25 @@ int16_t ctl_cmd_alloc_producer_ids(const struct ctl_image *img, int32_t broker_i
     return KERR_NONE;
 }
 
+int16_t ctl_cmd_quota(const struct ctl_image *img, const struct ctl_rec_quota *q,
+                      struct ctl_recs *out)
+{
+    struct ctl_rec r = {.type = CTL_REC_QUOTA, .quota = *q};
+    r.quota.user[CTL_USER_MAX] = '\0';
+    r.quota.client[CTL_CLIENT_ID_MAX] = '\0';
+    r.quota.key[CTL_QUOTA_KEY_MAX] = '\0';
+    if (!ctl_rec_valid(&r))
+        return KERR_INVALID_REQUEST;
+    const struct ctl_rec_quota *there = NULL;
+    for (size_t i = 0; i < img->n_quotas && !there; i++)
+        if (ctl_quota_cmp(&img->quotas[i], &r.quota) == 0)
+            there = &img->quotas[i];
+    if (q->deleted ? !there : there && there->value == q->value)
+        return KERR_NONE; /* already as asked */
+    *ctl_recs_push(out, CTL_REC_QUOTA) = r;
+    return KERR_NONE;
+}
+
 int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
                      struct ctl_recs *out)
 {

@@ -106,6 +106,11 @@ int16_t ctl_cmd_user(const struct ctl_image *img, const struct ctl_rec_user *u,
 int16_t ctl_cmd_acl(const struct ctl_image *img, const struct ctl_rec_acl *a,
                     struct ctl_recs *out);
 
+/* Sets or removes one client quota (AlterClientQuotas). Errors: INVALID_REQUEST (a quota the
+ * QUOTA record refuses). Records: one QUOTA, none when the image already is as asked. */
+int16_t ctl_cmd_quota(const struct ctl_image *img, const struct ctl_rec_quota *q,
+                      struct ctl_recs *out);
+
 int16_t ctl_cmd_voters(const struct ctl_image *img, bool add, int32_t node,
                        const int32_t *current, size_t n_current, bool *unchanged,
                        struct ctl_recs *out);

@@ -13,6 +13,7 @@
  *   5. voters.n == 0 (no VOTERS record yet) or a valid VOTERS record's set.
  *   6. users sorted by strictly increasing (name, mechanism), none deleted.
  *   7. acls sorted by strictly increasing ctl_acl_cmp, none deleted.
+ *   9. quotas sorted by strictly increasing ctl_quota_cmp, none deleted.
  *   8. A broker's endpoints have distinct listener names (at most CTL_ENDPOINTS_MAX);
  *      REGISTER_BROKER clears them, BROKER_ENDPOINT sets one.
  *
@@ -54,6 +55,7 @@ void ctl_image_free(struct ctl_image *img)
     mem_free(img->configs);
     mem_free(img->users);
     mem_free(img->acls);
+    mem_free(img->quotas);
     ctl_image_init(img);
 }
 
@@ -464,6 +466,49 @@ int ctl_acl_cmp(const struct ctl_rec_acl *a, const struct ctl_rec_acl *b)
     return c;
 }
 
+int ctl_quota_cmp(const struct ctl_rec_quota *a, const struct ctl_rec_quota *b)
+{
+    int c = a->user_kind - b->user_kind;
+    if (!c)
+        c = strcmp(a->user, b->user);
+    if (!c)
+        c = a->client_kind - b->client_kind;
+    if (!c)
+        c = strcmp(a->client, b->client);
+    if (!c)
+        c = strcmp(a->key, b->key);
+    return c;
+}
+
+/* Sets (replacing the value) or removes (one not there: no-op) one entity's quota key. */
+static int apply_quota(struct ctl_image *img, const struct ctl_rec_quota *r)
+{
+    size_t lo = 0, hi = img->n_quotas;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ctl_quota_cmp(&img->quotas[mid], r) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    bool found = lo < img->n_quotas && ctl_quota_cmp(&img->quotas[lo], r) == 0;
+    if (r->deleted) {
+        if (found) {
+            memmove(&img->quotas[lo], &img->quotas[lo + 1],
+                    (img->n_quotas - lo - 1) * sizeof(*r));
+            img->n_quotas--;
+        }
+        return 0;
+    }
+    if (!found) {
+        MEM_GROW(img->quotas, img->cap_quotas, img->n_quotas + 1);
+        memmove(&img->quotas[lo + 1], &img->quotas[lo], (img->n_quotas - lo) * sizeof(*r));
+        img->n_quotas++;
+    }
+    img->quotas[lo] = *r;
+    return 0;
+}
+
 /* Adds (a binding there already: no-op) or removes (one not there: no-op) one binding. */
 static int apply_acl(struct ctl_image *img, const struct ctl_rec_acl *r)
 {
@@ -527,6 +572,8 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
         return apply_acl(img, &r->acl);
     case CTL_REC_BROKER_ENDPOINT:
         return apply_endpoint(img, &r->endpoint);
+    case CTL_REC_QUOTA:
+        return apply_quota(img, &r->quota);
     }
     return -ERR_INVALID;
 }
@@ -657,6 +704,12 @@ static void snapshot_each(const struct ctl_image *img, emit_fn emit, void *data)
         memset(&r, 0, sizeof(r));
         r.type = CTL_REC_ACL;
         r.acl = img->acls[i];
+        emit(&r, data);
+    }
+    for (size_t i = 0; i < img->n_quotas; i++) {
+        memset(&r, 0, sizeof(r));
+        r.type = CTL_REC_QUOTA;
+        r.quota = img->quotas[i];
         emit(&r, data);
     }
 }
@@ -790,6 +843,10 @@ void ctl_image_check(const struct ctl_image *img)
         const struct ctl_rec_user *u = &img->users[i];
         CHECK(!u->deleted);
         CHECK(i == 0 || user_cmp(u->name, u->mechanism, &img->users[i - 1]) > 0);
+    }
+    for (size_t i = 0; i < img->n_quotas; i++) {
+        CHECK(!img->quotas[i].deleted);
+        CHECK(i == 0 || ctl_quota_cmp(&img->quotas[i], &img->quotas[i - 1]) > 0);
     }
     for (size_t i = 0; i < img->n_acls; i++) {
         CHECK(!img->acls[i].deleted);

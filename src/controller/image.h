@@ -75,6 +75,9 @@ struct ctl_image {
     struct ctl_rec_acl *acls;     /* ACL bindings, sorted (ctl_acl_cmp), none deleted */
     size_t n_acls;
     size_t cap_acls;
+    struct ctl_rec_quota *quotas; /* client quotas, sorted (ctl_quota_cmp), none deleted */
+    size_t n_quotas;
+    size_t cap_quotas;
     uint64_t records_applied; /* records accepted so far (not part of snapshots) */
 };
 
@@ -103,6 +106,9 @@ void ctl_broker_endpoint(const struct ctl_broker *br, const char *listener, cons
 /* The order of ACL bindings in the image: by resource type, pattern, name, principal, host,
  * operation, permission. 0 when they are the same binding. */
 int ctl_acl_cmp(const struct ctl_rec_acl *a, const struct ctl_rec_acl *b);
+/* The order of client quotas in the image: by entity (user kind, user, client kind, client),
+ * then key. 0 when they are the same entity and key. */
+int ctl_quota_cmp(const struct ctl_rec_quota *a, const struct ctl_rec_quota *b);
 /* The SCRAM credential of user name for mechanism, or NULL. */
 const struct ctl_rec_user *ctl_image_user(const struct ctl_image *img, const char *name,
                                           int8_t mechanism);

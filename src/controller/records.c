@@ -2,6 +2,7 @@
  * from struct ctl_recs, a plain growable array. */
 #include "controller/records.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "base/check.h"
@@ -98,6 +99,31 @@ static bool user_valid(const struct ctl_rec_user *u)
            u->key_len == ctl_scram_key_len(u->mechanism);
 }
 
+bool ctl_quota_key_known(const char *key)
+{
+    static const char *const keys[] = {"producer_byte_rate", "consumer_byte_rate",
+                                       "request_percentage", "controller_mutation_rate"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (!strcmp(key, keys[i]))
+            return true;
+    return false;
+}
+
+static bool quota_part_valid(int8_t kind, const char *name)
+{
+    return kind == CTL_QUOTA_NAMED ? name[0] != '\0'
+                                   : (kind == CTL_QUOTA_NONE || kind == CTL_QUOTA_DEFAULT) &&
+                                         name[0] == '\0';
+}
+
+static bool quota_valid(const struct ctl_rec_quota *q)
+{
+    return (q->user_kind != CTL_QUOTA_NONE || q->client_kind != CTL_QUOTA_NONE) &&
+           quota_part_valid(q->user_kind, q->user) &&
+           quota_part_valid(q->client_kind, q->client) && ctl_quota_key_known(q->key) &&
+           (q->deleted ? q->value == 0 : isfinite(q->value) && q->value > 0);
+}
+
 static bool acl_valid(const struct ctl_rec_acl *a)
 {
     return a->resource_type >= 2 && a->resource_type <= 7 &&
@@ -148,6 +174,8 @@ bool ctl_rec_valid(const struct ctl_rec *r)
         return user_valid(&r->user);
     case CTL_REC_ACL:
         return acl_valid(&r->acl);
+    case CTL_REC_QUOTA:
+        return quota_valid(&r->quota);
     case CTL_REC_BROKER_ENDPOINT:
         return r->endpoint.node_id >= 0 && r->endpoint.listener[0] != '\0' &&
                r->endpoint.host[0] != '\0' && r->endpoint.port >= 1 && r->endpoint.port <= 65535;
@@ -254,6 +282,15 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         kw_i8(w, r->acl.operation);
         kw_i8(w, r->acl.permission);
         kw_i8(w, r->acl.deleted ? 1 : 0);
+        break;
+    case CTL_REC_QUOTA:
+        kw_i8(w, r->quota.user_kind);
+        put_str(w, r->quota.user);
+        kw_i8(w, r->quota.client_kind);
+        put_str(w, r->quota.client);
+        put_str(w, r->quota.key);
+        kw_f64(w, r->quota.value);
+        kw_i8(w, r->quota.deleted ? 1 : 0);
         break;
     case CTL_REC_BROKER_ENDPOINT:
         kw_i32(w, r->endpoint.node_id);
@@ -390,6 +427,19 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->acl.deleted = d == 1;
         break;
     }
+    case CTL_REC_QUOTA: {
+        out->quota.user_kind = kr_i8(r);
+        get_str(r, out->quota.user, CTL_USER_MAX);
+        out->quota.client_kind = kr_i8(r);
+        get_str(r, out->quota.client, CTL_CLIENT_ID_MAX);
+        get_str(r, out->quota.key, CTL_QUOTA_KEY_MAX);
+        out->quota.value = kr_f64(r);
+        int8_t d = kr_i8(r);
+        if (d != 0 && d != 1)
+            r->err = true;
+        out->quota.deleted = d == 1;
+        break;
+    }
     case CTL_REC_BROKER_ENDPOINT:
         out->endpoint.node_id = kr_i32(r);
         get_str(r, out->endpoint.listener, CTL_LISTENER_MAX);
@@ -417,7 +467,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_BROKER_ENDPOINT ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_QUOTA ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

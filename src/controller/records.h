@@ -38,6 +38,12 @@
  *                       REGISTER_BROKER is followed by one per listener (at most
  *                       CTL_ENDPOINTS_MAX), and Metadata gives a client of listener L the
  *                       brokers' L addresses
+ *  12 QUOTA             user_kind i8 (0 not part of the entity, 1 named, 2 the default),
+ *                       user string, client_kind i8 (the same for client-id), client string,
+ *                       key string (producer_byte_rate, consumer_byte_rate,
+ *                       request_percentage, controller_mutation_rate), value f64 (finite,
+ *                       > 0; 0 when deleted), deleted i8 (0/1): one client quota set or
+ *                       removed (AlterClientQuotas); names are empty unless named
  *
  * A PARTITION record carries the whole state of one partition: it both assigns a new partition
  * and changes an existing one (leader election, reassignment), so replay never merges deltas.
@@ -76,6 +82,11 @@
 #define CTL_ACL_PRINCIPAL_MAX 255 /* ACL principal bytes */
 #define CTL_LISTENER_MAX 63       /* listener name bytes */
 #define CTL_ENDPOINTS_MAX 8       /* client listeners of one broker */
+#define CTL_CLIENT_ID_MAX 255     /* quota entity client-id bytes */
+#define CTL_QUOTA_KEY_MAX 63      /* quota key bytes */
+#define CTL_QUOTA_NONE 0          /* quota entity part kinds */
+#define CTL_QUOTA_NAMED 1
+#define CTL_QUOTA_DEFAULT 2
 #define CTL_PARTITIONS_MAX 10000  /* partitions of one topic */
 #define CTL_PID_BLOCK_MAX (1 << 20)
 #define CTL_EPOCH_MAX (INT32_MAX - 1) /* largest leader epoch; commands never bump past it */
@@ -95,6 +106,7 @@ enum ctl_rec_type {
     CTL_REC_USER_SCRAM = 9,
     CTL_REC_ACL = 10,
     CTL_REC_BROKER_ENDPOINT = 11,
+    CTL_REC_QUOTA = 12,
 };
 
 struct ctl_rec_broker {
@@ -180,6 +192,19 @@ struct ctl_rec_endpoint {
     int32_t port;
 };
 
+struct ctl_rec_quota {
+    int8_t user_kind;   /* CTL_QUOTA_NONE, _NAMED, _DEFAULT */
+    int8_t client_kind;
+    bool deleted;
+    char user[CTL_USER_MAX + 1];        /* "" unless user_kind is NAMED */
+    char client[CTL_CLIENT_ID_MAX + 1]; /* "" unless client_kind is NAMED */
+    char key[CTL_QUOTA_KEY_MAX + 1];
+    double value;
+};
+
+/* Whether key is a client quota key Kafka defines (the four of QUOTA above). */
+bool ctl_quota_key_known(const char *key);
+
 struct ctl_rec {
     enum ctl_rec_type type;
     union {
@@ -194,6 +219,7 @@ struct ctl_rec {
         struct ctl_rec_user user;
         struct ctl_rec_acl acl;
         struct ctl_rec_endpoint endpoint;
+        struct ctl_rec_quota quota;
     };
 };
 

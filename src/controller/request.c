@@ -59,6 +59,12 @@ bool ctl_request_well_formed(const struct ctl_request *req)
         return memchr(req->acl.resource_name, '\0', sizeof(req->acl.resource_name)) &&
                memchr(req->acl.principal, '\0', sizeof(req->acl.principal)) &&
                memchr(req->acl.host, '\0', sizeof(req->acl.host));
+    case CTL_REQ_QUOTA: {
+        struct ctl_rec r = {.type = CTL_REC_QUOTA, .quota = req->quota};
+        return memchr(req->quota.user, '\0', sizeof(req->quota.user)) &&
+               memchr(req->quota.client, '\0', sizeof(req->quota.client)) &&
+               memchr(req->quota.key, '\0', sizeof(req->quota.key)) && ctl_rec_valid(&r);
+    }
     case CTL_REQ_USER_SCRAM:
         return memchr(req->user.name, '\0', sizeof(req->user.name)) != NULL &&
                req->user.salt_len <= CTL_SALT_MAX && req->user.key_len <= CTL_KEY_MAX;
@@ -153,6 +159,11 @@ void ctl_request_encode(const struct ctl_request *req, struct iobuf *out)
         kw_i8(&w, req->acl.permission);
         kw_i8(&w, req->acl.deleted ? 1 : 0);
         break;
+    case CTL_REQ_QUOTA: { /* the QUOTA record's encoding */
+        struct ctl_rec r = {.type = CTL_REC_QUOTA, .quota = req->quota};
+        ctl_rec_encode(&w, &r);
+        break;
+    }
     case CTL_REQ_USER_SCRAM:
         put_str(&w, req->user.name);
         kw_i8(&w, req->user.mechanism);
@@ -299,6 +310,17 @@ int ctl_request_decode(const uint8_t *p, size_t len, struct ctl_request *out)
         for (int32_t i = 0; i < out->n_replicas; i++)
             out->replicas[i] = kr_i32(&d.r);
         break;
+    case CTL_REQ_QUOTA: {
+        struct ctl_rec r;
+        size_t left = kr_left(&d.r);
+        const uint8_t *raw = kr_raw(&d.r, left);
+        if (!raw || ctl_rec_decode(raw, left, &r) != 0 || r.type != CTL_REC_QUOTA) {
+            d.bad = true;
+            break;
+        }
+        out->quota = r.quota;
+        break;
+    }
     case CTL_REQ_ACL: {
         struct ctl_rec_acl *a = &out->acl;
         a->resource_type = kr_i8(&d.r);
@@ -445,6 +467,8 @@ const char *ctl_req_type_name(uint8_t type)
         return "user_scram";
     case CTL_REQ_ACL:
         return "acl";
+    case CTL_REQ_QUOTA:
+        return "quota";
     default:
         return "unknown";
     }

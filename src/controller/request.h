@@ -20,6 +20,7 @@
  *     VOTERS             add i8 (1 add, 0 remove), node i32 (>= 0)
  *     USER_SCRAM         the USER_SCRAM record's fields (controller/records.h), same layout
  *     ACL                the ACL record's fields, same layout
+ *     QUOTA              a whole QUOTA record (type, version and fields, ctl_rec_encode)
  *   configs: i32 n (0..CTL_REQ_CONFIGS_MAX), n times key string, value nullable string.
  * Answer body (CTL_ANSWER_BYTES): error i16 (Kafka code), topic_id uuid (CREATE_TOPIC),
  * pid_first i64, pid_size i32 (ALLOC_PIDS; 0 otherwise).
@@ -56,6 +57,7 @@ enum ctl_req_type {
     CTL_REQ_VOTERS,             /* AddRaftVoter / RemoveRaftVoter of the metadata quorum */
     CTL_REQ_USER_SCRAM,         /* a SCRAM credential set or deleted */
     CTL_REQ_ACL,                /* an ACL binding added or removed */
+    CTL_REQ_QUOTA,              /* a client quota set or removed */
     CTL_REQ_TYPE_END_,
 };
 
@@ -81,6 +83,7 @@ struct ctl_request {
     int32_t voter;             /* ...this node */
     struct ctl_rec_user user;  /* USER_SCRAM */
     struct ctl_rec_acl acl;    /* ACL */
+    struct ctl_rec_quota quota; /* QUOTA */
     void *owned_;              /* decoded storage, or NULL */
 };
 

@@ -544,6 +544,8 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
         return ctl_cmd_user(img, &req->user, out);
     case CTL_REQ_ACL:
         return ctl_cmd_acl(img, &req->acl, out);
+    case CTL_REQ_QUOTA:
+        return ctl_cmd_quota(img, &req->quota, out);
     case CTL_REQ_VOTERS: {
         if (!rt->opt.meta_dir)
             return KERR_INVALID_REQUEST; /* a static quorum (controller.quorum.voters) */

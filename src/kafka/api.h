@@ -59,6 +59,8 @@
     X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", 0, 0, 0)                   \
     X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments", 0, 0, 0)                     \
     X(OFFSET_DELETE, 47, "OffsetDelete", 0, 0, 99) /* never flexible */                            \
+    X(DESCRIBE_CLIENT_QUOTAS, 48, "DescribeClientQuotas", 0, 1, 1)                               \
+    X(ALTER_CLIENT_QUOTAS, 49, "AlterClientQuotas", 0, 1, 1)                                     \
     X(DESCRIBE_USER_SCRAM_CREDENTIALS, 50, "DescribeUserScramCredentials", 0, 0, 0)                \
     X(ALTER_USER_SCRAM_CREDENTIALS, 51, "AlterUserScramCredentials", 0, 0, 0)                      \
     X(DESCRIBE_CLUSTER, 60, "DescribeCluster", 0, 1, 0)                                            \

@@ -697,6 +697,86 @@ int kmsg_decode_delete_acls(struct kreader *r, int16_t v, struct arena *a,
                             struct delete_acls_req *out);
 void kmsg_encode_delete_acls(struct kwriter *w, int16_t v, const struct delete_acls_resp *resp);
 
+/* ---- DescribeClientQuotas (48), AlterClientQuotas (49): v0-1, flexible from v1 ---- */
+
+/* One part of a quota entity: type ("user", "client-id", "ip") and name (null: the default). */
+struct kquota_entity_part {
+    struct kstr type;
+    struct kstr name; /* nullable */
+};
+
+struct kquota_value {
+    struct kstr key;
+    double value;
+};
+
+struct describe_quotas_component {
+    struct kstr entity_type;
+    int8_t match_type; /* 0 exact name, 1 default, 2 any specified name */
+    struct kstr match; /* nullable */
+};
+
+struct describe_quotas_req {
+    struct describe_quotas_component *components;
+    int32_t n_components;
+    bool strict;
+};
+
+struct describe_quotas_entry {
+    struct kquota_entity_part *entity;
+    int32_t n_entity;
+    struct kquota_value *values;
+    int32_t n_values;
+};
+
+struct describe_quotas_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code;
+    struct kstr error_message;             /* nullable */
+    struct describe_quotas_entry *entries; /* n_entries -1: null (with an error) */
+    int32_t n_entries;
+};
+
+struct alter_quotas_op {
+    struct kstr key;
+    double value;
+    bool remove;
+};
+
+struct alter_quotas_entry {
+    struct kquota_entity_part *entity;
+    int32_t n_entity;
+    struct alter_quotas_op *ops;
+    int32_t n_ops;
+};
+
+struct alter_quotas_req {
+    struct alter_quotas_entry *entries;
+    int32_t n_entries;
+    bool validate_only;
+};
+
+struct alter_quotas_result {
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+    struct kquota_entity_part *entity;
+    int32_t n_entity;
+};
+
+struct alter_quotas_resp {
+    int32_t throttle_time_ms;
+    struct alter_quotas_result *entries;
+    int32_t n_entries;
+};
+
+int kmsg_decode_describe_quotas(struct kreader *r, int16_t v, struct arena *a,
+                                struct describe_quotas_req *out);
+void kmsg_encode_describe_quotas(struct kwriter *w, int16_t v,
+                                 const struct describe_quotas_resp *resp);
+int kmsg_decode_alter_quotas(struct kreader *r, int16_t v, struct arena *a,
+                             struct alter_quotas_req *out);
+void kmsg_encode_alter_quotas(struct kwriter *w, int16_t v, const struct alter_quotas_resp *resp);
+
 /* ---- SaslHandshake (17) v0-1, SaslAuthenticate (36) v0-2 (flexible from v2) ---- */
 
 struct sasl_handshake_req {

@@ -110,6 +110,15 @@ static size_t sample_records(struct ctl_rec *v)
     strcpy(r->endpoint.listener, "SASL");
     strcpy(r->endpoint.host, "broker-3.example");
     r->endpoint.port = 9094;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_QUOTA;
+    r->quota.user_kind = CTL_QUOTA_NAMED;
+    strcpy(r->quota.user, "alice");
+    r->quota.client_kind = CTL_QUOTA_DEFAULT;
+    strcpy(r->quota.key, "producer_byte_rate");
+    r->quota.value = 1048576.0;
     return n;
 }
 
@@ -117,7 +126,7 @@ TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 12);
+    ASSERT_EQ(n, 13);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -387,7 +396,7 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 4], d;
+    struct ctl_rec r = v[n - 5], d;
     ASSERT_EQ(r.type, CTL_REC_VOTERS);
     size_t len;
     uint8_t *p = ctu_encode(&r, &len);
@@ -423,7 +432,7 @@ TEST(controller_records_user_scram_rules)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 3];
+    struct ctl_rec r = v[n - 4];
     ASSERT_EQ(r.type, CTL_REC_USER_SCRAM);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -498,7 +507,7 @@ TEST(controller_records_acl_rules_and_image)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 2];
+    struct ctl_rec r = v[n - 3];
     ASSERT_EQ(r.type, CTL_REC_ACL);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -536,5 +545,72 @@ TEST(controller_records_acl_rules_and_image)
     ASSERT_EQ(img.acls[0].permission, 2);
     ASSERT_EQ(ctl_image_apply(&img, &r), 0); /* a removal of none */
     ASSERT_EQ(img.n_acls, 1);
+    ctl_image_free(&img);
+}
+
+/* QUOTA: an entity of user and/or client-id (named or default), one of Kafka's keys, a finite
+ * positive value (0 when deleted); anything else is refused whole. The image keeps one value
+ * per entity and key, sorted, replaced by a new value and dropped by a deletion; its snapshot
+ * rebuilds them. */
+TEST(controller_records_quota_rules_and_image)
+{
+    struct ctl_rec v[16];
+    size_t n = sample_records(v);
+    struct ctl_rec r = v[n - 1], bad;
+    ASSERT_EQ(r.type, CTL_REC_QUOTA);
+    ASSERT(ctl_rec_valid(&r));
+    bad = r;
+    bad.quota.user_kind = bad.quota.client_kind = CTL_QUOTA_NONE;
+    bad.quota.user[0] = 0;
+    ASSERT(!ctl_rec_valid(&bad)); /* no entity */
+    bad = r;
+    bad.quota.user[0] = 0;
+    ASSERT(!ctl_rec_valid(&bad)); /* named without a name */
+    bad = r;
+    strcpy(bad.quota.client, "x");
+    ASSERT(!ctl_rec_valid(&bad)); /* a default with a name */
+    bad = r;
+    strcpy(bad.quota.key, "bytes_per_fortnight");
+    ASSERT(!ctl_rec_valid(&bad));
+    double values[] = {0, -1, 1.0 / 0.0, 0.0 / 0.0};
+    for (size_t i = 0; i < 4; i++) {
+        bad = r;
+        bad.quota.value = values[i];
+        ASSERT(!ctl_rec_valid(&bad));
+    }
+    bad = r;
+    bad.quota.deleted = true;
+    ASSERT(!ctl_rec_valid(&bad)); /* a deletion carries no value */
+    bad.quota.value = 0;
+    ASSERT(ctl_rec_valid(&bad));
+
+    struct ctl_image img;
+    ctl_image_init(&img);
+    ASSERT_EQ(ctl_image_apply(&img, &r), 0);
+    struct ctl_rec other = r;
+    other.quota.user_kind = CTL_QUOTA_DEFAULT;
+    other.quota.user[0] = 0;
+    other.quota.value = 5;
+    ASSERT_EQ(ctl_image_apply(&img, &other), 0);
+    struct ctl_rec again = r;
+    again.quota.value = 7;
+    ASSERT_EQ(ctl_image_apply(&img, &again), 0);
+    ASSERT_EQ(img.n_quotas, 2);
+    ASSERT(img.quotas[0].value == 7); /* named (1) sorts before default (2); replaced */
+    ASSERT(img.quotas[1].value == 5);
+    ctl_image_check(&img);
+    struct ctl_recs snap;
+    ctl_recs_init(&snap);
+    ctl_image_snapshot(&img, &snap);
+    struct ctl_image copy;
+    ctl_image_init(&copy);
+    ASSERT_EQ(ctl_image_apply_all(&copy, &snap), 0);
+    ASSERT_EQ(copy.n_quotas, 2);
+    ASSERT_MEMEQ(copy.quotas, img.quotas, 2 * sizeof(img.quotas[0]));
+    ASSERT_EQ(ctl_image_apply(&img, &bad), 0); /* the deletion */
+    ASSERT_EQ(img.n_quotas, 1);
+    ASSERT_EQ(img.quotas[0].user_kind, CTL_QUOTA_DEFAULT);
+    ctl_recs_free(&snap);
+    ctl_image_free(&copy);
     ctl_image_free(&img);
 }

@@ -469,6 +469,9 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         {.type = CTL_REQ_USER_SCRAM,
          .user = {.name = "bob", .mechanism = 2, .iterations = 4096, .salt_len = 3, .key_len = 64,
                   .salt = {1, 2, 3}, .stored_key = {9}, .server_key = {8}}},
+        {.type = CTL_REQ_QUOTA,
+         .quota = {.user_kind = CTL_QUOTA_NAMED, .user = "alice", .client_kind = CTL_QUOTA_NONE,
+                   .key = "consumer_byte_rate", .value = 2048.5}},
     };
     for (size_t i = 0; i < sizeof(reqs) / sizeof(reqs[0]); i++) {
         struct iobuf b;
@@ -491,6 +494,7 @@ TEST(controller_request_codec_roundtrip_and_truncation)
         ASSERT_EQ(d.voter, reqs[i].voter);
         ASSERT_MEMEQ(&d.user, &reqs[i].user, sizeof(d.user));
         ASSERT_MEMEQ(&d.acl, &reqs[i].acl, sizeof(d.acl));
+        ASSERT_MEMEQ(&d.quota, &reqs[i].quota, sizeof(d.quota));
         if (reqs[i].name)
             ASSERT_STREQ(d.name, reqs[i].name);
         if (reqs[i].reg.host) {

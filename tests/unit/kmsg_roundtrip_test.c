@@ -51,6 +51,16 @@ static void acl_eq(const struct kacl *a, const struct kacl *b)
     ASSERT_EQ(a->permission, b->permission);
 }
 
+static void entity_eq(const struct kquota_entity_part *a, int32_t na,
+                      const struct kquota_entity_part *b, int32_t nb)
+{
+    ASSERT_EQ(na, nb);
+    for (int32_t i = 0; i < na; i++) {
+        str_eq(a[i].type, b[i].type);
+        str_eq(a[i].name, b[i].name);
+    }
+}
+
 static void strs_eq(const struct kstr *x, int32_t nx, const struct kstr *y, int32_t ny)
 {
     ASSERT_EQ(nx, ny);
@@ -312,6 +322,33 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
         strs_eq(x->describe_scram.users, x->describe_scram.n_users, y->describe_scram.users,
                 y->describe_scram.n_users);
         break;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS: {
+        const struct describe_quotas_req *a = &x->describe_quotas, *b = &y->describe_quotas;
+        ASSERT_EQ(a->n_components, b->n_components);
+        ASSERT_EQ(a->strict, b->strict);
+        for (int32_t i = 0; i < a->n_components; i++) {
+            str_eq(a->components[i].entity_type, b->components[i].entity_type);
+            ASSERT_EQ(a->components[i].match_type, b->components[i].match_type);
+            str_eq(a->components[i].match, b->components[i].match);
+        }
+        break;
+    }
+    case KAPI_ALTER_CLIENT_QUOTAS: {
+        const struct alter_quotas_req *a = &x->alter_quotas, *b = &y->alter_quotas;
+        ASSERT_EQ(a->n_entries, b->n_entries);
+        ASSERT_EQ(a->validate_only, b->validate_only);
+        for (int32_t i = 0; i < a->n_entries; i++) {
+            entity_eq(a->entries[i].entity, a->entries[i].n_entity, b->entries[i].entity,
+                      b->entries[i].n_entity);
+            ASSERT_EQ(a->entries[i].n_ops, b->entries[i].n_ops);
+            for (int32_t j = 0; j < a->entries[i].n_ops; j++) {
+                str_eq(a->entries[i].ops[j].key, b->entries[i].ops[j].key);
+                ASSERT(a->entries[i].ops[j].value == b->entries[i].ops[j].value);
+                ASSERT_EQ(a->entries[i].ops[j].remove, b->entries[i].ops[j].remove);
+            }
+        }
+        break;
+    }
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS: {
         const struct alter_scram_req *a = &x->alter_scram, *b = &y->alter_scram;
         ASSERT_EQ(a->n_deletions, b->n_deletions);
@@ -755,6 +792,35 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         ASSERT_EQ(a->session_lifetime_ms, b->session_lifetime_ms);
         break;
     }
+    case KAPI_DESCRIBE_CLIENT_QUOTAS: {
+        const struct describe_quotas_resp *a = &x->describe_quotas, *b = &y->describe_quotas;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        str_eq(a->error_message, b->error_message);
+        ASSERT_EQ(a->n_entries, b->n_entries);
+        for (int32_t i = 0; i < a->n_entries; i++) {
+            entity_eq(a->entries[i].entity, a->entries[i].n_entity, b->entries[i].entity,
+                      b->entries[i].n_entity);
+            ASSERT_EQ(a->entries[i].n_values, b->entries[i].n_values);
+            for (int32_t j = 0; j < a->entries[i].n_values; j++) {
+                str_eq(a->entries[i].values[j].key, b->entries[i].values[j].key);
+                ASSERT(a->entries[i].values[j].value == b->entries[i].values[j].value);
+            }
+        }
+        break;
+    }
+    case KAPI_ALTER_CLIENT_QUOTAS: {
+        const struct alter_quotas_resp *a = &x->alter_quotas, *b = &y->alter_quotas;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->n_entries, b->n_entries);
+        for (int32_t i = 0; i < a->n_entries; i++) {
+            ASSERT_EQ(a->entries[i].error_code, b->entries[i].error_code);
+            str_eq(a->entries[i].error_message, b->entries[i].error_message);
+            entity_eq(a->entries[i].entity, a->entries[i].n_entity, b->entries[i].entity,
+                      b->entries[i].n_entity);
+        }
+        break;
+    }
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
         const struct describe_scram_resp *a = &x->describe_scram, *b = &y->describe_scram;
         ASSERT_EQ(a->error_code, b->error_code);
@@ -977,8 +1043,8 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
      * AlterPartitionReassignments v0, ListPartitionReassignments v0, AddRaftVoter v0,
      * RemoveRaftVoter v0, SaslAuthenticate v2, Describe/AlterUserScramCredentials v0,
-     * Describe/Create/DeleteAcls v2-3 */
-    ASSERT_EQ(flexible, 64);
+     * Describe/Create/DeleteAcls v2-3, Describe/AlterClientQuotas v1 */
+    ASSERT_EQ(flexible, 66);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

@@ -523,6 +523,48 @@ static void enc_alter_scram(struct kwriter *w, const struct alter_scram_req *q)
     t_tags(w, true);
 }
 
+static void enc_entity(struct kwriter *w, bool f, const struct kquota_entity_part *e, int32_t n)
+{
+    t_arr(w, f, n);
+    for (int32_t i = 0; i < n; i++) {
+        t_str(w, f, e[i].type);
+        t_str(w, f, e[i].name);
+        t_tags(w, f);
+    }
+}
+
+static void enc_quotas(struct kwriter *w, int16_t key, bool f, const union kmsg_any_req *q)
+{
+    if (key == KAPI_DESCRIBE_CLIENT_QUOTAS) {
+        const struct describe_quotas_req *d = &q->describe_quotas;
+        t_arr(w, f, d->n_components);
+        for (int32_t i = 0; i < d->n_components; i++) {
+            t_str(w, f, d->components[i].entity_type);
+            kw_i8(w, d->components[i].match_type);
+            t_str(w, f, d->components[i].match);
+            t_tags(w, f);
+        }
+        kw_i8(w, d->strict ? 1 : 0);
+        t_tags(w, f);
+        return;
+    }
+    const struct alter_quotas_req *x = &q->alter_quotas;
+    t_arr(w, f, x->n_entries);
+    for (int32_t i = 0; i < x->n_entries; i++) {
+        enc_entity(w, f, x->entries[i].entity, x->entries[i].n_entity);
+        t_arr(w, f, x->entries[i].n_ops);
+        for (int32_t j = 0; j < x->entries[i].n_ops; j++) {
+            t_str(w, f, x->entries[i].ops[j].key);
+            kw_f64(w, x->entries[i].ops[j].value);
+            kw_i8(w, x->entries[i].ops[j].remove ? 1 : 0);
+            t_tags(w, f);
+        }
+        t_tags(w, f);
+    }
+    kw_i8(w, x->validate_only ? 1 : 0);
+    t_tags(w, f);
+}
+
 static void enc_list_reassignments(struct kwriter *w, bool f, const struct list_reassign_req *q)
 {
     kw_i32(w, q->timeout_ms);
@@ -638,6 +680,10 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         enc_describe_scram(w, &q->describe_scram);
         break;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS:
+    case KAPI_ALTER_CLIENT_QUOTAS:
+        enc_quotas(w, key, f, q);
+        break;
     case KAPI_DESCRIBE_ACLS:
     case KAPI_CREATE_ACLS:
     case KAPI_DELETE_ACLS:
@@ -703,6 +749,10 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_sasl_authenticate(r, v, &q->sasl_authenticate);
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         return kmsg_decode_describe_scram(r, v, a, &q->describe_scram);
+    case KAPI_DESCRIBE_CLIENT_QUOTAS:
+        return kmsg_decode_describe_quotas(r, v, a, &q->describe_quotas);
+    case KAPI_ALTER_CLIENT_QUOTAS:
+        return kmsg_decode_alter_quotas(r, v, a, &q->alter_quotas);
     case KAPI_DESCRIBE_ACLS:
         return kmsg_decode_describe_acls(r, v, &q->describe_acls);
     case KAPI_CREATE_ACLS:
@@ -1213,6 +1263,28 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
             q->create_acls = (struct create_acls_req){l, 1 + var};
         else
             q->delete_acls = (struct delete_acls_req){l, 1 + var};
+        return true;
+    }
+    case KAPI_DESCRIBE_CLIENT_QUOTAS: {
+        struct describe_quotas_req *x = &q->describe_quotas;
+        *x = (struct describe_quotas_req){.n_components = 1 + var, .strict = var};
+        x->components = alloc(a, 2, sizeof(*x->components));
+        x->components[0] = (struct describe_quotas_component){S("user"), 0, S("alice")};
+        x->components[1] = (struct describe_quotas_component){S("client-id"), 1, KSTR_NULL};
+        return true;
+    }
+    case KAPI_ALTER_CLIENT_QUOTAS: {
+        struct alter_quotas_req *x = &q->alter_quotas;
+        *x = (struct alter_quotas_req){.n_entries = 1 + var, .validate_only = var};
+        x->entries = alloc(a, 2, sizeof(*x->entries));
+        struct kquota_entity_part *e = alloc(a, 2, sizeof(*e));
+        e[0] = (struct kquota_entity_part){S("user"), S("alice")};
+        e[1] = (struct kquota_entity_part){S("client-id"), KSTR_NULL};
+        struct alter_quotas_op *o = alloc(a, 2, sizeof(*o));
+        o[0] = (struct alter_quotas_op){S("producer_byte_rate"), 1048576.5, false};
+        o[1] = (struct alter_quotas_op){S("consumer_byte_rate"), 0, true};
+        x->entries[0] = (struct alter_quotas_entry){e, 2, o, 2};
+        x->entries[1] = (struct alter_quotas_entry){e, 1, o, 1};
         return true;
     }
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
@@ -1750,6 +1822,35 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
             .auth_bytes = {(const uint8_t *)"v=abc", var ? 0 : 5},
             .session_lifetime_ms = v >= 1 ? 3600000 : 0};
         return true;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS: {
+        struct describe_quotas_resp *x = &p->describe_quotas;
+        *x = (struct describe_quotas_resp){.throttle_time_ms = 3, .error_message = KSTR_NULL,
+                                           .n_entries = var ? 1 : -1};
+        if (!var) {
+            x->error_code = 42;
+            x->error_message = S("bad filter");
+            return true;
+        }
+        x->entries = alloc(a, 1, sizeof(*x->entries));
+        struct kquota_entity_part *e = alloc(a, 1, sizeof(*e));
+        e[0] = (struct kquota_entity_part){S("user"), KSTR_NULL};
+        struct kquota_value *vals = alloc(a, 2, sizeof(*vals));
+        vals[0] = (struct kquota_value){S("producer_byte_rate"), 2048};
+        vals[1] = (struct kquota_value){S("consumer_byte_rate"), 0.25};
+        x->entries[0] = (struct describe_quotas_entry){e, 1, vals, 2};
+        return true;
+    }
+    case KAPI_ALTER_CLIENT_QUOTAS: {
+        struct alter_quotas_resp *x = &p->alter_quotas;
+        *x = (struct alter_quotas_resp){.throttle_time_ms = 4, .n_entries = 1 + var};
+        x->entries = alloc(a, 2, sizeof(*x->entries));
+        struct kquota_entity_part *e = alloc(a, 2, sizeof(*e));
+        e[0] = (struct kquota_entity_part){S("user"), S("bob")};
+        e[1] = (struct kquota_entity_part){S("client-id"), KSTR_NULL};
+        x->entries[0] = (struct alter_quotas_result){0, KSTR_NULL, e, 2};
+        x->entries[1] = (struct alter_quotas_result){42, S("no such key"), e, 1};
+        return true;
+    }
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
         struct describe_scram_resp *x = &p->describe_scram;
         *x = (struct describe_scram_resp){.throttle_time_ms = 1, .error_message = KSTR_NULL,
@@ -1886,6 +1987,12 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS:
         kmsg_encode_describe_scram(w, v, &p->describe_scram);
         break;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS:
+        kmsg_encode_describe_quotas(w, v, &p->describe_quotas);
+        break;
+    case KAPI_ALTER_CLIENT_QUOTAS:
+        kmsg_encode_alter_quotas(w, v, &p->alter_quotas);
+        break;
     case KAPI_ALTER_USER_SCRAM_CREDENTIALS:
         kmsg_encode_alter_scram(w, v, &p->alter_scram);
         break;
@@ -1919,6 +2026,19 @@ static void d_tags(struct kreader *r, bool flex)
 static int32_t d_arr(struct kreader *r, bool flex)
 {
     int32_t n = kr_array(r, flex, 1);
+    return n;
+}
+
+static int32_t dec_entity(struct kreader *r, bool f, struct arena *a,
+                          struct kquota_entity_part **out)
+{
+    int32_t n = d_arr(r, f);
+    *out = alloc(a, n > 0 ? n : 1, sizeof(**out));
+    for (int32_t i = 0; i < n; i++) {
+        (*out)[i].type = kr_str(r, f);
+        (*out)[i].name = kr_str(r, f);
+        d_tags(r, f);
+    }
     return n;
 }
 
@@ -2522,6 +2642,42 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
             p->sasl_authenticate.session_lifetime_ms = kr_i64(r);
         d_tags(r, f);
         break;
+    case KAPI_DESCRIBE_CLIENT_QUOTAS: {
+        struct describe_quotas_resp *x = &p->describe_quotas;
+        x->throttle_time_ms = kr_i32(r);
+        x->error_code = kr_i16(r);
+        x->error_message = kr_str(r, f);
+        x->n_entries = d_arr(r, f);
+        x->entries = alloc(a, x->n_entries > 0 ? x->n_entries : 1, sizeof(*x->entries));
+        for (int32_t i = 0; i < x->n_entries; i++) {
+            struct describe_quotas_entry *e = &x->entries[i];
+            e->n_entity = dec_entity(r, f, a, &e->entity);
+            e->n_values = d_arr(r, f);
+            e->values = alloc(a, e->n_values, sizeof(*e->values));
+            for (int32_t j = 0; j < e->n_values; j++) {
+                e->values[j].key = kr_str(r, f);
+                e->values[j].value = kr_f64(r);
+                d_tags(r, f);
+            }
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
+    case KAPI_ALTER_CLIENT_QUOTAS: {
+        struct alter_quotas_resp *x = &p->alter_quotas;
+        x->throttle_time_ms = kr_i32(r);
+        x->n_entries = d_arr(r, f);
+        x->entries = alloc(a, x->n_entries, sizeof(*x->entries));
+        for (int32_t i = 0; i < x->n_entries; i++) {
+            x->entries[i].error_code = kr_i16(r);
+            x->entries[i].error_message = kr_str(r, f);
+            x->entries[i].n_entity = dec_entity(r, f, a, &x->entries[i].entity);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+        break;
+    }
     case KAPI_DESCRIBE_USER_SCRAM_CREDENTIALS: {
         struct describe_scram_resp *x = &p->describe_scram;
         x->throttle_time_ms = kr_i32(r);

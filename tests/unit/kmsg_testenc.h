@@ -51,6 +51,8 @@ union kmsg_any_req {
     struct sasl_authenticate_req sasl_authenticate;
     struct describe_scram_req describe_scram;
     struct alter_scram_req alter_scram;
+    struct describe_quotas_req describe_quotas;
+    struct alter_quotas_req alter_quotas;
     struct describe_acls_req describe_acls;
     struct create_acls_req create_acls;
     struct delete_acls_req delete_acls;
@@ -91,6 +93,8 @@ union kmsg_any_resp {
     struct sasl_authenticate_resp sasl_authenticate;
     struct describe_scram_resp describe_scram;
     struct alter_scram_resp alter_scram;
+    struct describe_quotas_resp describe_quotas;
+    struct alter_quotas_resp alter_quotas;
     struct describe_acls_resp describe_acls;
     struct create_acls_resp create_acls;
     struct delete_acls_resp delete_acls;
