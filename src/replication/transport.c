@@ -272,7 +272,7 @@ static void peer_connect(struct peer *p)
     static const struct dial_handler h0 = {out_connect, out_frame, out_close, NULL};
     struct dial_handler h = h0;
     h.data = p;
-    int rc = dial_open(t->r, p->host, p->port, t->cfg.max_frame_bytes, &h, &p->d);
+    int rc = dial_open(t->r, p->host, p->port, t->cfg.max_frame_bytes, NULL, &h, &p->d);
     if (rc != 0) {
         p->d = NULL;
         attempt_failed(p, rc, "connect failed");
