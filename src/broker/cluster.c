@@ -861,7 +861,8 @@ static int bootstrap(const struct broker_config *cfg, const struct peer_secret *
     struct rpc_quorum_info info;
     char why[512];
     int rc = discover_quorum(servers, (size_t)cfg->n_bootstrap, cfg->node_id, secret,
-                             cfg->quorum_bootstrap_timeout_ms, &info, why, sizeof(why));
+                             cfg->cluster_dial_tls, cfg->quorum_bootstrap_timeout_ms, &info, why,
+                             sizeof(why));
     if (rc != 0) {
         snprintf(err, errcap, "no answer from controller.quorum.bootstrap.servers=%s within %lld "
                  "ms (controller.quorum.bootstrap.timeout.ms): %s", cfg->quorum_bootstrap,
@@ -1026,6 +1027,8 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
         .seed = c->incarnation.b[0] | (uint64_t)c->incarnation.b[1] << 8,
         .accept_any_node = true, /* brokers that are not voters: their HELLO comes first */
         .secret = &c->secret,
+        .tls_server = cfg->cluster_tls, /* cluster.ssl.*: both or neither (server/) */
+        .tls_client = cfg->cluster_dial_tls,
     };
     struct host_options ho = {.seed = tc.seed};
     int rc = host_new(b->r, &tc, &ho, &c->host);

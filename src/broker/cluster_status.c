@@ -293,4 +293,21 @@ void cluster_metrics_write(struct broker *b, struct strbuf *out)
             prom_sample_u64(out, tnames[f], &l, 1, val);
         }
     }
+    /* Refusals of the transport's handshakes (cluster.ssl.*, cluster.secret.file). */
+    struct transport_stats ts;
+    transport_get_stats(t, &ts);
+    const char *tf = "streampulse_transport_tls_failures_total";
+    prom_family(out, tf, PROM_COUNTER,
+                "Inter-broker connections ended by TLS (cluster.ssl.*): inbound, closed at the "
+                "handshake (a plaintext peer, no client certificate or one the cluster's CA did "
+                "not sign, a timeout); outbound, attempts whose handshake or session failed.");
+    struct prom_label in = prom_label("direction", "inbound");
+    struct prom_label outb = prom_label("direction", "outbound");
+    prom_sample_u64(out, tf, &in, 1, ts.tls_failures_in);
+    prom_sample_u64(out, tf, &outb, 1, ts.tls_failures_out);
+    const char *af = "streampulse_transport_auth_failures_total";
+    prom_family(out, af, PROM_COUNTER,
+                "Inter-broker handshakes without a good proof of cluster.secret.file, either "
+                "way.");
+    prom_sample_u64(out, af, NULL, 0, ts.auth_failures);
 }

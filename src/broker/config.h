@@ -28,6 +28,7 @@ struct broker_voter {
 #define BROKER_LISTENER_NAME_MAX 64
 struct tls_settings;  /* security/tls_context.h: read by server/ only */
 struct listener_tls;  /* net/conn.h: TLS for listener_open_endpoints */
+struct dial_tls;      /* net/dial.h: TLS for dial_open */
 struct broker_listener {
     char name[BROKER_LISTENER_NAME_MAX];   /* PLAINTEXT, SECURE, ... (upper case) */
     int protocol;                          /* enum security_protocol (security/protocol.h) */
@@ -136,6 +137,13 @@ struct broker_config {
     char cluster_host[BROKER_HOST_MAX];       /* cluster.listener, or this node's voter entry */
     int cluster_port;                         /* 0: any free port */
     char cluster_secret_file[BROKER_PATH_MAX]; /* cluster.secret.file: "" none */
+    /* TLS on the inter-broker listener and dials (cluster.ssl.*; both locations or neither).
+     * server/ builds the contexts from them and sets the two hooks before broker_start. */
+    char cluster_ssl_keystore_location[BROKER_PATH_MAX];   /* PEM key + chain; "" no TLS */
+    char cluster_ssl_key_password[1024];                   /* sensitive */
+    char cluster_ssl_truststore_location[BROKER_PATH_MAX]; /* the cluster's CA (PEM) */
+    const struct listener_tls *cluster_tls;   /* the listener's (client certificate required) */
+    const struct dial_tls *cluster_dial_tls;  /* the dials' and the bootstrap query's */
 
     struct broker_config_entry *entries;      /* every key, for DescribeConfigs */
     int n_entries;

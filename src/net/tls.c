@@ -1,4 +1,4 @@
-/* One TLS server connection on OpenSSL 3 (tls.h).
+/* One TLS connection on OpenSSL 3, server or client side (tls.h).
  *
  * Owns the SSL. States: HANDSHAKING (tls_handshake until TLS_OK) -> ESTABLISHED (reads and
  * writes) -> FAILED (after any fatal error: no close_notify may be sent then) or freed.
@@ -27,7 +27,7 @@ struct tls {
     char error[160];
 };
 
-struct tls *tls_new(struct ssl_ctx_st *ctx, int fd)
+static struct tls *make(struct ssl_ctx_st *ctx, int fd, bool client)
 {
     ERR_clear_error();
     SSL *ssl = SSL_new(ctx);
@@ -36,10 +36,23 @@ struct tls *tls_new(struct ssl_ctx_st *ctx, int fd)
         ERR_clear_error();
         return NULL;
     }
-    SSL_set_accept_state(ssl);
+    if (client)
+        SSL_set_connect_state(ssl);
+    else
+        SSL_set_accept_state(ssl);
     struct tls *t = mem_calloc(1, sizeof(*t));
     t->ssl = ssl;
     return t;
+}
+
+struct tls *tls_new(struct ssl_ctx_st *ctx, int fd)
+{
+    return make(ctx, fd, false);
+}
+
+struct tls *tls_new_client(struct ssl_ctx_st *ctx, int fd)
+{
+    return make(ctx, fd, true);
 }
 
 void tls_free(struct tls *t)
@@ -59,7 +72,12 @@ void tls_free(struct tls *t)
 static void set_error(struct tls *t, int ssl_err, int saved_errno)
 {
     unsigned long e = ERR_peek_error();
-    if (e) {
+    long verify = SSL_get_verify_result(t->ssl);
+    if (e && ERR_GET_REASON(e) == SSL_R_CERTIFICATE_VERIFY_FAILED && verify != X509_V_OK) {
+        /* which check failed: "unable to get local issuer certificate" (another CA), ... */
+        snprintf(t->error, sizeof(t->error), "certificate verify failed: %s",
+                 X509_verify_cert_error_string(verify));
+    } else if (e) {
         const char *r = ERR_reason_error_string(e);
         if (r)
             snprintf(t->error, sizeof(t->error), "%s", r);

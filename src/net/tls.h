@@ -1,4 +1,6 @@
-/* The TLS record layer of one server connection, on OpenSSL 3 (net/conn.c drives it).
+/* The TLS record layer of one connection, on OpenSSL 3: the server side of an accepted
+ * connection (net/conn.c drives it) or the client side of an outbound one (net/dial.c, and the
+ * blocking bootstrap query of replication/discover.c over poll).
  *
  * Non-blocking throughout: every call does what the socket allows now and says what it waits
  * for (TLS_WANT_READ / TLS_WANT_WRITE), so the reactor's readiness drives the handshake, reads
@@ -37,6 +39,9 @@ enum tls_status {
 
 /* A server-side TLS connection over fd with ctx. Returns NULL if OpenSSL cannot create it. */
 struct tls *tls_new(struct ssl_ctx_st *ctx, int fd);
+/* A client-side one (it sends the ClientHello; ctx is a client context: what it verifies of
+ * the server's certificate is the context's business). Returns NULL as tls_new. */
+struct tls *tls_new_client(struct ssl_ctx_st *ctx, int fd);
 /* Sends close_notify if the connection is established and healthy (best effort, never waits),
  * then frees everything. NULL is fine. */
 void tls_free(struct tls *t);
@@ -58,8 +63,9 @@ const char *tls_error(const struct tls *t);
 /* After the handshake. "TLSv1.3", "TLS_AES_256_GCM_SHA384". */
 const char *tls_version(const struct tls *t);
 const char *tls_cipher(const struct tls *t);
-/* The verified client certificate's subject in RFC 2253 form ("CN=alice,O=acme") into out.
- * Returns 1, or 0 when the client sent no certificate (ssl.client.auth=none or requested). */
+/* The verified peer certificate's subject in RFC 2253 form ("CN=alice,O=acme") into out: the
+ * client's on a server connection, the server's on a client one. Returns 1, or 0 when the peer
+ * sent no certificate (ssl.client.auth=none or requested) or it was not verified. */
 int tls_peer_subject(const struct tls *t, char *out, size_t cap);
 
 #endif

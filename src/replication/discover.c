@@ -1,7 +1,8 @@
 /* Quorum discovery (contract in replication/discover.h). One blocking attempt per server:
- * resolve, non-blocking connect polled to the attempt's deadline, write the QUORUM_DESCRIBE
- * frame, read one size-prefixed frame back (at most DISCOVER_FRAME_MAX bytes) and decode it.
- * Stateless: nothing outlives the call but *out. */
+ * resolve, non-blocking connect polled to the attempt's deadline, with TLS the client
+ * handshake (net/tls.h, non-blocking too: poll for what it waits for), write the
+ * QUORUM_DESCRIBE frame, read one size-prefixed frame back (at most DISCOVER_FRAME_MAX bytes)
+ * and decode it. Stateless: nothing outlives the call but *out. */
 #include "replication/discover.h"
 
 #include <errno.h>
@@ -18,6 +19,8 @@
 #include "base/iobuf.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "net/dial.h"
+#include "net/tls.h"
 #include "security/peer_auth.h"
 
 #define DISCOVER_ATTEMPT_MS 2000
@@ -40,8 +43,61 @@ static int wait_fd(int fd, short events, int64_t deadline)
     }
 }
 
-static int io_all(int fd, uint8_t *buf, size_t len, bool writing, int64_t deadline)
+/* One attempt's connection: the socket and, with TLS, its session (or NULL). */
+struct chan {
+    int fd;
+    struct tls *tls;
+};
+
+/* Waits for what OpenSSL asked for. */
+static int tls_wait(const struct chan *ch, enum tls_status st, int64_t deadline)
 {
+    return wait_fd(ch->fd, st == TLS_WANT_READ ? POLLIN : POLLOUT, deadline);
+}
+
+/* The client handshake, to the deadline. 0, -ERR_TIMEOUT / -errno (poll), or -EPROTO. */
+static int tls_connect(struct chan *ch, int64_t deadline)
+{
+    for (;;) {
+        enum tls_status st = tls_handshake(ch->tls);
+        if (st == TLS_OK)
+            return 0;
+        if (st != TLS_WANT_READ && st != TLS_WANT_WRITE)
+            return -EPROTO;
+        int rc = tls_wait(ch, st, deadline);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+/* io_all through TLS: -ERR_SHORT on a clean close, -EPROTO when the session failed. */
+static int tls_io_all(struct chan *ch, uint8_t *buf, size_t len, bool writing, int64_t deadline)
+{
+    size_t done = 0;
+    while (done < len) {
+        size_t n = 0;
+        enum tls_status st = writing ? tls_write(ch->tls, buf + done, len - done, &n)
+                                     : tls_read(ch->tls, buf + done, len - done, &n);
+        if (st == TLS_OK) {
+            done += n;
+            continue;
+        }
+        if (st == TLS_EOF)
+            return -ERR_SHORT;
+        if (st == TLS_ERROR)
+            return -EPROTO;
+        int rc = tls_wait(ch, st, deadline);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int io_all(struct chan *ch, uint8_t *buf, size_t len, bool writing, int64_t deadline)
+{
+    if (ch->tls)
+        return tls_io_all(ch, buf, len, writing, deadline);
+    int fd = ch->fd;
     size_t done = 0;
     while (done < len) {
         int rc = wait_fd(fd, writing ? POLLOUT : POLLIN, deadline);
@@ -93,9 +149,40 @@ static int dial(const struct discover_server *s, int64_t deadline, int *out)
     return 0;
 }
 
+/* Opens the TLS session of an attempt. 0, or a negative code with the reason in err. */
+static int tls_open(const struct discover_server *s, const struct dial_tls *tls, struct chan *ch,
+                    int64_t deadline, char *err, size_t errcap)
+{
+    struct ssl_ctx_st *ctx = tls->ctx_get(time_mono_ms(), tls->data);
+    ch->tls = ctx ? tls_new_client(ctx, ch->fd) : NULL;
+    if (!ch->tls) {
+        snprintf(err, errcap, "%s:%d: cannot start a TLS session", s->host, s->port);
+        return -ENOMEM;
+    }
+    int rc = tls_connect(ch, deadline);
+    if (rc == -EPROTO && !strncmp(tls_error(ch->tls), "certificate verify failed", 25))
+        snprintf(err, errcap, "%s:%d: TLS: its certificate is not trusted: %s (does "
+                 "cluster.ssl.truststore.location hold the cluster's CA?)", s->host, s->port,
+                 tls_error(ch->tls));
+    else if (rc == -EPROTO)
+        snprintf(err, errcap, "%s:%d: TLS handshake failed: %s (is it a TLS cluster listener, "
+                 "with cluster.ssl.* set there?)", s->host, s->port, tls_error(ch->tls));
+    else if (rc != 0)
+        snprintf(err, errcap, "%s:%d: TLS handshake: %s", s->host, s->port, err_str(rc));
+    return rc;
+}
+
+static void chan_close(struct chan *ch)
+{
+    tls_free(ch->tls);
+    ch->tls = NULL;
+    close(ch->fd);
+}
+
 /* One server: 0 and *out, or a negative code with the reason in err. */
 static int ask(const struct discover_server *s, int32_t self, const struct peer_secret *secret,
-               int64_t deadline, struct rpc_quorum_info *out, char *err, size_t errcap)
+               const struct dial_tls *tls, int64_t deadline, struct rpc_quorum_info *out,
+               char *err, size_t errcap)
 {
     bool auth = secret && secret->len > 0;
     uint8_t nonce[PEER_AUTH_NONCE];
@@ -103,10 +190,14 @@ static int ask(const struct discover_server *s, int32_t self, const struct peer_
         snprintf(err, errcap, "no random bytes for the nonce");
         return -EIO;
     }
-    int fd = -1;
-    int rc = dial(s, deadline, &fd);
+    struct chan ch = {.fd = -1};
+    int rc = dial(s, deadline, &ch.fd);
     if (rc != 0) {
         snprintf(err, errcap, "%s:%d: %s", s->host, s->port, err_str(rc));
+        return rc;
+    }
+    if (tls && (rc = tls_open(s, tls, &ch, deadline, err, errcap)) != 0) {
+        chan_close(&ch);
         return rc;
     }
     struct iobuf b;
@@ -115,21 +206,29 @@ static int ask(const struct discover_server *s, int32_t self, const struct peer_
     size_t len;
     uint8_t *req = iobuf_flatten(&b, &len);
     iobuf_destroy(&b);
-    rc = io_all(fd, req, len, true, deadline);
+    rc = io_all(&ch, req, len, true, deadline);
     mem_free(req);
     uint8_t size[4];
     if (rc == 0)
-        rc = io_all(fd, size, sizeof(size), false, deadline);
+        rc = io_all(&ch, size, sizeof(size), false, deadline);
     uint32_t n = rc == 0 ? be_get32(size) : 0;
     if (rc == 0 && (n < RPC_HEADER_BYTES || n > DISCOVER_FRAME_MAX))
         rc = -ERR_CORRUPT;
     uint8_t frame[DISCOVER_FRAME_MAX];
     if (rc == 0)
-        rc = io_all(fd, frame, n, false, deadline);
-    close(fd);
+        rc = io_all(&ch, frame, n, false, deadline);
+    if (rc == -EPROTO) { /* after our certificate went: the server refused it */
+        snprintf(err, errcap, "%s:%d: TLS session refused: %s (is cluster.ssl.keystore.location's "
+                 "certificate signed by the cluster's CA?)", s->host, s->port,
+                 tls_error(ch.tls));
+        chan_close(&ch);
+        return rc;
+    }
+    chan_close(&ch);
     if (rc == -ERR_SHORT || rc == -ECONNRESET) { /* a Kafka listener closes on our frame */
         snprintf(err, errcap, "%s:%d closed the connection without an answer: not a StreamPulse "
-                 "cluster listener (cluster.listener of a running node)?", s->host, s->port);
+                 "cluster listener (cluster.listener of a running node)%s?", s->host, s->port,
+                 tls ? "" : ", or one that requires TLS (cluster.ssl.* set there)");
         return rc;
     }
     if (rc != 0) {
@@ -173,8 +272,8 @@ static int ask(const struct discover_server *s, int32_t self, const struct peer_
 }
 
 int discover_quorum(const struct discover_server *servers, size_t n, int32_t self,
-                    const struct peer_secret *secret, int64_t timeout_ms,
-                    struct rpc_quorum_info *out, char *err, size_t errcap)
+                    const struct peer_secret *secret, const struct dial_tls *tls,
+                    int64_t timeout_ms, struct rpc_quorum_info *out, char *err, size_t errcap)
 {
     int64_t end = time_mono_ms() + timeout_ms;
     snprintf(err, errcap, "no bootstrap server");
@@ -184,7 +283,7 @@ int discover_quorum(const struct discover_server *servers, size_t n, int32_t sel
             if (now >= end)
                 return -ERR_TIMEOUT;
             int64_t deadline = now + DISCOVER_ATTEMPT_MS < end ? now + DISCOVER_ATTEMPT_MS : end;
-            if (ask(&servers[i], self, secret, deadline, out, err, errcap) == 0)
+            if (ask(&servers[i], self, secret, tls, deadline, out, err, errcap) == 0)
                 return 0;
         }
         if (n == 0 || time_mono_ms() + DISCOVER_RETRY_MS >= end)

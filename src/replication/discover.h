@@ -15,6 +15,7 @@
 #include "replication/rpc.h"
 
 struct peer_secret;
+struct dial_tls;
 
 struct discover_server {
     const char *host;
@@ -25,11 +26,16 @@ struct discover_server {
  * (each attempt bounded by what is left, and by 2 s). self is this node's id (the frame's
  * `from`). With a secret (not NULL, len > 0) the QUORUM_DESCRIBE carries a nonce and only an
  * answer with a good proof of the secret is taken (security/peer_auth.h); a server that
- * answers without one fails that attempt, with the reason in err. Returns 0 and *out (valid as rpc_decode_quorum_info checks it), or -ERR_TIMEOUT
- * with the last failure in err ("127.0.0.1:9093: connection refused", or the ERROR frame's
- * text a server sent). */
+ * answers without one fails that attempt, with the reason in err. With tls (cluster.ssl.*, not
+ * NULL) each attempt is a TLS client session over the socket (net/tls.h, its context from
+ * tls->ctx_get), its handshake bounded by the attempt's deadline like every read and write; a
+ * server whose certificate the context does not accept, or one that is not TLS, fails the
+ * attempt. Returns 0 and *out (valid as rpc_decode_quorum_info checks it), or -ERR_TIMEOUT with
+ * the last failure in err ("127.0.0.1:9093: connection refused", "127.0.0.1:9093: TLS
+ * handshake failed: certificate verify failed: ...", or the ERROR frame's text a server
+ * sent). */
 int discover_quorum(const struct discover_server *servers, size_t n, int32_t self,
-                    const struct peer_secret *secret, int64_t timeout_ms,
-                    struct rpc_quorum_info *out, char *err, size_t errcap);
+                    const struct peer_secret *secret, const struct dial_tls *tls,
+                    int64_t timeout_ms, struct rpc_quorum_info *out, char *err, size_t errcap);
 
 #endif

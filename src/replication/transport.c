@@ -1,7 +1,8 @@
 /* The inter-broker Raft transport (contract in replication/transport.h).
  *
- * Owns: the cluster listener (net/conn) and its inbound connections' state (struct inbound),
- * and per peer: the outbound connection (net/dial), its reconnect/handshake timer and the two
+ * Owns: the cluster listener (net/conn; with TLS its listener_tls, a copy of the one configured
+ * with our handshake timeout) and its inbound connections' state (struct inbound), and per
+ * peer: the outbound connection (net/dial), its reconnect/handshake timer and the two
  * frame builders (RAFT, HEARTBEATS) holding what transport_send queued since the last flush.
  *
  * Invariants:
@@ -69,6 +70,7 @@ struct transport {
     char *cluster_id;
     struct transport_config cfg; /* defaults applied; pointers not kept */
     struct peer_secret secret;   /* len 0: none */
+    struct listener_tls tls_in;  /* cfg.tls_server with our handshake timeout (the listener's) */
     struct listener *l;
     struct peer **peers; /* each owned; pointers stable (timers and dials hold them) */
     size_t n_peers;
@@ -251,16 +253,27 @@ static void out_close(struct dial *d, int err, void *data)
 {
     struct peer *p = data;
     struct transport *t = p->t;
+    const char *tls_why = dial_tls_error(d);
+    char why[256] = "connect or handshake failed";
+    if (tls_why) {
+        t->st.tls_failures_out++;
+        snprintf(why, sizeof(why), "TLS %s", tls_why);
+    } else if (!dial_tls_on(d) && !p->ready && err == -ERR_CLOSED) {
+        snprintf(why, sizeof(why), "closed before HELLO_OK (a TLS listener? cluster.ssl.* set "
+                 "there and not here)");
+    }
     p->d = NULL;
     if (p->ready) {
         p->ready = false;
         drop_queued(p);
-        log_warn("raft_peer_disconnected", "node=%d peer=%d err=\"%s\"", t->self, p->id,
-                 err_str(err));
+        char q[320];
+        log_warn("raft_peer_disconnected", "node=%d peer=%d err=\"%s\"%s%s", t->self, p->id,
+                 err_str(err), tls_why ? " reason=" : "",
+                 tls_why ? log_quote(q, sizeof(q), why, strlen(why)) : "");
         p->down_logged = true;
         schedule_retry(p);
     } else {
-        attempt_failed(p, err, "connect or handshake failed");
+        attempt_failed(p, err, why);
     }
     if (DCHECK_ENABLED)
         transport_check(t);
@@ -272,7 +285,8 @@ static void peer_connect(struct peer *p)
     static const struct dial_handler h0 = {out_connect, out_frame, out_close, NULL};
     struct dial_handler h = h0;
     h.data = p;
-    int rc = dial_open(t->r, p->host, p->port, t->cfg.max_frame_bytes, &h, &p->d);
+    int rc = dial_open(t->r, p->host, p->port, t->cfg.max_frame_bytes, t->cfg.tls_client, &h,
+                       &p->d);
     if (rc != 0) {
         p->d = NULL;
         attempt_failed(p, rc, "connect failed");
@@ -580,7 +594,8 @@ bool transport_has_peer(const struct transport *t, int32_t id)
 static int check_config(const struct transport_config *c)
 {
     if (c->self_id < 0 || !c->cluster_id || strlen(c->cluster_id) < 1 ||
-        strlen(c->cluster_id) > RPC_CLUSTER_ID_MAX || (c->n_peers && !c->peers))
+        strlen(c->cluster_id) > RPC_CLUSTER_ID_MAX || (c->n_peers && !c->peers) ||
+        !c->tls_server != !c->tls_client)
         return -ERR_INVALID;
     for (size_t i = 0; i < c->n_peers; i++) {
         const struct transport_peer_config *p = &c->peers[i];
@@ -608,6 +623,7 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
     t->cfg.cluster_id = NULL;
     t->cfg.listen_host = NULL;
     t->cfg.secret = NULL;
+    t->cfg.tls_server = NULL; /* t->tls_in holds it; tls_client stays borrowed */
     if (cfg->secret && cfg->secret->len > 0)
         t->secret = *cfg->secret;
     if (!t->cfg.queue_max_bytes)
@@ -631,8 +647,17 @@ int transport_new(struct reactor *r, const struct transport_config *cfg, transpo
     struct conn_limits lim = {.max_frame_bytes = t->cfg.max_frame_bytes,
                               .max_connections = max_conns};
     struct conn_handler h = {in_frame, in_closed, in_open, t};
-    rc = listener_open(r, cfg->listen_host ? cfg->listen_host : "0.0.0.0", cfg->listen_port, &lim,
-                       &h, &t->l);
+    if (cfg->tls_server) {
+        t->tls_in = *cfg->tls_server;
+        t->tls_in.handshake_timeout_ms = t->cfg.handshake_timeout_ms;
+    }
+    struct listener_endpoint ep = {
+        .name = "cluster",
+        .host = cfg->listen_host ? cfg->listen_host : "0.0.0.0",
+        .port = cfg->listen_port,
+        .tls = cfg->tls_server ? &t->tls_in : NULL,
+    };
+    rc = listener_open_endpoints(r, &ep, 1, &lim, &h, &t->l, NULL);
     if (rc != 0) {
         t->l = NULL;
         transport_free(t);
@@ -802,4 +827,10 @@ int transport_peer_stats(const struct transport *t, int32_t peer,
 void transport_get_stats(const struct transport *t, struct transport_stats *out)
 {
     *out = t->st;
+    if (t->tls_in.ctx_get) {
+        struct conn_stats cs;
+        listener_get_stats(t->l, &cs);
+        out->tls_handshakes_in = cs.tls_handshakes;
+        out->tls_failures_in = cs.tls_handshake_failures;
+    }
 }

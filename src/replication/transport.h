@@ -22,6 +22,18 @@
  * QUORUM_INFO carries a proof. Without a secret a HELLO with a nonce is accepted as one without,
  * and a peer that has one refuses us: both sides need the same secret (fail closed).
  *
+ * TLS (cluster.ssl.*). With tls_server and tls_client set, the cluster listener is a TLS
+ * endpoint (net/conn.h struct listener_tls) whose contexts demand a client certificate, and every
+ * dial is a TLS client (net/dial.h struct dial_tls) whose context verifies the server's: both
+ * chain to the cluster's CA (what the contexts check is security/tls_context.h's business; the
+ * transport only moves bytes through them). The inbound handshake must finish within
+ * handshake_timeout_ms of the accept, the outbound one within the same timer as the HELLO_OK.
+ * A peer that fails the handshake (plaintext, another CA, no certificate, silence) is closed
+ * before any frame is read from it, logged rate-limited by net/conn (tls_handshake_failed
+ * listener=cluster) and counted (tls_failures_in); an outbound failure is logged as any failed
+ * attempt (raft_peer_unreachable, with the TLS reason) and counted (tls_failures_out). The
+ * HELLO and the secret's proofs then run inside the session, unchanged.
+ *
  * Reconnects. A failed attempt (refused, timed out, handshake refused) or a dropped connection
  * schedules the next attempt after an exponential backoff with jitter: from backoff_min_ms
  * doubling to backoff_max_ms, each delay drawn from [delay/2, delay]; a successful handshake
@@ -64,6 +76,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/conn.h"
+#include "net/dial.h"
 #include "net/reactor.h"
 #include "raft/raft.h"
 #include "replication/rpc.h"
@@ -90,10 +104,15 @@ struct transport_config {
     size_t max_frame_bytes;       /* frames sent and received: 100 MiB (conn's default) */
     int64_t backoff_min_ms;       /* first reconnect delay: 50 */
     int64_t backoff_max_ms;       /* cap: 2000 */
-    int64_t handshake_timeout_ms; /* connect + HELLO_OK: 2000 */
+    int64_t handshake_timeout_ms; /* connect (+ TLS) + HELLO_OK, and an inbound TLS
+                                     handshake: 2000 */
     uint64_t seed;                /* jitter PRNG */
     bool accept_any_node;         /* inbound HELLO from any node id (see above) */
     const struct peer_secret *secret; /* cluster.secret.file (copied); NULL or len 0: none */
+    /* cluster.ssl.*: TLS on the listener (its handshake_timeout_ms is replaced by the one
+     * above) and on the dials; both or neither, borrowed: they must outlive the transport */
+    const struct listener_tls *tls_server;
+    const struct dial_tls *tls_client;
 };
 
 #define TRANSPORT_PEERS_MAX 1024                /* transport_add_peer's bound */
@@ -104,7 +123,8 @@ typedef void (*transport_msg_cb)(int32_t from, const struct rpc_group *g,
                                  const struct raft_msg *m, void *data);
 
 /* Opens the listener and starts connecting to every peer. Returns 0 and *out (release with
- * transport_free), -ERR_INVALID (bad config), or -errno from the listener (EADDRINUSE...). */
+ * transport_free), -ERR_INVALID (bad config, or only one of tls_server and tls_client), or
+ * -errno from the listener (EADDRINUSE...). */
 int transport_new(struct reactor *r, const struct transport_config *cfg, transport_msg_cb on_msg,
                   void *data, struct transport **out);
 /* Closes every connection; no callback runs afterwards. Call before reactor_free, and not from
@@ -172,6 +192,9 @@ struct transport_stats {
     uint64_t ctl_received;       /* controller frames handed to on_controller */
     uint64_t ctl_dropped;        /* ... received without a callback set */
     uint64_t auth_failures;      /* handshakes without a good proof of the secret, either way */
+    uint64_t tls_handshakes_in;  /* TLS: inbound handshakes completed */
+    uint64_t tls_failures_in;    /* inbound connections closed at the TLS handshake */
+    uint64_t tls_failures_out;   /* outbound attempts or connections ended by a TLS failure */
 };
 void transport_get_stats(const struct transport *t, struct transport_stats *out);
 

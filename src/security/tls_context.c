@@ -47,6 +47,8 @@ struct stamp {
 
 struct tls_context {
     char name[64];
+    char pfx[16];   /* the settings' prefix in messages: "ssl.", "cluster.ssl." */
+    bool client;    /* a client context (tls_context_new_cluster) */
     struct tls_settings s;
     struct principal_rules *rules;
     SSL_CTX *ctx;
@@ -268,7 +270,8 @@ out:
     return rc;
 }
 
-static int load_keystore(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errcap)
+static int load_keystore(SSL_CTX *ctx, const struct tls_settings *s, const char *pfx, char *err,
+                         size_t errcap)
 {
     char why[512];
     const char *path = s->keystore_location;
@@ -276,26 +279,26 @@ static int load_keystore(SSL_CTX *ctx, const struct tls_settings *s, char *err, 
     SSL_CTX_set_default_passwd_cb_userdata(ctx, (void *)s->key_password);
     int rc = -1;
     if (SSL_CTX_use_certificate_chain_file(ctx, path) != 1) {
-        snprintf(err, errcap, "ssl.keystore.location %s: no usable certificate chain: %s", path,
-                 ssl_errors(why, sizeof(why)));
+        snprintf(err, errcap, "%skeystore.location %s: no usable certificate chain: %s", pfx,
+                 path, ssl_errors(why, sizeof(why)));
         goto out;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, path, SSL_FILETYPE_PEM) != 1) {
         unsigned long e = ERR_peek_error();
         if (ERR_GET_LIB(e) == ERR_LIB_X509 && ERR_GET_REASON(e) == X509_R_KEY_VALUES_MISMATCH) {
-            snprintf(err, errcap, "ssl.keystore.location %s: the private key does not belong to "
-                     "the certificate: %s", path, ssl_errors(why, sizeof(why)));
+            snprintf(err, errcap, "%skeystore.location %s: the private key does not belong to "
+                     "the certificate: %s", pfx, path, ssl_errors(why, sizeof(why)));
             goto out;
         }
-        snprintf(err, errcap, "ssl.keystore.location %s: cannot read the private key%s: %s", path,
-                 s->key_password[0] ? " (is ssl.key.password right?)"
-                                    : " (if it is encrypted, set ssl.key.password)",
+        snprintf(err, errcap, "%skeystore.location %s: cannot read the private key%s%s%s: %s",
+                 pfx, path, s->key_password[0] ? " (is " : " (if it is encrypted, set ", pfx,
+                 s->key_password[0] ? "key.password right?)" : "key.password)",
                  ssl_errors(why, sizeof(why)));
         goto out;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
-        snprintf(err, errcap, "ssl.keystore.location %s: the private key does not belong to the "
-                 "certificate: %s", path, ssl_errors(why, sizeof(why)));
+        snprintf(err, errcap, "%skeystore.location %s: the private key does not belong to the "
+                 "certificate: %s", pfx, path, ssl_errors(why, sizeof(why)));
         goto out;
     }
     rc = 0;
@@ -306,34 +309,43 @@ out:
     return rc;
 }
 
-static int load_truststore(SSL_CTX *ctx, const struct tls_settings *s, char *err, size_t errcap)
+static int load_truststore(SSL_CTX *ctx, const struct tls_settings *s, const char *pfx,
+                           bool client, char *err, size_t errcap)
 {
     char why[512];
     const char *path = s->truststore_location;
     if (!path[0])
         return 0;
     if (SSL_CTX_load_verify_locations(ctx, path, NULL) != 1) {
-        snprintf(err, errcap, "ssl.truststore.location %s: %s", path,
+        snprintf(err, errcap, "%struststore.location %s: %s", pfx, path,
                  ssl_errors(why, sizeof(why)));
         return -1;
     }
-    /* the CA names sent in CertificateRequest, so clients pick the right certificate */
+    /* the CA names sent in CertificateRequest, so clients pick the right certificate (and a
+     * trust store without any is refused on the client side too) */
     STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(path);
     if (!names) {
-        snprintf(err, errcap, "ssl.truststore.location %s: no CA certificate in it: %s", path,
+        snprintf(err, errcap, "%struststore.location %s: no CA certificate in it: %s", pfx, path,
                  ssl_errors(why, sizeof(why)));
         return -1;
     }
-    SSL_CTX_set_client_CA_list(ctx, names);
+    if (client)
+        sk_X509_NAME_pop_free(names, X509_NAME_free);
+    else
+        SSL_CTX_set_client_CA_list(ctx, names);
     return 0;
 }
 
-static SSL_CTX *build(const struct tls_settings *s, char *err, size_t errcap)
+/* A server context (client false: ssl.client.auth decides what is asked of clients) or a client
+ * one (the server's certificate must chain to the trust store; no host name is checked: see
+ * tls_context_new_cluster). pfx: how the settings are named in messages ("ssl."). */
+static SSL_CTX *build(const struct tls_settings *s, const char *pfx, bool client, char *err,
+                      size_t errcap)
 {
     int min, max;
     if (parse_protocols(s->enabled_protocols, &min, &max, err, errcap) != 0)
         return NULL;
-    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    SSL_CTX *ctx = SSL_CTX_new(client ? TLS_client_method() : TLS_server_method());
     if (!ctx) {
         char why[256];
         snprintf(err, errcap, "cannot create an OpenSSL context: %s",
@@ -342,8 +354,9 @@ static SSL_CTX *build(const struct tls_settings *s, char *err, size_t errcap)
     }
     /* No renegotiation (a denial-of-service lever and never needed by Kafka clients); kernel TLS
      * where the kernel has it (Fetch's file bytes then go out with SSL_sendfile). */
-    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE |
-                                 SSL_OP_NO_COMPRESSION | SSL_OP_ENABLE_KTLS);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                                 SSL_OP_ENABLE_KTLS |
+                                 (client ? 0 : SSL_OP_CIPHER_SERVER_PREFERENCE));
     /* Idle connections hold no record buffers; SSL_write may take a record at a time and be
      * retried from another buffer with the same bytes (net/tls.c). */
     SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS | SSL_MODE_ENABLE_PARTIAL_WRITE |
@@ -362,10 +375,13 @@ static SSL_CTX *build(const struct tls_settings *s, char *err, size_t errcap)
         goto out_free;
     SSL_CTX_set_min_proto_version(ctx, min);
     SSL_CTX_set_max_proto_version(ctx, max);
-    if (load_keystore(ctx, s, err, errcap) != 0 || load_truststore(ctx, s, err, errcap) != 0)
+    if (load_keystore(ctx, s, pfx, err, errcap) != 0 ||
+        load_truststore(ctx, s, pfx, client, err, errcap) != 0)
         goto out_free;
     int mode = SSL_VERIFY_NONE;
-    if (!strcmp(s->client_auth, "requested"))
+    if (client)
+        mode = SSL_VERIFY_PEER; /* the chain only: no SSL_set1_host (see the header) */
+    else if (!strcmp(s->client_auth, "requested"))
         mode = SSL_VERIFY_PEER;
     else if (!strcmp(s->client_auth, "required"))
         mode = SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
@@ -439,7 +455,7 @@ static int rebuild(struct tls_context *t, const char *why)
     struct stamp key = stamp_of(t->s.keystore_location);
     struct stamp trust = stamp_of(t->s.truststore_location);
     char err[1024];
-    SSL_CTX *ctx = build(&t->s, err, sizeof(err));
+    SSL_CTX *ctx = build(&t->s, t->pfx, t->client, err, sizeof(err));
     if (!ctx) {
         t->bad_key = key;
         t->bad_trust = trust;
@@ -462,23 +478,26 @@ static int rebuild(struct tls_context *t, const char *why)
     return 0;
 }
 
-int tls_context_new(const struct tls_settings *s, const char *name, struct tls_context **out,
-                    char *err, size_t errcap)
+static int context_new(const struct tls_settings *s, const char *name, const char *pfx,
+                       bool client, struct tls_context **out, char *err, size_t errcap)
 {
     struct tls_context *t = mem_calloc(1, sizeof(*t));
     snprintf(t->name, sizeof(t->name), "%s", name);
+    snprintf(t->pfx, sizeof(t->pfx), "%s", pfx);
+    t->client = client;
     t->s = *s;
     if (principal_rules_parse(s->principal_mapping_rules, &t->rules, err, errcap) != 0)
         goto out_free;
     t->cur_key = stamp_of(s->keystore_location);
     t->cur_trust = stamp_of(s->truststore_location);
-    t->ctx = build(s, err, errcap);
+    t->ctx = build(s, pfx, client, err, errcap);
     if (!t->ctx)
         goto out_rules;
     char desc[800];
     describe_cert(t->ctx, desc, sizeof(desc));
-    log_info("tls_loaded", "listener=%s client_auth=%s protocols=%s %s", name, s->client_auth,
-             s->enabled_protocols, desc);
+    log_info("tls_loaded", "listener=%s role=%s %s=%s protocols=%s %s", name,
+             client ? "client" : "server", client ? "verify" : "client_auth",
+             client ? "chain" : s->client_auth, s->enabled_protocols, desc);
     *out = t;
     return 0;
 
@@ -487,6 +506,45 @@ out_rules:
 out_free:
     mem_free(t);
     return -1;
+}
+
+int tls_context_new(const struct tls_settings *s, const char *name, struct tls_context **out,
+                    char *err, size_t errcap)
+{
+    return context_new(s, name, "ssl.", false, out, err, errcap);
+}
+
+int tls_context_new_cluster(const char *keystore, const char *key_password,
+                            const char *truststore, bool client, struct tls_context **out,
+                            char *err, size_t errcap)
+{
+    struct tls_settings *s = mem_calloc(1, sizeof(*s));
+    int rc = -1;
+    if (snprintf(s->keystore_location, sizeof(s->keystore_location), "%s", keystore) >=
+            (int)sizeof(s->keystore_location) ||
+        snprintf(s->key_password, sizeof(s->key_password), "%s", key_password) >=
+            (int)sizeof(s->key_password) ||
+        snprintf(s->truststore_location, sizeof(s->truststore_location), "%s", truststore) >=
+            (int)sizeof(s->truststore_location)) {
+        snprintf(err, errcap, "cluster.ssl.*: a value is too long");
+        goto out;
+    }
+    if (!keystore[0] || !truststore[0]) {
+        snprintf(err, errcap, "cluster.ssl.keystore.location and cluster.ssl.truststore.location "
+                 "are needed together");
+        goto out;
+    }
+    snprintf(s->keystore_type, sizeof(s->keystore_type), "PEM");
+    snprintf(s->truststore_type, sizeof(s->truststore_type), "PEM");
+    snprintf(s->client_auth, sizeof(s->client_auth), "required");
+    snprintf(s->enabled_protocols, sizeof(s->enabled_protocols), "TLSv1.2,TLSv1.3");
+    snprintf(s->principal_mapping_rules, sizeof(s->principal_mapping_rules), "DEFAULT");
+    rc = context_new(s, client ? "cluster-client" : "cluster", "cluster.ssl.", client, out, err,
+                     errcap);
+out:
+    memset(s->key_password, 0, sizeof(s->key_password));
+    mem_free(s);
+    return rc;
 }
 
 void tls_context_free(struct tls_context *t)

@@ -1,5 +1,6 @@
 /* A TLS listener's server context: OpenSSL 3's SSL_CTX built from Kafka's ssl.* settings, kept
- * current as its files change.
+ * current as its files change; and the inter-broker transport's two contexts from cluster.ssl.*
+ * (tls_context_new_cluster), reloaded the same way.
  *
  * Settings (Kafka's names; a listener may override each as listener.name.<name>.ssl.*):
  *   ssl.keystore.type=PEM            the only keystore type
@@ -24,6 +25,7 @@
 #ifndef SP_SECURITY_TLS_CONTEXT_H
 #define SP_SECURITY_TLS_CONTEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -58,6 +60,18 @@ struct ssl_ctx_st;
  * with tls_context_free), or -1 with a message in err naming the setting and file at fault. */
 int tls_context_new(const struct tls_settings *s, const char *name, struct tls_context **out,
                     char *err, size_t errcap);
+/* The inter-broker contexts (cluster.ssl.keystore.location, .key.password,
+ * .truststore.location; both locations required): client false gives the cluster listener's
+ * server context, which requires a client certificate that chains to the trust store (mTLS);
+ * client true the dialer's, which presents the keystore's certificate and verifies that the
+ * server's chains to the trust store. TLS 1.2 at least, OpenSSL's default cipher suites. No
+ * host name is verified: nodes are dialled by address, often an IP, and the trust store is
+ * the cluster's own CA, so a certificate it signed is a node of the cluster (a CA that also
+ * signs other services' certificates would let those join: do not share it). Messages name
+ * the cluster.ssl.* settings. Returns 0 with *out, or -1 with err. */
+int tls_context_new_cluster(const char *keystore, const char *key_password,
+                            const char *truststore, bool client, struct tls_context **out,
+                            char *err, size_t errcap);
 void tls_context_free(struct tls_context *t);
 
 /* The context for a connection accepted now (borrowed: SSL_new takes its own reference).

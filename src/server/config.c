@@ -253,7 +253,20 @@ static const struct key keys[] = {
      "inter-broker secret: every node must have the same; nodes prove it to each other (HMAC, "
      "the secret never sent) before any Raft or controller traffic, so a process without it "
      "cannot join, vote or append. Empty: peers are told apart by the cluster id only (keep "
-     "`cluster.listener` on a trusted network)"},
+     "`cluster.listener` on a trusted network), or by their certificates with "
+     "`cluster.ssl.*`; it works alone and together with TLS"},
+    {"cluster.ssl.keystore.location", C_STR, F(cluster_ssl_keystore_location), "", 0, 0, 1, 0,
+     "turns TLS on for the inter-broker listener and every inter-broker connection: one PEM file "
+     "with this node's private key and certificate chain (leaf first), as `ssl.keystore.location`; "
+     "inbound connections must present a client certificate that chains to "
+     "`cluster.ssl.truststore.location` (mTLS, TLS 1.2 at least), outbound ones present this "
+     "certificate and verify the peer's chain. Host names are not verified (nodes are dialled by "
+     "address): use a CA of the cluster's own. Reloaded when the files change and on SIGHUP"},
+    {"cluster.ssl.key.password", C_STR, F(cluster_ssl_key_password), "", 0, 0, 1, 0,
+     "password of an encrypted private key in `cluster.ssl.keystore.location` (sensitive)"},
+    {"cluster.ssl.truststore.location", C_STR, F(cluster_ssl_truststore_location), "", 0, 0, 1, 0,
+     "PEM CA certificates of the cluster (required with `cluster.ssl.keystore.location`): peers' "
+     "certificates, both ways, must chain to them"},
     {"cluster.listener", C_CLUSTER, F(cluster_host), "", 0, 0, 1, 0,
      "inter-broker `host:port` (port 0: any free port): by default a voter's own entry in "
      "`controller.quorum.voters`, and 127.0.0.1 on any free port for a single node; required, "
@@ -956,7 +969,9 @@ static void describe(struct broker_config *cfg, const struct state *st)
             continue;
         const char *field = is_ssl(k) ? (const char *)st->ssl + k->off : (const char *)cfg + k->off;
         char buf[BROKER_PATH_MAX + 64];
-        bool sensitive = is_ssl(k) && k->off == offsetof(struct tls_settings, key_password);
+        bool sensitive = is_ssl(k) ? k->off == offsetof(struct tls_settings, key_password)
+                                   : k->off == offsetof(struct broker_config,
+                                                        cluster_ssl_key_password);
         switch (k->type) {
         case C_INT:
             snprintf(buf, sizeof(buf), "%" PRId32, *(const int32_t *)field);
@@ -1036,6 +1051,20 @@ static void describe(struct broker_config *cfg, const struct state *st)
  * standalone: cluster.listener if given, else 127.0.0.1 on any free port. */
 static int cluster_settle(struct broker_config *cfg, char *err, size_t errcap)
 {
+    bool key = cfg->cluster_ssl_keystore_location[0] != '\0';
+    bool trust = cfg->cluster_ssl_truststore_location[0] != '\0';
+    if (key != trust) {
+        snprintf(err, errcap, "%s is set but %s is not: TLS on the inter-broker listener needs "
+                 "both (this node's key and certificate chain, and the cluster's CA)",
+                 key ? "cluster.ssl.keystore.location" : "cluster.ssl.truststore.location",
+                 key ? "cluster.ssl.truststore.location" : "cluster.ssl.keystore.location");
+        return -1;
+    }
+    if (cfg->cluster_ssl_key_password[0] && !key) {
+        snprintf(err, errcap, "cluster.ssl.key.password is set but cluster.ssl.keystore.location "
+                 "is not");
+        return -1;
+    }
     bool listener_set = cfg->cluster_port >= 0;
     if (cfg->n_bootstrap > 0) {
         if (cfg->n_voters > 0) {
@@ -1346,6 +1375,7 @@ int config_load(struct broker_config *cfg, const char *file, char *const *sets, 
 
 void config_free(struct broker_config *cfg)
 {
+    memset(cfg->cluster_ssl_key_password, 0, sizeof(cfg->cluster_ssl_key_password));
     for (int i = 0; i < cfg->n_listeners; i++) {
         if (cfg->listeners[i].ssl)
             memset(cfg->listeners[i].ssl->key_password, 0,

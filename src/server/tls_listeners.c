@@ -2,7 +2,9 @@
  * context in security/.
  *
  * Owns one tls_context and one listener_tls per TLS listener; cfg->listeners[i].tls points at
- * the latter until tls_listeners_free (after the broker, and so the listener, has stopped). */
+ * the latter until tls_listeners_free (after the broker, and so the listener, has stopped).
+ * With cluster.ssl.* also the cluster's server and client contexts and their hooks
+ * (cfg->cluster_tls, cfg->cluster_dial_tls), with the same lifetime. */
 #include "server/tls_listeners.h"
 
 #include <stdio.h>
@@ -10,6 +12,7 @@
 
 #include "base/mem.h"
 #include "net/conn.h"
+#include "net/dial.h"
 #include "security/protocol.h"
 #include "security/tls_context.h"
 
@@ -17,6 +20,10 @@ struct tls_listeners {
     struct tls_context *ctx[BROKER_LISTENERS_MAX];
     struct listener_tls hook[BROKER_LISTENERS_MAX];
     int n;
+    struct tls_context *cluster_server; /* cluster.ssl.*, or NULL */
+    struct tls_context *cluster_client;
+    struct listener_tls cluster_hook;
+    struct dial_tls cluster_dial;
 };
 
 static struct ssl_ctx_st *ctx_get(int64_t now_ms, void *data)
@@ -29,11 +36,39 @@ static int principal(const char *subject, char *out, size_t cap, void *data)
     return tls_context_principal(data, subject, out, cap);
 }
 
+/* cluster.ssl.*: the inter-broker contexts into t. Returns 0 or -1 with err. */
+static int cluster_start(struct tls_listeners *t, struct broker_config *cfg, char *err,
+                         size_t errcap)
+{
+    for (int client = 0; client < 2; client++) {
+        struct tls_context **ctx = client ? &t->cluster_client : &t->cluster_server;
+        if (tls_context_new_cluster(cfg->cluster_ssl_keystore_location,
+                                    cfg->cluster_ssl_key_password,
+                                    cfg->cluster_ssl_truststore_location, client, ctx, err,
+                                    errcap) != 0)
+            return -1;
+    }
+    t->cluster_hook = (struct listener_tls){.ctx_get = ctx_get, .data = t->cluster_server};
+    t->cluster_dial = (struct dial_tls){.ctx_get = ctx_get, .data = t->cluster_client};
+    cfg->cluster_tls = &t->cluster_hook;
+    cfg->cluster_dial_tls = &t->cluster_dial;
+    return 0;
+}
+
 int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, char *err,
                         size_t errcap)
 {
     *out = NULL;
     struct tls_listeners *t = NULL;
+    if (cfg->cluster_ssl_keystore_location[0]) {
+        t = mem_calloc(1, sizeof(*t));
+        if (cluster_start(t, cfg, err, errcap) != 0) {
+            tls_listeners_free(t);
+            cfg->cluster_tls = NULL;
+            cfg->cluster_dial_tls = NULL;
+            return -1;
+        }
+    }
     for (int i = 0; i < cfg->n_listeners; i++) {
         struct broker_listener *bl = &cfg->listeners[i];
         if (!security_protocol_tls(bl->protocol))
@@ -47,6 +82,8 @@ int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, c
             tls_listeners_free(t);
             for (int j = 0; j < i; j++)
                 cfg->listeners[j].tls = NULL;
+            cfg->cluster_tls = NULL;
+            cfg->cluster_dial_tls = NULL;
             return -1;
         }
         t->ctx[t->n] = ctx;
@@ -67,6 +104,10 @@ void tls_listeners_reload(struct tls_listeners *t)
 {
     for (int i = 0; t && i < t->n; i++)
         tls_context_reload(t->ctx[i], "sighup");
+    if (t && t->cluster_server) {
+        tls_context_reload(t->cluster_server, "sighup");
+        tls_context_reload(t->cluster_client, "sighup");
+    }
 }
 
 void tls_listeners_free(struct tls_listeners *t)
@@ -75,5 +116,7 @@ void tls_listeners_free(struct tls_listeners *t)
         return;
     for (int i = 0; i < t->n; i++)
         tls_context_free(t->ctx[i]);
+    tls_context_free(t->cluster_server);
+    tls_context_free(t->cluster_client);
     mem_free(t);
 }

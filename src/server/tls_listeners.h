@@ -1,5 +1,7 @@
 /* TLS for the broker's SSL listeners: one security/tls_context per listener, wired into the
- * listener_tls hook that net/ calls at accept and handshake time. */
+ * listener_tls hook that net/ calls at accept and handshake time; and for the inter-broker
+ * transport (cluster.ssl.*): a server context behind the cluster listener's listener_tls hook
+ * and a client one behind the dial_tls hook of its dials and of the bootstrap query. */
 #ifndef SP_SERVER_TLS_LISTENERS_H
 #define SP_SERVER_TLS_LISTENERS_H
 
@@ -9,10 +11,11 @@
 
 struct tls_listeners;
 
-/* Builds the context of every TLS listener of cfg and sets its cfg->listeners[i].tls (before
- * broker_start). Returns 0 with *out (NULL when there is no TLS listener; release with
- * tls_listeners_free after broker_stop), or -1 with a message in err naming the listener, the
- * setting and the file. */
+/* Builds the context of every TLS listener of cfg and sets its cfg->listeners[i].tls, and with
+ * cluster.ssl.* the two inter-broker contexts, setting cfg->cluster_tls and
+ * cfg->cluster_dial_tls (before broker_start). Returns 0 with *out (NULL when there is no TLS
+ * at all; release with tls_listeners_free after broker_stop), or -1 with a message in err
+ * naming the listener, the setting and the file. */
 int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, char *err,
                         size_t errcap);
 /* Rebuilds every context now (SIGHUP): new connections get the new certificates, connections

@@ -10,7 +10,11 @@ with an ERROR frame of code 5 (RPC_ERR_AUTH) and a closed connection:
   5. a QUORUM_DESCRIBE without a nonce.
 Prints one line per attempt.
 
-usage: fake_peer.py CLUSTER_ID FROM_NODE TO_NODE:HOST:PORT..."""
+With --tls-listener the nodes' cluster listeners speak TLS (cluster.ssl.*) and this process,
+in plaintext, must get nothing back: no frame at all (at most a TLS alert record) and a closed
+connection, for each of the same five attempts.
+
+usage: fake_peer.py [--tls-listener] CLUSTER_ID FROM_NODE TO_NODE:HOST:PORT..."""
 import os
 import socket
 import struct
@@ -49,17 +53,25 @@ def raft_frame(frm, to, mtype, term, entries=()):
     return frame(RAFT, frm, to, body)
 
 
-def read_frames(s):
-    """every frame until the node closes the connection (bounded by the socket timeout)"""
+def read_all(s):
+    """every byte until the node closes the connection (bounded by the socket timeout)"""
     data = b""
     while True:
         try:
             chunk = s.recv(65536)
         except socket.timeout:
             raise AssertionError("the node kept the connection open")
+        except ConnectionResetError:
+            break
         if not chunk:
             break
         data += chunk
+    return data
+
+
+def read_frames(s):
+    """every frame until the node closes the connection (bounded by the socket timeout)"""
+    data = read_all(s)
     frames = []
     while len(data) >= 4:
         n = struct.unpack(">I", data[:4])[0]
@@ -81,6 +93,23 @@ def refused_auth(frames):
     return len(last) >= 18 and last[2] == ERROR and struct.unpack(">h", last[16:18])[0] == ERR_AUTH
 
 
+tls_listener = len(sys.argv) > 1 and sys.argv[1] == "--tls-listener"
+if tls_listener:
+    del sys.argv[1]
+
+
+def attempt_tls_listener(addr, payload):
+    """a plaintext attempt on a TLS listener: the bytes the node sent back"""
+    s = socket.create_connection(addr, timeout=5)
+    try:
+        s.sendall(payload)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # closed already: nothing came back
+    data = read_all(s)
+    s.close()
+    return data
+
+
 cluster_id, me = sys.argv[1], int(sys.argv[2])
 for target in sys.argv[3:]:
     node, host, port = target.split(":")
@@ -97,6 +126,13 @@ for target in sys.argv[3:]:
         "QUORUM_DESCRIBE without a nonce": frame(QUORUM_DESCRIBE, me, 0, struct.pack(">H", VERSION)),
     }
     for what, payload in tries.items():
+        if tls_listener:
+            data = attempt_tls_listener(addr, payload)
+            # nothing, or one TLS alert record (content type 21): never a frame of the transport
+            assert data == b"" or (data[0] == 21 and len(data) <= 7), (node, what, data[:64])
+            print("node %d: %s: closed at the TLS handshake (%d bytes back)" % (node, what,
+                                                                              len(data)))
+            continue
         frames = attempt(addr, payload)
         assert refused_auth(frames), (node, what, frames)
         if "instead of AUTH" in what or "guessed" in what:

@@ -429,3 +429,41 @@ TEST(config_sasl_listeners_and_mechanisms)
     ASSERT_EQ(c.sasl_mechanisms, BROKER_SASL_SCRAM_SHA256 | BROKER_SASL_SCRAM_SHA512);
     config_free(&c);
 }
+
+/* cluster.ssl.*: both locations or neither, a password only with a keystore; with both the
+ * settings are taken as given (files are read later, by server/) and the password is reported
+ * as sensitive, never as its value. */
+TEST(config_cluster_ssl_keys)
+{
+    const char *ks = "cluster.ssl.keystore.location=/k.pem";
+    const char *ts = "cluster.ssl.truststore.location=/ca.pem";
+    expect_refused(ks, NULL, "cluster.ssl.keystore.location is set but "
+                             "cluster.ssl.truststore.location is not");
+    expect_refused(ts, NULL, "cluster.ssl.truststore.location is set but "
+                             "cluster.ssl.keystore.location is not");
+    expect_refused("cluster.ssl.key.password=pw", NULL, "cluster.ssl.key.password is set but");
+    struct broker_config c;
+    char err[512];
+    char *sets[] = {(char *)ks, (char *)ts, "cluster.ssl.key.password=s3cret"};
+    ASSERT_EQ(config_load(&c, NULL, sets, 3, err, sizeof(err)), 0);
+    ASSERT_STREQ(c.cluster_ssl_keystore_location, "/k.pem");
+    ASSERT_STREQ(c.cluster_ssl_truststore_location, "/ca.pem");
+    ASSERT_STREQ(c.cluster_ssl_key_password, "s3cret");
+    ASSERT(c.cluster_tls == NULL && c.cluster_dial_tls == NULL); /* server/ sets them */
+    int seen = 0;
+    for (int i = 0; i < c.n_entries; i++) {
+        if (!strcmp(c.entries[i].name, "cluster.ssl.key.password")) {
+            seen++;
+            ASSERT(c.entries[i].sensitive);
+            ASSERT_STREQ(c.entries[i].value, "");
+            ASSERT(!c.entries[i].is_default);
+        } else if (!strcmp(c.entries[i].name, "cluster.ssl.keystore.location")) {
+            seen++;
+            ASSERT(!c.entries[i].sensitive);
+            ASSERT_STREQ(c.entries[i].value, "/k.pem");
+        }
+    }
+    ASSERT_EQ(seen, 2);
+    config_free(&c);
+    ASSERT_STREQ(c.cluster_ssl_key_password, ""); /* wiped */
+}

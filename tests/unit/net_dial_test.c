@@ -72,7 +72,7 @@ static struct dial *open_client(struct reactor *r, int port, struct client *cl)
 {
     struct dial_handler h = {cl_connect, cl_frame, cl_close, cl};
     struct dial *d;
-    ASSERT_EQ(dial_open(r, "127.0.0.1", port, 4u << 20, &h, &d), 0);
+    ASSERT_EQ(dial_open(r, "127.0.0.1", port, 4u << 20, NULL, &h, &d), 0);
     cl->d = d;
     return d;
 }
@@ -151,7 +151,7 @@ TEST(net_dial_refused_and_eof_reported_once)
     struct client cl = {0};
     struct dial_handler h = {cl_connect, cl_frame, cl_close, &cl};
     struct dial *d = NULL;
-    int rc = dial_open(r, "127.0.0.1", port, 1024, &h, &d);
+    int rc = dial_open(r, "127.0.0.1", port, 1024, NULL, &h, &d);
     if (rc == 0) {
         NT_PUMP_UNTIL(r, cl.closes == 1, 3000);
         ASSERT_EQ(cl.close_err, -ECONNREFUSED);

@@ -19,65 +19,9 @@
 #include "net/reactor.h"
 #include "net_test_util.h"
 #include "test.h"
+#include "tls_test_util.h"
 
-/* ---- certificates ---- */
-
-struct pki {
-    EVP_PKEY *ca_key;
-    X509 *ca;
-    EVP_PKEY *srv_key;
-    X509 *srv;
-    EVP_PKEY *cli_key;
-    X509 *cli;
-};
-
-static X509 *make_cert(const char *subject_cn, const char *org, EVP_PKEY *key, X509 *issuer,
-                       EVP_PKEY *issuer_key, long serial, bool ca)
-{
-    X509 *x = X509_new();
-    ASSERT(x != NULL);
-    X509_set_version(x, 2);
-    ASN1_INTEGER_set(X509_get_serialNumber(x), serial);
-    X509_gmtime_adj(X509_getm_notBefore(x), -3600);
-    X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-    X509_set_pubkey(x, key);
-    X509_NAME *name = X509_get_subject_name(x);
-    if (org)
-        X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)org, -1, -1, 0);
-    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)subject_cn, -1,
-                               -1, 0);
-    X509_set_issuer_name(x, issuer ? X509_get_subject_name(issuer) : name);
-    X509V3_CTX v3;
-    X509V3_set_ctx_nodb(&v3);
-    X509V3_set_ctx(&v3, issuer ? issuer : x, x, NULL, NULL, 0);
-    X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, NID_basic_constraints,
-                                              ca ? "critical,CA:TRUE" : "CA:FALSE");
-    X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-    ASSERT(X509_sign(x, issuer_key, EVP_sha256()) > 0);
-    return x;
-}
-
-static void pki_make(struct pki *p)
-{
-    p->ca_key = EVP_EC_gen("P-256");
-    p->srv_key = EVP_EC_gen("P-256");
-    p->cli_key = EVP_EC_gen("P-256");
-    ASSERT(p->ca_key && p->srv_key && p->cli_key);
-    p->ca = make_cert("Test CA", NULL, p->ca_key, NULL, p->ca_key, 1, true);
-    p->srv = make_cert("localhost", NULL, p->srv_key, p->ca, p->ca_key, 2, false);
-    p->cli = make_cert("alice", "acme", p->cli_key, p->ca, p->ca_key, 3, false);
-}
-
-static void pki_free(struct pki *p)
-{
-    X509_free(p->ca);
-    X509_free(p->srv);
-    X509_free(p->cli);
-    EVP_PKEY_free(p->ca_key);
-    EVP_PKEY_free(p->srv_key);
-    EVP_PKEY_free(p->cli_key);
-}
+/* ---- certificates (tls_test_util.h) ---- */
 
 static SSL_CTX *server_ctx(const struct pki *p, bool require_cert)
 {
@@ -299,7 +243,7 @@ static int tcli_read(struct reactor *r, struct tcli *c, uint8_t *buf, size_t n)
 TEST_T(net_tls_frames_and_responses_round_trip, 30)
 {
     struct pki p;
-    pki_make(&p);
+    pki_make(&p, "Test CA");
     struct tsrv *s = tsrv_start(server_ctx(&p, false), 0);
     /* a file range in each response: without kernel TLS it is read and written in records */
     char path[300];
@@ -366,7 +310,7 @@ TEST_T(net_tls_frames_and_responses_round_trip, 30)
 TEST(net_tls_client_certificate_gives_the_principal)
 {
     struct pki p;
-    pki_make(&p);
+    pki_make(&p, "Test CA");
     struct tsrv *s = tsrv_start(server_ctx(&p, true), 0);
     struct tcli c;
     tcli_open(&c, s, &p, true, 0);
@@ -398,9 +342,9 @@ TEST(net_tls_client_certificate_gives_the_principal)
 TEST(net_tls_unmapped_principal_closes_the_connection)
 {
     struct pki p;
-    pki_make(&p);
+    pki_make(&p, "Test CA");
     X509_free(p.cli);
-    p.cli = make_cert("nobody", "acme", p.cli_key, p.ca, p.ca_key, 9, false);
+    p.cli = pki_cert("nobody", "acme", p.cli_key, p.ca, p.ca_key, 9, false);
     struct tsrv *s = tsrv_start(server_ctx(&p, true), 0);
     struct tcli c;
     tcli_open(&c, s, &p, true, 0);
@@ -417,7 +361,7 @@ TEST(net_tls_unmapped_principal_closes_the_connection)
 TEST(net_tls_silent_client_is_closed_at_the_handshake_deadline)
 {
     struct pki p;
-    pki_make(&p);
+    pki_make(&p, "Test CA");
     struct tsrv *s = tsrv_start(server_ctx(&p, false), 200);
     int fd = nt_connect(tsrv_tls_port(s), 0);
     NT_PUMP_UNTIL(s->r, s->opens == 1, 2000);
@@ -443,7 +387,7 @@ TEST(net_tls_silent_client_is_closed_at_the_handshake_deadline)
 TEST(net_tls_garbage_and_plaintext_frames_are_closed)
 {
     struct pki p;
-    pki_make(&p);
+    pki_make(&p, "Test CA");
     struct tsrv *s = tsrv_start(server_ctx(&p, false), 0);
     static const char http[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     uint8_t kafka[64];

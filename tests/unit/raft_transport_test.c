@@ -9,7 +9,9 @@
 #include "net_test_util.h"
 #include "replication/transport.h"
 #include "security/peer_auth.h"
+#include "security/tls_context.h"
 #include "test.h"
+#include "tls_test_util.h"
 
 #define N_NODES 3
 
@@ -76,6 +78,8 @@ struct cluster {
     size_t queue_max_bytes;
     int64_t handshake_timeout_ms;
     const struct peer_secret *secret[N_NODES + 1]; /* cluster.secret.file of each (NULL: none) */
+    const struct listener_tls *tls_server[N_NODES + 1]; /* cluster.ssl.* of each (NULL: none) */
+    const struct dial_tls *tls_client[N_NODES + 1];
 };
 
 static void cluster_init(struct cluster *c)
@@ -105,6 +109,8 @@ static int node_start_as(struct cluster *c, int id, const char *cluster_id)
         .handshake_timeout_ms = c->handshake_timeout_ms,
         .seed = (uint64_t)id,
         .secret = c->secret[id],
+        .tls_server = c->tls_server[id],
+        .tls_client = c->tls_client[id],
     };
     return transport_new(c->r, &cfg, on_msg, &c->in[id], &c->t[id]);
 }
@@ -674,4 +680,142 @@ TEST(raft_transport_cluster_secret)
     /* the two good nodes are still connected */
     vote_flows(&c, 2, 1, 4);
     cluster_free(&c);
+}
+
+/* ---- cluster.ssl.* ---- */
+
+/* One node's TLS: its two contexts (from PEM files) behind the hooks the transport takes. */
+struct node_tls {
+    struct tls_context *server, *client;
+    struct listener_tls hook;
+    struct dial_tls dial;
+};
+
+static struct ssl_ctx_st *ctx_get(int64_t now_ms, void *data)
+{
+    return tls_context_get(data, now_ms);
+}
+
+/* Presents key's certificate, trusts trust's CA. */
+static void node_tls_init(struct node_tls *nt, const struct pki *key, const struct pki *trust,
+                          const char *name)
+{
+    char ks[512], ca[512], ks2[512], ca2[512], err[1024], n2[64];
+    pki_write(key, test_tmpdir(), name, ks, ca, sizeof(ks));
+    snprintf(n2, sizeof(n2), "%s-trust", name);
+    pki_write(trust, test_tmpdir(), n2, ks2, ca2, sizeof(ks2));
+    if (tls_context_new_cluster(ks, "", ca2, false, &nt->server, err, sizeof(err)) != 0 ||
+        tls_context_new_cluster(ks, "", ca2, true, &nt->client, err, sizeof(err)) != 0)
+        test_fail(__FILE__, __LINE__, "tls_context_new_cluster: %s", err);
+    nt->hook = (struct listener_tls){.ctx_get = ctx_get, .data = nt->server};
+    nt->dial = (struct dial_tls){.ctx_get = ctx_get, .data = nt->client};
+}
+
+static void node_tls_free(struct node_tls *nt)
+{
+    tls_context_free(nt->server);
+    tls_context_free(nt->client);
+}
+
+static void node_tls_use(struct cluster *c, int id, struct node_tls *nt)
+{
+    c->tls_server[id] = nt ? &nt->hook : NULL;
+    c->tls_client[id] = nt ? &nt->dial : NULL;
+}
+
+static struct transport_stats tstats(struct cluster *c, int id)
+{
+    struct transport_stats st;
+    transport_get_stats(c->t[id], &st);
+    return st;
+}
+
+/* cluster.ssl.*: two TLS nodes (with the secret too) connect both ways and carry Raft messages
+ * with large entries intact; a plaintext node, a node whose certificate another CA signed,
+ * and one that trusts another CA never connect in either direction, nothing of theirs reaches
+ * on_msg, and the refusals are counted on both sides (tls_failures_in / _out); half a TLS
+ * configuration is refused. */
+TEST_T(raft_transport_tls, 30)
+{
+    struct cluster c;
+    cluster_init(&c);
+    struct pki good, evil;
+    pki_make(&good, "Cluster CA");
+    pki_make(&evil, "Evil CA");
+    struct node_tls t_good, t_evil_key, t_evil_trust;
+    node_tls_init(&t_good, &good, &good, "good");
+    node_tls_init(&t_evil_key, &evil, &good, "evil-key");
+    node_tls_init(&t_evil_trust, &good, &evil, "evil-trust");
+    struct peer_secret sec;
+    secret_of(&sec, 's');
+    for (int id = 1; id <= N_NODES; id++)
+        c.secret[id] = &sec;
+    node_tls_use(&c, 1, &t_good);
+    node_tls_use(&c, 2, &t_good);
+    node_start(&c, 1);
+    node_start(&c, 2);
+    NT_PUMP_UNTIL(c.r, connected(&c, 1, 2) && connected(&c, 2, 1), 5000);
+    ASSERT_EQ(tstats(&c, 1).tls_handshakes_in, 1);
+    ASSERT_EQ(tstats(&c, 2).tls_handshakes_in, 1);
+
+    struct raft_entry ents[4];
+    for (int i = 0; i < 4; i++)
+        ents[i] = (struct raft_entry){100 + i, 100 + i, 3, RAFT_ENTRY_DATA, big_payload,
+                                      i == 3 ? sizeof(big_payload) : (size_t)(i + 1) * 1000};
+    struct raft_msg m;
+    memset(&m, 0, sizeof(m));
+    m.type = RAFT_MSG_APPEND;
+    m.term = 3;
+    m.index = 99;
+    m.log_term = 3;
+    m.last = 103;
+    m.entries = ents;
+    m.n_entries = 4;
+    struct rpc_group g = {"orders", 6, 1};
+    for (int k = 0; k < 10; k++) /* 10 x 210 KB: many records, the socket full at times */
+        ASSERT_EQ(transport_send(c.t[1], 2, &g, &m), 0);
+    transport_flush(c.t[1]);
+    NT_PUMP_UNTIL(c.r, c.in[2].n == 10, 5000);
+    ASSERT_EQ(c.in[2].entries_ok, 40);
+    vote_flows(&c, 2, 1, 4);
+
+    /* node 3: plaintext, then another CA's certificate, then trusting another CA */
+    struct node_tls *bad[] = {NULL, &t_evil_key, &t_evil_trust};
+    for (int round = 0; round < 3; round++) {
+        node_tls_use(&c, 3, bad[round]);
+        node_start(&c, 3);
+        struct transport_stats b1 = tstats(&c, 1), b3 = tstats(&c, 3);
+        size_t n1 = c.in[1].n;
+        nt_pump_for(c.r, 400);
+        ASSERT(!connected(&c, 1, 3));
+        ASSERT(!connected(&c, 3, 1));
+        struct transport_stats a1 = tstats(&c, 1), a3 = tstats(&c, 3);
+        ASSERT_CMP(a1.tls_failures_in, >, b1.tls_failures_in);   /* 3 -> 1 refused by 1 */
+        ASSERT_CMP(a1.tls_failures_out, >, b1.tls_failures_out); /* 1 -> 3 failed */
+        if (round > 0) {
+            ASSERT_CMP(a3.tls_failures_out, >, b3.tls_failures_out);
+            ASSERT_CMP(a3.tls_failures_in, >, b3.tls_failures_in);
+        }
+        ASSERT_EQ(a1.auth_failures, b1.auth_failures); /* refused before any frame */
+        ASSERT_EQ(c.in[1].n, n1);
+        ASSERT_EQ(c.in[3].n, 0);
+        node_stop(&c, 3);
+    }
+    /* the good pair is still connected */
+    vote_flows(&c, 1, 2, 5);
+
+    /* half a configuration */
+    c.tls_server[3] = &t_good.hook;
+    c.tls_client[3] = NULL;
+    ASSERT_EQ(node_start_as(&c, 3, "test-cluster"), -ERR_INVALID);
+    c.tls_server[3] = NULL;
+    c.tls_client[3] = &t_good.dial;
+    ASSERT_EQ(node_start_as(&c, 3, "test-cluster"), -ERR_INVALID);
+    c.t[3] = NULL;
+    cluster_free(&c);
+    node_tls_free(&t_good);
+    node_tls_free(&t_evil_key);
+    node_tls_free(&t_evil_trust);
+    pki_free(&good);
+    pki_free(&evil);
 }
