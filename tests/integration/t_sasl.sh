@@ -114,8 +114,9 @@ $PY "$ROOT/tests/integration/sasl_bad_input.py" 127.0.0.1 "$SPORT" "$BROKER_PID"
 
 note "failures are logged and counted; a deleted user is refused; users survive kill -9"
 grep -q "event=sasl_authentication_failed" "$BROKER_LOG" || fail "failures not logged"
-curl -s "http://$ADMIN/metrics" | grep -q '^streampulse_sasl_authentications_total{result="failure"} [1-9]' ||
-    fail "failures not counted: $(curl -s "http://$ADMIN/metrics" | grep sasl)"
+metrics=$(curl -sf "http://$ADMIN/metrics") # whole, then matched (grep -q would cut the pipe)
+grep -q '^streampulse_sasl_authentications_total{result="failure"} [1-9]' <<<"$metrics" ||
+    fail "failures not counted: $(grep sasl <<<"$metrics")"
 "$SP" user delete bob -b "$BROKER" >/dev/null || fail "user delete bob"
 if timeout 20 kcat -L -b "$SASL" -m 3 -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN \
     -X sasl.username=bob -X sasl.password=bob-secret >/dev/null 2>&1; then fail "deleted bob logged in"; fi
