@@ -100,6 +100,8 @@ struct broker_config {
     int32_t offset_metadata_max_bytes;        /* offset.metadata.max.bytes */
     char admin_host[BROKER_HOST_MAX];         /* admin.listener: HTTP /metrics, /healthz, /v1 */
     int admin_port;                           /* -1: admin listener disabled (empty value) */
+    struct tls_settings *admin_ssl;           /* admin.listener.ssl.*: HTTPS and Basic auth
+                                                 (owned by the config); NULL: plain HTTP */
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
     bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */

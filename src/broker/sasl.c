@@ -81,6 +81,11 @@ static int64_t failure_delay(const struct broker *b, const struct conn *c)
 {
     char addr[64];
     peer_addr(c, addr, sizeof(addr));
+    return sasl_failure_delay(b, addr);
+}
+
+int64_t sasl_failure_delay(const struct broker *b, const char *addr)
+{
     int64_t now = time_mono_ms();
     struct sasl_failure *slot = NULL, *oldest = &failures[0];
     for (size_t i = 0; i < FAILURES_TRACKED && !slot; i++) {

@@ -39,6 +39,11 @@ bool sasl_raw_pending(const struct session *s);
 void sasl_raw_token(struct session *s, const uint8_t *frame, size_t len);
 /* The exchange failed: nothing more is served on this connection. */
 bool sasl_failed(const struct session *s);
+/* Counts a failed authentication from addr (an address without its port; the admin
+ * listener's failures count here too) and returns how long to hold its answer:
+ * connection.failed.authentication.delay.ms times the failures from addr in the last minute
+ * (at most 32). The table keeps the 256 most recent addresses. */
+int64_t sasl_failure_delay(const struct broker *b, const char *addr);
 /* The connection's principal: "User:NAME" once SASL authenticated it, else its TLS principal
  * (net/conn.h: the certificate's, or "User:ANONYMOUS"). */
 const char *session_principal(const struct session *s);

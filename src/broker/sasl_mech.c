@@ -47,38 +47,50 @@ static bool find_credential(const struct ctl_image *img, const char *user, int m
     return true;
 }
 
+int sasl_mech_check_password(const struct ctl_image *img, const char *user, size_t user_len,
+                             const char *password, size_t password_len, const char **why)
+{
+    if (!scram_user_valid(user, user_len)) {
+        *why = "invalid user name";
+        return -EACCES;
+    }
+    char name[SCRAM_USER_MAX + 1];
+    memcpy(name, user, user_len);
+    name[user_len] = '\0';
+    /* any credential of the user's may hold the password: SHA-512's, then SHA-256's */
+    static const int order[] = {SCRAM_SHA_512, SCRAM_SHA_256};
+    bool known = false;
+    int rc = -EACCES;
+    for (size_t i = 0; i < 2 && rc != 0 && img; i++) {
+        struct scram_credential cred;
+        if (!find_credential(img, name, order[i], &cred))
+            continue;
+        known = true;
+        rc = sasl_plain_verify(&cred, password, password_len);
+        OPENSSL_cleanse(&cred, sizeof(cred));
+    }
+    if (!known) { /* the same work for an unknown user */
+        struct scram_credential cred;
+        if (scram_credential_fake(&cred, SCRAM_SHA_256, name, user_len, SCRAM_ITER_MIN) == 0)
+            (void)sasl_plain_verify(&cred, password, password_len);
+        OPENSSL_cleanse(&cred, sizeof(cred));
+    }
+    if (rc != 0) {
+        *why = known ? "wrong password" : "unknown user";
+        return -EACCES;
+    }
+    return 0;
+}
+
 static int plain_step(const struct ctl_image *img, const uint8_t *tok, size_t len, char *user,
                       size_t cap, const char **why)
 {
     struct sasl_plain p;
     if (sasl_plain_parse((const char *)tok, len, &p, why) != 0)
         return -1;
-    char name[SCRAM_USER_MAX + 1];
-    memcpy(name, p.user, p.user_len);
-    name[p.user_len] = '\0';
-    /* any credential of the user's may hold the password: SHA-512's, then SHA-256's */
-    static const int order[] = {SCRAM_SHA_512, SCRAM_SHA_256};
-    bool known = false;
-    int rc = -EACCES;
-    for (size_t i = 0; i < 2 && rc != 0; i++) {
-        struct scram_credential cred;
-        if (!find_credential(img, name, order[i], &cred))
-            continue;
-        known = true;
-        rc = sasl_plain_verify(&cred, p.password, p.password_len);
-        OPENSSL_cleanse(&cred, sizeof(cred));
-    }
-    if (!known) { /* the same work for an unknown user */
-        struct scram_credential cred;
-        if (scram_credential_fake(&cred, SCRAM_SHA_256, name, p.user_len, SCRAM_ITER_MIN) == 0)
-            (void)sasl_plain_verify(&cred, p.password, p.password_len);
-        OPENSSL_cleanse(&cred, sizeof(cred));
-    }
-    if (rc != 0) {
-        *why = known ? "wrong password" : "unknown user";
+    if (sasl_mech_check_password(img, p.user, p.user_len, p.password, p.password_len, why) != 0)
         return -1;
-    }
-    snprintf(user, cap, "%s", name);
+    snprintf(user, cap, "%.*s", (int)p.user_len, p.user);
     return 1;
 }
 

@@ -30,4 +30,15 @@ int sasl_mech_step(struct sasl_mech *m, unsigned mechanism, const struct ctl_ima
                    const uint8_t *tok, size_t len, struct kbytes *out, char *user, size_t cap,
                    const char **why);
 
+/* Whether password[0, password_len) is that of user[0, user_len) (untrusted; a name
+ * scram_user_valid refuses fails) under one of the SCRAM credentials img holds for the user:
+ * SCRAM-SHA-512's, then SCRAM-SHA-256's (PBKDF2 with the credential's salt and count, then
+ * StoredKey compared in constant time: security/sasl_plain.h). An unknown user is checked
+ * against a stand-in credential, so that it costs the same. PLAIN and the admin listener's
+ * Basic authentication check passwords this way. img NULL: no user is known. Returns 0, or
+ * -EACCES with *why ("wrong password", "unknown user", ...: for the log only). PBKDF2 runs on
+ * the caller's thread: a few milliseconds at 4096 iterations. */
+int sasl_mech_check_password(const struct ctl_image *img, const char *user, size_t user_len,
+                             const char *password, size_t password_len, const char **why);
+
 #endif

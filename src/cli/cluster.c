@@ -2,15 +2,22 @@
  * cluster's brokers, its controller and a table of every partition the answering nodes replicate.
  *
  * Transport: one HTTP/1.0 GET per node over a plain blocking socket with send/receive timeouts
- * (--timeout); the body is read until the server closes. The answer is untrusted: a small JSON
- * reader (below) builds a tree with bounded depth and size and every field is looked up with
- * its type checked; anything missing prints as "-".
+ * (--timeout); the body is read until the server closes. With --admin-cafile the GET goes over
+ * TLS (OpenSSL's client, TLS 1.2 at least): the server's certificate must chain to that CA file
+ * and name the host given (its IP address or DNS name), else the node counts as not answering;
+ * there is no way to turn the check off. With --admin-user the request carries HTTP Basic
+ * credentials (an admin listener with HTTPS asks for a super user's), over TLS only: the
+ * password comes from the first line of stdin (--admin-password-stdin) or
+ * $STREAMPULSE_ADMIN_PASSWORD, never the command line, and is wiped once sent. The answer is
+ * untrusted: a small JSON reader (below) builds a tree with bounded depth and size and every
+ * field is looked up with its type checked; anything missing prints as "-".
  *
  * Merging: each node lists only its own replicas, and only a partition's leader knows its
  * followers' progress. With several --admin addresses every node is asked; for each
  * (topic, partition) the entry of the node that leads it wins, else the first one seen. Brokers
  * and controller come from the first node that answered. A node that does not answer is
  * reported on stderr; the command fails only when none answers. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -19,11 +26,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
 #include "base/mem.h"
 #include "base/strbuf.h"
 #include "cli/common.h"
 #include "cli/reassign.h"
 #include "cli/voters.h"
+#include "security/base64.h"
+#include "security/scram.h"
 
 #define CLUSTER_DEFAULT_ADMIN "127.0.0.1:9644"
 #define JSON_MAX_DEPTH 32
@@ -252,25 +266,148 @@ static const char *jstr(const struct jval *o, const char *key, const char *def)
 
 /* ---- HTTP ---- */
 
+/* How to reach the admin listeners: plain HTTP, or HTTPS verified against a CA file, with or
+ * without Basic credentials. */
+struct admin_client {
+    SSL_CTX *ctx; /* HTTPS: verifies against --admin-cafile; NULL: plain */
+    char *auth;   /* "Basic base64(user:password)", or NULL (wiped, freed) */
+};
+
+/* OpenSSL's first queued reason (and the verification result, if that failed), into err. */
+static void tls_reason(SSL *ssl, const char *addr, char *err, size_t errcap)
+{
+    unsigned long e = ERR_peek_error();
+    long v = ssl ? SSL_get_verify_result(ssl) : X509_V_OK;
+    if (v != X509_V_OK)
+        snprintf(err, errcap, "TLS with %s failed: the server's certificate: %s", addr,
+                 X509_verify_cert_error_string(v));
+    else if (e)
+        snprintf(err, errcap, "TLS with %s failed: %s (an admin listener without HTTPS?)", addr,
+                 ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "OpenSSL error");
+    else
+        snprintf(err, errcap, "TLS with %s failed: %s", addr,
+                 errno == EAGAIN ? "timed out"
+                 : errno         ? strerror(errno)
+                                 : "connection closed");
+    ERR_clear_error();
+}
+
+/* The host part of addr ("host:port", "[v6]:port") into out. */
+static void addr_host(const char *addr, char *out, size_t cap)
+{
+    const char *colon = strrchr(addr, ':');
+    size_t n = colon ? (size_t)(colon - addr) : strlen(addr);
+    if (n >= 2 && addr[0] == '[' && addr[n - 1] == ']') {
+        addr++;
+        n -= 2;
+    }
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(out, addr, n);
+    out[n] = '\0';
+}
+
+/* A TLS client over the connected fd, checking the server's certificate for addr's host.
+ * Returns the SSL, or NULL with the reason in err. */
+static SSL *tls_connect(const struct admin_client *ac, int fd, const char *addr, char *err,
+                        size_t errcap)
+{
+    char host[256];
+    addr_host(addr, host, sizeof(host));
+    SSL *ssl = SSL_new(ac->ctx);
+    if (!ssl || SSL_set_fd(ssl, fd) != 1) {
+        tls_reason(NULL, addr, err, errcap);
+        SSL_free(ssl);
+        return NULL;
+    }
+    unsigned char ip[16];
+    bool is_ip = inet_pton(AF_INET, host, ip) == 1 || inet_pton(AF_INET6, host, ip) == 1;
+    int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
+                   : SSL_set1_host(ssl, host) && SSL_set_tlsext_host_name(ssl, host);
+    errno = 0;
+    if (ok != 1 || SSL_connect(ssl) != 1) {
+        tls_reason(ssl, addr, err, errcap);
+        SSL_free(ssl);
+        return NULL;
+    }
+    return ssl;
+}
+
+static ssize_t conn_write(SSL *ssl, int fd, const char *p, size_t n)
+{
+    if (!ssl)
+        return write(fd, p, n);
+    size_t done = 0;
+    return SSL_write_ex(ssl, p, n, &done) == 1 ? (ssize_t)done : -1;
+}
+
+/* Reads into buf: > 0 bytes, 0 at the end (the server closed), -1 on error (errno). */
+static ssize_t conn_read(SSL *ssl, int fd, char *buf, size_t cap)
+{
+    if (!ssl)
+        return read(fd, buf, cap);
+    size_t n = 0;
+    errno = 0;
+    if (SSL_read_ex(ssl, buf, cap, &n) == 1)
+        return (ssize_t)n;
+    int e = SSL_get_error(ssl, 0);
+    unsigned long q = ERR_peek_error();
+    ERR_clear_error();
+    if (e == SSL_ERROR_ZERO_RETURN ||
+        (e == SSL_ERROR_SSL && ERR_GET_REASON(q) == SSL_R_UNEXPECTED_EOF_WHILE_READING))
+        return 0; /* close_notify, or a close without it (the body has a Content-Length) */
+    if (errno == 0)
+        errno = e == SSL_ERROR_WANT_READ ? EAGAIN : EPROTO;
+    return -1;
+}
+
+/* What a status other than 200 means to the user. */
+static const char *status_hint(int status, const struct admin_client *ac)
+{
+    if (status == 401)
+        return ac->auth ? " (the user name or password is wrong)"
+                        : " (this admin listener asks for credentials: --admin-user NAME with "
+                          "--admin-password-stdin or $STREAMPULSE_ADMIN_PASSWORD)";
+    if (status == 403)
+        return " (the user is not in the broker's super.users)";
+    return " (a broker too old?)";
+}
+
 /* GET /v1/cluster from addr ("host:port"); the body in *out. Returns 0, or -1 with the reason
  * in err. */
-static int http_get(const char *addr, int timeout_ms, struct strbuf *out, char *err, size_t errcap)
+static int http_get(const char *addr, int timeout_ms, const struct admin_client *ac,
+                    struct strbuf *out, char *err, size_t errcap)
 {
     int fd = cli_tcp_connect(addr, timeout_ms, "the admin listener at ", err, errcap);
     if (fd < 0)
         return -1;
-    char req[512];
-    int rl = snprintf(req, sizeof(req), "GET /v1/cluster HTTP/1.0\r\nHost: %s\r\n\r\n", addr);
-    if (write(fd, req, (size_t)rl) != rl) {
+    SSL *ssl = NULL;
+    if (ac->ctx && !(ssl = tls_connect(ac, fd, addr, err, errcap))) {
+        close(fd);
+        return -1;
+    }
+    struct strbuf req;
+    strbuf_init(&req);
+    strbuf_printf(&req, "GET /v1/cluster HTTP/1.0\r\nHost: %s\r\n", addr);
+    if (ac->auth)
+        strbuf_printf(&req, "Authorization: %s\r\n", ac->auth);
+    strbuf_puts(&req, "\r\n");
+    ssize_t wn = conn_write(ssl, fd, req.p, req.len);
+    bool sent = wn == (ssize_t)req.len;
+    OPENSSL_cleanse(req.p, req.len);
+    strbuf_destroy(&req);
+    if (!sent) {
         snprintf(err, errcap, "sending to %s failed: %s", addr, strerror(errno));
+        SSL_free(ssl);
         close(fd);
         return -1;
     }
     struct strbuf resp;
     strbuf_init(&resp);
     char buf[8192];
+    int rc = 0;
     for (;;) {
-        ssize_t n = read(fd, buf, sizeof(buf));
+        ssize_t n = conn_read(ssl, fd, buf, sizeof(buf));
         if (n == 0)
             break;
         if (n < 0) {
@@ -278,30 +415,34 @@ static int http_get(const char *addr, int timeout_ms, struct strbuf *out, char *
                 continue;
             snprintf(err, errcap, "reading from %s failed: %s", addr,
                      errno == EAGAIN ? "timed out" : strerror(errno));
-            close(fd);
-            strbuf_destroy(&resp);
-            return -1;
+            rc = -1;
+            break;
         }
         if (resp.len + (size_t)n > BODY_MAX) {
             snprintf(err, errcap, "the answer of %s is too large", addr);
-            close(fd);
-            strbuf_destroy(&resp);
-            return -1;
+            rc = -1;
+            break;
         }
         strbuf_append(&resp, buf, (size_t)n);
     }
+    SSL_free(ssl);
     close(fd);
+    if (rc != 0) {
+        strbuf_destroy(&resp);
+        return -1;
+    }
     const char *d = strbuf_str(&resp);
     int status = 0;
     if (resp.len < 12 || sscanf(d, "HTTP/%*d.%*d %d", &status) != 1) {
-        snprintf(err, errcap, "%s did not answer HTTP", addr);
+        snprintf(err, errcap, "%s did not answer HTTP%s", addr,
+                 ac->ctx ? "" : " (an admin listener with HTTPS? give --admin-cafile)");
         strbuf_destroy(&resp);
         return -1;
     }
     const char *body = memmem(d, resp.len, "\r\n\r\n", 4);
     if (status != 200 || !body) {
-        snprintf(err, errcap, "%s answered HTTP %d to GET /v1/cluster (a broker too old?)", addr,
-                 status);
+        snprintf(err, errcap, "%s answered HTTP %d to GET /v1/cluster%s", addr, status,
+                 status_hint(status, ac));
         strbuf_destroy(&resp);
         return -1;
     }
@@ -309,6 +450,121 @@ static int http_get(const char *addr, int timeout_ms, struct strbuf *out, char *
     strbuf_append(out, body, resp.len - (size_t)(body - d));
     strbuf_destroy(&resp);
     return 0;
+}
+
+/* The TLS client context: TLS 1.2 at least, the server verified against cafile. Returns NULL
+ * with the reason printed. */
+static SSL_CTX *client_ctx(const char *cafile)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+        fprintf(stderr, "cluster status: cannot set up TLS\n");
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    if (SSL_CTX_load_verify_locations(ctx, cafile, NULL) != 1) {
+        unsigned long e = ERR_peek_error();
+        fprintf(stderr, "cluster status: --admin-cafile %s: %s\n", cafile,
+                ERR_reason_error_string(e) ? ERR_reason_error_string(e) : "cannot read it");
+        ERR_clear_error();
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return ctx;
+}
+
+/* "Basic base64(user:password)" (mem_alloc'd; the caller wipes and frees it). */
+static char *basic_auth(const char *user, const char *pw, size_t pw_len)
+{
+    size_t ul = strlen(user), n = ul + 1 + pw_len;
+    char *plain = mem_alloc(n);
+    memcpy(plain, user, ul);
+    plain[ul] = ':';
+    memcpy(plain + ul + 1, pw, pw_len);
+    size_t cap = 6 + B64_ENCODED_LEN(n) + 1;
+    char *out = mem_alloc(cap);
+    memcpy(out, "Basic ", 6);
+    b64_encode(plain, n, out + 6, cap - 6);
+    OPENSSL_cleanse(plain, n);
+    mem_free(plain);
+    return out;
+}
+
+/* The first line of stdin into buf (cap bytes), without its line end: its length, or -1. */
+static ssize_t read_password_line(char *buf, size_t cap)
+{
+    if (!fgets(buf, (int)cap, stdin))
+        return -1;
+    size_t n = strlen(buf);
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    else if (!feof(stdin))
+        return -1; /* longer than cap */
+    if (n > 0 && buf[n - 1] == '\r')
+        buf[--n] = '\0';
+    return (ssize_t)n;
+}
+
+/* Sets up ac from the options. Returns 0, or CLI_EXIT_USAGE / CLI_EXIT_FAIL with the reason
+ * printed. */
+static int admin_client_init(struct admin_client *ac, const char *cafile, const char *user,
+                             bool pw_stdin)
+{
+    memset(ac, 0, sizeof(*ac));
+    if (user && !cafile) {
+        fprintf(stderr, "cluster status: --admin-user needs --admin-cafile: credentials are "
+                        "sent over HTTPS only\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (pw_stdin && !user) {
+        fprintf(stderr, "cluster status: --admin-password-stdin needs --admin-user\n");
+        return CLI_EXIT_USAGE;
+    }
+    if (user && (!*user || strchr(user, ':') || strlen(user) > SCRAM_USER_MAX)) {
+        fprintf(stderr, "cluster status: --admin-user: a name of 1 to %d bytes without ':'\n",
+                SCRAM_USER_MAX);
+        return CLI_EXIT_USAGE;
+    }
+    if (user) {
+        char pw[SCRAM_PASSWORD_MAX + 2];
+        ssize_t pl = -1;
+        const char *env = getenv("STREAMPULSE_ADMIN_PASSWORD");
+        if (pw_stdin) {
+            pl = read_password_line(pw, sizeof(pw));
+        } else if (env && *env && strlen(env) < sizeof(pw)) {
+            pl = (ssize_t)strlen(env);
+            memcpy(pw, env, (size_t)pl);
+        }
+        if (pl <= 0 || pl > SCRAM_PASSWORD_MAX) {
+            OPENSSL_cleanse(pw, sizeof(pw));
+            fprintf(stderr, "cluster status: %s\n",
+                    pl > SCRAM_PASSWORD_MAX ? "the password is longer than 1024 bytes"
+                    : pw_stdin              ? "no password on standard input"
+                               : "--admin-user needs a password: --admin-password-stdin (its "
+                                 "first line) or $STREAMPULSE_ADMIN_PASSWORD");
+            return CLI_EXIT_USAGE;
+        }
+        ac->auth = basic_auth(user, pw, (size_t)pl);
+        OPENSSL_cleanse(pw, sizeof(pw));
+    }
+    if (cafile && !(ac->ctx = client_ctx(cafile))) {
+        if (ac->auth)
+            OPENSSL_cleanse(ac->auth, strlen(ac->auth));
+        mem_free(ac->auth);
+        ac->auth = NULL;
+        return CLI_EXIT_FAIL;
+    }
+    return 0;
+}
+
+static void admin_client_free(struct admin_client *ac)
+{
+    if (ac->auth)
+        OPENSSL_cleanse(ac->auth, strlen(ac->auth));
+    mem_free(ac->auth);
+    SSL_CTX_free(ac->ctx);
+    memset(ac, 0, sizeof(*ac));
 }
 
 /* ---- the command ---- */
@@ -443,6 +699,7 @@ static int status_print(struct node_answer *ans, size_t n)
 
 static const char status_help[] =
     "Usage: streampulse cluster status [--admin HOST:PORT[,...]] [--timeout SECS]\n"
+    "           [--admin-cafile PEM [--admin-user NAME [--admin-password-stdin]]]\n"
     "\n"
     "Asks brokers' HTTP admin listeners (GET /v1/cluster) and prints the registered brokers,\n"
     "the controller's leader and term, and every partition the answering brokers replicate:\n"
@@ -455,6 +712,12 @@ static const char status_help[] =
     "      --admin HOST:PORT[,...]  admin listeners to ask (default $STREAMPULSE_ADMIN, else\n"
     "                               " CLUSTER_DEFAULT_ADMIN ")\n"
     "      --timeout SECS           per-node connect/read timeout (default 10)\n"
+    "      --admin-cafile PEM       HTTPS: the CA certificates the admin listeners'\n"
+    "                               certificates must chain to (they must also name the\n"
+    "                               HOST given: its IP address or DNS name)\n"
+    "      --admin-user NAME        HTTP Basic credentials of a super user (HTTPS only); the\n"
+    "                               password from $STREAMPULSE_ADMIN_PASSWORD, or\n"
+    "      --admin-password-stdin   from the first line of standard input\n"
     "  -h, --help                   this help\n";
 
 static int cluster_status(int argc, char **argv)
@@ -462,9 +725,14 @@ static int cluster_status(int argc, char **argv)
     static const struct option longopts[] = {
         {"admin", required_argument, NULL, 'a'},
         {"timeout", required_argument, NULL, 't'},
+        {"admin-cafile", required_argument, NULL, 'C'},
+        {"admin-user", required_argument, NULL, 'U'},
+        {"admin-password-stdin", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const char *cafile = NULL, *user = NULL;
+    bool pw_stdin = false;
     const char *admin = getenv("STREAMPULSE_ADMIN");
     if (!admin || !*admin)
         admin = CLUSTER_DEFAULT_ADMIN;
@@ -476,6 +744,15 @@ static int cluster_status(int argc, char **argv)
         switch (opt) {
         case 'a':
             admin = optarg;
+            break;
+        case 'C':
+            cafile = optarg;
+            break;
+        case 'U':
+            user = optarg;
+            break;
+        case 'P':
+            pw_stdin = true;
             break;
         case 't': {
             char *end;
@@ -503,6 +780,10 @@ static int cluster_status(int argc, char **argv)
         fprintf(stderr, "cluster status: unexpected argument '%s'\n", argv[optind]);
         return CLI_EXIT_USAGE;
     }
+    struct admin_client ac;
+    int arc = admin_client_init(&ac, cafile, user, pw_stdin);
+    if (arc != 0)
+        return arc;
     char *list = mem_calloc(1, strlen(admin) + 1);
     memcpy(list, admin, strlen(admin));
     size_t cap = 1;
@@ -518,7 +799,7 @@ static int cluster_status(int argc, char **argv)
         struct strbuf body;
         strbuf_init(&body);
         char err[512];
-        if (http_get(a, timeout_ms, &body, err, sizeof(err)) != 0) {
+        if (http_get(a, timeout_ms, &ac, &body, err, sizeof(err)) != 0) {
             fprintf(stderr, "cluster status: %s\n", err);
         } else {
             struct jreader r = {strbuf_str(&body), strbuf_str(&body) + body.len};
@@ -550,6 +831,7 @@ static int cluster_status(int argc, char **argv)
         jfree(&ans[i].root);
     mem_free(ans);
     mem_free(list);
+    admin_client_free(&ac);
     return rc;
 }
 

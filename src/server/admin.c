@@ -9,10 +9,18 @@
  *   process_cpu_seconds_total                         counter
  *   streampulse_admin_http_responses_total{code}      counter (codes seen so far)
  *   streampulse_admin_connections_refused_total       counter
- *   streampulse_admin_timeouts_total                  counter */
+ *   streampulse_admin_timeouts_total                  counter
+ *   streampulse_admin_tls_handshake_failures_total    counter
+ *   streampulse_admin_authentications_total{result}   counter (ok, failed, forbidden)
+ *
+ * Authentication (HTTPS only, see admin.h): the Authorization field is parsed here
+ * (http_basic_parse) and checked by the broker (broker_admin_authenticate); the decoded
+ * password is wiped once checked. */
 #include "server/admin.h"
 
+#include <assert.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -21,10 +29,14 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/time.h"
+#include "broker/admin_auth.h"
 #include "broker/cluster.h"
 #include "broker/metrics.h"
+#include "security/scram.h"
 #include "server/httpd.h"
 #include "server/version.h"
+
+#include <openssl/crypto.h>
 
 #define ADMIN_MAX_CONNECTIONS 32
 #define ADMIN_TIMEOUT_MS 10000
@@ -33,10 +45,16 @@
 #define PROM_TEXT "text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE "application/json"
 
+#define WWW_AUTHENTICATE "WWW-Authenticate: Basic realm=\"streampulse\"\r\n"
+
+static_assert(HTTP_BASIC_USER_MAX == SCRAM_USER_MAX, "Basic user-ids are SCRAM user names");
+static_assert(HTTP_BASIC_PASSWORD_MAX == SCRAM_PASSWORD_MAX, "and passwords SCRAM passwords");
+
 struct admin {
     struct httpd *h;
     struct broker *b;
     int64_t start_wall_ms;
+    bool auth; /* HTTPS: every path but /healthz needs a super user's credentials */
 };
 
 static bool path_is(const struct http_request *req, const char *p)
@@ -122,11 +140,59 @@ static void write_admin(struct admin *a, struct strbuf *out)
     prom_family(out, "streampulse_admin_timeouts_total", PROM_COUNTER,
                 "Admin connections dropped for sending or reading too slowly.");
     prom_sample_u64(out, "streampulse_admin_timeouts_total", NULL, 0, st->timeouts);
+    prom_family(out, "streampulse_admin_tls_handshake_failures_total", PROM_COUNTER,
+                "HTTPS admin connections closed at the TLS handshake (failed or too slow).");
+    prom_sample_u64(out, "streampulse_admin_tls_handshake_failures_total", NULL, 0,
+                    st->tls_handshake_failures);
+    struct broker_admin_auth_counts ac;
+    broker_admin_auth_counts(&ac);
+    const char *an = "streampulse_admin_authentications_total";
+    prom_family(out, an, PROM_COUNTER,
+                "HTTPS admin requests' credentials checked, by result: ok, failed (unknown user "
+                "or wrong password), forbidden (not a super user).");
+    const struct {
+        const char *result;
+        uint64_t n;
+    } rows[] = {{"ok", ac.ok}, {"failed", ac.failed}, {"forbidden", ac.forbidden}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct prom_label l = prom_label("result", rows[i].result);
+        prom_sample_u64(out, an, &l, 1, rows[i].n);
+    }
+}
+
+/* HTTPS: whether the request carries a super user's credentials; if not, the 401 or 403 is in
+ * resp. */
+static bool authorized(struct admin *a, const struct http_request *req, struct httpd_response *resp)
+{
+    struct http_basic cred;
+    int rc = -EACCES;
+    if (req->authorization &&
+        http_basic_parse(req->authorization, req->authorization_len, &cred) == 0) {
+        rc = broker_admin_authenticate(a->b, req->peer ? req->peer : "?", cred.user, cred.user_len,
+                                       cred.password, cred.password_len, &resp->delay_ms);
+        OPENSSL_cleanse(&cred, sizeof(cred));
+    }
+    if (rc == 0)
+        return true;
+    resp->content_type = TEXT_PLAIN;
+    if (rc == -EPERM) {
+        resp->status = 403;
+        strbuf_puts(&resp->body, "forbidden: the admin listener serves the users in "
+                                 "super.users only\n");
+        return false;
+    }
+    resp->status = 401;
+    resp->extra_headers = WWW_AUTHENTICATE;
+    strbuf_puts(&resp->body, "authentication required: HTTP Basic with the name and password "
+                             "of a SCRAM user in super.users\n");
+    return false;
 }
 
 static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
 {
     struct admin *a = data;
+    if (a->auth && !path_is(req, "/healthz") && !authorized(a, req, resp))
+        return;
     if (path_is(req, "/metrics")) {
         resp->content_type = PROM_TEXT;
         broker_metrics_write(a->b, &resp->body);
@@ -167,15 +233,16 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
     }
 }
 
-int admin_start(struct reactor *r, const char *host, int port, struct broker *b,
-                int64_t start_wall_ms, struct admin **out)
+int admin_start(struct reactor *r, const char *host, int port, const struct listener_tls *tls,
+                struct broker *b, int64_t start_wall_ms, struct admin **out)
 {
     struct admin *a = mem_calloc(1, sizeof(*a));
     a->b = b;
     a->start_wall_ms = start_wall_ms;
+    a->auth = tls != NULL;
     struct httpd_limits lim = {.max_connections = ADMIN_MAX_CONNECTIONS,
                                .timeout_ms = ADMIN_TIMEOUT_MS};
-    int rc = httpd_open(r, host, port, &lim, handle, a, &a->h);
+    int rc = httpd_open(r, host, port, &lim, tls, handle, a, &a->h);
     if (rc != 0) {
         mem_free(a);
         return rc;

@@ -9,6 +9,15 @@
  * Unknown paths get 404; methods other than GET and HEAD 405; bad requests 4xx (server/httpd.h
  * for the limits). Every response closes the connection.
  *
+ * With HTTPS (admin.listener.ssl.keystore.location: a tls hook) every path but /healthz needs
+ * `Authorization: Basic base64(user:password)` of a SCRAM user (either mechanism) whose
+ * principal User:NAME is in super.users, checked by broker_admin_authenticate
+ * (broker/admin_auth.h). No, malformed or wrong credentials get 401 with
+ * `WWW-Authenticate: Basic realm="streampulse"` (a wrong password's answer is held back, longer
+ * after each failure from that address); a valid user who is not a super user gets 403. The
+ * check runs before the path is looked at, so an unknown path is 401 too. Without HTTPS (a
+ * loopback address only: server/config.c) nothing is asked, as before.
+ *
  * Runs on the broker's reactor thread: a scrape costs O(partitions + groups + offsets) there,
  * once per request. */
 #ifndef SP_SERVER_ADMIN_H
@@ -21,11 +30,14 @@
 struct admin;
 struct broker;
 
-/* Serves the endpoints for b on host:port (port 0: any free port). start_wall_ms is when the
- * process started (process_start_time_seconds). b must outlive the admin listener.
- * Returns 0 or -errno. */
-int admin_start(struct reactor *r, const char *host, int port, struct broker *b,
-                int64_t start_wall_ms, struct admin **out);
+struct listener_tls;
+
+/* Serves the endpoints for b on host:port (port 0: any free port); with tls (borrowed; it
+ * must outlive the admin listener) over HTTPS with authentication, else plain HTTP without.
+ * start_wall_ms is when the process started (process_start_time_seconds). b must outlive the
+ * admin listener. Returns 0 or -errno. */
+int admin_start(struct reactor *r, const char *host, int port, const struct listener_tls *tls,
+                struct broker *b, int64_t start_wall_ms, struct admin **out);
 int admin_port(const struct admin *a);
 /* Closes the listener and its connections. NULL is fine. */
 void admin_stop(struct admin *a);

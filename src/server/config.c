@@ -1,5 +1,6 @@
 #include "server/config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -41,6 +42,7 @@ enum ctype {
     C_VOTERS,   /* quorum_voters text + voters[]: id@host:port,... or empty */
     C_CLUSTER,  /* cluster_host + cluster_port: host:port, or empty */
     C_BOOTSTRAP, /* quorum_bootstrap text + bootstrap[]: host:port,... or empty */
+    C_ADMIN_SSL, /* admin.listener.<ssl key>: char[] field of the admin listener's tls_settings */
 };
 
 struct key {
@@ -220,14 +222,31 @@ static const struct key keys[] = {
      "AclAuthorizer`, or `acl`) turns on ACLs: every request is checked against the ACLs of the "
      "metadata log (`streampulse acl`); empty: everyone may do everything"},
     {"super.users", C_STR, F(super_users), "", 0, 0, 1, 0,
-     "`User:NAME;User:OTHER`: principals the authorizer allows everything"},
+     "`User:NAME;User:OTHER`: principals the authorizer allows everything; with "
+     "`admin.listener.ssl.keystore.location`, also the users the admin listener serves"},
     {"allow.everyone.if.no.acl.found", C_BOOL, F(allow_everyone_if_no_acl_found), "false", 0, 0,
      1, 0,
      "with the authorizer on: a resource that no ACL names is open to everyone (false: only "
      "to super users)"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
-     "picks a free port"},
+     "picks a free port. Beyond loopback (anything but 127.0.0.0/8, `::1`, `localhost`) it "
+     "must have `admin.listener.ssl.keystore.location` and `super.users`, else the broker "
+     "refuses to start"},
+    {"admin.listener.ssl.keystore.location", C_ADMIN_SSL, S(keystore_location), "", 0, 0, 1, 0,
+     "HTTPS on the admin listener: a PEM file with its private key and certificate chain (as "
+     "`ssl.keystore.location`). With it every path but `/healthz` needs HTTP Basic "
+     "credentials of a SCRAM user (`streampulse user create`) named in `super.users` (401 "
+     "without or with wrong ones, 403 for a user who is not a super user)"},
+    {"admin.listener.ssl.key.password", C_ADMIN_SSL, S(key_password), "", 0, 0, 1, 0,
+     "password of an encrypted admin listener key (reported as sensitive)"},
+    {"admin.listener.ssl.truststore.location", C_ADMIN_SSL, S(truststore_location), "", 0, 0,
+     1, 0,
+     "PEM CA certificates that admin clients' certificates must chain to, with "
+     "`admin.listener.ssl.client.auth` (a certificate is asked for in addition to the Basic "
+     "credentials, never instead)"},
+    {"admin.listener.ssl.client.auth", C_ADMIN_SSL, S(client_auth), "none", 0, 0, 1, 0,
+     "`none`, `requested` or `required`: client certificates on the admin listener"},
     {"offsets.topic.replication.factor", C_INT, F(offsets_topic_replication_factor), "3", 1, 32767, 1, 0,
      "replicas of `__consumer_offsets` partitions (at most the brokers registered when it is "
      "created)"},
@@ -455,6 +474,7 @@ struct state {
     struct protomap_entry map[BROKER_LISTENERS_MAX * 2];
     int n_map;
     struct tls_settings *ssl; /* the plain ssl.* keys */
+    struct tls_settings *admin_ssl; /* admin.listener.ssl.*: each key's default unless given */
     struct ssl_override *overrides; /* BROKER_LISTENERS_MAX of them */
     int n_overrides;
 };
@@ -604,6 +624,13 @@ static bool is_ssl(const struct key *k)
     return k->type == C_SSL_STR || k->type == C_SSL_LONG;
 }
 
+/* Which struct a key's off is into: 0 broker_config, 1 the ssl.* settings, 2 the admin
+ * listener's. */
+static int field_space(const struct key *k)
+{
+    return k->type == C_ADMIN_SSL ? 2 : is_ssl(k) ? 1 : 0;
+}
+
 /* Whether a and b write the same field (aliases such as log.retention.hours/.ms). */
 static bool same_field(const struct key *a, const struct key *b)
 {
@@ -613,7 +640,7 @@ static bool same_field(const struct key *a, const struct key *b)
     if (b->type == C_LISTENERS || b->type == C_ADVERTISED || b->type == C_PROTOMAP ||
         b->type == C_REFUSED)
         return false;
-    return a->off == b->off && is_ssl(a) == is_ssl(b);
+    return a->off == b->off && field_space(a) == field_space(b);
 }
 
 /* An ssl.* value into the settings s. Returns 0 or -1 with err. */
@@ -687,9 +714,35 @@ static int apply_override(struct state *st, const char *name, const char *value,
     return 0;
 }
 
+/* admin.listener.<ssl key>=value: a TLS setting of the admin listener (the explicit rows of
+ * keys[] and every other ssl.* key alike). Returns 0, 1 if name is not of that form, or -1
+ * with err. */
+static int apply_admin_ssl(struct state *st, const char *name, const char *value, char *err,
+                           size_t errcap)
+{
+    static const char prefix[] = "admin.listener.";
+    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+        return 1;
+    const struct key *k = find_key(name + sizeof(prefix) - 1);
+    if (!k || (!is_ssl(k) && k->type != C_REFUSED) || strncmp(k->name, "ssl.", 4) != 0) {
+        snprintf(err, errcap, "unknown config key '%s'", name);
+        return -1;
+    }
+    if (k->type == C_REFUSED) {
+        if (!*value)
+            return 0;
+        snprintf(err, errcap, "%s is not supported: %s", name, k->doc);
+        return -1;
+    }
+    return apply_ssl(k, st->admin_ssl, name, value, err, errcap);
+}
+
 /* Applies name=value. Returns 0 or -1 with err. */
 static int apply(struct state *st, const char *name, const char *value, char *err, size_t errcap)
 {
+    int arc = apply_admin_ssl(st, name, value, err, errcap);
+    if (arc <= 0)
+        return arc;
     const struct key *k = find_key(name);
     if (!k) {
         int rc = apply_override(st, name, value, err, errcap);
@@ -927,6 +980,8 @@ static int apply(struct state *st, const char *name, const char *value, char *er
             return 0;
         snprintf(err, errcap, "%s is not supported: %s", name, k->doc);
         return -1;
+    case C_ADMIN_SSL:
+        return -1; /* not reached: apply_admin_ssl took it */
     }
     return -1;
 }
@@ -967,11 +1022,13 @@ static void describe(struct broker_config *cfg, const struct state *st)
             continue; /* aliases are reported through the key they set */
         if (k->type == C_REFUSED)
             continue;
-        const char *field = is_ssl(k) ? (const char *)st->ssl + k->off : (const char *)cfg + k->off;
+        const char *field = field_space(k) == 1   ? (const char *)st->ssl + k->off
+                            : field_space(k) == 2 ? (const char *)st->admin_ssl + k->off
+                                                  : (const char *)cfg + k->off;
         char buf[BROKER_PATH_MAX + 64];
-        bool sensitive = is_ssl(k) ? k->off == offsetof(struct tls_settings, key_password)
-                                   : k->off == offsetof(struct broker_config,
-                                                        cluster_ssl_key_password);
+        bool sensitive = field_space(k) != 0
+                             ? k->off == offsetof(struct tls_settings, key_password)
+                             : k->off == offsetof(struct broker_config, cluster_ssl_key_password);
         switch (k->type) {
         case C_INT:
             snprintf(buf, sizeof(buf), "%" PRId32, *(const int32_t *)field);
@@ -1207,6 +1264,63 @@ static int authorizer_settle(struct broker_config *cfg, char *err, size_t errcap
     return 0;
 }
 
+bool config_host_is_loopback(const char *host)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (strcmp(host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) || (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    return false; /* "" (every interface), other names: they may resolve to anything */
+}
+
+/* admin.listener and its TLS: HTTPS when admin.listener.ssl.keystore.location is set, which
+ * then needs a super user to log in with; a listener beyond loopback needs HTTPS. */
+static int admin_settle(struct broker_config *cfg, const struct state *st, char *err,
+                        size_t errcap)
+{
+    bool https = st->admin_ssl->keystore_location[0] != '\0';
+    if (cfg->admin_port < 0) {
+        if (https)
+            log_warn("config_admin_ssl_ignored", "reason=\"admin.listener is empty (off)\"");
+        return 0;
+    }
+    char addr[BROKER_HOST_MAX + 16];
+    snprintf(addr, sizeof(addr), strchr(cfg->admin_host, ':') ? "[%s]:%d" : "%s:%d",
+             cfg->admin_host, cfg->admin_port);
+    if (!https) {
+        if (config_host_is_loopback(cfg->admin_host))
+            return 0; /* plain HTTP for local clients, as always */
+        snprintf(err, errcap, "admin.listener=%s is not a loopback address: beyond loopback the "
+                 "admin listener needs HTTPS and authentication: set "
+                 "admin.listener.ssl.keystore.location (a PEM file with its key and certificate "
+                 "chain) and super.users (User:NAME of the SCRAM users who may log in), or bind "
+                 "it to 127.0.0.1", addr);
+        return -1;
+    }
+    struct acl_super_users *su;
+    char why[160];
+    size_t n_super = 0;
+    if (acl_super_users_parse(cfg->super_users, &su, why, sizeof(why)) == 0) {
+        n_super = acl_super_users_count(su);
+        acl_super_users_free(su);
+    }
+    if (n_super == 0) {
+        snprintf(err, errcap, "admin.listener=%s has HTTPS (admin.listener.ssl.keystore.location), "
+                 "so every path but /healthz needs the HTTP Basic credentials of a super user, "
+                 "but super.users is empty: set super.users=User:NAME for a SCRAM user "
+                 "(streampulse user create NAME)", addr);
+        return -1;
+    }
+    cfg->admin_ssl = mem_alloc(sizeof(*cfg->admin_ssl));
+    *cfg->admin_ssl = *st->admin_ssl;
+    return tls_settings_check(cfg->admin_ssl, "admin.listener (admin.listener.ssl.*)", err,
+                              errcap);
+}
+
 /* listeners, advertised.listeners and listener.security.protocol.map together, once every key
  * is read: each listener's protocol from the map (SSL listeners get their TLS settings),
  * advertised names must be listeners, no port twice. The first listener is also the one in
@@ -1279,6 +1393,9 @@ static int listeners_settle(struct broker_config *cfg, const struct state *st, c
 
 static void state_free(struct state *st)
 {
+    if (st->admin_ssl)
+        memset(st->admin_ssl->key_password, 0, sizeof(st->admin_ssl->key_password));
+    mem_free(st->admin_ssl);
     mem_free(st->ssl);
     mem_free(st->overrides);
 }
@@ -1293,6 +1410,9 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
             continue; /* defaults come from the primary key */
         char kerr[512];
         CHECK(apply(st, keys[i].name, keys[i].dflt, kerr, sizeof(kerr)) == 0);
+        if (is_ssl(&keys[i])) /* the admin listener's TLS starts from the defaults too */
+            CHECK(apply_ssl(&keys[i], st->admin_ssl, keys[i].name, keys[i].dflt, kerr,
+                            sizeof(kerr)) == 0);
     }
 
     if (file) {
@@ -1341,6 +1461,8 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
         return -1;
     if (authorizer_settle(cfg, err, errcap) != 0)
         return -1;
+    if (admin_settle(cfg, st, err, errcap) != 0)
+        return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this node "
                  "starts alone: topics created with -1 fail until enough brokers join",
@@ -1356,6 +1478,7 @@ static int config_load_state(struct broker_config *cfg, const char *file, char *
     memset(cfg, 0, sizeof(*cfg));
     struct state st = {.cfg = cfg};
     st.ssl = mem_calloc(1, sizeof(*st.ssl));
+    st.admin_ssl = mem_calloc(1, sizeof(*st.admin_ssl));
     st.overrides = mem_calloc(BROKER_LISTENERS_MAX, sizeof(*st.overrides));
     int rc = config_read(&st, file, sets, nsets, err, errcap);
     if (rc == 0)
@@ -1384,6 +1507,10 @@ void config_free(struct broker_config *cfg)
         cfg->listeners[i].ssl = NULL;
     }
     cfg->n_listeners = 0;
+    if (cfg->admin_ssl)
+        memset(cfg->admin_ssl->key_password, 0, sizeof(cfg->admin_ssl->key_password));
+    mem_free(cfg->admin_ssl);
+    cfg->admin_ssl = NULL;
     for (int i = 0; i < cfg->n_entries; i++)
         mem_free(cfg->entries[i].value);
     mem_free(cfg->entries);
@@ -1427,6 +1554,9 @@ void config_write_reference(FILE *out)
     }
     fprintf(out, "| `listener.name.<name>.ssl.*` | (the `ssl.*` value) | any `ssl.*` setting for one "
                  "listener (its name in lower case, as Kafka writes it) |\n");
+    fprintf(out, "| `admin.listener.ssl.*` | (the `ssl.*` default) | any other `ssl.*` setting "
+                 "for the admin listener (`admin.listener.ssl.enabled.protocols`, ...); its TLS "
+                 "is its own: the `ssl.*` values of the Kafka listeners do not apply to it |\n");
     fprintf(out, "\n## Topic settings\n\n"
                  "CreateTopics `configs`, `streampulse topic create --config`, AlterConfigs. A topic "
                  "without its own\nvalue takes the broker setting named (or the fixed default).\n\n"
@@ -1464,4 +1594,6 @@ void config_print_keys(void)
     }
     printf("  %-36s %-28s %s\n", "listener.name.<name>.ssl.*", "(the ssl.* value)",
            "any ssl.* setting for one listener (name in lower case, as Kafka)");
+    printf("  %-36s %-28s %s\n", "admin.listener.ssl.*", "(the ssl.* default)",
+           "any other ssl.* setting for the admin listener (not the Kafka listeners' values)");
 }

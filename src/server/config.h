@@ -6,6 +6,7 @@
 #ifndef SP_SERVER_CONFIG_H
 #define SP_SERVER_CONFIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -27,5 +28,10 @@ void config_write_reference(FILE *out);
  * -1 with err. */
 int config_parse_listener(const char *s, char *host, size_t hostcap, int *port, char *err,
                           size_t errcap);
+
+/* Whether host (an admin.listener host) is a loopback address: 127.0.0.0/8, ::1 (also as
+ * ::ffff:127.x.y.z) or the name "localhost". Everything else, "" (every interface) and other
+ * names included, is not. */
+bool config_host_is_loopback(const char *host);
 
 #endif

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "security/base64.h"
+
 /* RFC 9110 §5.6.2 tchar. */
 static bool is_tchar(unsigned char c)
 {
@@ -150,6 +152,11 @@ static int parse_field(const char *p, size_t n, struct http_request *req, int64_
         *length = v;
     } else if (name_is(p, name_len, "transfer-encoding")) {
         return -413;
+    } else if (name_is(p, name_len, "authorization")) {
+        if (req->authorization)
+            return -400;
+        req->authorization = p + v0;
+        req->authorization_len = v1 - v0;
     }
     return 0;
 }
@@ -211,6 +218,50 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
     return (int)next;
 }
 
+static bool has_ctl(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] < 0x20 || p[i] == 0x7f)
+            return true;
+    return false;
+}
+
+int http_basic_parse(const char *v, size_t len, struct http_basic *out)
+{
+    memset(out, 0, sizeof(*out));
+    static const char scheme[] = "basic";
+    size_t sl = sizeof(scheme) - 1;
+    if (len <= sl || strncasecmp(v, scheme, sl) != 0 || v[sl] != ' ')
+        return -1;
+    size_t i = sl;
+    while (i < len && v[i] == ' ')
+        i++;
+    const char *tok = v + i;
+    size_t tok_len = len - i;
+    if (tok_len == 0 || tok_len > B64_ENCODED_LEN(sizeof(out->buf)))
+        return -1;
+    size_t n;
+    if (b64_decode(tok, tok_len, (uint8_t *)out->buf, sizeof(out->buf), &n) != 0)
+        goto fail;
+    const char *colon = memchr(out->buf, ':', n);
+    if (!colon)
+        goto fail;
+    size_t ul = (size_t)(colon - out->buf);
+    size_t pl = n - ul - 1;
+    if (ul == 0 || ul > HTTP_BASIC_USER_MAX || pl == 0 || pl > HTTP_BASIC_PASSWORD_MAX ||
+        has_ctl(out->buf, n))
+        goto fail;
+    out->user = out->buf;
+    out->user_len = ul;
+    out->password = colon + 1;
+    out->password_len = pl;
+    return 0;
+
+fail:
+    memset(out, 0, sizeof(*out)); /* decoded bytes may be (part of) a password */
+    return -1;
+}
+
 bool http_method_is(const struct http_request *req, const char *m)
 {
     return req->method && strlen(m) == req->method_len &&
@@ -224,6 +275,10 @@ const char *http_reason(int status)
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
     case 404:
         return "Not Found";
     case 405:

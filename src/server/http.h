@@ -2,9 +2,10 @@
  *
  * The admin listener takes GET (and HEAD) requests without bodies, so this parser knows just
  * enough: the request line, the header fields it needs (Host, Content-Length,
- * Transfer-Encoding), and the syntax of the rest, which it checks and skips. Input is untrusted
- * bytes from any local process: every limit below is enforced before anything else happens,
- * and nothing is allocated (the request points into the caller's buffer).
+ * Transfer-Encoding, Authorization), and the syntax of the rest, which it checks and skips. Input
+ * is untrusted bytes from any client (any local process; beyond loopback, anyone who completes
+ * a TLS handshake): every limit below is enforced before anything else happens, and nothing is
+ * allocated (the request points into the caller's buffer).
  *
  * http_parse_request() is meant to be called again each time more bytes arrive, on the whole
  * buffer so far (the head is small, HTTP_HEAD_MAX at most, so re-scanning costs little). It
@@ -30,16 +31,20 @@ struct http_request {
     size_t path_len;
     const char *query; /* after '?', or NULL */
     size_t query_len;
-    int minor;       /* HTTP/1.<minor>: 0 or 1 */
-    bool has_host;   /* a Host field was present */
-    size_t head_len; /* bytes of the head, up to and including the empty line */
+    int minor;                 /* HTTP/1.<minor>: 0 or 1 */
+    bool has_host;             /* a Host field was present */
+    size_t head_len;           /* bytes of the head, up to and including the empty line */
+    const char *authorization; /* the Authorization field's value (trimmed), or NULL */
+    size_t authorization_len;
+    const char *peer; /* set by server/httpd.c: the client's address without its port */
 };
 
 /* Parses the request head at the start of buf[0, len).
  * Returns head_len (> 0) once the head is complete and valid (*req filled, pointing into buf);
  * 0 if more bytes are needed; or minus an HTTP status for a request to refuse:
  *   -400 malformed (bad request line, bad field syntax, obs-fold, control bytes, bare CR,
- *        missing Host in HTTP/1.1, conflicting or invalid Content-Length),
+ *        missing Host in HTTP/1.1, conflicting or invalid Content-Length, Authorization
+ *        given twice),
  *   -413 a request body announced (Content-Length > 0 or any Transfer-Encoding),
  *   -414 request-target longer than HTTP_TARGET_MAX,
  *   -431 head longer than HTTP_HEAD_MAX or more than HTTP_FIELDS_MAX fields,
@@ -49,6 +54,27 @@ struct http_request {
  * gets -431 (or -414 while the request line is still unfinished). Bare LF line ends are
  * accepted (RFC 9112 §2.2), and so are empty lines before the request line. */
 int http_parse_request(const char *buf, size_t len, struct http_request *req);
+
+/* HTTP Basic credentials (RFC 7617), decoded. user-id and password are at most these many
+ * bytes (security/scram.h's limits on SCRAM user names and passwords). */
+#define HTTP_BASIC_USER_MAX 255
+#define HTTP_BASIC_PASSWORD_MAX 1024
+
+struct http_basic {
+    char buf[HTTP_BASIC_USER_MAX + 1 + HTTP_BASIC_PASSWORD_MAX]; /* the decoded user-pass */
+    const char *user;                                            /* into buf, not NUL-terminated */
+    size_t user_len;
+    const char *password; /* into buf, after the first ':' */
+    size_t password_len;
+};
+
+/* Parses an Authorization field value v[0, len) (untrusted) as "Basic" (any case), one or more
+ * spaces, and the strict base64 (security/base64.h) of "user-id:password": the user-id is
+ * 1..HTTP_BASIC_USER_MAX bytes before the first ':', the password 1..HTTP_BASIC_PASSWORD_MAX
+ * bytes after it, neither with a control byte (RFC 7617 §2). Returns 0 with *out filled, or
+ * -1: another scheme, bad base64, no ':', an empty or oversized part, a control byte. Reads
+ * nothing beyond v[len - 1]. The caller wipes *out (it holds a password). */
+int http_basic_parse(const char *v, size_t len, struct http_basic *out);
 
 /* Whether the method is exactly m (methods are case-sensitive). */
 bool http_method_is(const struct http_request *req, const char *m);

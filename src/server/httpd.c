@@ -1,7 +1,8 @@
-/* The admin listener's HTTP server: accept, read one request head, answer, close.
+/* The admin listener's HTTP server: accept, (TLS handshake,) read one request head, answer,
+ * close.
  *
- * Owns: the listening socket, every connection (a doubly linked list) with its head buffer and
- * response bytes, one timer per connection, and the statistics.
+ * Owns: the listening socket, every connection (a doubly linked list) with its head buffer,
+ * response bytes and, for HTTPS, its struct tls; one timer per connection, and the statistics.
  *
  * Invariants:
  *  1. A connection is in the list, registered with the reactor and has its timer armed from
@@ -9,18 +10,31 @@
  *     connection after conn_free() (callbacks end right after calling it).
  *  2. stats.open == connections in the list <= max_connections.
  *  3. in_len <= HTTP_HEAD_MAX; out_off <= head.len + body.len (the response is the head, then
- *     the handler's body, sent with one sendmsg without copying the body).
+ *     the handler's body; plain HTTP sends both with one sendmsg, HTTPS one record at a time,
+ *     neither copies the body).
+ *  4. c->events is what the reactor watches c->fd for; every state sets it to what it waits
+ *     for (TLS may need the socket writable to read, or readable to write), so any READ or
+ *     WRITE event means "try again" in the state the connection is in. HOLDING watches
+ *     nothing (a socket error still ends it).
+ *  5. c->tls is set from accept to LINGERING on an HTTPS server, NULL otherwise.
  *
  * Connection states and transitions:
- *   READING   --head complete or refused (respond)--> WRITING
- *   READING   --timer (timeout_ms after accept): 408 (respond)--> WRITING
- *   WRITING   --all written (finish_write: shutdown SHUT_WR)--> LINGERING
+ *   HANDSHAKING --handshake done--> READING (HTTPS only; the state at accept)
+ *   HANDSHAKING --TLS error, EOF or timer (handshake timeout)--> freed (counted, logged)
+ *   READING   --head complete or refused (respond)--> WRITING, or HOLDING (delay_ms)
+ *   READING   --timer (timeout_ms after accept or handshake): 408 (respond)--> WRITING
+ *   HOLDING   --timer (delay_ms)--> WRITING
+ *   WRITING   --all written (start_linger: close_notify, shutdown SHUT_WR)--> LINGERING
  *   LINGERING --EOF, error, LINGER_DRAIN_MAX bytes or timer (LINGER_MS)--> freed
  *   any       --socket error, or WRITING's timer--> freed
  *   READING   --EOF before a complete head--> freed */
 #include "server/httpd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -31,6 +45,7 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "net/conn.h"
+#include "net/tls.h"
 
 #define DEFAULT_MAX_CONNECTIONS 32
 #define DEFAULT_TIMEOUT_MS 10000
@@ -38,8 +53,10 @@
 #define LINGER_DRAIN_MAX (64 * 1024)
 #define ACCEPT_PAUSE_MS 100
 #define ACCEPTS_PER_EVENT 64
+#define TLS_LOG_EVERY_MS 1000
+#define PEER_MAX 64
 
-enum hconn_state { HC_READING, HC_WRITING, HC_LINGERING };
+enum hconn_state { HC_HANDSHAKING, HC_READING, HC_HOLDING, HC_WRITING, HC_LINGERING };
 
 struct hconn {
     struct httpd *h;
@@ -47,6 +64,9 @@ struct hconn {
     struct hconn *next;
     int fd;
     enum hconn_state state;
+    uint32_t events;            /* invariant 4 */
+    struct tls *tls;            /* invariant 5 */
+    char peer[PEER_MAX];        /* the client's address, without its port */
     char *in;                   /* HTTP_HEAD_MAX bytes */
     size_t in_len;              /* invariant 3 */
     struct strbuf head;         /* response head */
@@ -61,11 +81,14 @@ struct httpd {
     int fd;
     int port;
     struct httpd_limits lim;
+    const struct listener_tls *tls; /* NULL: plain HTTP */
     httpd_handler_fn fn;
     void *data;
     struct hconn *conns;
     bool accept_paused;
     struct reactor_timer accept_timer;
+    int64_t tls_log_ms;    /* when the last handshake failure was logged */
+    uint64_t tls_unlogged; /* failures since, not logged */
     struct httpd_stats stats;
 };
 
@@ -74,6 +97,7 @@ static void conn_free(struct hconn *c)
     struct httpd *h = c->h;
     reactor_timer_stop(h->r, &c->timer);
     reactor_del(h->r, c->fd);
+    tls_free(c->tls);
     close(c->fd);
     if (c->prev)
         c->prev->next = c->next;
@@ -88,17 +112,109 @@ static void conn_free(struct hconn *c)
     mem_free(c);
 }
 
+/* Watches c's socket for events (invariant 4). Returns 0 or a negative code. */
+static int watch(struct hconn *c, uint32_t events)
+{
+    if (events == c->events)
+        return 0;
+    int rc = reactor_mod(c->h->r, c->fd, events);
+    if (rc == 0)
+        c->events = events;
+    return rc;
+}
+
+/* What a TLS call that did not finish waits for, as a watch: -EAGAIN once set, else -EIO. */
+static int tls_wait(struct hconn *c, enum tls_status st)
+{
+    uint32_t ev = st == TLS_WANT_READ ? REACTOR_READ : REACTOR_WRITE;
+    return watch(c, ev) == 0 ? -EAGAIN : -EIO;
+}
+
+static void tls_failed(struct hconn *c, const char *why)
+{
+    struct httpd *h = c->h;
+    h->stats.tls_handshake_failures++;
+    int64_t now = reactor_now_ms(h->r);
+    if (h->tls_log_ms && now - h->tls_log_ms < TLS_LOG_EVERY_MS) {
+        h->tls_unlogged++;
+        return;
+    }
+    char q[200];
+    log_warn("admin_tls_handshake_failed", "port=%d peer=%s reason=%s unlogged=%" PRIu64, h->port,
+             c->peer, log_quote(q, sizeof(q), why, strlen(why)), h->tls_unlogged);
+    h->tls_log_ms = now;
+    h->tls_unlogged = 0;
+}
+
 static void start_linger(struct hconn *c)
 {
-    /* FIN after the response; input still arriving is read and dropped until the peer closes,
-     * so the kernel does not answer it with a reset that could discard the response */
+    /* close_notify (HTTPS), then FIN after the response; input still arriving is read and
+     * dropped until the peer closes, so the kernel does not answer it with a reset that could
+     * discard the response */
+    tls_free(c->tls);
+    c->tls = NULL;
     (void)shutdown(c->fd, SHUT_WR);
     c->state = HC_LINGERING;
-    if (reactor_mod(c->h->r, c->fd, REACTOR_READ) != 0) {
+    if (watch(c, REACTOR_READ) != 0) {
         conn_free(c);
         return;
     }
     reactor_timer_start(c->h->r, &c->timer, LINGER_MS);
+}
+
+/* Sends response bytes from out_off. Returns the count sent (> 0), -EAGAIN (the watch is set
+ * for what it waits for) or another negative code (the connection is done for). */
+static ssize_t send_some(struct hconn *c)
+{
+    const char *p =
+        c->out_off < c->head.len ? c->head.p + c->out_off : c->body.p + (c->out_off - c->head.len);
+    size_t len = c->out_off < c->head.len ? c->head.len - c->out_off
+                                          : c->body.len - (c->out_off - c->head.len);
+    if (c->tls) {
+        /* a repeated call after WANT_* passes the same bytes: out_off has not moved */
+        size_t n;
+        enum tls_status st = tls_write(c->tls, p, len, &n);
+        if (st == TLS_OK)
+            return (ssize_t)n;
+        return st == TLS_WANT_READ || st == TLS_WANT_WRITE ? tls_wait(c, st) : -EIO;
+    }
+    for (;;) {
+        struct iovec iov[2];
+        int n_iov = 0;
+        iov[n_iov++] = (struct iovec){(void *)p, len};
+        if (c->out_off < c->head.len && c->body.len > 0)
+            iov[n_iov++] = (struct iovec){c->body.p, c->body.len};
+        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
+        ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return watch(c, REACTOR_WRITE) == 0 ? -EAGAIN : -EIO;
+        return n > 0 ? n : -EIO;
+    }
+}
+
+/* Reads request bytes into buf. Returns the count (> 0), 0 at EOF, -EAGAIN (the watch is set)
+ * or another negative code. */
+static ssize_t recv_some(struct hconn *c, char *buf, size_t cap)
+{
+    if (c->tls) {
+        size_t n;
+        enum tls_status st = tls_read(c->tls, buf, cap, &n);
+        if (st == TLS_OK)
+            return (ssize_t)n;
+        if (st == TLS_EOF)
+            return 0;
+        return st == TLS_WANT_READ || st == TLS_WANT_WRITE ? tls_wait(c, st) : -EIO;
+    }
+    for (;;) {
+        ssize_t n = read(c->fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return watch(c, REACTOR_READ) == 0 ? -EAGAIN : -EIO;
+        return n >= 0 ? n : -EIO;
+    }
 }
 
 /* Writes what the socket takes. Returns false if c was freed. */
@@ -106,24 +222,9 @@ static bool write_some(struct hconn *c)
 {
     size_t total = c->head.len + c->body.len;
     while (c->out_off < total) {
-        struct iovec iov[2];
-        int n_iov = 0;
-        if (c->out_off < c->head.len)
-            iov[n_iov++] = (struct iovec){c->head.p + c->out_off, c->head.len - c->out_off};
-        size_t body_off = c->out_off > c->head.len ? c->out_off - c->head.len : 0;
-        if (c->body.len > body_off)
-            iov[n_iov++] = (struct iovec){c->body.p + body_off, c->body.len - body_off};
-        struct msghdr msg = {.msg_iov = iov, .msg_iovlen = (size_t)n_iov};
-        ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            if (reactor_mod(c->h->r, c->fd, REACTOR_WRITE) != 0) {
-                conn_free(c);
-                return false;
-            }
+        ssize_t n = send_some(c);
+        if (n == -EAGAIN)
             return true;
-        }
         if (n <= 0) {
             conn_free(c);
             return false;
@@ -160,8 +261,15 @@ static const char *error_text(int status)
     return "";
 }
 
-/* Builds the response (the handler's, or an error) and starts writing it. */
-static void respond(struct hconn *c, const struct http_request *req, int error_status)
+static void start_write(struct hconn *c)
+{
+    c->state = HC_WRITING;
+    reactor_timer_start(c->h->r, &c->timer, c->h->lim.timeout_ms);
+    write_some(c);
+}
+
+/* Builds the response (the handler's, or an error) and starts writing it, or holds it. */
+static void respond(struct hconn *c, struct http_request *req, int error_status)
 {
     struct httpd *h = c->h;
     struct httpd_response resp = {.status = 200};
@@ -171,6 +279,7 @@ static void respond(struct hconn *c, const struct http_request *req, int error_s
         resp.status = error_status;
     } else if (http_method_is(req, "GET") || http_method_is(req, "HEAD")) {
         head_only = http_method_is(req, "HEAD");
+        req->peer = c->peer;
         h->fn(req, &resp, h->data);
     } else {
         resp.status = 405;
@@ -186,12 +295,20 @@ static void respond(struct hconn *c, const struct http_request *req, int error_s
     c->body = resp.body; /* moved: no copy of a large /metrics body */
     if (resp.status > 0 && resp.status < HTTPD_STATUS_MAX)
         h->stats.responses[resp.status]++;
-    mem_free(c->in);
+    mem_free(c->in); /* the head (an Authorization field included) is not needed any more */
     c->in = NULL;
     c->in_len = 0;
-    c->state = HC_WRITING;
-    reactor_timer_start(h->r, &c->timer, h->lim.timeout_ms);
-    write_some(c);
+    if (resp.delay_ms > 0) {
+        c->state = HC_HOLDING;
+        if (watch(c, 0) != 0) {
+            conn_free(c);
+            return;
+        }
+        reactor_timer_start(h->r, &c->timer,
+                            resp.delay_ms < HTTPD_HOLD_MAX_MS ? resp.delay_ms : HTTPD_HOLD_MAX_MS);
+        return;
+    }
+    start_write(c);
 }
 
 /* READING: takes bytes, answers once the head is complete or refused. */
@@ -199,12 +316,11 @@ static void on_readable(struct hconn *c)
 {
     for (;;) {
         size_t room = HTTP_HEAD_MAX - c->in_len;
-        ssize_t n = room ? read(c->fd, c->in + c->in_len, room) : 0;
-        if (room && n < 0 && errno == EINTR)
-            continue;
-        if (room && n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        CHECK(room > 0); /* a full buffer always parses to an answer */
+        ssize_t n = recv_some(c, c->in + c->in_len, room);
+        if (n == -EAGAIN)
             return;
-        if (room && n <= 0) {
+        if (n <= 0) {
             conn_free(c); /* EOF or error before a complete head: nobody to answer */
             return;
         }
@@ -219,8 +335,27 @@ static void on_readable(struct hconn *c)
             respond(c, NULL, -rc);
             return;
         }
-        CHECK(room > 0); /* a full buffer always parses to an answer */
     }
+}
+
+/* HANDSHAKING: one step of the TLS handshake; once done, the head is read (its first bytes may
+ * have come with the client's Finished and wait in OpenSSL, unseen by the reactor). */
+static void on_handshake(struct hconn *c)
+{
+    enum tls_status st = tls_handshake(c->tls);
+    if (st == TLS_OK) {
+        c->state = HC_READING;
+        reactor_timer_start(c->h->r, &c->timer, c->h->lim.timeout_ms);
+        on_readable(c);
+        return;
+    }
+    if (st == TLS_WANT_READ || st == TLS_WANT_WRITE) {
+        if (tls_wait(c, st) != -EAGAIN)
+            conn_free(c);
+        return;
+    }
+    tls_failed(c, st == TLS_EOF ? "connection closed during the handshake" : tls_error(c->tls));
+    conn_free(c);
 }
 
 static void on_linger_readable(struct hconn *c)
@@ -247,18 +382,20 @@ static void io_cb(struct reactor *r, int fd, uint32_t events, void *data)
         conn_free(c);
         return;
     }
-    switch (c->state) {
+    switch (c->state) { /* invariant 4: the event is the one the state waits for */
+    case HC_HANDSHAKING:
+        on_handshake(c);
+        return;
     case HC_READING:
-        if (events & REACTOR_READ)
-            on_readable(c);
+        on_readable(c);
+        return;
+    case HC_HOLDING:
         return;
     case HC_WRITING:
-        if (events & REACTOR_WRITE)
-            write_some(c);
+        write_some(c);
         return;
     case HC_LINGERING:
-        if (events & REACTOR_READ)
-            on_linger_readable(c);
+        on_linger_readable(c);
         return;
     }
 }
@@ -266,18 +403,32 @@ static void io_cb(struct reactor *r, int fd, uint32_t events, void *data)
 static void timer_cb(struct reactor *r, struct reactor_timer *t, void *data)
 {
     struct hconn *c = data;
-    if (c->state == HC_READING) {
+    switch (c->state) {
+    case HC_HANDSHAKING:
+        tls_failed(c, "handshake timed out");
+        conn_free(c);
+        return;
+    case HC_READING:
         c->h->stats.timeouts++;
         respond(c, NULL, 408);
         return;
-    }
-    if (c->state == HC_WRITING)
+    case HC_HOLDING:
+        start_write(c);
+        return;
+    case HC_WRITING:
         c->h->stats.timeouts++;
-    conn_free(c);
+        conn_free(c);
+        return;
+    case HC_LINGERING:
+        conn_free(c);
+        return;
+    }
 }
 
 static void refuse(struct httpd *h, int fd)
 {
+    /* in plain text even on an HTTPS port: a TLS client sees a failed handshake, as it would
+     * for the close alone */
     static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
                                "Connection: close\r\nRetry-After: 1\r\n\r\n";
     (void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -285,21 +436,49 @@ static void refuse(struct httpd *h, int fd)
     h->stats.refused++;
 }
 
-static void accept_one(struct httpd *h, int fd)
+/* The address of sa without its port, an IPv4-mapped IPv6 address as IPv4. */
+static void peer_text(const struct sockaddr_storage *sa, char *out, size_t cap)
+{
+    snprintf(out, cap, "?");
+    if (sa->ss_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)cap);
+    } else if (sa->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(a))
+            inet_ntop(AF_INET, &a->s6_addr[12], out, (socklen_t)cap);
+        else
+            inet_ntop(AF_INET6, a, out, (socklen_t)cap);
+    }
+}
+
+static void accept_one(struct httpd *h, int fd, const struct sockaddr_storage *sa)
 {
     if (h->stats.open >= h->lim.max_connections) {
         refuse(h, fd);
         return;
     }
+    struct tls *tls = NULL;
+    if (h->tls) {
+        struct ssl_ctx_st *ctx = h->tls->ctx_get(reactor_now_ms(h->r), h->tls->data);
+        tls = ctx ? tls_new(ctx, fd) : NULL;
+        if (!tls) {
+            close(fd);
+            return;
+        }
+    }
     struct hconn *c = mem_calloc(1, sizeof(*c));
     c->h = h;
     c->fd = fd;
-    c->state = HC_READING;
+    c->tls = tls;
+    c->state = tls ? HC_HANDSHAKING : HC_READING;
+    c->events = REACTOR_READ;
+    peer_text(sa, c->peer, sizeof(c->peer));
     c->in = mem_alloc(HTTP_HEAD_MAX);
     strbuf_init(&c->head);
     strbuf_init(&c->body);
     reactor_timer_init(&c->timer, timer_cb, c);
     if (reactor_add(h->r, fd, REACTOR_READ, io_cb, c) != 0) {
+        tls_free(tls);
         close(fd);
         mem_free(c->in);
         mem_free(c);
@@ -311,7 +490,10 @@ static void accept_one(struct httpd *h, int fd)
     h->conns = c;
     h->stats.open++;
     h->stats.accepted++;
-    reactor_timer_start(h->r, &c->timer, h->lim.timeout_ms);
+    int64_t deadline = h->lim.timeout_ms;
+    if (tls && h->tls->handshake_timeout_ms > 0)
+        deadline = h->tls->handshake_timeout_ms;
+    reactor_timer_start(h->r, &c->timer, deadline);
 }
 
 static void accept_cb(struct reactor *r, int lfd, uint32_t events, void *data);
@@ -330,9 +512,12 @@ static void accept_cb(struct reactor *r, int lfd, uint32_t events, void *data)
 {
     struct httpd *h = data;
     for (int i = 0; i < ACCEPTS_PER_EVENT; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof(sa);
+        memset(&sa, 0, sizeof(sa));
+        int fd = accept4(lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
-            accept_one(h, fd);
+            accept_one(h, fd, &sa);
             continue;
         }
         if (errno == EINTR || errno == ECONNABORTED || errno == EPROTO)
@@ -349,7 +534,7 @@ static void accept_cb(struct reactor *r, int lfd, uint32_t events, void *data)
 }
 
 int httpd_open(struct reactor *r, const char *host, int port, const struct httpd_limits *lim,
-               httpd_handler_fn fn, void *data, struct httpd **out)
+               const struct listener_tls *tls, httpd_handler_fn fn, void *data, struct httpd **out)
 {
     int bound;
     int fd = listener_bind_tcp(host, port, &bound);
@@ -364,6 +549,7 @@ int httpd_open(struct reactor *r, const char *host, int port, const struct httpd
         h->lim.max_connections = DEFAULT_MAX_CONNECTIONS;
     if (h->lim.timeout_ms <= 0)
         h->lim.timeout_ms = DEFAULT_TIMEOUT_MS;
+    h->tls = tls;
     h->fn = fn;
     h->data = data;
     reactor_timer_init(&h->accept_timer, resume_cb, h);

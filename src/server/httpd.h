@@ -1,4 +1,5 @@
-/* A small HTTP/1.1 server on the reactor, for the admin listener (server/admin.h).
+/* A small HTTP/1.1 server on the reactor, for the admin listener (server/admin.h), in plain
+ * HTTP or HTTPS.
  *
  * One request per connection: read the head (server/http.h), call the handler, write the
  * response with `Connection: close`, then close. It never blocks the reactor (non-blocking
@@ -8,6 +9,14 @@
  *   - input: HTTP_HEAD_MAX bytes of head per connection (buffer allocated on accept), no bodies;
  *   - time: the head must arrive within timeout_ms of the accept (slow senders get 408), the
  *     response must be taken within timeout_ms of its start (slow readers are dropped);
+ *   - HTTPS (a struct listener_tls hook, net/conn.h): the TLS handshake (net/tls.h) runs first,
+ *     non-blocking, and must be done within the hook's handshake_timeout_ms (0: timeout_ms) of
+ *     the accept; the head's timeout_ms then starts. A failed handshake (garbage, a plaintext
+ *     request, a client that does not trust the certificate) closes the connection, counted and
+ *     logged (admin_tls_handshake_failed, at most a line a second); the context comes from the
+ *     hook at each accept, so a reloaded certificate serves the next connection;
+ *   - a response the handler asks to hold (delay_ms: a failed authentication) waits at most
+ *     HTTPD_HOLD_MAX_MS before it is written, reading nothing meanwhile;
  *   - after the response, the write side is shut down and input is drained for at most
  *     LINGER_MS (so that unread request bytes do not turn the close into a reset that destroys
  *     the response in flight), then the socket is closed.
@@ -25,26 +34,33 @@
 #include "server/http.h"
 
 struct httpd;
+struct listener_tls;
 
 struct httpd_limits {
     int max_connections; /* 0: 32 */
     int64_t timeout_ms;  /* 0: 10000 */
 };
 
+#define HTTPD_HOLD_MAX_MS 10000
+
 /* What the handler fills in. body is empty (initialised) when the handler is called. */
 struct httpd_response {
     int status;                /* 200 unless set */
     const char *content_type;  /* static string, or NULL */
     const char *extra_headers; /* static "Name: value\r\n..." lines, or NULL */
+    int64_t delay_ms;          /* > 0: hold the response this long (at most HTTPD_HOLD_MAX_MS) */
     struct strbuf body;
 };
 
+/* req->peer is the client's address (no port) as inet_ntop writes it (IPv4-mapped IPv6 as
+ * IPv4). */
 typedef void (*httpd_handler_fn)(const struct http_request *req, struct httpd_response *resp,
                                  void *data);
 
-/* Binds host:port (port 0: any free port) and serves on r. Returns 0 or -errno. */
+/* Binds host:port (port 0: any free port) and serves on r; with tls (borrowed, must outlive
+ * the server; its principal callback is not used), HTTPS only. Returns 0 or -errno. */
 int httpd_open(struct reactor *r, const char *host, int port, const struct httpd_limits *lim,
-               httpd_handler_fn fn, void *data, struct httpd **out);
+               const struct listener_tls *tls, httpd_handler_fn fn, void *data, struct httpd **out);
 int httpd_port(const struct httpd *h);
 /* Closes the listening socket and every connection at once, and frees h. */
 void httpd_close(struct httpd *h);
@@ -55,6 +71,8 @@ struct httpd_stats {
     uint64_t accepted;                    /* connections served */
     uint64_t refused;                     /* closed at accept: too many connections */
     uint64_t timeouts;                    /* connections dropped for being too slow */
+    uint64_t tls_handshake_failures;      /* HTTPS connections closed at the handshake (it
+                                             failed or timed out) */
     uint64_t responses[HTTPD_STATUS_MAX]; /* responses sent (started), by status */
     int open;                             /* connections now */
 };

@@ -1,6 +1,6 @@
 /* The serve command: parse options and config, start the broker on a reactor, run until
  * SIGTERM/SIGINT, then shut down cleanly (exit 0). SIGHUP reloads the TLS listeners'
- * certificates (new connections get them).
+ * certificates, the admin listener's included (new connections get them).
  *
  * States: CONFIGURING -> STARTING (broker_start) -> RUNNING (reactor_run) -> STOPPING
  * (signal seen: reactor_stop, broker_stop writes the clean-shutdown marker) -> exit. */
@@ -79,13 +79,14 @@ static bool config_explicit(const struct broker_config *cfg, const char *key)
  * any listener); the default one is best effort, so that several brokers started without
  * configuration on one machine do not fail on the second one's 9644 (it then runs without).
  * Returns 0 (*out may stay NULL) or -errno with err set. */
-static int start_admin(struct reactor *r, const struct broker_config *cfg, struct broker *b,
-                       int64_t start_wall_ms, struct admin **out, char *err, size_t errcap)
+static int start_admin(struct reactor *r, const struct broker_config *cfg,
+                       const struct listener_tls *tls, struct broker *b, int64_t start_wall_ms,
+                       struct admin **out, char *err, size_t errcap)
 {
     *out = NULL;
     if (cfg->admin_port < 0)
         return 0;
-    int rc = admin_start(r, cfg->admin_host, cfg->admin_port, b, start_wall_ms, out);
+    int rc = admin_start(r, cfg->admin_host, cfg->admin_port, tls, b, start_wall_ms, out);
     if (rc == 0)
         return 0;
     if (!config_explicit(cfg, "admin.listener")) {
@@ -210,7 +211,7 @@ int server_main(int argc, char **argv)
         return 1;
     }
     struct admin *adm;
-    rc = start_admin(r, &cfg, b, start_wall_ms, &adm, err, sizeof(err));
+    rc = start_admin(r, &cfg, tls_listeners_admin(tls), b, start_wall_ms, &adm, err, sizeof(err));
     if (rc != 0) {
         char q[1100];
         log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
@@ -238,12 +239,13 @@ int server_main(int argc, char **argv)
     }
     log_info("broker_started",
              "version=%s node_id=%d listener=%s:%d advertised=%s:%d listeners=%s admin=%s "
-             "data_dir=%s cluster_id=%s topics=%d partitions=%d clean_shutdown=%s "
+             "admin_tls=%s data_dir=%s cluster_id=%s topics=%d partitions=%d clean_shutdown=%s "
              "recovery_ms=%lld segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
              STREAMPULSE_VERSION, cfg.node_id, cfg.listener_host, broker_port(b),
              cfg.advertised_host, cfg.advertised_port > 0 ? cfg.advertised_port : broker_port(b),
-             lis, admin_addr, cfg.log_dirs, info.cluster_id, info.topics, info.partitions,
-             info.clean ? "true" : "false", (long long)info.recovery_ms, info.segments_validated,
+             lis, admin_addr, adm && cfg.admin_ssl ? "https_basic_auth" : "off", cfg.log_dirs,
+             info.cluster_id, info.topics, info.partitions, info.clean ? "true" : "false",
+             (long long)info.recovery_ms, info.segments_validated,
              (long long)info.truncated_bytes, (long long)(time_mono_ms() - t_exec));
 
     rc = reactor_run(r);

@@ -4,7 +4,9 @@
  * Owns one tls_context and one listener_tls per TLS listener; cfg->listeners[i].tls points at
  * the latter until tls_listeners_free (after the broker, and so the listener, has stopped).
  * With cluster.ssl.* also the cluster's server and client contexts and their hooks
- * (cfg->cluster_tls, cfg->cluster_dial_tls), with the same lifetime. */
+ * (cfg->cluster_tls, cfg->cluster_dial_tls), with the same lifetime. The admin listener's
+ * context (admin_ctx, with admin_hook) is one more, reloaded with the others on SIGHUP; its
+ * files are watched the same way (tls_context_get at each accept). */
 #include "server/tls_listeners.h"
 
 #include <stdio.h>
@@ -24,6 +26,8 @@ struct tls_listeners {
     struct tls_context *cluster_client;
     struct listener_tls cluster_hook;
     struct dial_tls cluster_dial;
+    struct tls_context *admin_ctx; /* NULL: the admin listener is plain HTTP */
+    struct listener_tls admin_hook;
 };
 
 static struct ssl_ctx_st *ctx_get(int64_t now_ms, void *data)
@@ -96,6 +100,25 @@ int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, c
         bl->tls = &t->hook[t->n];
         t->n++;
     }
+    if (cfg->admin_ssl && cfg->admin_port >= 0) {
+        if (!t)
+            t = mem_calloc(1, sizeof(*t));
+        char cerr[1024];
+        if (tls_context_new(cfg->admin_ssl, "admin", &t->admin_ctx, cerr, sizeof(cerr)) != 0) {
+            snprintf(err, errcap, "admin.listener (admin.listener.ssl.*): %s", cerr);
+            tls_listeners_free(t);
+            for (int j = 0; j < cfg->n_listeners; j++)
+                cfg->listeners[j].tls = NULL;
+            cfg->cluster_tls = NULL;
+            cfg->cluster_dial_tls = NULL;
+            return -1;
+        }
+        t->admin_hook = (struct listener_tls){
+            .ctx_get = ctx_get,
+            .data = t->admin_ctx,
+            .handshake_timeout_ms = tls_context_handshake_timeout_ms(t->admin_ctx),
+        };
+    }
     *out = t;
     return 0;
 }
@@ -108,6 +131,13 @@ void tls_listeners_reload(struct tls_listeners *t)
         tls_context_reload(t->cluster_server, "sighup");
         tls_context_reload(t->cluster_client, "sighup");
     }
+    if (t && t->admin_ctx)
+        tls_context_reload(t->admin_ctx, "sighup");
+}
+
+const struct listener_tls *tls_listeners_admin(const struct tls_listeners *t)
+{
+    return t && t->admin_ctx ? &t->admin_hook : NULL;
 }
 
 void tls_listeners_free(struct tls_listeners *t)
@@ -118,5 +148,6 @@ void tls_listeners_free(struct tls_listeners *t)
         tls_context_free(t->ctx[i]);
     tls_context_free(t->cluster_server);
     tls_context_free(t->cluster_client);
+    tls_context_free(t->admin_ctx);
     mem_free(t);
 }

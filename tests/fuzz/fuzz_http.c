@@ -5,11 +5,17 @@
  * head length within the input and HTTP_HEAD_MAX, or minus a 4xx/5xx status; a full buffer
  * never asks for more; a parsed head points inside the input with a path starting with '/';
  * the head alone parses to the same length; and no prefix of a valid head is refused (the
- * early refusal of unfinished lines never rejects what would become valid).
+ * early refusal of unfinished lines never rejects what would become valid). A head with an
+ * Authorization field has its value checked as below.
  *
- * First byte odd: the rest is a label value / JSON string. The Prometheus escaper's output must
- * be well-formed UTF-8 with no raw line feed or unescaped quote; the JSON escaper's output must
- * be well-formed UTF-8, quoted, with no raw control character and no unescaped quote. */
+ * First byte 1 mod 4: the rest is a label value / JSON string. The Prometheus escaper's output
+ * must be well-formed UTF-8 with no raw line feed or unescaped quote; the JSON escaper's output
+ * must be well-formed UTF-8, quoted, with no raw control character and no unescaped quote.
+ *
+ * First byte 3 mod 4: the rest is an Authorization value for http_basic_parse, in an exact-size
+ * copy. Accepted credentials lie inside the struct's buffer, have a user of 1..255 bytes
+ * without ':' and a password of 1..1024 bytes, no control byte, and re-encode to the same
+ * token; a refusal leaves the struct zeroed. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,9 +24,41 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/strbuf.h"
+#include "security/base64.h"
 #include "server/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void fuzz_basic(const char *p, size_t len)
+{
+    char *copy = mem_alloc(len ? len : 1);
+    memcpy(copy, p, len);
+    struct http_basic b;
+    int rc = http_basic_parse(copy, len, &b);
+    if (rc != 0) {
+        const char *z = (const char *)&b;
+        for (size_t i = 0; i < sizeof(b); i++)
+            if (z[i] != 0)
+                abort();
+    } else {
+        const char *lo = b.buf, *hi = b.buf + sizeof(b.buf);
+        if (b.user != lo || b.user_len < 1 || b.user_len > HTTP_BASIC_USER_MAX ||
+            b.password != b.user + b.user_len + 1 || b.password_len < 1 ||
+            b.password_len > HTTP_BASIC_PASSWORD_MAX || b.password + b.password_len > hi ||
+            memchr(b.user, ':', b.user_len) || b.user[b.user_len] != ':')
+            abort();
+        for (const char *q = b.user; q < b.password + b.password_len; q++)
+            if ((unsigned char)*q < 0x20 || *q == 0x7f)
+                abort();
+        /* the token is the strict encoding of user:password: it must encode back to itself */
+        size_t n = b.user_len + 1 + b.password_len;
+        char enc[B64_ENCODED_LEN(sizeof(b.buf)) + 1];
+        size_t el = b64_encode(b.buf, n, enc, sizeof(enc));
+        if (len < el || memcmp(copy + len - el, enc, el) != 0)
+            abort();
+    }
+    mem_free(copy);
+}
 
 static int parse_copy(const char *p, size_t len, struct http_request *req)
 {
@@ -33,6 +71,12 @@ static int parse_copy(const char *p, size_t len, struct http_request *req)
             req->path + req->path_len > end || req->path_len == 0 || req->path[0] != '/' ||
             req->method_len == 0 || (req->query && req->query + req->query_len > end))
             abort();
+        if (req->authorization &&
+            (req->authorization < copy || req->authorization + req->authorization_len > end))
+            abort();
+        if (req->authorization)
+            fuzz_basic(req->authorization, req->authorization_len);
+        req->authorization = NULL; /* the copy goes now */
     }
     mem_free(copy);
     return rc;
@@ -111,7 +155,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     if (data[0] % 2 == 0)
         fuzz_parser((const char *)data + 1, size - 1);
-    else
+    else if (data[0] % 4 == 1)
         fuzz_escapers((const char *)data + 1, size - 1);
+    else
+        fuzz_basic((const char *)data + 1, size - 1);
     return 0;
 }

@@ -304,6 +304,8 @@ EXPECTED = {
     "streampulse_admin_http_responses_total": "counter",
     "streampulse_admin_connections_refused_total": "counter",
     "streampulse_admin_timeouts_total": "counter",
+    "streampulse_admin_tls_handshake_failures_total": "counter",
+    "streampulse_admin_authentications_total": "counter",
 }
 
 APIS = ["Produce", "Fetch", "ListOffsets", "Metadata", "OffsetCommit", "OffsetFetch",

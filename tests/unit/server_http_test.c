@@ -8,6 +8,7 @@
 #include "base/mem.h"
 #include "net/reactor.h"
 #include "net_test_util.h"
+#include "security/base64.h"
 #include "server/http.h"
 #include "server/httpd.h"
 #include "test.h"
@@ -72,6 +73,9 @@ TEST(http_parse_refuses_malformed_requests)
         {"GET / HTTP/1.1\r\nNoColon\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nHost: a\x01\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400},
+        {"GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic eA==\r\n"
+         "authorization: Basic eQ==\r\n\r\n",
+         400},                           /* which one would count? */
         {"GET / HTTP/1.1\r\n\r\n", 400}, /* HTTP/1.1 without Host */
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 1\r\n\r\n", 400},
@@ -117,6 +121,144 @@ TEST(http_parse_enforces_size_limits)
     mem_free(buf);
 }
 
+TEST(http_parse_notes_the_authorization_field)
+{
+    struct http_request req;
+    const char *r = "GET /metrics HTTP/1.1\r\nHost: a\r\nAUTHORIZATION:   Basic YTpi  \r\n\r\n";
+    ASSERT_EQ(parse(r, &req), (int)strlen(r));
+    ASSERT(req.authorization != NULL);
+    ASSERT_EQ(req.authorization_len, 10); /* without the spaces around it */
+    ASSERT(memcmp(req.authorization, "Basic YTpi", 10) == 0);
+    ASSERT_EQ(parse("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &req), 27);
+    ASSERT(req.authorization == NULL);
+    ASSERT_EQ(req.authorization_len, 0);
+    ASSERT(req.peer == NULL); /* httpd's to set */
+    /* an oversized field makes the head oversized: 431 before anything looks at it */
+    char *big = mem_alloc(HTTP_HEAD_MAX + 64);
+    int n = snprintf(big, 64, "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Basic ");
+    memset(big + n, 'A', HTTP_HEAD_MAX + 64 - (size_t)n);
+    ASSERT_EQ(http_parse_request(big, HTTP_HEAD_MAX + 64, &req), -431);
+    mem_free(big);
+}
+
+static int basic(const char *v, struct http_basic *b)
+{
+    return http_basic_parse(v, strlen(v), b);
+}
+
+/* "Basic " + base64(plain[0, len)). */
+static char *basic_of(const char *plain, size_t len)
+{
+    char *out = mem_alloc(6 + B64_ENCODED_LEN(len) + 1);
+    memcpy(out, "Basic ", 6);
+    b64_encode(plain, len, out + 6, B64_ENCODED_LEN(len) + 1);
+    return out;
+}
+
+TEST(http_basic_parse_accepts_rfc7617_credentials)
+{
+    struct http_basic b;
+    ASSERT_EQ(basic("Basic YWRtaW46cGFzcw==", &b), 0); /* admin:pass */
+    ASSERT_EQ(b.user_len, 5);
+    ASSERT(memcmp(b.user, "admin", 5) == 0);
+    ASSERT_EQ(b.password_len, 4);
+    ASSERT(memcmp(b.password, "pass", 4) == 0);
+    ASSERT_EQ(basic("bAsIc    YWRtaW46cGFzcw==", &b), 0); /* the scheme in any case, spaces */
+    ASSERT_EQ(b.user_len, 5);
+    char *v = basic_of("a:b:c", 5); /* the password may hold ':' */
+    ASSERT_EQ(basic(v, &b), 0);
+    ASSERT_EQ(b.user_len, 1);
+    ASSERT_EQ(b.password_len, 3);
+    ASSERT(memcmp(b.password, "b:c", 3) == 0);
+    mem_free(v);
+    /* the largest parts */
+    char plain[HTTP_BASIC_USER_MAX + 1 + HTTP_BASIC_PASSWORD_MAX];
+    memset(plain, 'u', HTTP_BASIC_USER_MAX);
+    plain[HTTP_BASIC_USER_MAX] = ':';
+    memset(plain + HTTP_BASIC_USER_MAX + 1, 'p', HTTP_BASIC_PASSWORD_MAX);
+    v = basic_of(plain, sizeof(plain));
+    ASSERT_EQ(basic(v, &b), 0);
+    ASSERT_EQ(b.user_len, HTTP_BASIC_USER_MAX);
+    ASSERT_EQ(b.password_len, HTTP_BASIC_PASSWORD_MAX);
+    mem_free(v);
+    /* UTF-8 is fine (only control bytes are refused) */
+    v = basic_of("j\xc3\xbcrgen:p\xc3\xa4ss", 13);
+    ASSERT_EQ(basic(v, &b), 0);
+    ASSERT_EQ(b.user_len, 7);
+    mem_free(v);
+}
+
+TEST(http_basic_parse_refuses_bad_credentials)
+{
+    struct http_basic b;
+    static const char *const bad[] = {
+        "",
+        "Basic",
+        "Basic ",
+        "Basic    ",
+        "Basicx YWRtaW46cGFzcw==",
+        "Bearer YWRtaW46cGFzcw==",
+        "Digest username=\"admin\"",
+        "Basic\tYWRtaW46cGFzcw==", /* not a space */
+        "Basic YWRtaW4=",          /* "admin": no colon */
+        "Basic YWRtaW46cGFzcw",    /* unpadded */
+        "Basic YWRtaW46cGFzcw===", /* over-padded */
+        "Basic YWRt aW46cGFzcw==", /* a space inside */
+        "Basic YWRtaW46cGFzcw==x", /* a character after the padding */
+        "Basic !!!!",              /* not the alphabet */
+        "Basic YWRtaW46cGFzcx==",  /* non-zero padding bits */
+        "Basic YWRtaW4tcGFzcw__",  /* the URL-safe alphabet */
+        "Basic OnBhc3M=",          /* ":pass": no user */
+        "Basic YWRtaW46",          /* "admin:": no password */
+        "Basic Og==",              /* ":" */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++)
+        if (basic(bad[i], &b) != -1)
+            test_fail(__FILE__, __LINE__, "case %zu (%s) accepted", i, bad[i]);
+    /* control bytes, NUL included, in either part */
+    static const char *const ctl[] = {"a\x01:b", "a:b\x7f", "a:\nb", "a\tb:c"};
+    for (size_t i = 0; i < ARRAY_LEN(ctl); i++) {
+        char *v = basic_of(ctl[i], strlen(ctl[i]));
+        ASSERT_EQ(basic(v, &b), -1);
+        mem_free(v);
+    }
+    char *v = basic_of("a\0b:c", 5);
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    v = basic_of("ab:c\0", 5);
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    /* one byte over either limit, and a token longer than any valid one */
+    char plain[HTTP_BASIC_USER_MAX + 2 + HTTP_BASIC_PASSWORD_MAX + 2];
+    memset(plain, 'u', sizeof(plain));
+    plain[HTTP_BASIC_USER_MAX + 1] = ':';
+    v = basic_of(plain, HTTP_BASIC_USER_MAX + 3);
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    plain[HTTP_BASIC_USER_MAX + 1] = 'u';
+    plain[1] = ':';
+    v = basic_of(plain, 2 + HTTP_BASIC_PASSWORD_MAX + 1);
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    v = basic_of(plain, sizeof(plain));
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    /* nothing decoded stays behind after a refusal (it may be a password) */
+    v = basic_of("nocolon-secret", 14);
+    ASSERT_EQ(basic(v, &b), -1);
+    mem_free(v);
+    for (size_t i = 0; i < sizeof(b.buf); i++)
+        ASSERT_EQ(b.buf[i], 0);
+    ASSERT(b.user == NULL && b.password == NULL);
+    /* the parser reads only the bytes it is given */
+    const char *full = "Basic YWRtaW46cGFzcw==!!!";
+    ASSERT_EQ(http_basic_parse(full, 22, &b), 0);
+    ASSERT_EQ(b.password_len, 4);
+    for (size_t n = 0; n < 22; n++)
+        if (n < 6 || (n - 6) % 4 != 0)
+            ASSERT_EQ(http_basic_parse(full, n, &b), -1);
+}
+
 TEST(http_write_head_is_complete)
 {
     struct strbuf s;
@@ -150,6 +292,13 @@ static void tsrv_handle(const struct http_request *req, struct httpd_response *r
         resp->content_type = "text/plain";
         return;
     }
+    if (req->path_len == 5 && memcmp(req->path, "/held", 5) == 0) {
+        resp->status = 401;
+        resp->delay_ms = 300;
+        resp->extra_headers = "WWW-Authenticate: Basic realm=\"t\"\r\n";
+        strbuf_printf(&resp->body, "peer=%s\n", req->peer);
+        return;
+    }
     resp->content_type = "text/plain";
     strbuf_printf(&resp->body, "path=%.*s\n", (int)req->path_len, req->path);
 }
@@ -160,7 +309,7 @@ static void tsrv_open(struct tsrv *t, int max_conns, int64_t timeout_ms)
     t->r = reactor_new();
     ASSERT(t->r);
     struct httpd_limits lim = {.max_connections = max_conns, .timeout_ms = timeout_ms};
-    ASSERT_EQ(httpd_open(t->r, "127.0.0.1", 0, &lim, tsrv_handle, t, &t->h), 0);
+    ASSERT_EQ(httpd_open(t->r, "127.0.0.1", 0, &lim, NULL, tsrv_handle, t, &t->h), 0);
     ASSERT(httpd_port(t->h) > 0);
 }
 
@@ -250,6 +399,32 @@ TEST(httpd_response_survives_unread_request_bytes)
     ASSERT_EQ(t.calls, 1);
     mem_free(r);
     strbuf_destroy(&req);
+    tsrv_close(&t);
+}
+
+TEST(httpd_holds_a_response_the_handler_delays)
+{
+    struct tsrv t;
+    tsrv_open(&t, 4, 5000);
+    int64_t t0 = time_mono_ms();
+    char *r = exchange(&t, "GET /held HTTP/1.1\r\nHost: a\r\n\r\n", NULL);
+    ASSERT_CMP(time_mono_ms() - t0, >=, 290);
+    ASSERT(strncmp(r, "HTTP/1.1 401 Unauthorized\r\n", 26) == 0);
+    ASSERT(strstr(r, "\r\nWWW-Authenticate: Basic realm=\"t\"\r\n"));
+    ASSERT(strstr(r, "\r\n\r\npeer=127.0.0.1\n"));
+    mem_free(r);
+    /* a client that goes away while its answer is held is freed, and others are served */
+    int fd = nt_connect(httpd_port(t.h), 0);
+    static const char held[] = "GET /held HTTP/1.1\r\nHost: a\r\n\r\n";
+    nt_write_all(t.r, fd, held, sizeof(held) - 1);
+    NT_PUMP_UNTIL(t.r, httpd_get_stats(t.h)->responses[401] == 2, 2000);
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    close(fd); /* a reset */
+    NT_PUMP_UNTIL(t.r, httpd_get_stats(t.h)->open == 0, 2000);
+    r = exchange(&t, "GET /x HTTP/1.1\r\nHost: a\r\n\r\n", NULL);
+    ASSERT(strncmp(r, "HTTP/1.1 200 OK\r\n", 17) == 0);
+    mem_free(r);
     tsrv_close(&t);
 }
 
