@@ -491,20 +491,6 @@ static char *basic_auth(const char *user, const char *pw, size_t pw_len)
     return out;
 }
 
-/* The first line of stdin into buf (cap bytes), without its line end: its length, or -1. */
-static ssize_t read_password_line(char *buf, size_t cap)
-{
-    if (!fgets(buf, (int)cap, stdin))
-        return -1;
-    size_t n = strlen(buf);
-    if (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    else if (!feof(stdin))
-        return -1; /* longer than cap */
-    if (n > 0 && buf[n - 1] == '\r')
-        buf[--n] = '\0';
-    return (ssize_t)n;
-}
 
 /* Sets up ac from the options. Returns 0, or CLI_EXIT_USAGE / CLI_EXIT_FAIL with the reason
  * printed. */
@@ -531,7 +517,7 @@ static int admin_client_init(struct admin_client *ac, const char *cafile, const 
         ssize_t pl = -1;
         const char *env = getenv("STREAMPULSE_ADMIN_PASSWORD");
         if (pw_stdin) {
-            pl = read_password_line(pw, sizeof(pw));
+            pl = cli_read_line(pw, sizeof(pw));
         } else if (env && *env && strlen(env) < sizeof(pw)) {
             pl = (ssize_t)strlen(env);
             memcpy(pw, env, (size_t)pl);

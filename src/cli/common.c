@@ -108,6 +108,20 @@ void cli_error(const struct cli_common *c, const char *fmt, ...)
     fprintf(stderr, "streampulse %s: %s\n", c->cmd, msg);
 }
 
+ssize_t cli_read_line(char *buf, size_t cap)
+{
+    if (!fgets(buf, (int)cap, stdin))
+        return -1;
+    size_t n = strlen(buf);
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    else if (!feof(stdin))
+        return -1; /* longer than cap */
+    if (n > 0 && buf[n - 1] == '\r')
+        buf[--n] = '\0';
+    return (ssize_t)n;
+}
+
 int cli_parse_int(const struct cli_common *c, const char *option, const char *s, long long min,
                   long long max, long long *out)
 {

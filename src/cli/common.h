@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum cli_exit {
     CLI_EXIT_OK = 0,
@@ -104,6 +105,10 @@ void cli_error(const struct cli_common *c, const char *fmt, ...)
 
 /* Parses a whole decimal integer in [min, max] into *out. On error prints
  * "streampulse CMD: OPTION: ..." and returns -1. */
+/* The first line of stdin into buf (cap bytes), without its line end ("\n" or "\r\n"): its
+ * length, or -1 (no line, or one longer than cap - 1). For --password-stdin. */
+ssize_t cli_read_line(char *buf, size_t cap);
+
 int cli_parse_int(const struct cli_common *c, const char *option, const char *s, long long min,
                   long long max, long long *out);
 

@@ -38,21 +38,6 @@ static const char user_help[] =
     "      --password-stdin   read the password from the first line of standard input\n"
     "\n" CLI_COMMON_HELP;
 
-/* Reads the first line of stdin into buf (cap bytes), without its line end. Returns its
- * length or -1. */
-static ssize_t read_password(char *buf, size_t cap)
-{
-    if (!fgets(buf, (int)cap, stdin))
-        return -1;
-    size_t n = strlen(buf);
-    if (n > 0 && buf[n - 1] == '\n')
-        buf[--n] = '\0';
-    else if (!feof(stdin))
-        return -1; /* longer than cap */
-    if (n > 0 && buf[n - 1] == '\r')
-        buf[--n] = '\0';
-    return (ssize_t)n;
-}
 
 static void w_bytes(struct strbuf *b, const uint8_t *p, size_t n)
 {
@@ -251,7 +236,7 @@ int cli_user(int argc, char **argv)
         if (mech == 0)
             mech = SCRAM_SHA_256;
         char pw[SCRAM_PASSWORD_MAX + 2];
-        ssize_t pl = read_password(pw, sizeof(pw));
+        ssize_t pl = cli_read_line(pw, sizeof(pw));
         uint8_t salt[SCRAM_SALT_DEFAULT_LEN], salted[SCRAM_KEY_MAX];
         size_t klen = scram_key_len(mech);
         int e = pl <= 0 || pl > SCRAM_PASSWORD_MAX ? -1 : scram_salt_random(salt, sizeof(salt));
