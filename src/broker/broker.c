@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "base/check.h"
@@ -35,6 +36,7 @@
 #include "kafka/errors.h"
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
+#include "storage/fdcache.h"
 #include "storage/flusher.h"
 #include "storage/plog.h"
 
@@ -42,6 +44,22 @@
 #define MAX_INFLIGHT_REQUESTS 1000
 
 typedef int (*handler_fn)(struct request *req);
+
+/* log.max.open.files, or from the descriptor limit: what the connections and the broker's own
+ * files (listeners, the metadata log, the transport: OPEN_FILES_RESERVE) leave over. */
+#define OPEN_FILES_RESERVE 256
+static size_t open_files_limit(const struct broker_config *cfg)
+{
+    if (cfg->log_max_open_files > 0)
+        return (size_t)MAX(cfg->log_max_open_files, FDCACHE_MIN_LIMIT);
+    struct rlimit rl;
+    uint64_t nofile = 1u << 20;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        nofile = rl.rlim_cur;
+    uint64_t reserve = (uint64_t)cfg->max_connections + OPEN_FILES_RESERVE;
+    uint64_t limit = nofile > reserve + 1024 ? nofile - reserve : nofile / 2;
+    return (size_t)MAX(limit, (uint64_t)FDCACHE_MIN_LIMIT);
+}
 
 static handler_fn handler_for(int16_t key)
 {
@@ -522,6 +540,8 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
         goto out_flusher;
     }
 
+    b->files = fdcache_new(open_files_limit(cfg));
+    log_info("open_files_limit", "log_max_open_files=%zu", open_files_limit(cfg));
     int64_t t0 = time_mono_ms();
     rc = topics_load(b, info);
     info->recovery_ms = time_mono_ms() - t0;
@@ -606,6 +626,7 @@ out_topics:
     authz_stop(b);
     topics_close_all(b);
     broker_producers_stop(b);
+    fdcache_free(b->files);
     reactor_del(r, b->flusher_fd);
 out_flusher:
     flusher_stop(b->fl);
@@ -634,6 +655,7 @@ void broker_stop(struct broker *b)
     topics_close_all(b);    /* answers parked produces, closes logs */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */
     authz_stop(b);
+    fdcache_free(b->files); /* every log is closed */
     flusher_poll(b->fl);
     reactor_del(b->r, b->flusher_fd);
     flusher_stop(b->fl);

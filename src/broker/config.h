@@ -86,6 +86,7 @@ struct broker_config {
     int64_t log_flush_interval_messages;      /* log.flush.interval.messages */
     int64_t log_flush_interval_ms;            /* log.flush.interval.ms */
     int32_t max_partitions;                   /* max.partitions: a cap on all partitions */
+    int32_t log_max_open_files;               /* log.max.open.files: 0 = from ulimit -n */
     int64_t producer_id_expiration_ms;        /* producer.id.expiration.ms */
     int32_t producer_state_max_producers;     /* producer.state.max.producers: per partition */
     char log_level[16];                       /* log.level: debug|info|warn|error */

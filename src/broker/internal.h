@@ -70,6 +70,7 @@ struct broker {
     const struct broker_config *cfg;
     struct catalog *cat;
     struct flusher *fl;
+    struct fdcache *files; /* open segment and directory descriptors of every partition log */
     struct listener *lis;
     struct strmap topics; /* name -> struct topic * */
     int32_t total_partitions;

@@ -45,6 +45,7 @@
 #include "broker/snapshot.h"
 #include "group/coordinator.h"
 #include "group/group.h"
+#include "storage/fdcache.h"
 #include "storage/flusher.h"
 #include "storage/plog.h"
 
@@ -253,6 +254,24 @@ static void write_storage(struct broker *b, struct strbuf *out)
     prom_family(out, "streampulse_storage_fsync_errors_total", PROM_COUNTER,
                 "Failed syncs (each fences its partition).");
     prom_sample_u64(out, "streampulse_storage_fsync_errors_total", NULL, 0, fs.sync_errors);
+    struct fdcache_stats cs;
+    fdcache_stats(b->files, &cs);
+    prom_family(out, "streampulse_storage_open_files", PROM_GAUGE,
+                "Log segment and partition directory descriptors open in the open-file cache.");
+    prom_sample_u64(out, "streampulse_storage_open_files", NULL, 0, cs.open);
+    prom_family(out, "streampulse_storage_open_files_limit", PROM_GAUGE,
+                "What the open-file cache keeps open at most (log.max.open.files).");
+    prom_sample_u64(out, "streampulse_storage_open_files_limit", NULL, 0, cs.limit);
+    prom_family(out, "streampulse_storage_file_reopens_total", PROM_COUNTER,
+                "Log files opened again after the cache had closed them.");
+    prom_sample_u64(out, "streampulse_storage_file_reopens_total", NULL, 0, cs.reopens);
+    prom_family(out, "streampulse_storage_file_evictions_total", PROM_COUNTER,
+                "Log files the cache closed to stay within its limit.");
+    prom_sample_u64(out, "streampulse_storage_file_evictions_total", NULL, 0, cs.evictions);
+    prom_family(out, "streampulse_storage_file_reopen_errors_total", PROM_COUNTER,
+                "Log files that could not be opened again (each fails the read or write that "
+                "needed it).");
+    prom_sample_u64(out, "streampulse_storage_file_reopen_errors_total", NULL, 0, cs.errors);
 }
 
 /* ---- groups ---- */

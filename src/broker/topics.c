@@ -69,7 +69,7 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     struct plog_config pc;
     topic_config_to_plog(&t->cfg, &pc);
     struct plog *log;
-    int rc = plog_open(dir, &pc, b->fl, b->startup_clean, &log, rec);
+    int rc = plog_open(dir, &pc, b->fl, b->files, b->startup_clean, &log, rec);
     if (rc != 0) {
         log_error("partition_open_failed", "topic=%s partition=%d dir=%s error=\"%s\"", t->name,
                   index, dir, err_str(rc));

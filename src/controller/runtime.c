@@ -1151,7 +1151,7 @@ static int open_log(const char *dir, struct flusher *fl, struct plog **out)
                               .retention_ms = -1,
                               .retention_bytes = -1,
                               .index_interval_bytes = 4096};
-    int rc = plog_open(dir, &cfg, fl, false, out, NULL);
+    int rc = plog_open(dir, &cfg, fl, NULL, false, out, NULL);
     if (rc != 0)
         *out = NULL;
     return rc;

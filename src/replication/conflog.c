@@ -54,8 +54,6 @@ static size_t decode(const uint8_t *p, size_t left, int64_t prev_index, struct c
 int conflog_load(struct conflog *cl, int dirfd, bool *torn)
 {
     memset(cl, 0, sizeof(*cl));
-    cl->dirfd = dirfd;
-    cl->fd = -1;
     if (torn)
         *torn = false;
     uint8_t *buf = mem_alloc(RAFT_CONF_LOG_BYTES_MAX);
@@ -91,33 +89,30 @@ out_free_buf:
 
 void conflog_free(struct conflog *cl)
 {
-    if (cl->fd >= 0)
-        close(cl->fd);
     mem_free(cl->r);
     memset(cl, 0, sizeof(*cl));
-    cl->fd = -1;
 }
 
-int conflog_append(struct conflog *cl, int64_t index, int64_t term, const struct raft_conf *c)
+int conflog_append(struct conflog *cl, int dirfd, int64_t index, int64_t term,
+                   const struct raft_conf *c)
 {
     CHECK(cl->n == 0 || index > cl->r[cl->n - 1].index);
     struct conflog_rec rec = {.index = index, .term = term, .conf = *c};
     uint8_t buf[REC_MAX];
     size_t len = encode(&rec, buf);
-    bool created = false;
-    if (cl->fd < 0) {
-        int fd = io_create(cl->dirfd, RAFT_CONF_LOG_FILE, O_WRONLY | O_CLOEXEC, 0644);
-        if (fd < 0)
-            return fd;
-        cl->fd = fd;
-        created = !cl->exists;
-        cl->exists = true;
-    }
-    int rc = io_pwrite_all(cl->fd, buf, len, (off_t)cl->size, NULL);
+    if (dirfd < 0)
+        return dirfd;
+    int fd = io_create(dirfd, RAFT_CONF_LOG_FILE, O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return fd;
+    bool created = !cl->exists;
+    cl->exists = true;
+    int rc = io_pwrite_all(fd, buf, len, (off_t)cl->size, NULL);
     if (rc == 0)
-        rc = io_fdatasync(cl->fd);
+        rc = io_fdatasync(fd);
+    close(fd);
     if (rc == 0 && created)
-        rc = io_fsync_dir(cl->dirfd);
+        rc = io_fsync_dir(dirfd);
     if (rc != 0)
         return rc;
     cl->size += (int64_t)len;
@@ -126,18 +121,16 @@ int conflog_append(struct conflog *cl, int64_t index, int64_t term, const struct
     return 0;
 }
 
-int conflog_rewrite(struct conflog *cl)
+int conflog_rewrite(struct conflog *cl, int dirfd)
 {
+    if (dirfd < 0)
+        return dirfd;
     uint8_t *buf = mem_alloc(cl->n * REC_MAX + 1);
     size_t len = 0;
     for (size_t i = 0; i < cl->n; i++)
         len += encode(&cl->r[i], buf + len);
-    int rc = io_write_file_atomic(cl->dirfd, RAFT_CONF_LOG_FILE, buf, len, true);
+    int rc = io_write_file_atomic(dirfd, RAFT_CONF_LOG_FILE, buf, len, true);
     mem_free(buf);
-    /* the rename replaced the inode: the old fd no longer names the file */
-    if (cl->fd >= 0)
-        close(cl->fd);
-    cl->fd = -1;
     if (rc != 0)
         return rc;
     cl->exists = true;
@@ -145,7 +138,7 @@ int conflog_rewrite(struct conflog *cl)
     return 0;
 }
 
-int conflog_truncate(struct conflog *cl, int64_t from)
+int conflog_truncate(struct conflog *cl, int dirfd, int64_t from)
 {
     size_t k = cl->n;
     while (k > 0 && cl->r[k - 1].index >= from)
@@ -153,7 +146,7 @@ int conflog_truncate(struct conflog *cl, int64_t from)
     if (k == cl->n)
         return 0;
     cl->n = k;
-    return conflog_rewrite(cl);
+    return conflog_rewrite(cl, dirfd);
 }
 
 long conflog_find(const struct conflog *cl, int64_t i)

@@ -33,9 +33,9 @@ struct conflog_rec {
     struct raft_conf conf; /* its configuration */
 };
 
+/* No descriptor is kept between calls (a partition's files live in storage's open-file cache):
+ * each write is given the partition directory and opens the file for as long as it takes. */
 struct conflog {
-    int dirfd;              /* partition directory (not owned) */
-    int fd;                 /* append fd, -1 until the first append after load/rewrite */
     int64_t size;           /* bytes of valid records in the file */
     bool exists;            /* the file exists on disk */
     struct conflog_rec *r;  /* records, index ascending */
@@ -52,16 +52,17 @@ void conflog_free(struct conflog *cl);
 
 /* Appends a record durably. index must exceed the last record's (CHECK). Returns 0 or -errno
  * (the record is then not in memory; the file may hold a torn tail that the next load drops). */
-int conflog_append(struct conflog *cl, int64_t index, int64_t term, const struct raft_conf *c);
+int conflog_append(struct conflog *cl, int dirfd, int64_t index, int64_t term,
+                   const struct raft_conf *c);
 
 /* Drops every record with index >= from, rewriting the file if any was dropped. Returns 0 or
  * -errno (memory is updated either way: the records dropped belong to entries already gone
  * from the log, and a stale record is recognised by its term on the next load). */
-int conflog_truncate(struct conflog *cl, int64_t from);
+int conflog_truncate(struct conflog *cl, int dirfd, int64_t from);
 
 /* Rewrites the file from the records in memory (after the owner removed some). Returns 0 or
  * -errno. */
-int conflog_rewrite(struct conflog *cl);
+int conflog_rewrite(struct conflog *cl, int dirfd);
 
 /* Index of the last record with index <= i, or -1. */
 long conflog_find(const struct conflog *cl, int64_t i);

@@ -44,5 +44,7 @@ int raft_hard_state_store(int dirfd, const struct raft_hard_state *hs)
     be_put32(buf + 12, (uint32_t)hs->vote);
     be_put64(buf + 16, (uint64_t)hs->commit);
     be_put32(buf + 28, crc32c(0, buf, 28));
+    if (dirfd < 0)
+        return dirfd; /* the caller's directory could not be opened: -errno */
     return io_write_file_atomic(dirfd, RAFT_HARD_STATE_FILE, buf, sizeof(buf), true);
 }

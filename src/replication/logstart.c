@@ -77,6 +77,8 @@ int raft_log_start_store(int dirfd, const struct raft_log_start *ls)
     }
     be_put32(buf + pos, crc32c(0, buf, pos));
     pos += 4;
+    if (dirfd < 0)
+        return dirfd; /* the caller's directory could not be opened: -errno */
     return io_write_file_atomic(dirfd, RAFT_LOG_START_FILE, buf, pos, true);
 }
 

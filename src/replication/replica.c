@@ -74,7 +74,6 @@ struct strict_span {
 
 struct replica {
     struct plog *log; /* borrowed */
-    int dirfd;        /* partition directory */
     struct replica_options opt;
     struct raft *r;
     struct conflog cl;         /* CONFIG entries' configurations */
@@ -262,7 +261,7 @@ static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int6
     int64_t hint = MIN(commit, plog_durable_offset(rp->log) - 1);
     hint = MAX(hint, rp->hs.commit);
     struct raft_hard_state hs = {.term = term, .vote = vote, .commit = hint};
-    int rc = raft_hard_state_store(rp->dirfd, &hs);
+    int rc = raft_hard_state_store(plog_dirfd(rp->log), &hs);
     if (rc == 0)
         rp->hs = hs;
     return rc;
@@ -358,7 +357,7 @@ static int append_entry(struct replica *rp, const struct raft_entry *e)
         if (e->kind == RAFT_ENTRY_CONFIG) {
             struct raft_conf c;
             CHECK(raft_conf_decode(&c, e->payload, e->len) == 0); /* the core decoded it */
-            int rc = conflog_append(&rp->cl, e->first, e->term, &c);
+            int rc = conflog_append(&rp->cl, plog_dirfd(rp->log), e->first, e->term, &c);
             if (rc != 0)
                 return rc;
         }
@@ -396,7 +395,7 @@ static int record_log_start(struct replica *rp, int64_t index, int64_t term,
     ls.p[ls.n++] = (struct raft_log_point){.index = index, .term = term, .has_conf = conf != NULL};
     if (conf)
         ls.p[ls.n - 1].conf = *conf;
-    int rc = raft_log_start_store(rp->dirfd, &ls);
+    int rc = raft_log_start_store(plog_dirfd(rp->log), &ls);
     if (rc == 0)
         rp->ls = ls;
     return rc;
@@ -420,9 +419,9 @@ static int install(struct replica *rp, const struct raft_ready *rd)
         return rc;
     /* the old log's configurations are gone; the one at the install point is kept here too
      * (restore takes the last record below the log start) */
-    rc = conflog_truncate(&rp->cl, 0);
+    rc = conflog_truncate(&rp->cl, plog_dirfd(rp->log), 0);
     if (rc == 0)
-        rc = conflog_append(&rp->cl, at, rd->install_term, &rd->install_conf);
+        rc = conflog_append(&rp->cl, plog_dirfd(rp->log), at, rd->install_term, &rd->install_conf);
     /* the empty log is durable at once: the next report_durable says so for `at` */
     rp->durable_reported = at - 1;
     rp->n_raft_offs = 0;
@@ -446,7 +445,7 @@ static int apply_log_writes(struct replica *rp, const struct raft_ready *rd)
         CHECK(plog_end_offset(rp->log) == MIN(rd->truncate_from, leo)); /* it starts an entry */
         rp->durable_reported = MIN(rp->durable_reported, plog_end_offset(rp->log) - 1);
         raft_offs_truncate(rp, rd->truncate_from);
-        rc = conflog_truncate(&rp->cl, rd->truncate_from);
+        rc = conflog_truncate(&rp->cl, plog_dirfd(rp->log), rd->truncate_from);
         if (rc != 0)
             return rc;
     }
@@ -698,7 +697,7 @@ static int reconcile_confs(struct replica *rp, bool torn)
     }
     bool changed = kept != rp->cl.n;
     rp->cl.n = kept;
-    return changed || torn ? conflog_rewrite(&rp->cl) : 0;
+    return changed || torn ? conflog_rewrite(&rp->cl, plog_dirfd(rp->log)) : 0;
 }
 
 /* Whether the batch at offset off is a Raft entry (a record-less control batch: NOOP or CONFIG).
@@ -844,12 +843,12 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
         return -ERR_INVALID;
     if (plog_fenced(log))
         return -ERR_FENCED;
-    int dfd = open(plog_dir(log), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* the directory stays the plog's (its open-file cache may close it between uses) */
+    int dfd = plog_dirfd(log);
     if (dfd < 0)
-        return -errno;
+        return dfd;
     struct replica *rp = mem_calloc(1, sizeof(*rp));
     rp->log = log;
-    rp->dirfd = dfd;
     rp->opt = *opt;
     rp->nospace_from = -1;
     rp->nospace_min = INT64_MAX;
@@ -879,7 +878,6 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
 out_free_conflog:
     conflog_free(&rp->cl);
 out_free:
-    close(dfd);
     mem_free(rp);
     return rc;
 }
@@ -899,7 +897,6 @@ void replica_close(struct replica *rp)
     plog_set_flush_cb(rp->log, NULL, NULL);
     raft_free(rp->r);
     conflog_free(&rp->cl);
-    close(rp->dirfd);
     free_props(rp, rp->n_props);
     mem_free(rp->props);
     mem_free(rp->strict);

@@ -183,6 +183,11 @@ static const struct key keys[] = {
     {"producer.state.max.producers", C_INT, F(producer_state_max_producers), "1000", 1, 262144, 1, 0,
      "idempotent producers tracked per partition; beyond it the least recently used is "
      "forgotten"},
+    {"log.max.open.files", C_INT, F(log_max_open_files), "0", 0, IMAX, 1, 0,
+     "StreamPulse's own: descriptors of log segments and partition directories kept open at "
+     "once (least recently used ones are closed and opened again when needed, so the partition "
+     "count is not bounded by `ulimit -n`); 0: the descriptor limit less `max.connections` and "
+     "256 for the rest (half the limit if that leaves little); at least 16"},
     {"max.partitions", C_INT, F(max_partitions), "10000", 1, 1000000, 1, 0,
      "cap on partitions across all topics"},
     {"log.level", C_LEVEL, F(log_level), "info", 0, 0, 1, 0,

@@ -467,7 +467,7 @@ static int out_flush(struct out_writer *w)
 {
     if (w->len == 0)
         return 0;
-    int rc = io_pwrite_all(w->seg->file->fd, w->buf, w->len, (off_t)w->file_pos, NULL);
+    int rc = io_pwrite_all(w->seg->fe.file->fd, w->buf, w->len, (off_t)w->file_pos, NULL);
     w->file_pos += (int64_t)w->len;
     w->len = 0;
     return rc;
@@ -492,7 +492,7 @@ static int out_append(struct clean_job *j, struct out_writer *w, const uint8_t *
             return rc;
     }
     if (len > w->cap) {
-        int rc = io_pwrite_all(w->seg->file->fd, p, len, (off_t)w->file_pos, NULL);
+        int rc = io_pwrite_all(w->seg->fe.file->fd, p, len, (off_t)w->file_pos, NULL);
         if (rc != 0)
             return rc;
         w->file_pos += (int64_t)len;

@@ -177,7 +177,8 @@ struct clean_seg {
     int64_t base;
     int64_t end; /* next segment's base */
     int64_t size;
-    struct fileref *file; /* reference held by the job: also the identity the commit checks */
+    struct fileref *file; /* reference held by the job (open even if the cache closes it) */
+    uint64_t id;          /* the segment's id: the identity the commit checks */
 };
 
 /* Consecutive segments rewritten into one. */

@@ -61,6 +61,7 @@
 #include "kafka/batch.h"
 #include "storage/cleaner.h"
 #include "storage/epoch_cache.h"
+#include "storage/fdcache.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
 #include "storage/segment.h"
@@ -84,8 +85,9 @@ struct read_hint {
 };
 
 struct plog {
-    char *dir;
-    struct fileref *dirref; /* the partition directory (fd for *at() calls and fsync) */
+    char *dir;               /* also the owner of this log's entries in the file cache */
+    struct fdcache *files;   /* the broker's open-file cache, or NULL: files stay open */
+    struct fdcache_entry dir_fe; /* the partition directory (fd for *at() calls and fsync) */
     struct plog_config cfg;
     struct segment **segs; /* oldest first; the last is active */
     size_t n_segs;
@@ -120,9 +122,43 @@ struct plog {
     struct clean_job *clean_job; /* pass in flight, or NULL */
 };
 
-static int dirfd_of(const struct plog *log)
+/* A reference to the partition directory (the caller puts it), opened again if the cache
+ * closed it. */
+static int dir_ref(struct plog *log, struct fileref **out)
 {
-    return log->dirref->fd;
+    return fdcache_open(log->files, &log->dir_fe, log->dir, NULL, O_RDONLY | O_DIRECTORY, out);
+}
+
+/* The directory's descriptor without a reference, or -errno: files of this partition opened
+ * meanwhile never close it (storage/fdcache.h), so it is valid for the rest of the operation. */
+static int dirfd_of(struct plog *log)
+{
+    struct fileref *f;
+    int rc = dir_ref(log, &f);
+    if (rc != 0)
+        return rc;
+    int fd = f->fd;
+    fileref_put(f); /* the cache (or the log) keeps its own */
+    return fd;
+}
+
+/* The same for a segment's file. */
+static int seg_fd(const struct segment *seg)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    int fd = f->fd;
+    fileref_put(f);
+    return fd;
+}
+
+/* Puts a segment just created or opened by this log under the log's cache. */
+static struct segment *attach(struct plog *log, struct segment *seg)
+{
+    segment_attach(seg, log->files, log->dir);
+    return seg;
 }
 
 static struct segment *active(const struct plog *log)
@@ -218,7 +254,8 @@ static int write_offset_file(int dirfd, const char *name, int64_t v, bool sync)
 
 static void write_recovery_point(struct plog *log, int64_t rp, bool sync)
 {
-    int rc = write_offset_file(dirfd_of(log), RECOVERY_POINT_FILE, rp, sync);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : write_offset_file(dfd, RECOVERY_POINT_FILE, rp, sync);
     if (rc != 0) {
         log_warn("recovery_point_write_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
         return;
@@ -243,7 +280,8 @@ static void drop_segment(struct plog *log, size_t i, const char *reason)
     CHECK(!seg->swapping);
     log_info("segment_deleted", "dir=%s base_offset=%" PRId64 " bytes=%" PRId64 " reason=%s",
              log->dir, seg->base, seg->size, reason);
-    int rc = segment_remove_files(dirfd_of(log), seg->base);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : segment_remove_files(dfd, seg->base);
     if (rc != 0)
         log_warn("segment_unlink_failed", "dir=%s base_offset=%" PRId64 " error=\"%s\"", log->dir,
                  seg->base, err_str(rc));
@@ -282,7 +320,8 @@ static void seal_segment(struct plog *log, struct segment *seg)
 {
     struct fileref *files[2];
     int n = 0;
-    int rc = segment_seal(seg, dirfd_of(log), files, &n);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : segment_seal(seg, dfd, files, &n);
     if (rc != 0)
         log_warn("index_write_failed", "dir=%s base_offset=%" PRId64 " error=\"%s\"", log->dir,
                  seg->base, err_str(rc));
@@ -316,7 +355,8 @@ static int load_index(struct plog *log, struct segment *seg)
     seg->index_tick = ++log->tick;
     if (seg->index_loaded)
         return 0;
-    int rc = segment_load_index(seg, dirfd_of(log), log->cfg.index_interval_bytes);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : segment_load_index(seg, dfd, log->cfg.index_interval_bytes);
     if (rc == 1)
         log_warn("index_rebuilt", "dir=%s base_offset=%" PRId64, log->dir, seg->base);
     if (rc < 0)
@@ -346,23 +386,30 @@ static int repair_index(struct plog *log, struct segment *seg, int64_t offset)
 
 /* ---- syncing ---- */
 
-/* Collects references to everything not yet handed to a sync. */
-static void collect_dirty(struct plog *log, struct fileref ***files, size_t *n, size_t *cap)
+/* Collects references to everything not yet handed to a sync. A dirty segment whose file
+ * cannot be opened again (-errno) stays dirty: its bytes cannot be made durable. */
+static int collect_dirty(struct plog *log, struct fileref ***files, size_t *n, size_t *cap)
 {
+    int rc = 0;
     for (size_t i = log->n_segs; i-- > 0;) {
         struct segment *s = log->segs[i];
         if (!s->dirty)
             break;
+        struct fileref *f;
+        rc = segment_file(s, &f);
+        if (rc != 0)
+            break;
         MEM_GROW(*files, *cap, *n + 1);
-        (*files)[(*n)++] = fileref_get(s->file);
+        (*files)[(*n)++] = f;
         s->dirty = false;
     }
-    if (log->n_extra == 0)
-        return;
-    MEM_GROW(*files, *cap, *n + log->n_extra);
-    memcpy(*files + *n, log->extra, log->n_extra * sizeof(**files));
-    *n += log->n_extra;
-    log->n_extra = 0;
+    if (log->n_extra > 0) {
+        MEM_GROW(*files, *cap, *n + log->n_extra);
+        memcpy(*files + *n, log->extra, log->n_extra * sizeof(**files));
+        *n += log->n_extra;
+        log->n_extra = 0;
+    }
+    return rc;
 }
 
 /* Syncs files (dropping the references) and the directory inline. */
@@ -374,8 +421,10 @@ static int sync_inline(struct plog *log, struct fileref **files, size_t n, bool 
             rc = io_fdatasync(files[i]->fd);
         fileref_put(files[i]);
     }
-    if (rc == 0 && dir)
-        rc = io_fsync_dir(dirfd_of(log));
+    if (rc == 0 && dir) {
+        int dfd = dirfd_of(log);
+        rc = dfd < 0 ? dfd : io_fsync_dir(dfd);
+    }
     return rc;
 }
 
@@ -389,11 +438,11 @@ static int sync_all_inline(struct plog *log)
     bool dir = log->dir_dirty || log->req.dir;
     fileref_put(log->req.dir);
     log->req.dir = NULL;
-    collect_dirty(log, &files, &n, &cap);
+    int crc = collect_dirty(log, &files, &n, &cap);
     log->dir_dirty = false;
     int rc = sync_inline(log, files, n, dir);
     mem_free(files);
-    return rc;
+    return rc != 0 ? rc : crc;
 }
 
 static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, int rc, bool notify)
@@ -422,18 +471,28 @@ void plog_flush(struct plog *log)
 {
     if (log->fenced)
         return;
-    struct fileref **files = NULL;
+    struct fileref **files = NULL, *dref = NULL;
     size_t n = 0, cap = 0;
-    collect_dirty(log, &files, &n, &cap);
+    int rc = collect_dirty(log, &files, &n, &cap);
     bool dir = log->dir_dirty;
+    if (rc == 0 && dir)
+        rc = dir_ref(log, &dref);
+    if (rc != 0) {
+        /* what cannot be synced fences the log, as a failed fdatasync would */
+        for (size_t i = 0; i < n; i++)
+            fileref_put(files[i]);
+        mem_free(files);
+        flush_done(&log->req, leo(log), log->gen, rc, true);
+        return;
+    }
     log->dir_dirty = false;
     if (log->req.fl) {
-        flusher_submit(log->req.fl, &log->req, files, n, dir ? fileref_get(log->dirref) : NULL,
-                       leo(log), log->gen);
+        flusher_submit(log->req.fl, &log->req, files, n, dref, leo(log), log->gen);
         mem_free(files);
         return;
     }
-    int rc = sync_inline(log, files, n, dir);
+    fileref_put(dref);
+    rc = sync_inline(log, files, n, dir);
     mem_free(files);
     flush_done(&log->req, leo(log), log->gen, rc, true);
 }
@@ -511,9 +570,12 @@ static int rebuild_epochs(struct plog *log, size_t upto)
     epoch_cache_free(&log->epochs);
     for (size_t i = 0; i < upto; i++) {
         struct segment *seg = log->segs[i];
+        int fd = seg_fd(seg);
+        if (fd < 0)
+            return fd;
         uint8_t buf[SEGMENT_SCAN_BUF];
         struct batch_scanner s;
-        scanner_init(&s, seg->file->fd, 0, seg->size, buf, sizeof(buf));
+        scanner_init(&s, fd, 0, seg->size, buf, sizeof(buf));
         for (;;) {
             struct batch_info b;
             const char *why;
@@ -587,9 +649,11 @@ static int validate_from(struct plog *log, size_t from, struct plog_recovery *re
 static int restart_at(struct plog *log, int64_t start)
 {
     struct segment *seg;
-    int rc = segment_create(dirfd_of(log), start, &seg);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : segment_create(dfd, start, &seg);
     if (rc != 0)
         return rc;
+    attach(log, seg);
     while (log->n_segs > 0)
         drop_segment(log, log->n_segs - 1, "log_start_offset");
     push_segment(log, seg);
@@ -617,7 +681,7 @@ static int open_segments(struct plog *log, int64_t ls_file)
         struct segment *seg;
         rc = segment_open(dirfd_of(log), bases[i], &seg);
         if (rc == 0)
-            push_segment(log, seg);
+            push_segment(log, attach(log, seg));
     }
     mem_free(bases);
     if (rc != 0)
@@ -724,8 +788,8 @@ static int reset_dir(struct plog *log, int64_t offset)
     return rc;
 }
 
-int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
-              struct plog **out, struct plog_recovery *rec)
+int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl,
+              struct fdcache *files, bool clean, struct plog **out, struct plog_recovery *rec)
 {
     struct plog_recovery rec_local;
     if (!rec)
@@ -738,7 +802,9 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         return -errno;
     struct plog *log = mem_calloc(1, sizeof(*log));
     log->dir = mem_strdup(dir);
-    log->dirref = fileref_new(dfd);
+    log->files = files;
+    log->dir_fe.owner = log->dir;
+    fdcache_adopt(files, &log->dir_fe, fileref_new(dfd));
     log->cfg = *cfg;
     sanitize_config(&log->cfg);
     log->req.done = flush_done;
@@ -797,7 +863,7 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         rc = segment_create(dfd, MAX(ls_file, 0), &seg);
         if (rc != 0)
             goto out_close;
-        push_segment(log, seg);
+        push_segment(log, attach(log, seg));
         log->dir_dirty = true;
     }
     rec->segments = (int)log->n_segs;
@@ -877,7 +943,7 @@ static void free_log(struct plog *log)
     mem_free(log->req.files);
     fileref_put(log->req.dir);
     epoch_cache_free(&log->epochs);
-    fileref_put(log->dirref);
+    fdcache_forget(&log->dir_fe);
     mem_free(log->dir);
     mem_free(log);
 }
@@ -929,6 +995,11 @@ void plog_set_config(struct plog *log, const struct plog_config *cfg)
 const char *plog_dir(const struct plog *log)
 {
     return log->dir;
+}
+
+int plog_dirfd(struct plog *log)
+{
+    return dirfd_of(log);
 }
 int64_t plog_start_offset(const struct plog *log)
 {
@@ -1001,9 +1072,11 @@ void plog_restore_high_watermark(struct plog *log, int64_t hw)
 static int roll(struct plog *log)
 {
     struct segment *seg;
-    int rc = segment_create(dirfd_of(log), leo(log), &seg);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : segment_create(dfd, leo(log), &seg);
     if (rc != 0)
         return rc;
+    attach(log, seg);
     struct segment *old = active(log);
     seal_segment(log, old);
     push_segment(log, seg);
@@ -1187,7 +1260,10 @@ static int skip_empty(struct segment *seg, int64_t max_offset, struct batch_info
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, b->pos + b->size, seg->size, buf, sizeof(buf));
+    int fd = seg_fd(seg);
+    if (fd < 0)
+        return fd;
+    scanner_init(&s, fd, b->pos + b->size, seg->size, buf, sizeof(buf));
     for (;;) {
         struct batch_info nb;
         const char *why;
@@ -1251,7 +1327,9 @@ static int read_range(struct plog *log, int64_t offset, int64_t max_offset, size
         }
         if (rc != 0)
             return rc;
-        out->file = fileref_get(seg->file);
+        rc = segment_file(seg, &out->file);
+        if (rc != 0)
+            return rc;
         out->pos = (off_t)b.pos;
         out->len = len;
         out->first_offset = b.base;
@@ -1480,7 +1558,8 @@ static int64_t segment_age_ts(const struct plog *log, const struct segment *seg)
         return seg->max_ts;
     /* no timestamps in the batches: fall back to the file's modification time */
     struct stat st;
-    if (fstat(seg->file->fd, &st) != 0)
+    int fd = seg_fd(seg);
+    if (fd < 0 || fstat(fd, &st) != 0)
         return INT64_MAX;
     return (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 }
@@ -1549,6 +1628,8 @@ int plog_reset(struct plog *log, int64_t offset)
         rc = segment_create(dfd, offset, &seg);
     if (rc == 0)
         rc = io_fsync_dir(dfd);
+    if (seg)
+        attach(log, seg);
     if (rc != 0) {
         if (seg)
             segment_free(seg);
@@ -1592,9 +1673,12 @@ void plog_set_hooks(struct plog *log, const struct plog_hooks *hooks)
 static int low_epoch_positions(const struct segment *seg, int32_t floor, int64_t **pos,
                                size_t *n, size_t *cap)
 {
+    int fd = seg_fd(seg);
+    if (fd < 0)
+        return fd;
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner sc;
-    scanner_init(&sc, seg->file->fd, 0, seg->size, buf, sizeof(buf));
+    scanner_init(&sc, fd, 0, seg->size, buf, sizeof(buf));
     for (;;) {
         struct batch_info b;
         const char *why;
@@ -1628,11 +1712,13 @@ int plog_raise_epochs(struct plog *log, int32_t floor)
         int64_t *pos = NULL;
         size_t n = 0, cap = 0;
         rc = low_epoch_positions(seg, floor, &pos, &n, &cap);
+        int fd = rc == 0 && n > 0 ? seg_fd(seg) : 0;
+        if (fd < 0)
+            rc = fd;
         for (size_t k = n; k-- > 0 && rc == 0;)
-            rc = io_pwrite_all(seg->file->fd, be, sizeof(be), pos[k] + KBATCH_OFF_LEADER_EPOCH,
-                               NULL);
+            rc = io_pwrite_all(fd, be, sizeof(be), pos[k] + KBATCH_OFF_LEADER_EPOCH, NULL);
         if (rc == 0 && n > 0)
-            rc = io_fdatasync(seg->file->fd);
+            rc = io_fdatasync(fd);
         raised += n;
         mem_free(pos);
     }
@@ -1677,8 +1763,13 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
                 continue;
             pos = b.pos;
         }
+        int fd = seg_fd(seg);
+        if (fd < 0) {
+            rc = fd;
+            break;
+        }
         struct batch_scanner s;
-        scanner_init(&s, seg->file->fd, pos, seg->size, buf, SEGMENT_SCAN_BUF);
+        scanner_init(&s, fd, pos, seg->size, buf, SEGMENT_SCAN_BUF);
         for (;;) {
             struct batch_info b;
             const char *why;
@@ -1756,13 +1847,26 @@ int plog_clean_prepare(struct plog *log, int64_t now_ms, struct clean_job *job)
     if (u == 0)
         return 1;
     job->log = log;
-    job->dir = mem_strdup(log->dir);
-    job->dirref = fileref_get(log->dirref);
-    job->segs = mem_calloc(u, sizeof(*job->segs));
-    for (size_t i = 0; i < u; i++) {
+    struct fileref *dref;
+    int rc = dir_ref(log, &dref);
+    if (rc != 0)
+        return rc;
+    struct clean_seg *segs = mem_calloc(u, sizeof(*segs));
+    for (size_t i = 0; i < u && rc == 0; i++) {
         const struct segment *s = log->segs[i];
-        job->segs[i] = (struct clean_seg){s->base, s->end, s->size, fileref_get(s->file)};
+        segs[i] = (struct clean_seg){s->base, s->end, s->size, NULL, s->id};
+        rc = segment_file(s, &segs[i].file);
     }
+    if (rc != 0) {
+        for (size_t i = 0; i < u; i++)
+            fileref_put(segs[i].file);
+        mem_free(segs);
+        fileref_put(dref);
+        return rc;
+    }
+    job->dir = mem_strdup(log->dir);
+    job->dirref = dref;
+    job->segs = segs;
     job->n_segs = u;
     job->first_dirty = MAX(log->clean_first_dirty, log->segs[0]->base);
     job->log_end = leo(log);
@@ -1784,14 +1888,13 @@ int plog_clean_commit(struct plog *log, struct clean_job *job)
     const struct clean_seg *old = job->segs + g->first;
     if (log->fenced)
         return -ERR_FENCED;
-    /* the group must be exactly what the pass read: the job's file references make the
-     * fileref pointers a sound identity (they cannot be freed and reused meanwhile) */
+    /* the group must be exactly what the pass read (segment ids are never reused) */
     size_t i = find_segment(log, g->base);
     if (log->segs[i]->base != g->base || i + g->n >= log->n_segs)
         return -ERR_CLOSED;
     for (size_t k = 0; k < g->n; k++) {
         const struct segment *s = log->segs[i + k];
-        if (s->file != old[k].file || !s->sealed || s->dirty || s->swapping ||
+        if (s->id != old[k].id || !s->sealed || s->dirty || s->swapping ||
             s->size != old[k].size || s->end != old[k].end)
             return -ERR_CLOSED;
     }
@@ -1801,7 +1904,7 @@ int plog_clean_commit(struct plog *log, struct clean_job *job)
     if (rc != 0)
         return rc;
     /* committed (once the rename is durable): from here on the new segment is the log */
-    struct segment *seg = job->out;
+    struct segment *seg = attach(log, job->out);
     job->out = NULL;
     seg->sealed = true;
     seg->swapping = true;

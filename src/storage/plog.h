@@ -39,6 +39,7 @@
 
 #include "base/iobuf.h"
 
+struct fdcache;
 struct flusher;
 struct plog;
 
@@ -73,9 +74,11 @@ struct plog_recovery {
  * Whatever recovery kept is fdatasync'ed before returning, so durable_offset starts at LEO too.
  * A clean open also requires the recovery point to equal the LEO found (plog_close writes it
  * only after a successful sync), else it falls back to validation (event=clean_open_fallback).
- * fl may be NULL: plog_flush() then syncs inline (tests, tools). */
-int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl, bool clean,
-              struct plog **out, struct plog_recovery *rec);
+ * fl may be NULL: plog_flush() then syncs inline (tests, tools). files is the open-file cache
+ * (storage/fdcache.h) the log's segment and directory descriptors live in, so an idle log may
+ * hold none; NULL keeps them open for the log's life. */
+int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl,
+              struct fdcache *files, bool clean, struct plog **out, struct plog_recovery *rec);
 
 /* Flushes indexes and checkpoints (for a clean restart) and closes files. Safe while a flush
  * is in flight: waits for the flusher to finish with this log first. The results of syncs that
@@ -89,6 +92,10 @@ int plog_destroy(struct plog *log);
 
 void plog_set_config(struct plog *log, const struct plog_config *cfg);
 const char *plog_dir(const struct plog *log);
+/* The partition directory's descriptor, for files of the layers above kept beside the log
+ * (Raft's hard state, producer snapshots): opened again if the cache closed it, or -errno. Do
+ * not keep it: it stays valid only until a file of another partition is opened. */
+int plog_dirfd(struct plog *log);
 
 int64_t plog_start_offset(const struct plog *log);
 int64_t plog_end_offset(const struct plog *log); /* LEO: the offset the next batch gets */
@@ -284,8 +291,8 @@ struct clean_job;
  * passed tombstone horizon. *score ranks candidates (the dirty ratio). */
 bool plog_clean_candidate(struct plog *log, int64_t now_ms, bool force, double *score);
 /* Fills job's input with the cleanable prefix (segment references, first dirty offset,
- * checkpoint, configs) and records the pass as in flight. Returns 0, or 1 if there is nothing
- * cleanable. */
+ * checkpoint, configs) and records the pass as in flight. Returns 0, 1 if there is nothing
+ * cleanable, or -errno if a file could not be opened (nothing is in flight then). */
 int plog_clean_prepare(struct plog *log, int64_t now_ms, struct clean_job *job);
 /* R1 of the swap protocol for job's current group: checks the group is unchanged, renames its
  * .cleaned file to .swap and swaps the segments in memory (the new one marked swapping; job->out

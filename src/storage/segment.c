@@ -150,7 +150,9 @@ static struct segment *segment_new(int64_t base, int fd, int64_t size)
     seg->max_ts_offset = -1;
     seg->first_append_ms = -1;
     seg->gaps_below = -1;
-    seg->file = fileref_new(fd);
+    static uint64_t next_id; /* segments are made on the reactor thread and the cleaner's */
+    seg->id = __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED);
+    fdcache_adopt(NULL, &seg->fe, fileref_new(fd));
     oindex_init(&seg->oidx);
     tindex_init(&seg->tidx);
     return seg;
@@ -206,6 +208,30 @@ struct segment *segment_adopt(int64_t base, int fd)
     return seg;
 }
 
+void segment_attach(struct segment *seg, struct fdcache *fc, const char *dir)
+{
+    CHECK(!seg->fe.cache && seg->fe.file);
+    seg->fc = fc;
+    seg->dir = dir;
+    seg->fe.owner = dir; /* the plog's own string: one owner per partition */
+    if (fc) {
+        struct fileref *f = seg->fe.file;
+        seg->fe.file = NULL;
+        fdcache_adopt(fc, &seg->fe, f);
+    }
+}
+
+int segment_file(const struct segment *cseg, struct fileref **out)
+{
+    /* the descriptor is a cache: opening it again changes nothing the segment describes */
+    struct segment *seg = (struct segment *)cseg;
+    CHECK(seg->fe.file || seg->dir);
+    char name[SEGMENT_NAME_MAX];
+    if (!seg->fe.file)
+        segment_file_name(name, sizeof(name), seg->base, ".log");
+    return fdcache_open(seg->fc, &seg->fe, seg->dir, name, O_RDWR, out);
+}
+
 /* Whether a batch at base may follow expect (the offset after the previous batch). */
 static bool offset_follows(const struct segment *seg, int64_t expect, int64_t base)
 {
@@ -216,7 +242,7 @@ void segment_free(struct segment *seg)
 {
     if (!seg)
         return;
-    fileref_put(seg->file);
+    fdcache_forget(&seg->fe);
     oindex_free(&seg->oidx);
     tindex_free(&seg->tidx);
     mem_free(seg);
@@ -262,12 +288,12 @@ void segment_note_batch(struct segment *seg, const struct batch_info *b, int32_t
     seg->end = b->last + 1;
 }
 
-int segment_append(struct segment *seg, const uint8_t *batch, size_t len,
+static int append_at(int fd, struct segment *seg, const uint8_t *batch, size_t len,
                    const struct batch_info *b, int32_t interval)
 {
     CHECK(b->pos == seg->size && (int64_t)len == b->size);
     size_t written = 0;
-    int rc = io_pwrite_all(seg->file->fd, batch, len, (off_t)seg->size, &written);
+    int rc = io_pwrite_all(fd, batch, len, (off_t)seg->size, &written);
     seg->dirty = true;
     if (rc == 0) {
         segment_note_batch(seg, b, interval);
@@ -276,10 +302,22 @@ int segment_append(struct segment *seg, const uint8_t *batch, size_t len,
     if (rc != -ENOSPC)
         return rc;
     /* cut any partial write so the file still ends on a batch boundary */
-    int t = io_ftruncate(seg->file->fd, (off_t)seg->size);
+    int t = io_ftruncate(fd, (off_t)seg->size);
     if (t != 0)
         return t == -ENOSPC ? -EIO : t;
     return -ENOSPC;
+}
+
+int segment_append(struct segment *seg, const uint8_t *batch, size_t len,
+                   const struct batch_info *b, int32_t interval)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = append_at(f->fd, seg, batch, len, b, interval);
+    fileref_put(f);
+    return rc;
 }
 
 /* ---- index files ---- */
@@ -383,7 +421,7 @@ static int load_index_files(struct segment *seg, int dirfd, uint64_t rel_limit)
     return rc;
 }
 
-int segment_rebuild_index(struct segment *seg, int32_t interval)
+static int rebuild_index_at(int fd, struct segment *seg, int32_t interval)
 {
     oindex_free(&seg->oidx);
     tindex_free(&seg->tidx);
@@ -395,7 +433,7 @@ int segment_rebuild_index(struct segment *seg, int32_t interval)
     seg->bytes_since_index = 0;
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, 0, size, buf, sizeof(buf));
+    scanner_init(&s, fd, 0, size, buf, sizeof(buf));
     int64_t expect = seg->base;
     int rc;
     for (;;) {
@@ -417,6 +455,17 @@ int segment_rebuild_index(struct segment *seg, int32_t interval)
         return rc == -ERR_SHORT ? -ERR_CORRUPT : rc;
     }
     return 0;
+}
+
+int segment_rebuild_index(struct segment *seg, int32_t interval)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = rebuild_index_at(f->fd, seg, interval);
+    fileref_put(f);
+    return rc;
 }
 
 int segment_load_index(struct segment *seg, int dirfd, int32_t interval)
@@ -458,7 +507,7 @@ void segment_unload_index(struct segment *seg)
     seg->index_loaded = false;
 }
 
-int segment_load_tail(struct segment *seg, int dirfd, int32_t interval)
+static int load_tail_at(int fd, struct segment *seg, int dirfd, int32_t interval)
 {
     int rc = load_index_files(seg, dirfd, (uint64_t)SEGMENT_REL_MAX + 1);
     if (rc != 0)
@@ -476,7 +525,7 @@ int segment_load_tail(struct segment *seg, int dirfd, int32_t interval)
     seg->bytes_since_index = 0;
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, last.pos, size, buf, sizeof(buf));
+    scanner_init(&s, fd, last.pos, size, buf, sizeof(buf));
     int64_t expect = seg->base + last.rel;
     for (;;) {
         struct batch_info b;
@@ -515,6 +564,17 @@ int segment_load_tail(struct segment *seg, int dirfd, int32_t interval)
     return 0;
 }
 
+int segment_load_tail(struct segment *seg, int dirfd, int32_t interval)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = load_tail_at(f->fd, seg, dirfd, interval);
+    fileref_put(f);
+    return rc;
+}
+
 int segment_load_meta(struct segment *seg, int dirfd, int32_t interval)
 {
     if (seg->size == 0) {
@@ -547,7 +607,7 @@ int segment_load_meta(struct segment *seg, int dirfd, int32_t interval)
 
 /* ---- recovery ---- */
 
-int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struct epoch_cache *ec,
+static int recover_at(int fd, struct segment *seg, int32_t interval, int32_t *epoch, struct epoch_cache *ec,
                     struct segment_recovery *rec)
 {
     *rec = (struct segment_recovery){.cut_offset = -1};
@@ -562,7 +622,7 @@ int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struc
     seg->bytes_since_index = 0;
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, 0, size, buf, sizeof(buf));
+    scanner_init(&s, fd, 0, size, buf, sizeof(buf));
     int64_t expect = seg->base;
     const char *why = NULL;
     int64_t cut_pos = -1;
@@ -605,7 +665,7 @@ int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struc
     rec->valid_bytes = seg->size;
     if (cut_pos < 0)
         return 0;
-    int rc = io_ftruncate(seg->file->fd, (off_t)cut_pos);
+    int rc = io_ftruncate(fd, (off_t)cut_pos);
     if (rc != 0)
         return rc;
     seg->dirty = true;
@@ -615,14 +675,26 @@ int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struc
     return 0;
 }
 
+int segment_recover(struct segment *seg, int32_t interval, int32_t *epoch, struct epoch_cache *ec,
+                    struct segment_recovery *rec)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = recover_at(f->fd, seg, interval, epoch, ec, rec);
+    fileref_put(f);
+    return rc;
+}
+
 /* ---- reads ---- */
 
-int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, bool exact,
+static int find_at(int fd, const struct segment *seg, int64_t from_pos, int64_t from_offset, bool exact,
                  int64_t offset, struct batch_info *b)
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, from_pos, seg->size, buf, sizeof(buf));
+    scanner_init(&s, fd, from_pos, seg->size, buf, sizeof(buf));
     /* starting at the wanted batch needs its header only */
     s.fill_end = from_pos + (from_offset == offset ? KBATCH_HEADER_SIZE : FIND_FILL_BYTES);
     int64_t prev_last = from_offset >= 0 ? from_offset - 1 : seg->base - 1;
@@ -645,7 +717,19 @@ int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offse
     }
 }
 
-int segment_extend(const struct segment *seg, const struct batch_info *first, int64_t max_offset,
+int segment_find(const struct segment *seg, int64_t from_pos, int64_t from_offset, bool exact,
+                 int64_t offset, struct batch_info *b)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = find_at(f->fd, seg, from_pos, from_offset, exact, offset, b);
+    fileref_put(f);
+    return rc;
+}
+
+static int extend_at(int fd, const struct segment *seg, const struct batch_info *first, int64_t max_offset,
                    size_t max_bytes, size_t *len, int64_t *next_offset, struct batch_info *stop)
 {
     stop->size = 0;
@@ -680,7 +764,7 @@ int segment_extend(const struct segment *seg, const struct batch_info *first, in
     }
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, scan_from, seg->size, buf, sizeof(buf));
+    scanner_init(&s, fd, scan_from, seg->size, buf, sizeof(buf));
     s.fill_end = budget_end + KBATCH_HEADER_SIZE;
     for (;;) {
         struct batch_info b;
@@ -707,12 +791,24 @@ int segment_extend(const struct segment *seg, const struct batch_info *first, in
     return 0;
 }
 
-int segment_find_timestamp(const struct segment *seg, int64_t from_pos, int64_t ts,
+int segment_extend(const struct segment *seg, const struct batch_info *first, int64_t max_offset,
+                   size_t max_bytes, size_t *len, int64_t *next_offset, struct batch_info *stop)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = extend_at(f->fd, seg, first, max_offset, max_bytes, len, next_offset, stop);
+    fileref_put(f);
+    return rc;
+}
+
+static int find_timestamp_at(int fd, const struct segment *seg, int64_t from_pos, int64_t ts,
                            int64_t min_offset, struct batch_info *b)
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, from_pos, seg->size, buf, sizeof(buf));
+    scanner_init(&s, fd, from_pos, seg->size, buf, sizeof(buf));
     for (;;) {
         const char *why;
         int rc = scanner_next(&s, b, &why);
@@ -723,22 +819,45 @@ int segment_find_timestamp(const struct segment *seg, int64_t from_pos, int64_t 
     }
 }
 
-int segment_read_batch(const struct segment *seg, const struct batch_info *b, uint8_t *buf)
+int segment_find_timestamp(const struct segment *seg, int64_t from_pos, int64_t ts,
+                           int64_t min_offset, struct batch_info *b)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = find_timestamp_at(f->fd, seg, from_pos, ts, min_offset, b);
+    fileref_put(f);
+    return rc;
+}
+
+static int read_batch_at(int fd, const struct segment *seg, const struct batch_info *b, uint8_t *buf)
 {
     CHECK(b->pos >= 0 && b->size > 0 && b->pos + b->size <= seg->size);
-    ssize_t n = io_pread_full(seg->file->fd, buf, (size_t)b->size, (off_t)b->pos);
+    ssize_t n = io_pread_full(fd, buf, (size_t)b->size, (off_t)b->pos);
     if (n < 0)
         return (int)n;
     return n == b->size ? 0 : -ERR_CORRUPT;
 }
 
+int segment_read_batch(const struct segment *seg, const struct batch_info *b, uint8_t *buf)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = read_batch_at(f->fd, seg, b, buf);
+    fileref_put(f);
+    return rc;
+}
+
 /* ---- truncation ---- */
 
-int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t new_end,
+static int truncate_at(int fd, struct segment *seg, const struct batch_info *b, int64_t new_end,
                      int32_t interval)
 {
     CHECK(seg->index_loaded && b->pos <= seg->size && b->base >= seg->base);
-    int rc = io_ftruncate(seg->file->fd, (off_t)b->pos);
+    int rc = io_ftruncate(fd, (off_t)b->pos);
     if (rc != 0)
         return rc;
     seg->dirty = true;
@@ -761,7 +880,7 @@ int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t ne
     seg->bytes_since_index = seg->size - ol.pos;
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, seg->file->fd, ol.pos, seg->size, buf, sizeof(buf));
+    scanner_init(&s, fd, ol.pos, seg->size, buf, sizeof(buf));
     for (;;) {
         struct batch_info x;
         const char *why;
@@ -775,4 +894,16 @@ int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t ne
     }
     (void)interval;
     return rc < 0 ? (rc == -ERR_SHORT ? -ERR_CORRUPT : rc) : 0;
+}
+
+int segment_truncate(struct segment *seg, const struct batch_info *b, int64_t new_end,
+                     int32_t interval)
+{
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    rc = truncate_at(f->fd, seg, b, new_end, interval);
+    fileref_put(f);
+    return rc;
 }

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "base/iobuf.h"
+#include "storage/fdcache.h"
 #include "storage/index.h"
 
 struct epoch_cache;
@@ -78,7 +79,10 @@ struct segment {
     int64_t max_ts;          /* largest maxTimestamp, -1 if none */
     int64_t max_ts_offset;   /* baseOffset of the batch holding max_ts */
     int64_t first_append_ms; /* wall time of the first append (segment.ms), -1 if empty */
-    struct fileref *file;    /* the .log file (O_RDWR) */
+    struct fdcache_entry fe; /* the .log file (O_RDWR): use segment_file(), it may be closed */
+    struct fdcache *fc;      /* the cache fe lives in (segment_attach), NULL: always open */
+    const char *dir;         /* the partition directory (the plog's), to open fe again */
+    uint64_t id;             /* unique in the process: identity that survives a reopen */
     struct oindex oidx;      /* valid when index_loaded */
     struct tindex tidx;      /* valid when index_loaded */
     int64_t bytes_since_index; /* log bytes since the last offset-index entry */
@@ -107,6 +111,15 @@ int segment_open(int dirfd, int64_t base, struct segment **out);
  * Takes ownership of fd. */
 struct segment *segment_adopt(int64_t base, int fd);
 void segment_free(struct segment *seg);
+
+/* Puts the segment's file in cache fc (NULL: it stays open), to be opened again by name in dir
+ * (which must outlive the segment) after an eviction. Until then the file is never closed. The
+ * dir pointer is also the cache owner (storage/fdcache.h): pass the plog's own copy. */
+void segment_attach(struct segment *seg, struct fdcache *fc, const char *dir);
+/* A reference to the segment's .log file (the caller puts it), opening it again if the cache
+ * closed it. Returns 0 or -errno. Every function below that reads or writes the file gets one
+ * this way, so they all may fail with what open(2) fails with (EMFILE, ENOENT...). */
+int segment_file(const struct segment *seg, struct fileref **out);
 /* Unlinks the segment's three files. */
 int segment_remove_files(int dirfd, int64_t base);
 

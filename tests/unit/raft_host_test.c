@@ -94,7 +94,7 @@ static void node_start(int32_t id)
         char dir[600];
         snprintf(dir, sizeof(dir), "%s/%s-%d", n->dir, TOPIC, p);
         struct plog_config cfg = su_config();
-        ASSERT_EQ(plog_open(dir, &cfg, W.fl, true, &n->logs[p], NULL), 0);
+        ASSERT_EQ(plog_open(dir, &cfg, W.fl, NULL, true, &n->logs[p], NULL), 0);
         ASSERT_EQ(host_add_group(n->h, TOPIC, p, n->logs[p], voters, NODES, &cb, NULL), 0);
     }
     struct host_stats st;
@@ -463,7 +463,7 @@ TEST_T(raft_host_unknown_group_dropped_and_transfer_all, 30)
     char dir[600];
     snprintf(dir, sizeof(dir), "%s/x-0", W.n[1].dir);
     struct plog_config cfg = su_config();
-    ASSERT_EQ(plog_open(dir, &cfg, W.fl, true, &xlog, NULL), 0);
+    ASSERT_EQ(plog_open(dir, &cfg, W.fl, NULL, true, &xlog, NULL), 0);
     int32_t voters[NODES] = {1, 2, 3};
     struct host_group *x;
     ASSERT_EQ(host_add_group(W.n[1].h, "x", 0, xlog, voters, NODES, NULL, &x), 0);

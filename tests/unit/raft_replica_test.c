@@ -160,7 +160,7 @@ static int open_node(int32_t id, bool clean)
     struct tnode *n = node(id);
     struct plog_config cfg = su_config();
     cfg.segment_bytes = 64 * 1024; /* several segments: reads and cuts cross them */
-    int rc = plog_open(n->dir, &cfg, W.fl, clean, &n->log, NULL);
+    int rc = plog_open(n->dir, &cfg, W.fl, NULL, clean, &n->log, NULL);
     ASSERT_EQ(rc, 0);
     struct replica_options o = options(id);
     W.commit_seen[id] = -1;
@@ -860,10 +860,10 @@ TEST(raft_replica_conflog_drops_torn_tail_and_truncates)
     ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
     ASSERT(!torn);
     struct raft_conf c = {.n_voters = 2, .voters = {1, 2}};
-    ASSERT_EQ(conflog_append(&cl, 5, 1, &c), 0);
+    ASSERT_EQ(conflog_append(&cl, dfd, 5, 1, &c), 0);
     c.voters[1] = 3;
-    ASSERT_EQ(conflog_append(&cl, 9, 2, &c), 0);
-    ASSERT_EQ(conflog_append(&cl, 12, 2, &c), 0);
+    ASSERT_EQ(conflog_append(&cl, dfd, 9, 2, &c), 0);
+    ASSERT_EQ(conflog_append(&cl, dfd, 12, 2, &c), 0);
     conflog_free(&cl);
     /* a torn tail: the last record loses its last byte */
     int64_t size = su_file_size(dir, RAFT_CONF_LOG_FILE);
@@ -877,9 +877,9 @@ TEST(raft_replica_conflog_drops_torn_tail_and_truncates)
     ASSERT_EQ(cl.r[1].conf.voters[1], 3);
     ASSERT_EQ(conflog_find(&cl, 8), 0);
     ASSERT_EQ(conflog_find(&cl, 4), -1);
-    ASSERT_EQ(conflog_rewrite(&cl), 0);
-    ASSERT_EQ(conflog_append(&cl, 10, 2, &c), 0);
-    ASSERT_EQ(conflog_truncate(&cl, 9), 0);
+    ASSERT_EQ(conflog_rewrite(&cl, dfd), 0);
+    ASSERT_EQ(conflog_append(&cl, dfd, 10, 2, &c), 0);
+    ASSERT_EQ(conflog_truncate(&cl, dfd, 9), 0);
     ASSERT_EQ(cl.n, 1);
     conflog_free(&cl);
     ASSERT_EQ(conflog_load(&cl, dfd, &torn), 0);
@@ -1392,7 +1392,7 @@ static struct replica *open_sole(const char *dir, struct flusher *fl, struct plo
                                  int64_t now)
 {
     struct plog_config cfg = su_config();
-    ASSERT_EQ(plog_open(dir, &cfg, fl, true, log, NULL), 0);
+    ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, log, NULL), 0);
     struct replica_options o;
     replica_options_default(&o, 1, 7);
     o.bootstrap.n_voters = 1;

@@ -42,7 +42,7 @@ static struct plog *open_with(struct flusher *fl, const char *name, struct cb_st
     struct plog_config cfg = su_config();
     cfg.segment_bytes = 8 * 1024;
     struct plog *log = NULL;
-    ASSERT_EQ(plog_open(su_dir(name), &cfg, fl, false, &log, NULL), 0);
+    ASSERT_EQ(plog_open(su_dir(name), &cfg, fl, NULL, false, &log, NULL), 0);
     plog_set_flush_cb(log, flush_cb, st);
     return log;
 }

@@ -328,7 +328,7 @@ TEST(storage_plog_reset_a_damaged_marker_fails_the_open)
     ASSERT(f);
     fputs("12x\n", f);
     fclose(f);
-    ASSERT_EQ(plog_open(dir, &cfg, NULL, false, &log, NULL), -ERR_CORRUPT);
+    ASSERT_EQ(plog_open(dir, &cfg, NULL, NULL, false, &log, NULL), -ERR_CORRUPT);
     /* a good one is finished at open */
     f = fopen(path, "w");
     ASSERT(f);

@@ -306,7 +306,7 @@ static void run_point(uint64_t seed, long cut_after)
     cfg.segment_bytes = 6000 + (int64_t)(rnd() % 8000);
     cfg.index_interval_bytes = 512;
     struct plog *log = NULL;
-    CHECK(plog_open(dir, &cfg, NULL, true, &log, NULL) == 0);
+    CHECK(plog_open(dir, &cfg, NULL, NULL, true, &log, NULL) == 0);
     plog_set_flush_cb(log, on_flush, NULL);
     struct appended app[400];
     int napp = 0;
@@ -329,7 +329,7 @@ static void run_point(uint64_t seed, long cut_after)
             plog_flush(log);
         if (rnd() % 50 == 0 && !sim.crashed) { /* a clean restart in the middle */
             plog_close(log);
-            CHECK(plog_open(dir, &cfg, NULL, true, &log, NULL) == 0);
+            CHECK(plog_open(dir, &cfg, NULL, NULL, true, &log, NULL) == 0);
             plog_set_flush_cb(log, on_flush, NULL);
         }
     }
@@ -341,7 +341,7 @@ static void run_point(uint64_t seed, long cut_after)
 
     struct plog_recovery rec;
     log = NULL;
-    int rc = plog_open(dir, &cfg, NULL, false, &log, &rec);
+    int rc = plog_open(dir, &cfg, NULL, NULL, false, &log, &rec);
     if (rc != 0)
         test_fail(__FILE__, __LINE__, "seed %llu cut %ld: recovery failed: %d",
                   (unsigned long long)seed, cut_after, rc);

@@ -56,7 +56,7 @@ static inline struct plog *su_open(const char *dir, const struct plog_config *cf
                                    struct plog_recovery *rec)
 {
     struct plog *log = NULL;
-    int rc = plog_open(dir, cfg, NULL, clean, &log, rec);
+    int rc = plog_open(dir, cfg, NULL, NULL, clean, &log, rec);
     ASSERT_EQ(rc, 0);
     return log;
 }
