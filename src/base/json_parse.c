@@ -41,7 +41,7 @@ struct parser {
     struct frame *stack; /* open containers, innermost last */
     size_t depth;        /* open containers */
     size_t stack_cap;
-    size_t first_dup;            /* offset of the first duplicate key, or SIZE_MAX */
+    size_t first_dup; /* offset of the first duplicate key, or SIZE_MAX */
     struct json_parse_error *err;
     int rc; /* the error code once set */
 };
@@ -185,8 +185,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
     while (i < end) {
         unsigned char c = p[i];
         if (c < 0x20)
-            return fail(ps, -ERR_INVALID, i, "unescaped control character 0x%02x in string",
-                        c);
+            return fail(ps, -ERR_INVALID, i, "unescaped control character 0x%02x in string", c);
         if (c >= 0x80) {
             size_t sl = utf8_seq_len(p + i, end - i);
             if (sl == 0)

@@ -50,19 +50,19 @@ struct json_member;
 
 struct json_value {
     enum json_type type;
-    bool is_integer;      /* number: no fraction, no exponent */
-    bool i64_ok;          /* number: is_integer and within int64 (then i64 holds it) */
-    bool dup_keys;        /* object: two members have the same key */
-    size_t offset;        /* byte offset in the input of the value's first character */
-    const char *str;      /* string: decoded UTF-8; number: the literal; else NULL */
-    size_t len;           /* bytes of str (without the terminating NUL) */
+    bool is_integer; /* number: no fraction, no exponent */
+    bool i64_ok;     /* number: is_integer and within int64 (then i64 holds it) */
+    bool dup_keys;   /* object: two members have the same key */
+    size_t offset;   /* byte offset in the input of the value's first character */
+    const char *str; /* string: decoded UTF-8; number: the literal; else NULL */
+    size_t len;      /* bytes of str (without the terminating NUL) */
     union {
-        struct {          /* number */
-            int64_t i64;  /* see i64_ok */
-            double f64;   /* the nearest double */
+        struct {         /* number */
+            int64_t i64; /* see i64_ok */
+            double f64;  /* the nearest double */
         };
-        struct {          /* array, object */
-            size_t n;     /* items or members */
+        struct {      /* array, object */
+            size_t n; /* items or members */
             union {
                 struct json_value **items;   /* array: n items in order */
                 struct json_member *members; /* object: n members in document order */
@@ -72,9 +72,9 @@ struct json_value {
 };
 
 struct json_member {
-    const char *key;          /* decoded UTF-8, NUL-terminated (may contain NUL: use key_len) */
+    const char *key; /* decoded UTF-8, NUL-terminated (may contain NUL: use key_len) */
     size_t key_len;
-    size_t key_offset;        /* byte offset of the key's opening quote */
+    size_t key_offset; /* byte offset of the key's opening quote */
     struct json_value *value;
 };
 
@@ -93,8 +93,8 @@ struct json_doc {
 };
 
 struct json_parse_error {
-    size_t offset;      /* byte offset in the input where the problem was found */
-    char reason[96];    /* what is wrong, e.g. "trailing comma in array" */
+    size_t offset;   /* byte offset in the input where the problem was found */
+    char reason[96]; /* what is wrong, e.g. "trailing comma in array" */
 };
 
 /* Parses text[0, len) (need not be NUL-terminated; NUL bytes in it are refused like any other

@@ -131,8 +131,8 @@ TEST(json_parse_reports_duplicate_keys_or_refuses_them)
     ASSERT_EQ(parse_opts(&a, text, strlen(text), NULL, &doc, &err), 0);
     ASSERT(doc.root->dup_keys);
     ASSERT(doc.root->members[1].value->dup_keys);
-    ASSERT_EQ(doc.root->n, 3); /* both members kept */
-    ASSERT_EQ(doc.first_dup_offset, 23); /* the second "x", before the second "a" */
+    ASSERT_EQ(doc.root->n, 3);                         /* both members kept */
+    ASSERT_EQ(doc.first_dup_offset, 23);               /* the second "x", before the second "a" */
     ASSERT_EQ(json_object_get(doc.root, "a")->i64, 1); /* lookups see the first */
     struct json_parse_opts strict = {.flags = JSON_PARSE_REJECT_DUP_KEYS};
     ASSERT_EQ(parse_opts(&a, text, strlen(text), &strict, &doc, &err), -ERR_INVALID);
@@ -202,11 +202,11 @@ TEST(json_parse_refuses_what_rfc8259_refuses)
         {"\"\\udc00\"", 1, "lone low surrogate"},
         {"\"\\ude00\\ud83d\"", 1, "lone low surrogate"}, /* a reversed pair */
         {"\"\xc3\"", 1, "ill-formed UTF-8"},
-        {"\"\xc0\xaf\"", 1, "ill-formed UTF-8"},            /* overlong '/' */
-        {"\"\xed\xa0\x80\"", 1, "ill-formed UTF-8"},        /* an encoded surrogate */
-        {"\"\xf4\x90\x80\x80\"", 1, "ill-formed UTF-8"},    /* beyond U+10FFFF */
-        {"\"\x80\"", 1, "ill-formed UTF-8"},                /* a stray continuation byte */
-        {"\xef\xbb\xbf{}", 0, "unexpected byte 0xef"},      /* a byte order mark */
+        {"\"\xc0\xaf\"", 1, "ill-formed UTF-8"},         /* overlong '/' */
+        {"\"\xed\xa0\x80\"", 1, "ill-formed UTF-8"},     /* an encoded surrogate */
+        {"\"\xf4\x90\x80\x80\"", 1, "ill-formed UTF-8"}, /* beyond U+10FFFF */
+        {"\"\x80\"", 1, "ill-formed UTF-8"},             /* a stray continuation byte */
+        {"\xef\xbb\xbf{}", 0, "unexpected byte 0xef"},   /* a byte order mark */
         {"{} x", 3, "trailing characters after the value: 'x'"},
         {"1 2", 2, "trailing characters"},
         {"[1]]", 3, "trailing characters"},
@@ -225,8 +225,8 @@ TEST(json_parse_refuses_what_rfc8259_refuses)
         int rc = parse_opts(&a, t, strlen(t), NULL, &doc, &err);
         if (rc != -ERR_INVALID || err.offset != cases[i].offset ||
             !strstr(err.reason, cases[i].reason))
-            test_fail(__FILE__, __LINE__, "case %zu '%s': rc %d at %zu '%s', want %zu '%s'", i,
-                      t, rc, err.offset, err.reason, cases[i].offset, cases[i].reason);
+            test_fail(__FILE__, __LINE__, "case %zu '%s': rc %d at %zu '%s', want %zu '%s'", i, t,
+                      rc, err.offset, err.reason, cases[i].offset, cases[i].reason);
         ASSERT(doc.root == NULL);
     }
     /* A NUL byte inside the given length is outside the grammar too. */
