@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# SASL on SASL_PLAINTEXT and SASL_SSL listeners beside a PLAINTEXT one, with users made by
-# `streampulse user create` (AlterUserScramCredentials through the plaintext listener; listed by
-# `user list`, DescribeUserScramCredentials). Every client produces and consumes (in a consumer
+# SASL on SASL_PLAINTEXT and SASL_SSL listeners, the broker's only Kafka listeners at first:
+# its first users come through the admin listener (`streampulse user create --admin`, POST
+# /v1/users; listed by `user list --admin`, deleted by `user delete --admin`), with no PLAINTEXT
+# listener anywhere; after the restart a PLAINTEXT one is added beside them, and `user list -b`
+# (DescribeUserScramCredentials) reads the same users through it. Every client produces and consumes (in a consumer
 # group) with the right credentials: kcat/librdkafka, confluent-kafka, kafka-python (SaslHandshake
 # v0 and raw tokens), kafkajs and @platformatic/kafka (SaslHandshake v1 and SaslAuthenticate), with
 # PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, and over TLS (SASL_SSL) with SCRAM-SHA-512. A wrong
@@ -22,26 +24,35 @@ SPORT=$(free_port)
 TPORT=$(free_port)
 SASL=127.0.0.1:$SPORT
 SSL_SASL=127.0.0.1:$TPORT
-ADMIN_ARGS=(--set "listeners=PLAINTEXT://127.0.0.1:$PORT,SASL://127.0.0.1:$SPORT,SECURE://127.0.0.1:$TPORT"
-    --set "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SECURE:SASL_SSL"
-    --set "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
+SASL_ARGS=(--set "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
     --set connection.failed.authentication.delay.ms=0
     --set "ssl.keystore.location=$P/keystore.pem" --set "ssl.truststore.location=$P/ca.pem")
-start_broker "${ADMIN_ARGS[@]}"
+start_broker --set "listeners=SASL://127.0.0.1:$SPORT,SECURE://127.0.0.1:$TPORT" \
+    --set "listener.security.protocol.map=SASL:SASL_PLAINTEXT,SECURE:SASL_SSL" "${SASL_ARGS[@]}"
+grep broker_started "$BROKER_LOG" | tail -1 |
+    grep -q " listeners=SASL/SASL_PLAINTEXT@$SASL,SECURE/SASL_SSL@$SSL_SASL admin=" ||
+    fail "not SASL listeners only: $(grep broker_started "$BROKER_LOG" | tail -1)"
 
-note "users: created through the plaintext listener, listed, refused when malformed"
-echo 'alice-secret' | "$SP" user create alice --password-stdin -b "$BROKER" >/dev/null ||
-    fail "user create alice"
-echo 'alice-512' | "$SP" user create alice --mechanism SCRAM-SHA-512 --iterations 8192 \
-    --password-stdin -b "$BROKER" >/dev/null || fail "user create alice SCRAM-SHA-512"
-echo 'bob-secret' | "$SP" user create bob --password-stdin -b "$BROKER" >/dev/null || fail "user create bob"
-[ "$("$SP" user list -b "$BROKER")" = $'alice\tSCRAM-SHA-256\titerations=4096\nalice\tSCRAM-SHA-512\titerations=8192\nbob\tSCRAM-SHA-256\titerations=4096' ] ||
-    fail "user list: $("$SP" user list -b "$BROKER")"
-if echo x | "$SP" user create carol --iterations 100 --password-stdin -b "$BROKER" 2>"$TMP/u.err"; then
+note "users: created through the admin listener (no PLAINTEXT listener), listed, refused when malformed"
+U=("$SP" user --admin "$ADMIN")
+echo 'alice-secret' | "${U[@]}" create alice --password-stdin >/dev/null || fail "user create alice"
+echo 'alice-512' | "${U[@]}" create alice --mechanism SCRAM-SHA-512 --iterations 8192 \
+    --password-stdin >/dev/null || fail "user create alice SCRAM-SHA-512"
+echo 'bob-secret' | "${U[@]}" create bob --password-stdin >"$TMP/u.out" || fail "user create bob"
+[ "$(cat "$TMP/u.out")" = "user bob: SCRAM-SHA-256 credential set" ] || fail "user create: $(cat "$TMP/u.out")"
+USERS=$'alice\tSCRAM-SHA-256\titerations=4096\nalice\tSCRAM-SHA-512\titerations=8192\nbob\tSCRAM-SHA-256\titerations=4096'
+[ "$("${U[@]}" list)" = "$USERS" ] || fail "user list --admin: $("${U[@]}" list)"
+[ "$("${U[@]}" list bob)" = $'bob\tSCRAM-SHA-256\titerations=4096' ] || fail "user list --admin bob"
+grep -q 'event=user_change_submitted op=set name="alice" mechanism=SCRAM-SHA-512 iterations=8192 form=salted peer=127.0.0.1 via=admin' "$BROKER_LOG" &&
+    poll_until grep -q 'event=user_changed op=set name="bob" mechanism=SCRAM-SHA-256' "$BROKER_LOG" ||
+    fail "user changes not logged: $(grep user_change "$BROKER_LOG")"
+if echo x | "${U[@]}" create carol --iterations 100 --password-stdin 2>"$TMP/u.err"; then
     fail "100 iterations accepted"
 fi
-if "$SP" user create carol -b "$BROKER" </dev/null 2>"$TMP/u.err"; then fail "no password accepted"; fi
+if "${U[@]}" create carol </dev/null 2>"$TMP/u.err"; then fail "no password accepted"; fi
 grep -q "password-stdin" "$TMP/u.err" || fail "no --password-stdin: $(cat "$TMP/u.err")"
+if "${U[@]}" delete carol 2>"$TMP/u.err"; then fail "deleting an unknown user succeeded"; fi
+grep -qF "answered HTTP 404: user carol has no SCRAM credential" "$TMP/u.err" || fail "delete carol: $(cat "$TMP/u.err")"
 
 kc() { # MECHANISM USER PASSWORD kcat-args...: kcat on the SASL_PLAINTEXT listener
     local m=$1 u=$2 pw=$3
@@ -105,9 +116,6 @@ done
 (cd "$NODE_DIR" && node sasl_platformatic.mjs "$SASL" plt-bad SCRAM-SHA-256 nobody x fail) ||
     fail "@platformatic/kafka, unknown user"
 
-note "no authorizer yet: the ACL APIs answer SECURITY_DISABLED"
-$PY "$ROOT/tests/integration/acl_disabled.py" "$BROKER" || fail "ACL APIs without an authorizer"
-
 note "bad SASL input: Kafka's errors or a closed connection, the broker keeps serving"
 $PY "$ROOT/tests/integration/sasl_bad_input.py" 127.0.0.1 "$SPORT" "$BROKER_PID" 20 ||
     fail "bad SASL input"
@@ -117,15 +125,20 @@ grep -q "event=sasl_authentication_failed" "$BROKER_LOG" || fail "failures not l
 metrics=$(curl -sf "http://$ADMIN/metrics") # whole, then matched (grep -q would cut the pipe)
 grep -q '^streampulse_sasl_authentications_total{result="failure"} [1-9]' <<<"$metrics" ||
     fail "failures not counted: $(grep sasl <<<"$metrics")"
-"$SP" user delete bob -b "$BROKER" >/dev/null || fail "user delete bob"
+"${U[@]}" delete bob >/dev/null || fail "user delete bob"
+[ "$("${U[@]}" list | cut -f1 | sort -u | xargs)" = alice ] || fail "bob listed after user delete"
 if timeout 20 kcat -L -b "$SASL" -m 3 -X security.protocol=SASL_PLAINTEXT -X sasl.mechanisms=PLAIN \
     -X sasl.username=bob -X sasl.password=bob-secret >/dev/null 2>&1; then fail "deleted bob logged in"; fi
 kill -9 "$BROKER_PID"
 wait "$BROKER_PID" 2>/dev/null || true
-start_broker "${ADMIN_ARGS[@]}" --set connection.failed.authentication.delay.ms=200 \
+start_broker --set "listeners=PLAINTEXT://127.0.0.1:$PORT,SASL://127.0.0.1:$SPORT,SECURE://127.0.0.1:$TPORT" \
+    --set "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL:SASL_PLAINTEXT,SECURE:SASL_SSL" \
+    "${SASL_ARGS[@]}" --set connection.failed.authentication.delay.ms=200 \
     --set connections.max.reauth.ms=3000
 kc SCRAM-SHA-256 alice alice-secret -L -m 5 >/dev/null || fail "alice after kill -9"
 [ "$("$SP" user list -b "$BROKER" | cut -f1 | sort -u | xargs)" = alice ] || fail "users after kill -9"
+note "no authorizer yet: the ACL APIs answer SECURITY_DISABLED"
+$PY "$ROOT/tests/integration/acl_disabled.py" "$BROKER" || fail "ACL APIs without an authorizer"
 note "sessions of 3 s (connections.max.reauth.ms): they lapse unless renewed; kafkajs renews them"
 $PY "$ROOT/tests/integration/sasl_bad_input.py" --reauth 127.0.0.1 "$SPORT" 3000 alice alice-secret ||
     fail "session lifetime"
