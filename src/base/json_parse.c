@@ -349,12 +349,12 @@ static bool parse_value(struct parser *ps, struct json_value **out, int depth)
     if (ps->pos >= ps->len)
         return failed(ps, -ERR_INVALID, "a value is missing");
     char c = ps->p[ps->pos];
-    enum json_type t = c == '{'                ? JSON_OBJECT
-                       : c == '['              ? JSON_ARRAY
-                       : c == '"'              ? JSON_STRING
+    enum json_type t = c == '{'               ? JSON_OBJECT
+                       : c == '['             ? JSON_ARRAY
+                       : c == '"'             ? JSON_STRING
                        : c == 't' || c == 'f' ? JSON_BOOL
-                       : c == 'n'              ? JSON_NULL
-                                               : JSON_NUMBER;
+                       : c == 'n'             ? JSON_NULL
+                                              : JSON_NUMBER;
     struct json_value *v = new_value(ps, t);
     if (!v)
         return false;

@@ -151,8 +151,8 @@ static const struct json_value *str_member(const struct json_value *body, const 
     return v;
 }
 
-static const char *const known_members[] = {"name", "mechanism", "iterations", "password",
-                                            "salt", "salted_password"};
+static const char *const known_members[] = {"name",     "mechanism", "iterations",
+                                            "password", "salt",      "salted_password"};
 
 /* A member that is none of the known ones, or NULL. */
 static const struct json_value *unknown_member(const struct json_value *body)
@@ -184,27 +184,28 @@ static int decode_b64(const struct json_value *v, const char *key, uint8_t *out,
 /* The credential's salt and salted password from body (either form) into salt / salted. */
 static int credential_of(const struct json_value *pw, const struct json_value *salt64,
                          const struct json_value *salted64, int mech, int32_t iterations,
-                         uint8_t *salt, size_t *salt_len, uint8_t *salted, char *err,
-                         size_t errcap)
+                         uint8_t *salt, size_t *salt_len, uint8_t *salted, char *err, size_t errcap)
 {
     size_t klen = scram_key_len(mech);
     if (pw && (salt64 || salted64))
-        return invalid(err, errcap, "%s", "give \"password\", or \"salt\" with "
-                                          "\"salted_password\", not both");
+        return invalid(err, errcap, "%s",
+                       "give \"password\", or \"salt\" with "
+                       "\"salted_password\", not both");
     if (pw) {
         if (pw->str_len < 1 || pw->str_len > SCRAM_PASSWORD_MAX || memchr(pw->str, 0, pw->str_len))
             return invalid(err, errcap, "%s", "\"password\" must be 1 to 1024 bytes, without NUL");
         if (scram_salt_random(salt, SCRAM_SALT_DEFAULT_LEN) != 0)
             return -EIO;
         *salt_len = SCRAM_SALT_DEFAULT_LEN;
-        int rc = scram_salted_password(mech, pw->str, pw->str_len, salt, *salt_len, iterations,
-                                       salted);
+        int rc =
+            scram_salted_password(mech, pw->str, pw->str_len, salt, *salt_len, iterations, salted);
         if (rc == -ERR_INVALID)
             return invalid(err, errcap, "%s", "the password cannot be salted");
         return rc;
     }
     if (!salt64 || !salted64)
-        return invalid(err, errcap, "%s", "give \"password\", or \"salt\" with \"salted_password\"");
+        return invalid(err, errcap, "%s",
+                       "give \"password\", or \"salt\" with \"salted_password\"");
     int n = decode_b64(salt64, "salt", salt, CTL_SALT_MAX, err, errcap);
     if (n < 0)
         return -ERR_INVALID;
@@ -230,8 +231,9 @@ static int set_command(const struct json_value *body, struct ctl_request *cmd, c
         return invalid(err, errcap, "%s", "the body must be a JSON object");
     const struct json_value *unknown = unknown_member(body);
     if (unknown)
-        return invalid(err, errcap, "unknown member \"%s\" (name, mechanism, iterations, "
-                                    "password, salt, salted_password)",
+        return invalid(err, errcap,
+                       "unknown member \"%s\" (name, mechanism, iterations, "
+                       "password, salt, salted_password)",
                        unknown->key_len <= 64 && !memchr(unknown->key, 0, unknown->key_len)
                            ? unknown->key
                            : "...");
@@ -246,8 +248,9 @@ static int set_command(const struct json_value *body, struct ctl_request *cmd, c
     if (!name)
         return invalid(err, errcap, "%s", "\"name\" is missing");
     if (!scram_user_valid(name->str, name->str_len))
-        return invalid(err, errcap, "%s", "\"name\" must be 1 to 255 bytes, without control "
-                                          "characters");
+        return invalid(err, errcap, "%s",
+                       "\"name\" must be 1 to 255 bytes, without control "
+                       "characters");
     int mech = SCRAM_SHA_256;
     if (mech_v && (mech = scram_mech_parse(mech_v->str, mech_v->str_len)) < 0)
         return invalid(err, errcap, "%s", "\"mechanism\" must be SCRAM-SHA-256 or SCRAM-SHA-512");
@@ -260,18 +263,17 @@ static int set_command(const struct json_value *body, struct ctl_request *cmd, c
         iterations = it->int_value;
     uint8_t salt[CTL_SALT_MAX], salted[SCRAM_KEY_MAX];
     size_t salt_len = 0;
-    int rc = credential_of(pw, salt64, salted64, mech, (int32_t)iterations, salt, &salt_len,
-                           salted, err, errcap);
+    int rc = credential_of(pw, salt64, salted64, mech, (int32_t)iterations, salt, &salt_len, salted,
+                           err, errcap);
     if (rc == 0) {
         struct kbytes sp = {salted, (int32_t)scram_key_len(mech)};
-        int16_t ec = users_command(cmd, (struct kstr){name->str, (int32_t)name->str_len},
-                                   (int8_t)mech, (int32_t)iterations,
-                                   (struct kbytes){salt, (int32_t)salt_len}, &sp);
+        int16_t ec =
+            users_command(cmd, (struct kstr){name->str, (int32_t)name->str_len}, (int8_t)mech,
+                          (int32_t)iterations, (struct kbytes){salt, (int32_t)salt_len}, &sp);
         if (ec == KERR_UNKNOWN_SERVER_ERROR)
             rc = -EIO;
         else if (ec != KERR_NONE)
-            rc = invalid(err, errcap, "the credential is not acceptable: %s",
-                         kafka_error_name(ec));
+            rc = invalid(err, errcap, "the credential is not acceptable: %s", kafka_error_name(ec));
     }
     OPENSSL_cleanse(salted, sizeof(salted));
     if (pw) /* the document's copies of secrets */
@@ -329,8 +331,9 @@ int broker_user_delete(struct broker *b, const char *peer, const char *name, siz
     if (!b->cluster)
         return -ERR_CLOSED;
     if (!scram_user_valid(name, name_len))
-        return invalid(err, errcap, "%s", "not a user name (1 to 255 bytes, without control "
-                                          "characters)");
+        return invalid(err, errcap, "%s",
+                       "not a user name (1 to 255 bytes, without control "
+                       "characters)");
     int mechs[2], n = 0;
     if (mechanism) {
         int m = scram_mech_parse(mechanism, mechanism_len);

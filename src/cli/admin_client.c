@@ -160,8 +160,7 @@ const char *admin_client_status_hint(const struct admin_client *ac, int status)
 
 /* The request's bytes into req. */
 static void build_request(struct strbuf *req, const struct admin_client *ac, const char *addr,
-                          const char *method, const char *path, const char *body,
-                          size_t body_len)
+                          const char *method, const char *path, const char *body, size_t body_len)
 {
     strbuf_printf(req, "%s %s HTTP/1.0\r\nHost: %s\r\n", method, path, addr);
     if (ac->auth)
@@ -340,8 +339,8 @@ static ssize_t read_password(const char *cmd, const struct admin_client_opts *o,
         pl = read_file_line(o->password_file, pw, cap);
         why = "no admin password in the first line of --admin-password-file";
         if (pl == -2) {
-            fprintf(stderr, "streampulse %s: --admin-password-file %s: %s\n", cmd,
-                    o->password_file, strerror(errno));
+            fprintf(stderr, "streampulse %s: --admin-password-file %s: %s\n", cmd, o->password_file,
+                    strerror(errno));
             return -1;
         }
     } else {
@@ -366,8 +365,10 @@ int admin_client_init(struct admin_client *ac, const char *cmd, const struct adm
     ac->cmd = cmd;
     const char *user = o->user;
     if (user && !o->cafile) {
-        fprintf(stderr, "streampulse %s: --admin-user needs --admin-cafile: credentials are "
-                        "sent over HTTPS only\n", cmd);
+        fprintf(stderr,
+                "streampulse %s: --admin-user needs --admin-cafile: credentials are "
+                "sent over HTTPS only\n",
+                cmd);
         return CLI_EXIT_USAGE;
     }
     if ((o->password_stdin || o->password_file) && !user) {
@@ -376,13 +377,15 @@ int admin_client_init(struct admin_client *ac, const char *cmd, const struct adm
         return CLI_EXIT_USAGE;
     }
     if (o->password_stdin && o->password_file) {
-        fprintf(stderr, "streampulse %s: give --admin-password-stdin or --admin-password-file, "
-                        "not both\n", cmd);
+        fprintf(stderr,
+                "streampulse %s: give --admin-password-stdin or --admin-password-file, "
+                "not both\n",
+                cmd);
         return CLI_EXIT_USAGE;
     }
     if (user && (!*user || strchr(user, ':') || strlen(user) > SCRAM_USER_MAX)) {
-        fprintf(stderr, "streampulse %s: --admin-user: a name of 1 to %d bytes without ':'\n",
-                cmd, SCRAM_USER_MAX);
+        fprintf(stderr, "streampulse %s: --admin-user: a name of 1 to %d bytes without ':'\n", cmd,
+                SCRAM_USER_MAX);
         return CLI_EXIT_USAGE;
     }
     if (user) {

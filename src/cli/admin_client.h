@@ -42,20 +42,20 @@ enum {
 /* clang-format on */
 
 #define ADMIN_CLIENT_HELP                                                                          \
-    "      --admin-cafile PEM       HTTPS: the CA certificates the admin listener's\n"            \
-    "                               certificate must chain to (it must also name the HOST\n"      \
-    "                               given: its IP address or DNS name)\n"                         \
-    "      --admin-user NAME        HTTP Basic credentials of a super user (HTTPS only); the\n"   \
-    "                               password from the first line of standard input with\n"        \
-    "      --admin-password-stdin   or of a file with\n"                                          \
+    "      --admin-cafile PEM       HTTPS: the CA certificates the admin listener's\n"             \
+    "                               certificate must chain to (it must also name the HOST\n"       \
+    "                               given: its IP address or DNS name)\n"                          \
+    "      --admin-user NAME        HTTP Basic credentials of a super user (HTTPS only); the\n"    \
+    "                               password from the first line of standard input with\n"         \
+    "      --admin-password-stdin   or of a file with\n"                                           \
     "      --admin-password-file F  (e.g. /dev/fd/3), else $STREAMPULSE_ADMIN_PASSWORD\n"
 
 /* The admin flags as given. */
 struct admin_client_opts {
-    const char *addr;    /* --admin HOST:PORT[,...], or NULL */
-    const char *cafile;  /* --admin-cafile, or NULL */
-    const char *user;    /* --admin-user, or NULL */
-    bool password_stdin; /* --admin-password-stdin */
+    const char *addr;          /* --admin HOST:PORT[,...], or NULL */
+    const char *cafile;        /* --admin-cafile, or NULL */
+    const char *user;          /* --admin-user, or NULL */
+    bool password_stdin;       /* --admin-password-stdin */
     const char *password_file; /* --admin-password-file, or NULL */
 };
 

@@ -18,9 +18,10 @@ static int parse(struct json_doc *d, const char *s)
 TEST(json_parse_reads_every_kind_of_value)
 {
     struct json_doc d;
-    const char *s = " {\"name\": \"alice\", \"n\": 4096, \"neg\": -12, \"f\": 1.5e2, \"t\": true,"
-                    " \"no\": false, \"z\": null, \"arr\": [1, [], {}, \"x\"], \"big\": 9223372036854775807,"
-                    " \"huge\": 9223372036854775808, \"e\": 1e400}\r\n\t";
+    const char *s =
+        " {\"name\": \"alice\", \"n\": 4096, \"neg\": -12, \"f\": 1.5e2, \"t\": true,"
+        " \"no\": false, \"z\": null, \"arr\": [1, [], {}, \"x\"], \"big\": 9223372036854775807,"
+        " \"huge\": 9223372036854775808, \"e\": 1e400}\r\n\t";
     ASSERT_EQ(parse(&d, s), 0);
     const struct json_value *r = d.root;
     ASSERT_EQ(r->type, JSON_OBJECT);
@@ -145,8 +146,8 @@ TEST(json_parse_refuses_what_is_not_strict_json)
         char err[128] = "";
         int rc = json_parse(&d, cases[i].in, strlen(cases[i].in), NULL, err, sizeof(err));
         if (rc != -ERR_INVALID || strncmp(err, cases[i].err, strlen(cases[i].err)) != 0)
-            test_fail(__FILE__, __LINE__, "case %zu (%s): rc %d, '%s', want '%s'", i,
-                      cases[i].in, rc, err, cases[i].err);
+            test_fail(__FILE__, __LINE__, "case %zu (%s): rc %d, '%s', want '%s'", i, cases[i].in,
+                      rc, err, cases[i].err);
         ASSERT(d.root == NULL);
         json_doc_free(&d);
     }
