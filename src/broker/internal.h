@@ -171,6 +171,15 @@ int handle_delete_acls(struct request *req);                   /* acls.c */
 int handle_sasl_authenticate(struct request *req);             /* sasl.c */
 int handle_describe_user_scram_credentials(struct request *req); /* users.c */
 int handle_alter_user_scram_credentials(struct request *req);    /* users.c */
+/* The USER_SCRAM controller command for one credential of name (untrusted bytes), as
+ * AlterUserScramCredentials carries it: a deletion (salted NULL) or an upsertion, whose
+ * salted password becomes StoredKey and ServerKey here (security/scram.h). Returns KERR_NONE
+ * with *cmd filled, or the Kafka error: UNACCEPTABLE_CREDENTIAL (name, iterations, salt or
+ * salted password), UNSUPPORTED_SASL_MECHANISM, UNKNOWN_SERVER_ERROR (OpenSSL failed).
+ * users.c; the admin listener's /v1/users (admin_users.c) builds its commands with it too. */
+struct ctl_request;
+int16_t users_command(struct ctl_request *cmd, struct kstr name, int8_t mech, int32_t iterations,
+                      struct kbytes salt, const struct kbytes *salted);
 int handle_remove_raft_voter(struct request *req);             /* voters.c */
 int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
 int handle_delete_records(struct request *req);
