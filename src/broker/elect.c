@@ -235,11 +235,18 @@ static bool preferred_ready(struct elect *e, const char *topic, int32_t partitio
                    topic, partition, pref);
         return false;
     case CLUSTER_PREFERRED_BEHIND:
-        answer_set(a, KERR_PREFERRED_LEADER_NOT_AVAILABLE, self,
-                   "The preferred replica of %s-%" PRId32 ", broker %" PRId32
-                   ", has not caught up: it has offsets below %" PRId64
-                   ", the leader has committed those below %" PRId64,
-                   topic, partition, pref, match + 1, gs->rs.commit + 1);
+        if (match < 0)
+            answer_set(a, KERR_PREFERRED_LEADER_NOT_AVAILABLE, self,
+                       "The preferred replica of %s-%" PRId32 ", broker %" PRId32
+                       ", has not caught up: it has not acknowledged any offset to this leader"
+                       " yet (committed: below %" PRId64 ")",
+                       topic, partition, pref, gs->rs.commit + 1);
+        else
+            answer_set(a, KERR_PREFERRED_LEADER_NOT_AVAILABLE, self,
+                       "The preferred replica of %s-%" PRId32 ", broker %" PRId32
+                       ", has not caught up: it has offsets below %" PRId64
+                       ", the leader has committed those below %" PRId64,
+                       topic, partition, pref, match + 1, gs->rs.commit + 1);
         return false;
     case CLUSTER_PREFERRED_READY:
         return true;
