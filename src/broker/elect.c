@@ -113,9 +113,9 @@ struct elect_wait {
     struct list_node node; /* in elect.waits */
     char *topic;           /* owned */
     int32_t partition;
-    int32_t to;          /* the preferred replica the leadership goes to */
-    int tries;           /* transfers started */
-    int32_t timeout_ms;  /* as asked, for messages */
+    int32_t to;         /* the preferred replica the leadership goes to */
+    int tries;          /* transfers started */
+    int32_t timeout_ms; /* as asked, for messages */
     int64_t deadline_ms;
     struct elect_reply reply;
 };
@@ -197,8 +197,8 @@ static void reply_send(struct elect *e, const struct elect_reply *r,
     }
     uint8_t buf[ELECT_RPC_ANSWER_MAX];
     size_t n = elect_rpc_answer_encode(a, buf);
-    int rc = transport_send_controller(transport_of(e), r->from, RPC_BROKER_RESPONSE,
-                                       r->request_id, buf, n);
+    int rc = transport_send_controller(transport_of(e), r->from, RPC_BROKER_RESPONSE, r->request_id,
+                                       buf, n);
     if (rc != 0)
         log_info("elect_answer_dropped", "to=%" PRId32 " error=%s err=\"%s\"", r->from,
                  kafka_error_name(a->error), err_str(rc));
@@ -213,8 +213,8 @@ static bool preferred_ready(struct elect *e, const char *topic, int32_t partitio
     struct broker *b = e->b;
     int32_t self = b->cfg->node_id, pref = p->replicas[0];
     int64_t match;
-    enum cluster_preferred st = cluster_preferred_state(cluster_image(b->cluster), p, self,
-                                                        &gs->rs, gs->rs.commit, &match);
+    enum cluster_preferred st =
+        cluster_preferred_state(cluster_image(b->cluster), p, self, &gs->rs, gs->rs.commit, &match);
     if (st == CLUSTER_PREFERRED_READY &&
         !raft_conf_side_has(gs->rs.conf.voters, gs->rs.conf.n_voters, pref))
         st = CLUSTER_PREFERRED_NOT_PEER; /* a learner, or only in the old side of a change */
@@ -313,8 +313,8 @@ static void elect_lead(struct elect *e, int8_t type, const char *topic, int32_t 
     int rc = start_transfer(e, g, &gs, p->replicas[0], 1);
     if (rc != 0) {
         answer_set(&a, KERR_PREFERRED_LEADER_NOT_AVAILABLE, self,
-                   "The transfer of %s-%" PRId32 " to broker %" PRId32 " did not start: %s",
-                   topic, partition, p->replicas[0], err_str(rc));
+                   "The transfer of %s-%" PRId32 " to broker %" PRId32 " did not start: %s", topic,
+                   partition, p->replicas[0], err_str(rc));
         goto out;
     }
     struct elect_wait *w = mem_calloc(1, sizeof(*w));
@@ -383,16 +383,16 @@ static bool wait_poll(struct elect *e, struct elect_wait *w, int64_t now,
         }
     } else if (!gs.rs.failed && gs.rs.leader != RAFT_NONE) {
         answer_set(a, KERR_NOT_LEADER_OR_FOLLOWER, gs.rs.leader,
-                   "Broker %" PRId32 " leads %s-%" PRId32 " now, not broker %" PRId32,
-                   gs.rs.leader, w->topic, w->partition, w->to);
+                   "Broker %" PRId32 " leads %s-%" PRId32 " now, not broker %" PRId32, gs.rs.leader,
+                   w->topic, w->partition, w->to);
         return true;
     }
 running:
     if (now < w->deadline_ms)
         return false; /* the transfer runs, or the election it started does */
     answer_set(a, KERR_REQUEST_TIMED_OUT, self,
-               "The leadership of %s-%" PRId32 " did not move to broker %" PRId32
-               " within %" PRId32 " ms; it may still",
+               "The leadership of %s-%" PRId32 " did not move to broker %" PRId32 " within %" PRId32
+               " ms; it may still",
                w->topic, w->partition, w->to, w->timeout_ms);
     return true;
 }
@@ -405,8 +405,7 @@ static void wait_free(struct elect *e, struct elect_wait *w)
     mem_free(w);
 }
 
-static void on_request(struct elect *e, int32_t from, uint64_t id, const uint8_t *body,
-                       size_t len)
+static void on_request(struct elect *e, int32_t from, uint64_t id, const uint8_t *body, size_t len)
 {
     struct elect_rpc_req q;
     struct elect_reply reply = {NULL, from, id};
@@ -583,8 +582,7 @@ static void item_expire(struct elect_item *it)
         break;
     case ITEM_ASKED:
         snprintf(msg, sizeof(msg),
-                 "No result from broker %" PRId32 " for %s-%" PRId32 " within %" PRId32
-                 " ms%s",
+                 "No result from broker %" PRId32 " for %s-%" PRId32 " within %" PRId32 " ms%s",
                  it->asked, it->topic, it->partition, op->timeout_ms,
                  it->transferring ? "; the leadership may still move" : "");
         return item_done(it, KERR_REQUEST_TIMED_OUT, msg);
@@ -617,7 +615,8 @@ static void op_answer(struct elect_op *op)
 {
     struct elect *e = op->e;
     struct list_node *n, *tmp;
-    LIST_FOREACH_SAFE(n, tmp, &e->waits) {
+    LIST_FOREACH_SAFE(n, tmp, &e->waits)
+    {
         struct elect_wait *w = LIST_ENTRY(n, struct elect_wait, node);
         if (w->reply.item && w->reply.item->op == op)
             wait_free(e, w); /* the transfer goes on; nobody waits for its result */
@@ -667,8 +666,7 @@ static void op_tick(struct elect_op *op, int64_t now)
         int32_t leader;
         if (it->state == ITEM_ROUTE && now >= it->retry_ms && now < op->deadline_ms)
             item_route(it, now);
-        else if (it->state == ITEM_CONFIRM &&
-                 (!local_leader(it, &leader) || leader == it->pref))
+        else if (it->state == ITEM_CONFIRM && (!local_leader(it, &leader) || leader == it->pref))
             item_done(it, KERR_NONE, NULL);
     }
     if (now >= op->deadline_ms)
@@ -684,7 +682,8 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
     (void)t;
     int64_t now = time_mono_ms();
     struct list_node *n, *tmp;
-    LIST_FOREACH_SAFE(n, tmp, &e->waits) {
+    LIST_FOREACH_SAFE(n, tmp, &e->waits)
+    {
         struct elect_wait *w = LIST_ENTRY(n, struct elect_wait, node);
         struct elect_rpc_answer a;
         if (!wait_poll(e, w, now, &a))
@@ -694,7 +693,7 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         reply_send(e, &reply, &a); /* a local item's state only (invariant 2) */
     }
     LIST_FOREACH_SAFE(n, tmp, &e->ops)
-        op_tick(LIST_ENTRY(n, struct elect_op, node), now);
+    op_tick(LIST_ENTRY(n, struct elect_op, node), now);
     arm(e);
 }
 
@@ -740,8 +739,14 @@ static struct elect_item *item_new(struct elect_op *op, struct elect_leaders_res
                                    const char *topic, int32_t partition)
 {
     struct elect_item *it = &op->items[op->n_items++];
-    *it = (struct elect_item){.op = op, .out = out, .topic = topic, .partition = partition,
-                              .state = ITEM_ROUTE, .pref = -1, .hint = -1, .asked = -1};
+    *it = (struct elect_item){.op = op,
+                              .out = out,
+                              .topic = topic,
+                              .partition = partition,
+                              .state = ITEM_ROUTE,
+                              .pref = -1,
+                              .hint = -1,
+                              .asked = -1};
     op->pending++;
     return it;
 }
@@ -759,8 +764,8 @@ static void build_listed(struct elect_op *op, const struct elect_leaders_req *er
     size_t cap = top == KERR_NONE ? MIN(total, (size_t)ELECT_ITEMS_MAX) : 0;
     op->items = arena_calloc(a, cap ? cap : 1, sizeof(*op->items));
     op->resp.n_results = er->n_topics;
-    op->resp.results = arena_calloc(a, (size_t)(er->n_topics > 0 ? er->n_topics : 1),
-                                    sizeof(*op->resp.results));
+    op->resp.results =
+        arena_calloc(a, (size_t)(er->n_topics > 0 ? er->n_topics : 1), sizeof(*op->resp.results));
     struct strmap seen; /* "topic\0" + partition bytes: partitions named twice */
     strmap_init(&seen);
     char msg[ELECT_RPC_MESSAGE_MAX + 1];

@@ -63,11 +63,12 @@
 
 struct broker;
 
-#define ELECT_POLL_MS 10     /* waits and items looked at again */
-#define ELECT_RETRY_MS 100   /* asking again: no leader known, or the broker not reachable */
-#define ELECT_HOPS_MAX 4     /* NOT_LEADER_OR_FOLLOWER answers followed per partition */
-#define ELECT_SLACK_MS 100   /* the broker asked has this much less time, so its answer (a
-                                REQUEST_TIMED_OUT with its reason) arrives before the deadline */
+#define ELECT_POLL_MS 10   /* waits and items looked at again */
+#define ELECT_RETRY_MS 100 /* asking again: no leader known, or the broker not reachable */
+#define ELECT_HOPS_MAX 4   /* NOT_LEADER_OR_FOLLOWER answers followed per partition */
+/* The broker asked has this much less time, so that its answer (a REQUEST_TIMED_OUT with its
+ * reason) arrives before the deadline. */
+#define ELECT_SLACK_MS 100
 #define ELECT_TIMEOUT_MAX_MS 300000 /* timeout_ms is cut to this */
 #define ELECT_ITEMS_MAX (1 << 20)   /* partitions of one request; beyond: INVALID_REQUEST */
 #define ELECT_WAITS_MAX 65536       /* transfers awaited at once on the leader side */

@@ -164,8 +164,9 @@ static int read_json_file(const struct cli_common *c, const char *path, struct t
     }
     parts = json_get(doc.root, "partitions", JSON_ARRAY);
     if (!parts) {
-        cli_error(c, "--path-to-json-file: %s: replica election data is missing a \"partitions\" "
-                     "array",
+        cli_error(c,
+                  "--path-to-json-file: %s: replica election data is missing a \"partitions\" "
+                  "array",
                   path);
         goto out;
     }
@@ -174,8 +175,9 @@ static int read_json_file(const struct cli_common *c, const char *path, struct t
         const struct json_value *t = json_get(e, "topic", JSON_STRING);
         int64_t p = json_get_int(e, "partition", -1);
         if (!t || t->str_len == 0 || memchr(t->str, 0, t->str_len) || p < 0 || p > INT32_MAX) {
-            cli_error(c, "--path-to-json-file: %s: entry %zu needs a \"topic\" (a non-empty "
-                         "string) and a \"partition\" (an integer >= 0)",
+            cli_error(c,
+                      "--path-to-json-file: %s: entry %zu needs a \"topic\" (a non-empty "
+                      "string) and a \"partition\" (an integer >= 0)",
                       path, i);
             goto out;
         }
@@ -188,8 +190,9 @@ static int read_json_file(const struct cli_common *c, const char *path, struct t
     qsort(l->v, l->n, sizeof(*l->v), tp_cmp);
     for (size_t k = 1; k < l->n; k++)
         if (tp_cmp(&l->v[k - 1], &l->v[k]) == 0) {
-            cli_error(c, "--path-to-json-file: %s: replica election data contains duplicate "
-                         "partitions: %s-%d",
+            cli_error(c,
+                      "--path-to-json-file: %s: replica election data contains duplicate "
+                      "partitions: %s-%d",
                       path, l->v[k].topic, (int)l->v[k].partition);
             goto out;
         }
@@ -255,8 +258,8 @@ static int elect(const struct cli_common *c, int8_t type, bool all, const struct
     build_body(&body, type, all, l, c->timeout_ms);
     char err[512];
     int rc = CLI_EXIT_FAIL;
-    if (kraw_call(c->brokers, KEY_ELECT_LEADERS, ELECT_VERSION, &body, c->timeout_ms + 5000,
-                  &resp, err, sizeof(err)) != 0) {
+    if (kraw_call(c->brokers, KEY_ELECT_LEADERS, ELECT_VERSION, &body, c->timeout_ms + 5000, &resp,
+                  err, sizeof(err)) != 0) {
         cli_error(c, "ElectLeaders: %s", err);
         goto out;
     }

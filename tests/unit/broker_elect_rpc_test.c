@@ -11,13 +11,12 @@
 
 TEST(elect_rpc_request_roundtrip_and_layout)
 {
-    struct elect_rpc_req q = {.type = KAFKA_ELECTION_UNCLEAN, .timeout_ms = 30000,
-                              .partition = 7};
+    struct elect_rpc_req q = {.type = KAFKA_ELECTION_UNCLEAN, .timeout_ms = 30000, .partition = 7};
     strcpy(q.topic, "orders");
     uint8_t buf[ELECT_RPC_REQ_MAX];
     size_t n = elect_rpc_req_encode(&q, buf);
-    static const uint8_t want[] = {1, 1, 0, 0, 0x75, 0x30, 0, 6, 'o', 'r', 'd', 'e', 'r', 's',
-                                   0, 0, 0, 7};
+    static const uint8_t want[] = {1,   1,   0,   0,   0x75, 0x30, 0, 6, 'o',
+                                   'r', 'd', 'e', 'r', 's',  0,    0, 0, 7};
     ASSERT_EQ(n, sizeof(want));
     ASSERT_MEMEQ(buf, want, n);
     struct elect_rpc_req got;
