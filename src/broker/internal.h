@@ -30,6 +30,7 @@ struct catalog;
 struct cleaner;
 struct cluster;
 struct coordinator;
+struct elect;
 struct flusher;
 struct partition_producers;
 struct plog;
@@ -99,6 +100,7 @@ struct broker {
     struct authz *authz;        /* ACL checks (authz.h); NULL: authorizer off */
     struct quota_state *quotas; /* client quota rates (quotas.h); NULL until a quota applies */
     struct list_node held;      /* responses held for a quota (response_send_after) */
+    struct elect *elect;        /* ElectLeaders in flight (elect.h); NULL until the first */
 };
 
 /* Per-connection state. */
@@ -182,6 +184,7 @@ int16_t users_command(struct ctl_request *cmd, struct kstr name, int8_t mech, in
                       struct kbytes salt, const struct kbytes *salted);
 int handle_remove_raft_voter(struct request *req);             /* voters.c */
 int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
+int handle_elect_leaders(struct request *req);             /* elect.c */
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
 /* FindCoordinator answers, for both modes: not available (why in the error message), or this
