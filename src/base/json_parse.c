@@ -1,661 +1,452 @@
-/* The strict JSON parser (contract in base/json_parse.h).
+/* The strict JSON reader (see json_parse.h for the contract).
  *
- * One pass over the input with an explicit stack of open containers, so nesting is bounded by
- * the depth limit rather than the C stack. Each open container gathers its items (or members)
- * in a growable buffer of its own frame; when it closes they are copied into the arena at
- * their final size, so the tree holds no slack.
- *
- * Invariants:
- *   1. stack[0, depth) are the open containers, innermost last; depth <= depth_max.
- *   2. want is what the grammar allows next: a value, an object key, or (after a value) a
- *      separator or the innermost container's close.
- *   3. Every byte consumed belongs to the grammar: an error stops at the first one that does
- *      not, and reports its offset. */
+ * Recursive descent over text[0, len) with a position that only moves forward; the first error
+ * is kept (with its offset) and ends the parse. Recursion is as deep as the nesting, which the
+ * depth limit bounds (at most DEPTH_CAP whatever the caller asks, for the stack's sake). Values
+ * are allocated from the document's arena as they are met; a container's children form a
+ * singly linked list kept in order through a tail pointer. */
 #include "base/json_parse.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/check.h"
 #include "base/errors.h"
-#include "base/mem.h"
 #include "base/strbuf.h"
 
-struct frame {
-    struct json_value *v; /* the container being filled */
-    void *buf;            /* items (array) or members (object) so far */
-    size_t n;             /* entries in buf */
-    size_t cap;           /* capacity of buf, in entries */
-};
+#define DEFAULT_DEPTH_MAX 32
+#define DEFAULT_VALUES_MAX 65536
+#define DEPTH_CAP 256
 
 struct parser {
-    const unsigned char *p; /* the input */
-    size_t len;             /* its length */
-    size_t pos;             /* next byte to read */
-    struct arena *a;
+    const char *p;   /* the text */
+    size_t len;      /* its bytes */
+    size_t pos;      /* next byte to read */
+    struct arena *a; /* the document's */
     int depth_max;
-    unsigned flags;
-    struct frame *stack; /* open containers, innermost last */
-    size_t depth;        /* open containers */
-    size_t stack_cap;
-    size_t first_dup; /* offset of the first duplicate key, or SIZE_MAX */
-    struct json_parse_error *err;
-    int rc; /* the error code once set */
+    size_t values_max;
+    size_t values; /* made so far */
+    int rc;        /* 0, or the first error */
+    size_t err_pos;
+    const char *why; /* static text, with rc */
 };
 
-static int fail(struct parser *ps, int rc, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(struct parser *ps, int rc, size_t at, const char *fmt, ...)
+static bool failed(struct parser *ps, int rc, const char *why)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(ps->err->reason, sizeof(ps->err->reason), fmt, ap);
-    va_end(ap);
-    ps->err->offset = at;
-    ps->rc = rc;
-    return rc;
+    if (ps->rc == 0) {
+        ps->rc = rc;
+        ps->err_pos = ps->pos;
+        ps->why = why;
+    }
+    return false;
 }
 
 static void skip_ws(struct parser *ps)
 {
     while (ps->pos < ps->len) {
-        unsigned char c = ps->p[ps->pos];
+        char c = ps->p[ps->pos];
         if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-            break;
+            return;
         ps->pos++;
     }
 }
 
-static int byte_at(const struct parser *ps, size_t i)
+static struct json_value *new_value(struct parser *ps, enum json_type t)
 {
-    return i < ps->len ? ps->p[i] : -1;
-}
-
-static int peek(const struct parser *ps)
-{
-    return byte_at(ps, ps->pos);
-}
-
-static struct json_value *new_value(struct parser *ps, enum json_type t, size_t at)
-{
+    if (ps->values >= ps->values_max) {
+        failed(ps, -ERR_TOO_LARGE, "too many values");
+        return NULL;
+    }
+    ps->values++;
     struct json_value *v = arena_calloc(ps->a, 1, sizeof(*v));
     v->type = t;
-    v->offset = at;
+    v->offset = ps->pos;
     return v;
 }
 
-static const char *describe(int c)
+static int hex4(const char *p)
 {
-    static _Thread_local char buf[16];
-    if (c < 0)
-        return "end of input";
-    if (c >= 0x20 && c < 0x7f)
-        snprintf(buf, sizeof(buf), "'%c'", c);
-    else
-        snprintf(buf, sizeof(buf), "byte 0x%02x", c);
-    return buf;
-}
-
-/* ---- strings ---- */
-
-static int hex4(const unsigned char *p, uint32_t *out)
-{
-    uint32_t v = 0;
+    int v = 0;
     for (int i = 0; i < 4; i++) {
-        unsigned char c = p[i];
-        v <<= 4;
-        if (c >= '0' && c <= '9')
-            v |= (uint32_t)(c - '0');
-        else if (c >= 'a' && c <= 'f')
-            v |= (uint32_t)(c - 'a' + 10);
-        else if (c >= 'A' && c <= 'F')
-            v |= (uint32_t)(c - 'A' + 10);
-        else
+        char c = p[i];
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (d < 0)
             return -1;
+        v = v * 16 + d;
     }
-    *out = v;
-    return 0;
+    return v;
 }
 
-static size_t put_utf8(char *o, uint32_t cp)
+static void put_utf8(char *out, size_t *n, uint32_t cp)
 {
     if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
+        out[(*n)++] = (char)cp;
+    } else if (cp < 0x800) {
+        out[(*n)++] = (char)(0xc0 | (cp >> 6));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+    } else if (cp < 0x10000) {
+        out[(*n)++] = (char)(0xe0 | (cp >> 12));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
+    } else {
+        out[(*n)++] = (char)(0xf0 | (cp >> 18));
+        out[(*n)++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        out[(*n)++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[(*n)++] = (char)(0x80 | (cp & 0x3f));
     }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | cp >> 6);
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | cp >> 12);
-        o[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | cp >> 18);
-    o[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-    o[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
 }
 
-/* A \u escape at p[i] (pointing at the backslash); on success *cp is the code point (a
- * surrogate pair combined) and *used the bytes consumed. */
-static int unicode_escape(struct parser *ps, size_t i, size_t end, uint32_t *cp, size_t *used)
+/* A \u escape at pos (after the backslash and 'u'), a surrogate pair taken whole. */
+static bool unicode_escape(struct parser *ps, char *out, size_t *n)
 {
-    const unsigned char *p = ps->p;
-    uint32_t hi;
-    if (end - i < 6 || hex4(p + i + 2, &hi) != 0)
-        return fail(ps, -ERR_INVALID, i, "bad \\u escape: four hex digits expected");
+    if (ps->len - ps->pos < 4)
+        return failed(ps, -ERR_INVALID, "\\u needs four hex digits");
+    int hi = hex4(ps->p + ps->pos);
+    if (hi < 0)
+        return failed(ps, -ERR_INVALID, "\\u needs four hex digits");
+    ps->pos += 4;
+    uint32_t cp = (uint32_t)hi;
     if (hi >= 0xdc00 && hi <= 0xdfff)
-        return fail(ps, -ERR_INVALID, i, "lone low surrogate \\u%04x", (unsigned)hi);
-    if (hi < 0xd800 || hi > 0xdbff) {
-        *cp = hi;
-        *used = 6;
-        return 0;
+        return failed(ps, -ERR_INVALID, "a low surrogate without a high one");
+    if (hi >= 0xd800 && hi <= 0xdbff) {
+        if (ps->len - ps->pos < 6 || ps->p[ps->pos] != '\\' || ps->p[ps->pos + 1] != 'u')
+            return failed(ps, -ERR_INVALID, "a high surrogate without a low one");
+        int lo = hex4(ps->p + ps->pos + 2);
+        if (lo < 0xdc00 || lo > 0xdfff)
+            return failed(ps, -ERR_INVALID, "a high surrogate without a low one");
+        ps->pos += 6;
+        cp = 0x10000 + (((uint32_t)hi - 0xd800) << 10) + ((uint32_t)lo - 0xdc00);
     }
-    uint32_t lo;
-    if (end - i < 12 || p[i + 6] != '\\' || p[i + 7] != 'u' || hex4(p + i + 8, &lo) != 0 ||
-        lo < 0xdc00 || lo > 0xdfff)
-        return fail(ps, -ERR_INVALID, i, "lone high surrogate \\u%04x", (unsigned)hi);
-    *cp = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
-    *used = 12;
-    return 0;
+    put_utf8(out, n, cp);
+    return true;
 }
 
-/* A string starting at the opening quote at pos: *out (arena) is its decoded text. */
-static int parse_string(struct parser *ps, const char **out, size_t *out_len)
+/* A string from pos (at its opening quote) into the arena. Decoded it is never longer than
+ * its text (an escape of k bytes gives at most k bytes of UTF-8), so the text's length up to
+ * the closing quote, found first, is the room it takes. */
+static bool parse_string(struct parser *ps, const char **out, size_t *out_len)
 {
-    const unsigned char *p = ps->p;
-    size_t start = ps->pos + 1, end = start;
-    /* First pass: find the closing quote, so the decoded text (never longer) can be
-     * allocated once at the raw length. */
-    while (end < ps->len && p[end] != '"')
-        end += p[end] == '\\' ? 2 : 1;
-    if (end >= ps->len)
-        return fail(ps, -ERR_INVALID, ps->pos, "unterminated string");
-    char *o = arena_alloc(ps->a, end - start + 1);
-    size_t n = 0, i = start;
-    while (i < end) {
-        unsigned char c = p[i];
-        if (c < 0x20)
-            return fail(ps, -ERR_INVALID, i, "unescaped control character 0x%02x in string", c);
-        if (c >= 0x80) {
-            size_t sl = utf8_seq_len(p + i, end - i);
-            if (sl == 0)
-                return fail(ps, -ERR_INVALID, i, "ill-formed UTF-8 in string");
-            memcpy(o + n, p + i, sl);
-            n += sl;
-            i += sl;
-            continue;
-        }
-        if (c != '\\') {
-            o[n++] = (char)c;
+    ps->pos++; /* the quote */
+    size_t cap = 0;
+    for (size_t i = ps->pos; i < ps->len && ps->p[i] != '"'; i++, cap++)
+        if (ps->p[i] == '\\' && i + 1 < ps->len) {
             i++;
+            cap++;
+        }
+    char *s = arena_alloc(ps->a, cap + 1);
+    size_t n = 0;
+    while (ps->pos < ps->len) {
+        unsigned char c = (unsigned char)ps->p[ps->pos];
+        if (c == '"') {
+            ps->pos++;
+            s[n] = '\0';
+            *out = s;
+            *out_len = n;
+            return true;
+        }
+        if (c < 0x20)
+            return failed(ps, -ERR_INVALID, "a control character in a string");
+        if (c == '\\') {
+            if (ps->pos + 1 >= ps->len)
+                break;
+            char e = ps->p[ps->pos + 1];
+            ps->pos += 2;
+            switch (e) {
+            case '"':
+            case '\\':
+            case '/':
+                s[n++] = e;
+                break;
+            case 'b':
+                s[n++] = '\b';
+                break;
+            case 'f':
+                s[n++] = '\f';
+                break;
+            case 'n':
+                s[n++] = '\n';
+                break;
+            case 'r':
+                s[n++] = '\r';
+                break;
+            case 't':
+                s[n++] = '\t';
+                break;
+            case 'u':
+                if (!unicode_escape(ps, s, &n))
+                    return false;
+                break;
+            default:
+                ps->pos -= 1;
+                return failed(ps, -ERR_INVALID, "an unknown escape");
+            }
             continue;
         }
-        char e = (char)p[i + 1];
-        const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-        const char *hit = e ? strchr(from, e) : NULL;
-        if (hit) {
-            o[n++] = to[hit - from];
-            i += 2;
+        if (c < 0x80) {
+            s[n++] = (char)c;
+            ps->pos++;
             continue;
         }
-        if (e != 'u')
-            return fail(ps, -ERR_INVALID, i, "bad escape \\%s in string",
-                        describe((unsigned char)e));
-        uint32_t cp = 0;
-        size_t used = 0;
-        if (unicode_escape(ps, i, end, &cp, &used) != 0)
-            return ps->rc;
-        n += put_utf8(o + n, cp);
-        i += used;
+        size_t k = utf8_seq_len((const unsigned char *)ps->p + ps->pos, ps->len - ps->pos);
+        if (k == 0)
+            return failed(ps, -ERR_INVALID, "ill-formed UTF-8 in a string");
+        memcpy(s + n, ps->p + ps->pos, k);
+        n += k;
+        ps->pos += k;
     }
-    o[n] = '\0';
-    *out = o;
-    *out_len = n;
-    ps->pos = end + 1;
-    return 0;
+    return failed(ps, -ERR_INVALID, "an unterminated string");
 }
 
-/* ---- numbers ---- */
-
-static size_t digits(const struct parser *ps, size_t i)
+static bool is_digit(char c)
 {
-    while (i < ps->len && ps->p[i] >= '0' && ps->p[i] <= '9')
-        i++;
-    return i;
+    return c >= '0' && c <= '9';
 }
 
-static int parse_number(struct parser *ps, struct json_value *v)
+static bool parse_number(struct parser *ps, struct json_value *v)
 {
-    const unsigned char *p = ps->p;
-    size_t start = ps->pos, i = start;
-    bool neg = false;
-    if (p[i] == '-') {
-        neg = true;
+    size_t s = ps->pos, i = s;
+    const char *p = ps->p;
+    if (i < ps->len && p[i] == '-')
         i++;
-    }
-    if (i >= ps->len || p[i] < '0' || p[i] > '9')
-        return fail(ps, -ERR_INVALID, i, "a digit expected in number, found %s",
-                    describe(byte_at(ps, i)));
-    size_t int_start = i;
+    if (i >= ps->len || !is_digit(p[i]))
+        return failed(ps, -ERR_INVALID, "not a value");
     if (p[i] == '0') {
         i++;
-        if (i < ps->len && p[i] >= '0' && p[i] <= '9')
-            return fail(ps, -ERR_INVALID, int_start, "leading zero in number");
     } else {
-        i = digits(ps, i);
+        while (i < ps->len && is_digit(p[i]))
+            i++;
     }
-    size_t int_end = i;
     bool integer = true;
     if (i < ps->len && p[i] == '.') {
         integer = false;
-        size_t f = digits(ps, i + 1);
-        if (f == i + 1)
-            return fail(ps, -ERR_INVALID, i + 1, "a digit expected after the decimal point");
-        i = f;
+        i++;
+        if (i >= ps->len || !is_digit(p[i]))
+            return failed(ps, -ERR_INVALID, "a digit must follow the decimal point");
+        while (i < ps->len && is_digit(p[i]))
+            i++;
     }
     if (i < ps->len && (p[i] == 'e' || p[i] == 'E')) {
         integer = false;
         i++;
         if (i < ps->len && (p[i] == '+' || p[i] == '-'))
             i++;
-        size_t e = digits(ps, i);
-        if (e == i)
-            return fail(ps, -ERR_INVALID, i, "a digit expected in the exponent");
-        i = e;
+        if (i >= ps->len || !is_digit(p[i]))
+            return failed(ps, -ERR_INVALID, "a digit must follow the exponent");
+        while (i < ps->len && is_digit(p[i]))
+            i++;
     }
-    v->str = arena_strndup(ps->a, (const char *)p + start, i - start);
-    v->len = i - start;
-    v->is_integer = integer;
+    if (i - s > JSON_NUMBER_TEXT_MAX)
+        return failed(ps, -ERR_TOO_LARGE, "a number longer than 64 characters");
+    /* The literal stays with the value: callers that write numbers back as they were given
+     * (schema registry canonical forms) need more than a double. */
+    char *buf = arena_alloc(ps->a, i - s + 1);
+    memcpy(buf, p + s, i - s);
+    buf[i - s] = '\0';
+    v->str = buf;
+    v->str_len = i - s;
+    v->integral = integer;
+    v->number = strtod(buf, NULL);
     if (integer) {
-        /* Accumulate as a negative number, whose range is the larger. */
-        int64_t acc = 0;
-        bool ok = true;
-        for (size_t k = int_start; k < int_end && ok; k++) {
-            int d = p[k] - '0';
-            if (acc < (INT64_MIN + d) / 10)
-                ok = false;
-            else
-                acc = acc * 10 - d;
-        }
-        if (ok && !neg && acc == INT64_MIN)
-            ok = false;
-        v->i64_ok = ok;
-        v->i64 = ok ? (neg ? acc : -acc) : 0;
+        errno = 0;
+        long long x = strtoll(buf, NULL, 10);
+        v->is_int = errno == 0;
+        v->int_value = v->is_int ? (int64_t)x : 0;
     }
-    errno = 0;
-    v->f64 = strtod(v->str, NULL); /* overflow gives +-HUGE_VAL: valid JSON, the caller's call */
     ps->pos = i;
-    return 0;
+    return true;
 }
 
-/* ---- literals ---- */
+static bool parse_value(struct parser *ps, struct json_value **out, int depth);
 
-static int parse_literal(struct parser *ps, struct json_value **out)
+static int member_cmp(const void *x, const void *y)
 {
-    static const struct {
-        const char *word;
-        enum json_type t;
-    } lits[] = {{"true", JSON_TRUE}, {"false", JSON_FALSE}, {"null", JSON_NULL}};
-    for (size_t k = 0; k < ARRAY_LEN(lits); k++) {
-        size_t wl = strlen(lits[k].word);
-        if (ps->len - ps->pos >= wl && memcmp(ps->p + ps->pos, lits[k].word, wl) == 0) {
-            *out = new_value(ps, lits[k].t, ps->pos);
-            ps->pos += wl;
-            return 0;
-        }
-    }
-    return fail(ps, -ERR_INVALID, ps->pos, "unexpected %s where a value was expected",
-                describe(peek(ps)));
+    const struct json_value *a = *(const struct json_value *const *)x;
+    const struct json_value *b = *(const struct json_value *const *)y;
+    if (a->key_len != b->key_len)
+        return a->key_len < b->key_len ? -1 : 1;
+    return memcmp(a->key, b->key, a->key_len);
 }
 
-/* ---- containers ---- */
-
-static int push(struct parser *ps, struct json_value *v)
+/* Whether two members of o share a name: sorted, so hostile names cost O(n log n). */
+static bool has_duplicate(struct parser *ps, const struct json_value *o)
 {
-    if ((int)ps->depth >= ps->depth_max)
-        return fail(ps, -ERR_LIMIT, v->offset, "nesting deeper than %d", ps->depth_max);
-    MEM_GROW(ps->stack, ps->stack_cap, ps->depth + 1);
-    ps->stack[ps->depth++] = (struct frame){.v = v};
-    return 0;
-}
-
-static int member_cmp(const void *a, const void *b)
-{
-    const struct json_member *x = *(const struct json_member *const *)a;
-    const struct json_member *y = *(const struct json_member *const *)b;
-    size_t n = MIN(x->key_len, y->key_len);
-    int c = memcmp(x->key, y->key, n);
-    if (c != 0)
-        return c;
-    if (x->key_len != y->key_len)
-        return x->key_len < y->key_len ? -1 : 1;
-    return x->key_offset < y->key_offset ? -1 : x->key_offset > y->key_offset;
-}
-
-static bool same_key(const struct json_member *x, const struct json_member *y)
-{
-    return x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0;
-}
-
-/* The offset of the first duplicate key (in document order) of m[0, n), or SIZE_MAX. Sorting
- * keeps a big object O(n log n); small ones compare pairwise. */
-static size_t find_dup(const struct json_member *m, size_t n)
-{
-    size_t best = SIZE_MAX;
-    if (n <= 16) {
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = 0; j < i; j++)
-                if (same_key(&m[i], &m[j]) && m[i].key_offset < best)
-                    best = m[i].key_offset;
-        return best;
-    }
-    const struct json_member **s = mem_alloc(n * sizeof(*s));
-    for (size_t i = 0; i < n; i++)
-        s[i] = &m[i];
-    qsort(s, n, sizeof(*s), member_cmp);
-    for (size_t i = 1; i < n; i++)
-        if (same_key(s[i], s[i - 1]) && s[i]->key_offset < best)
-            best = s[i]->key_offset; /* s[i] is the later of an equal pair (stable by offset) */
-    mem_free(s);
-    return best;
-}
-
-/* Closes the innermost container: its entries move into the arena. */
-static int pop(struct parser *ps, struct json_value **out)
-{
-    struct frame *f = &ps->stack[--ps->depth];
-    struct json_value *v = f->v;
-    v->n = f->n;
-    if (v->type == JSON_ARRAY) {
-        v->items = arena_alloc(ps->a, f->n * sizeof(*v->items) + 1);
-        if (f->n)
-            memcpy(v->items, f->buf, f->n * sizeof(*v->items));
-    } else {
-        v->members = arena_alloc(ps->a, f->n * sizeof(*v->members) + 1);
-        if (f->n)
-            memcpy(v->members, f->buf, f->n * sizeof(*v->members));
-        size_t dup = find_dup(v->members, v->n);
-        if (dup != SIZE_MAX) {
-            v->dup_keys = true;
-            if (dup < ps->first_dup)
-                ps->first_dup = dup;
-            if (ps->flags & JSON_PARSE_REJECT_DUP_KEYS) {
-                mem_free(f->buf);
-                return fail(ps, -ERR_INVALID, dup, "duplicate key in object");
-            }
-        }
-    }
-    mem_free(f->buf);
-    *out = v;
-    return 0;
-}
-
-static void add_item(struct frame *f, struct json_value *item)
-{
-    struct json_value **items = f->buf;
-    MEM_GROW(items, f->cap, f->n + 1);
-    items[f->n++] = item;
-    f->buf = items;
-}
-
-/* Reads `"key" :` into a new member of the innermost object (its value comes next). */
-static int parse_key(struct parser *ps)
-{
-    skip_ws(ps);
-    if (peek(ps) != '"')
-        return fail(ps, -ERR_INVALID, ps->pos, "a string key expected in object, found %s",
-                    describe(peek(ps)));
-    struct frame *f = &ps->stack[ps->depth - 1];
-    struct json_member m = {.key_offset = ps->pos};
-    if (parse_string(ps, &m.key, &m.key_len) != 0)
-        return ps->rc;
-    skip_ws(ps);
-    if (peek(ps) != ':')
-        return fail(ps, -ERR_INVALID, ps->pos, "':' expected after object key, found %s",
-                    describe(peek(ps)));
-    ps->pos++;
-    struct json_member *ms = f->buf;
-    MEM_GROW(ms, f->cap, f->n + 1);
-    ms[f->n++] = m;
-    f->buf = ms;
-    return 0;
-}
-
-/* One value at pos; containers are pushed (their first entry, or their close, is read by the
- * caller's loop). *out is the finished value, or NULL when a container was opened. */
-static int parse_value(struct parser *ps, struct json_value **out)
-{
-    skip_ws(ps);
-    *out = NULL;
-    int c = peek(ps);
-    size_t at = ps->pos;
-    if (c == '{' || c == '[') {
-        struct json_value *v = new_value(ps, c == '{' ? JSON_OBJECT : JSON_ARRAY, at);
-        if (push(ps, v) != 0)
-            return ps->rc;
-        ps->pos++;
-        skip_ws(ps);
-        int close = c == '{' ? '}' : ']';
-        if (peek(ps) == close) {
-            ps->pos++;
-            return pop(ps, out);
-        }
-        return c == '{' ? parse_key(ps) : 0;
-    }
-    if (c == '"') {
-        struct json_value *v = new_value(ps, JSON_STRING, at);
-        if (parse_string(ps, &v->str, &v->len) != 0)
-            return ps->rc;
-        *out = v;
-        return 0;
-    }
-    if (c == '-' || (c >= '0' && c <= '9')) {
-        struct json_value *v = new_value(ps, JSON_NUMBER, at);
-        if (parse_number(ps, v) != 0)
-            return ps->rc;
-        *out = v;
-        return 0;
-    }
-    if (c < 0)
-        return fail(ps, -ERR_INVALID, at, "a value expected, found end of input");
-    return parse_literal(ps, out);
-}
-
-/* After a finished value v: file it into the innermost container, then read the separator or
- * close that follows. *next_value is set when another value is due; *out when the innermost
- * container closed (and so is itself a finished value). */
-static int after_value(struct parser *ps, struct json_value *v, bool *next_value,
-                       struct json_value **out)
-{
-    struct frame *f = &ps->stack[ps->depth - 1];
-    bool object = f->v->type == JSON_OBJECT;
-    if (object)
-        ((struct json_member *)f->buf)[f->n - 1].value = v;
-    else
-        add_item(f, v);
-    *next_value = false;
-    *out = NULL;
-    skip_ws(ps);
-    int c = peek(ps);
-    if (c == ',') {
-        ps->pos++;
-        skip_ws(ps);
-        int close = object ? '}' : ']';
-        if (peek(ps) == close)
-            return fail(ps, -ERR_INVALID, ps->pos, "trailing comma in %s",
-                        object ? "object" : "array");
-        *next_value = true;
-        return object ? parse_key(ps) : 0;
-    }
-    if ((object && c == '}') || (!object && c == ']')) {
-        ps->pos++;
-        return pop(ps, out);
-    }
-    return fail(ps, -ERR_INVALID, ps->pos, "',' or '%c' expected in %s, found %s",
-                object ? '}' : ']', object ? "object" : "array", describe(c));
-}
-
-static int run(struct parser *ps, struct json_value **root)
-{
-    struct json_value *v;
-    if (parse_value(ps, &v) != 0)
-        return ps->rc;
-    for (;;) {
-        if (!v) { /* a container opened: its first value is due */
-            if (parse_value(ps, &v) != 0)
-                return ps->rc;
-            continue;
-        }
-        if (ps->depth == 0)
-            break;
-        bool next_value;
-        struct json_value *closed;
-        if (after_value(ps, v, &next_value, &closed) != 0)
-            return ps->rc;
-        if (next_value) {
-            if (parse_value(ps, &v) != 0)
-                return ps->rc;
-        } else {
-            v = closed;
-        }
-    }
-    skip_ws(ps);
-    if (ps->pos != ps->len)
-        return fail(ps, -ERR_INVALID, ps->pos, "trailing characters after the value: %s",
-                    describe(peek(ps)));
-    *root = v;
-    return 0;
-}
-
-int json_parse(const char *text, size_t len, const struct json_parse_opts *opts, struct arena *a,
-               struct json_doc *doc, struct json_parse_error *err)
-{
-    struct parser ps = {
-        .p = (const unsigned char *)text,
-        .len = len,
-        .a = a,
-        .depth_max = opts && opts->depth_max > 0 ? opts->depth_max : JSON_PARSE_DEPTH_DEFAULT,
-        .flags = opts ? opts->flags : 0,
-        .first_dup = SIZE_MAX,
-        .err = err,
-    };
-    err->offset = 0;
-    err->reason[0] = '\0';
-    skip_ws(&ps);
-    if (ps.pos == len) {
-        fail(&ps, -ERR_INVALID, ps.pos, "empty document");
-        return ps.rc;
-    }
-    struct json_value *root = NULL;
-    int rc = run(&ps, &root);
-    for (size_t i = 0; i < ps.depth; i++)
-        mem_free(ps.stack[i].buf);
-    mem_free(ps.stack);
-    if (rc != 0)
-        return rc;
-    doc->root = root;
-    doc->first_dup_offset = ps.first_dup;
-    return 0;
-}
-
-const struct json_value *json_object_get(const struct json_value *v, const char *key)
-{
-    if (!v || v->type != JSON_OBJECT)
-        return NULL;
-    size_t kl = strlen(key);
-    for (size_t i = 0; i < v->n; i++)
-        if (v->members[i].key_len == kl && memcmp(v->members[i].key, key, kl) == 0)
-            return v->members[i].value;
-    return NULL;
-}
-
-bool json_is_str(const struct json_value *v, const char *s)
-{
-    return v && v->type == JSON_STRING && strlen(s) == v->len && memcmp(v->str, s, v->len) == 0;
-}
-
-static const struct json_value *get_n(const struct json_value *v, const char *key, size_t kl)
-{
-    for (size_t i = 0; i < v->n; i++)
-        if (v->members[i].key_len == kl && memcmp(v->members[i].key, key, kl) == 0)
-            return v->members[i].value;
-    return NULL;
-}
-
-static bool numbers_equal(const struct json_value *a, const struct json_value *b)
-{
-    if (a->is_integer && b->is_integer) {
-        if (a->i64_ok || b->i64_ok)
-            return a->i64_ok && b->i64_ok && a->i64 == b->i64;
-        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-    }
-    return a->f64 == b->f64;
-}
-
-bool json_value_equal(const struct json_value *a, const struct json_value *b)
-{
-    if (a->type != b->type)
+    if (o->n < 2)
         return false;
-    switch (a->type) {
-    case JSON_NULL:
-    case JSON_FALSE:
-    case JSON_TRUE:
+    const struct json_value **m = arena_alloc(ps->a, o->n * sizeof(*m));
+    size_t i = 0;
+    for (const struct json_value *c = o->child; c; c = c->next)
+        m[i++] = c;
+    qsort(m, o->n, sizeof(*m), member_cmp);
+    for (i = 1; i < o->n; i++)
+        if (member_cmp(&m[i - 1], &m[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool parse_container(struct parser *ps, struct json_value *v, int depth)
+{
+    bool obj = v->type == JSON_OBJECT;
+    char close = obj ? '}' : ']';
+    if (depth >= ps->depth_max)
+        return failed(ps, -ERR_TOO_LARGE, "nested too deep");
+    size_t open_at = ps->pos;
+    ps->pos++; /* the opening bracket */
+    skip_ws(ps);
+    if (ps->pos < ps->len && ps->p[ps->pos] == close) {
+        ps->pos++;
         return true;
-    case JSON_NUMBER:
-        return numbers_equal(a, b);
-    case JSON_STRING:
-        return a->len == b->len && memcmp(a->str, b->str, a->len) == 0;
-    case JSON_ARRAY:
-        if (a->n != b->n)
-            return false;
-        for (size_t i = 0; i < a->n; i++)
-            if (!json_value_equal(a->items[i], b->items[i]))
+    }
+    struct json_value **tail = &v->child;
+    for (;;) {
+        const char *key = NULL;
+        size_t key_len = 0;
+        skip_ws(ps);
+        if (obj) {
+            if (ps->pos >= ps->len || ps->p[ps->pos] != '"')
+                return failed(ps, -ERR_INVALID, "expected a member name");
+            if (!parse_string(ps, &key, &key_len))
                 return false;
-        return true;
-    case JSON_OBJECT:
-        /* Same key sets: every key of a is in b with an equal value, and vice versa. */
-        for (size_t i = 0; i < a->n; i++) {
-            const struct json_member *m = &a->members[i];
-            if (get_n(a, m->key, m->key_len) != m->value)
-                continue; /* a later duplicate: the first member of the key counts */
-            const struct json_value *o = get_n(b, m->key, m->key_len);
-            if (!o || !json_value_equal(m->value, o))
-                return false;
+            skip_ws(ps);
+            if (ps->pos >= ps->len || ps->p[ps->pos] != ':')
+                return failed(ps, -ERR_INVALID, "expected ':'");
+            ps->pos++;
         }
-        for (size_t i = 0; i < b->n; i++)
-            if (!get_n(a, b->members[i].key, b->members[i].key_len))
-                return false;
-        return true;
+        struct json_value *item;
+        if (!parse_value(ps, &item, depth + 1))
+            return false;
+        item->key = key;
+        item->key_len = key_len;
+        *tail = item;
+        tail = &item->next;
+        v->n++;
+        skip_ws(ps);
+        if (ps->pos >= ps->len)
+            return failed(ps, -ERR_INVALID, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        char c = ps->p[ps->pos++];
+        if (c == close && obj && has_duplicate(ps, v)) {
+            ps->pos = open_at;
+            return failed(ps, -ERR_INVALID, "an object gives a member name twice");
+        }
+        if (c == close)
+            return true;
+        if (c != ',') {
+            ps->pos--;
+            return failed(ps, -ERR_INVALID, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+}
+
+static bool literal(struct parser *ps, const char *word)
+{
+    size_t n = strlen(word);
+    if (ps->len - ps->pos < n || memcmp(ps->p + ps->pos, word, n) != 0)
+        return failed(ps, -ERR_INVALID, "not a value");
+    ps->pos += n;
+    return true;
+}
+
+static bool parse_value(struct parser *ps, struct json_value **out, int depth)
+{
+    skip_ws(ps);
+    if (ps->pos >= ps->len)
+        return failed(ps, -ERR_INVALID, "a value is missing");
+    char c = ps->p[ps->pos];
+    enum json_type t = c == '{'               ? JSON_OBJECT
+                       : c == '['             ? JSON_ARRAY
+                       : c == '"'             ? JSON_STRING
+                       : c == 't' || c == 'f' ? JSON_BOOL
+                       : c == 'n'             ? JSON_NULL
+                                              : JSON_NUMBER;
+    struct json_value *v = new_value(ps, t);
+    if (!v)
+        return false;
+    *out = v;
+    switch (t) {
+    case JSON_OBJECT:
+    case JSON_ARRAY:
+        return parse_container(ps, v, depth);
+    case JSON_STRING:
+        return parse_string(ps, &v->str, &v->str_len);
+    case JSON_BOOL:
+        v->boolean = c == 't';
+        return literal(ps, v->boolean ? "true" : "false");
+    case JSON_NULL:
+        return literal(ps, "null");
+    case JSON_NUMBER:
+        return parse_number(ps, v);
     }
     return false;
 }
 
-const char *json_type_name(enum json_type t)
+int json_parse(struct json_doc *doc, const char *text, size_t len, const struct json_limits *lim,
+               char *err, size_t errcap)
 {
-    switch (t) {
-    case JSON_NULL:
-        return "null";
-    case JSON_FALSE:
-    case JSON_TRUE:
-        return "boolean";
-    case JSON_NUMBER:
-        return "number";
-    case JSON_STRING:
-        return "string";
-    case JSON_ARRAY:
-        return "array";
-    case JSON_OBJECT:
-        return "object";
+    arena_init(&doc->arena, len < 1024 ? 1024 : 4096);
+    doc->root = NULL;
+    struct parser ps = {
+        .p = text,
+        .len = len,
+        .a = &doc->arena,
+        .depth_max = lim && lim->depth_max > 0 ? lim->depth_max : DEFAULT_DEPTH_MAX,
+        .values_max = lim && lim->values_max > 0 ? lim->values_max : DEFAULT_VALUES_MAX,
+    };
+    if (ps.depth_max > DEPTH_CAP)
+        ps.depth_max = DEPTH_CAP;
+    struct json_value *root = NULL;
+    if (parse_value(&ps, &root, 0)) {
+        skip_ws(&ps);
+        if (ps.pos < ps.len)
+            failed(&ps, -ERR_INVALID, "text after the value");
     }
-    return "?";
+    if (ps.rc != 0) {
+        if (errcap)
+            snprintf(err, errcap, "at byte %zu: %s", ps.err_pos, ps.why);
+        arena_reset(&doc->arena);
+        return ps.rc;
+    }
+    doc->root = root;
+    return 0;
+}
+
+void json_doc_free(struct json_doc *doc)
+{
+    arena_destroy(&doc->arena);
+    doc->root = NULL;
+}
+
+const struct json_value *json_member(const struct json_value *o, const char *key)
+{
+    if (!o || o->type != JSON_OBJECT)
+        return NULL;
+    size_t kl = strlen(key);
+    for (const struct json_value *m = o->child; m; m = m->next)
+        if (m->key_len == kl && memcmp(m->key, key, kl) == 0)
+            return m;
+    return NULL;
+}
+
+const struct json_value *json_get(const struct json_value *o, const char *key, enum json_type t)
+{
+    const struct json_value *m = json_member(o, key);
+    return m && m->type == t ? m : NULL;
+}
+
+int64_t json_int_or(const struct json_value *v, int64_t def)
+{
+    return v && v->type == JSON_NUMBER && v->is_int ? v->int_value : def;
+}
+
+int64_t json_get_int(const struct json_value *o, const char *key, int64_t def)
+{
+    return json_int_or(json_member(o, key), def);
+}
+
+const char *json_get_str(const struct json_value *o, const char *key, const char *def)
+{
+    const struct json_value *v = json_get(o, key, JSON_STRING);
+    return v ? v->str : def;
 }

@@ -144,6 +144,8 @@ static handler_fn handler_for(int16_t key)
         return handle_remove_raft_voter;
     case KAPI_OFFSET_FOR_LEADER_EPOCH:
         return handle_offset_for_leader_epoch;
+    case KAPI_ELECT_LEADERS:
+        return handle_elect_leaders;
     }
     return NULL;
 }

@@ -40,6 +40,7 @@
 #include "base/time.h"
 #include "broker/authz.h"
 #include "broker/cluster_configs.h"
+#include "broker/elect.h"
 #include "broker/internal.h"
 #include "broker/producer_ids.h"
 #include "broker/producers.h"
@@ -129,6 +130,8 @@ static void on_controller_frame(int32_t from, uint8_t type, uint64_t request_id,
                                 const uint8_t *body, size_t len, void *data)
 {
     struct cluster *c = data;
+    if (type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE)
+        return elect_deliver(c->b, from, type, request_id, body, len);
     if (type == RPC_METADATA_FETCH)
         learn_fetcher(c, from, body, len);
     if (c->ctl)
@@ -1112,6 +1115,7 @@ void cluster_stop(struct broker *b)
     struct cluster *c = b->cluster;
     if (!c)
         return;
+    elect_stop(b); /* ElectLeaders in flight answered, while the transport still runs */
     c->closing = true;
     memset(&c->secret, 0, sizeof(c->secret)); /* the transport holds its own copy */
     reactor_timer_stop(b->r, &c->timer);

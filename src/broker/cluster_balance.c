@@ -14,18 +14,37 @@
 #include "replication/host.h"
 #include "replication/replica.h"
 
+enum cluster_preferred cluster_preferred_state(const struct ctl_image *img,
+                                               const struct ctl_partition *p, int32_t self,
+                                               const struct replica_status *st,
+                                               int64_t caught_up, int64_t *match)
+{
+    int64_t m = -1;
+    enum cluster_preferred v = CLUSTER_PREFERRED_NOT_PEER;
+    int32_t pref = p->replicas[0];
+    if (pref == self)
+        v = CLUSTER_PREFERRED_SELF;
+    else if (!ctl_image_broker_live(img, pref))
+        v = CLUSTER_PREFERRED_NOT_LIVE;
+    for (size_t i = 0; v == CLUSTER_PREFERRED_NOT_PEER && i < st->n_peers; i++) {
+        if (st->peers[i] != pref)
+            continue;
+        m = st->match[i];
+        v = m >= caught_up ? CLUSTER_PREFERRED_READY : CLUSTER_PREFERRED_BEHIND;
+    }
+    if (match)
+        *match = m;
+    return v;
+}
+
 int32_t cluster_balance_target(const struct ctl_image *img, const struct ctl_partition *p,
                                int32_t self, const struct replica_status *st)
 {
     if (p->n_replicas < 2 || st->role != RAFT_LEADER)
         return -1;
-    int32_t pref = p->replicas[0];
-    if (pref == self || !ctl_image_broker_live(img, pref))
-        return -1;
-    for (size_t i = 0; i < st->n_peers; i++)
-        if (st->peers[i] == pref)
-            return st->match[i] == st->last ? pref : -1;
-    return -1; /* not a voter of this group (yet) */
+    bool ready =
+        cluster_preferred_state(img, p, self, st, st->last, NULL) == CLUSTER_PREFERRED_READY;
+    return ready ? p->replicas[0] : -1;
 }
 
 size_t cluster_balance(struct broker *b)

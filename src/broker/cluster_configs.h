@@ -61,9 +61,27 @@ int cluster_image_overrides(const struct ctl_image *img, const char *topic,
  * (INVALID_REQUEST: they are static). */
 int16_t cluster_config_check(int8_t resource_type, const char *key, const char *value, void *data);
 
+/* Where p's preferred replica (replicas[0]) stands for a transfer of leadership to it from
+ * `self`, st being self's replica status (as its group's leader: the followers' match indexes
+ * are the leader's): */
+enum cluster_preferred {
+    CLUSTER_PREFERRED_SELF,      /* self is the preferred replica */
+    CLUSTER_PREFERRED_NOT_LIVE,  /* not registered, or fenced, in img */
+    CLUSTER_PREFERRED_NOT_PEER,  /* not a member of the group st describes (yet) */
+    CLUSTER_PREFERRED_BEHIND,    /* its match index (-1: unknown) is below caught_up */
+    CLUSTER_PREFERRED_READY,     /* live, a member, and its match index >= caught_up */
+};
+/* The first of these that holds, in the order above; *match (may be NULL) gets the preferred
+ * replica's match index (-1 unless NOT_PEER was ruled out). */
+enum cluster_preferred cluster_preferred_state(const struct ctl_image *img,
+                                               const struct ctl_partition *p, int32_t self,
+                                               const struct replica_status *st,
+                                               int64_t caught_up, int64_t *match);
+
 /* The broker the leader `self` of partition p should hand leadership to, or -1: p's preferred
  * replica replicas[0] when it is not self, is registered and unfenced in img, and st (the
- * leader's replica status, role leader) shows its match index equal to st->last. */
+ * leader's replica status, role leader) shows its match index equal to st->last
+ * (cluster_preferred_state with caught_up = st->last is READY). */
 int32_t cluster_balance_target(const struct ctl_image *img, const struct ctl_partition *p,
                                int32_t self, const struct replica_status *st);
 

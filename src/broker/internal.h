@@ -30,6 +30,7 @@ struct catalog;
 struct cleaner;
 struct cluster;
 struct coordinator;
+struct elect;
 struct flusher;
 struct partition_producers;
 struct plog;
@@ -99,6 +100,7 @@ struct broker {
     struct authz *authz;        /* ACL checks (authz.h); NULL: authorizer off */
     struct quota_state *quotas; /* client quota rates (quotas.h); NULL until a quota applies */
     struct list_node held;      /* responses held for a quota (response_send_after) */
+    struct elect *elect;        /* ElectLeaders in flight (elect.h); NULL until the first */
 };
 
 /* Per-connection state. */
@@ -171,8 +173,18 @@ int handle_delete_acls(struct request *req);                   /* acls.c */
 int handle_sasl_authenticate(struct request *req);             /* sasl.c */
 int handle_describe_user_scram_credentials(struct request *req); /* users.c */
 int handle_alter_user_scram_credentials(struct request *req);    /* users.c */
+/* The USER_SCRAM controller command for one credential of name (untrusted bytes), as
+ * AlterUserScramCredentials carries it: a deletion (salted NULL) or an upsertion, whose
+ * salted password becomes StoredKey and ServerKey here (security/scram.h). Returns KERR_NONE
+ * with *cmd filled, or the Kafka error: UNACCEPTABLE_CREDENTIAL (name, iterations, salt or
+ * salted password), UNSUPPORTED_SASL_MECHANISM, UNKNOWN_SERVER_ERROR (OpenSSL failed).
+ * users.c; the admin listener's /v1/users (admin_users.c) builds its commands with it too. */
+struct ctl_request;
+int16_t users_command(struct ctl_request *cmd, struct kstr name, int8_t mech, int32_t iterations,
+                      struct kbytes salt, const struct kbytes *salted);
 int handle_remove_raft_voter(struct request *req);             /* voters.c */
 int handle_offset_for_leader_epoch(struct request *req);   /* offsets.c */
+int handle_elect_leaders(struct request *req);             /* elect.c */
 int handle_delete_records(struct request *req);
 int handle_find_coordinator(struct request *req);
 /* FindCoordinator answers, for both modes: not available (why in the error message), or this

@@ -169,41 +169,47 @@ static struct alter_scram_result *result_for(struct users_op *op, struct kstr na
     return r;
 }
 
+int16_t users_command(struct ctl_request *cmd, struct kstr name, int8_t mech, int32_t iterations,
+                      struct kbytes salt, const struct kbytes *salted)
+{
+    *cmd = (struct ctl_request){.type = CTL_REQ_USER_SCRAM};
+    struct ctl_rec_user *u = &cmd->user;
+    if (name.len <= 0 || name.len > CTL_USER_MAX || memchr(name.p, 0, (size_t)name.len))
+        return KERR_UNACCEPTABLE_CREDENTIAL;
+    memcpy(u->name, name.p, (size_t)name.len);
+    u->mechanism = mech;
+    if (ctl_scram_key_len(mech) == 0)
+        return KERR_UNSUPPORTED_SASL_MECHANISM;
+    if (!salted) {
+        u->deleted = true;
+        return KERR_NONE;
+    }
+    struct scram_credential cred;
+    int rc = salt.len > 0 && salt.len <= CTL_SALT_MAX && salted->len > 0
+                 ? scram_credential_from_salted(&cred, mech, salted->p, (size_t)salted->len, salt.p,
+                                                (size_t)salt.len, iterations)
+                 : -ERR_INVALID;
+    if (rc != 0)
+        return rc == -EIO ? KERR_UNKNOWN_SERVER_ERROR : KERR_UNACCEPTABLE_CREDENTIAL;
+    u->iterations = cred.iterations;
+    u->salt_len = (uint8_t)cred.salt_len;
+    memcpy(u->salt, cred.salt, cred.salt_len);
+    u->key_len = (uint8_t)scram_key_len(mech);
+    memcpy(u->stored_key, cred.stored_key, u->key_len);
+    memcpy(u->server_key, cred.server_key, u->key_len);
+    return KERR_NONE;
+}
+
 /* One deletion (salted NULL) or upsertion: validated here, then a controller command. */
 static void submit(struct broker *b, struct users_op *op, struct alter_scram_result *res,
                    struct kstr name, int8_t mech, int32_t iterations, struct kbytes salt,
                    const struct kbytes *salted)
 {
-    struct ctl_request cmd = {.type = CTL_REQ_USER_SCRAM};
-    struct ctl_rec_user *u = &cmd.user;
-    if (name.len <= 0 || name.len > CTL_USER_MAX || memchr(name.p, 0, (size_t)name.len)) {
-        set_result(res, KERR_UNACCEPTABLE_CREDENTIAL);
+    struct ctl_request cmd;
+    int16_t ec = users_command(&cmd, name, mech, iterations, salt, salted);
+    if (ec != KERR_NONE) {
+        set_result(res, ec);
         return;
-    }
-    memcpy(u->name, name.p, (size_t)name.len);
-    u->mechanism = mech;
-    if (ctl_scram_key_len(mech) == 0) {
-        set_result(res, KERR_UNSUPPORTED_SASL_MECHANISM);
-        return;
-    }
-    if (!salted) {
-        u->deleted = true;
-    } else {
-        struct scram_credential cred;
-        int rc = salt.len > 0 && salt.len <= CTL_SALT_MAX && salted->len > 0
-                     ? scram_credential_from_salted(&cred, mech, salted->p, (size_t)salted->len,
-                                                    salt.p, (size_t)salt.len, iterations)
-                     : -ERR_INVALID;
-        if (rc != 0) {
-            set_result(res, rc == -EIO ? KERR_UNKNOWN_SERVER_ERROR : KERR_UNACCEPTABLE_CREDENTIAL);
-            return;
-        }
-        u->iterations = cred.iterations;
-        u->salt_len = (uint8_t)cred.salt_len;
-        memcpy(u->salt, cred.salt, cred.salt_len);
-        u->key_len = (uint8_t)scram_key_len(mech);
-        memcpy(u->stored_key, cred.stored_key, u->key_len);
-        memcpy(u->server_key, cred.server_key, u->key_len);
     }
     struct users_item *it = mem_calloc(1, sizeof(*it));
     it->op = op;

@@ -168,5 +168,6 @@ int cli_dlq(int argc, char **argv);
 int cli_cluster(int argc, char **argv);
 int cli_user(int argc, char **argv);
 int cli_acl(int argc, char **argv);
+int cli_leader_election(int argc, char **argv);
 
 #endif

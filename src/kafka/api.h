@@ -14,7 +14,8 @@
  * OffsetFetch 0 for old clients (sarama 1.2x commits with v1 unless Consumer.Offsets.Retention is
  * set; v0's ZooKeeper-era offsets are the one offset store here, as in Kafka 3.x in KRaft mode).
  * Admin APIs of Kafka 3.x that tools call: OffsetForLeaderEpoch (Raft terms are the leader
- * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster, and the reassignment APIs
+ * epochs), DescribeLogDirs, IncrementalAlterConfigs, DescribeCluster, ElectLeaders (PREFERRED
+ * elections as Raft leadership transfers), and the reassignment APIs
  * (AlterPartitionReassignments, ListPartitionReassignments: KIP-455), and the voter changes of
  * the metadata quorum (AddRaftVoter, RemoveRaftVoter: KIP-853). Every client picks the highest version both sides have: raising a maximum changes what
  * librdkafka, kafkajs and kafka-python send only up to their own maxima (noted in the reference).
@@ -55,6 +56,7 @@
     X(SASL_AUTHENTICATE, 36, "SaslAuthenticate", 0, 2, 2)                                          \
     X(CREATE_PARTITIONS, 37, "CreatePartitions", 0, 1, 2)                                          \
     X(DELETE_GROUPS, 42, "DeleteGroups", 0, 2, 2)                                                  \
+    X(ELECT_LEADERS, 43, "ElectLeaders", 0, 2, 2)                                                  \
     X(INCREMENTAL_ALTER_CONFIGS, 44, "IncrementalAlterConfigs", 0, 1, 1)                           \
     X(ALTER_PARTITION_REASSIGNMENTS, 45, "AlterPartitionReassignments", 0, 0, 0)                   \
     X(LIST_PARTITION_REASSIGNMENTS, 46, "ListPartitionReassignments", 0, 0, 0)                     \

@@ -83,6 +83,8 @@
     X(PREFERRED_LEADER_NOT_AVAILABLE, 80)                                                          \
     X(GROUP_MAX_SIZE_REACHED, 81)                                                                  \
     X(FENCED_INSTANCE_ID, 82)                                                                      \
+    X(ELIGIBLE_LEADERS_NOT_AVAILABLE, 83)                                                          \
+    X(ELECTION_NOT_NEEDED, 84)                                                                     \
     X(NO_REASSIGNMENT_IN_PROGRESS, 85)                                                             \
     X(GROUP_SUBSCRIBED_TO_TOPIC, 86)                                                               \
     X(INVALID_RECORD, 87)                                                                          \

@@ -970,6 +970,42 @@ int kmsg_decode_list_reassignments(struct kreader *r, int16_t v, struct arena *a
 void kmsg_encode_list_reassignments(struct kwriter *w, int16_t v,
                                     const struct list_reassign_resp *resp);
 
+/* ---- ElectLeaders (43); v2 flexible ---- */
+
+#define KAFKA_ELECTION_PREFERRED 0
+#define KAFKA_ELECTION_UNCLEAN 1
+
+struct elect_leaders_req_topic {
+    struct kstr topic;
+    int32_t *partitions;
+    int32_t n_partitions;
+};
+struct elect_leaders_req {
+    int8_t election_type;                   /* v1+; v0: KAFKA_ELECTION_PREFERRED */
+    struct elect_leaders_req_topic *topics; /* n_topics -1 (null): every partition */
+    int32_t n_topics;
+    int32_t timeout_ms;
+};
+struct elect_leaders_resp_partition {
+    int32_t partition_id;
+    int16_t error_code;
+    struct kstr error_message; /* nullable */
+};
+struct elect_leaders_resp_topic {
+    struct kstr topic;
+    struct elect_leaders_resp_partition *partitions;
+    int32_t n_partitions;
+};
+struct elect_leaders_resp {
+    int32_t throttle_time_ms;
+    int16_t error_code; /* v1+ */
+    struct elect_leaders_resp_topic *results;
+    int32_t n_results;
+};
+int kmsg_decode_elect_leaders(struct kreader *r, int16_t v, struct arena *a,
+                              struct elect_leaders_req *out);
+void kmsg_encode_elect_leaders(struct kwriter *w, int16_t v, const struct elect_leaders_resp *resp);
+
 /* ---- DescribeLogDirs (35); v2+ flexible ---- */
 
 struct describe_log_dirs_req_topic {

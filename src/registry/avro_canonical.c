@@ -156,40 +156,37 @@ void avro_json_write(struct strbuf *out, const struct json_value *v)
     case JSON_NULL:
         strbuf_puts(out, "null");
         return;
-    case JSON_TRUE:
-        strbuf_puts(out, "true");
-        return;
-    case JSON_FALSE:
-        strbuf_puts(out, "false");
+    case JSON_BOOL:
+        strbuf_puts(out, v->boolean ? "true" : "false");
         return;
     case JSON_NUMBER:
-        if (v->is_integer && v->i64_ok)
-            strbuf_printf(out, "%lld", (long long)v->i64);
-        else if (v->is_integer)
-            strbuf_append(out, v->str, v->len); /* a BigInteger: the literal is canonical */
+        if (v->is_int)
+            strbuf_printf(out, "%lld", (long long)v->int_value);
+        else if (v->integral)
+            strbuf_append(out, v->str, v->str_len); /* a BigInteger: the literal is canonical */
         else
-            java_number(out, v->f64, false);
+            java_number(out, v->number, false);
         return;
     case JSON_STRING:
-        avro_json_string(out, v->str, v->len);
+        avro_json_string(out, v->str, v->str_len);
         return;
     case JSON_ARRAY:
         strbuf_putc(out, '[');
-        for (size_t i = 0; i < v->n; i++) {
-            if (i)
+        for (const struct json_value *x = v->child; x; x = x->next) {
+            if (x != v->child)
                 strbuf_putc(out, ',');
-            avro_json_write(out, v->items[i]);
+            avro_json_write(out, x);
         }
         strbuf_putc(out, ']');
         return;
     case JSON_OBJECT:
         strbuf_putc(out, '{');
-        for (size_t i = 0; i < v->n; i++) {
-            if (i)
+        for (const struct json_value *m = v->child; m; m = m->next) {
+            if (m != v->child)
                 strbuf_putc(out, ',');
-            avro_json_string(out, v->members[i].key, v->members[i].key_len);
+            avro_json_string(out, m->key, m->key_len);
             strbuf_putc(out, ':');
-            avro_json_write(out, v->members[i].value);
+            avro_json_write(out, m);
         }
         strbuf_putc(out, '}');
         return;
@@ -227,27 +224,27 @@ static bool convert_number(struct strbuf *out, const struct avro_node *t,
 {
     enum avro_type tt = t ? t->type : AVRO_NULL;
     bool generic = !t;
-    if (v->is_integer && !v->i64_ok)
+    if (v->integral && !v->is_int)
         return false; /* a BigIntegerNode converts to nothing */
-    if (v->is_integer) {
+    if (v->is_int) {
         if (generic || tt == AVRO_LONG || tt == AVRO_INT) {
             /* an IntNode or a LongNode: the value either way */
-            strbuf_printf(out, "%lld", (long long)v->i64);
+            strbuf_printf(out, "%lld", (long long)v->int_value);
             return true;
         }
         if (tt == AVRO_FLOAT || tt == AVRO_DOUBLE) {
-            java_number(out, tt == AVRO_FLOAT ? (double)(float)v->i64 : (double)v->i64,
+            java_number(out, tt == AVRO_FLOAT ? (double)(float)v->int_value : (double)v->int_value,
                         tt == AVRO_FLOAT);
             return true;
         }
         return false;
     }
     if (generic || tt == AVRO_DOUBLE) {
-        java_number(out, v->f64, false);
+        java_number(out, v->number, false);
         return true;
     }
     if (tt == AVRO_FLOAT) {
-        java_number(out, (double)(float)v->f64, true);
+        java_number(out, (double)(float)v->number, true);
         return true;
     }
     return false;
@@ -260,18 +257,17 @@ static bool convert_container(struct strbuf *out, const struct avro_node *t,
         if (t && t->type != AVRO_ARRAY)
             return false;
         strbuf_putc(out, '[');
-        for (size_t i = 0; i < v->n; i++) {
-            if (i)
+        for (const struct json_value *x = v->child; x; x = x->next) {
+            if (x != v->child)
                 strbuf_putc(out, ',');
-            if (!convert(out, t ? t->items : NULL, v->items[i], budget))
+            if (!convert(out, t ? t->items : NULL, x, budget))
                 return false;
         }
         strbuf_putc(out, ']');
         return true;
     }
     strbuf_putc(out, '{');
-    for (size_t i = 0; i < v->n; i++) {
-        const struct json_member *m = &v->members[i];
+    for (const struct json_value *m = v->child; m; m = m->next) {
         const struct avro_node *vt = NULL;
         if (t && t->type == AVRO_MAP) {
             vt = t->items;
@@ -281,11 +277,11 @@ static bool convert_container(struct strbuf *out, const struct avro_node *t,
                 return false;
             vt = f->type;
         }
-        if (i)
+        if (m != v->child)
             strbuf_putc(out, ',');
         avro_json_string(out, m->key, m->key_len);
         strbuf_putc(out, ':');
-        if (!convert(out, vt, m->value, budget))
+        if (!convert(out, vt, m, budget))
             return false;
     }
     strbuf_putc(out, '}');
@@ -321,19 +317,18 @@ static bool convert(struct strbuf *out, const struct avro_node *t, const struct 
         return false;
     }
     switch (v->type) {
-    case JSON_TRUE:
-    case JSON_FALSE:
+    case JSON_BOOL:
         avro_json_write(out, v);
         return true;
     case JSON_NUMBER:
         return convert_number(out, t, v);
     case JSON_STRING:
         if (!t || t->type == AVRO_STRING || t->type == AVRO_ENUM) {
-            avro_json_string(out, v->str, v->len);
+            avro_json_string(out, v->str, v->str_len);
             return true;
         }
         if (t->type == AVRO_BYTES || t->type == AVRO_FIXED) {
-            latin1_string(out, v->str, v->len);
+            latin1_string(out, v->str, v->str_len);
             return true;
         }
         return false;

@@ -7,7 +7,8 @@
 #include "registry/avro.h"
 
 struct avro_schema {
-    struct arena arena; /* the JSON tree, the model, every string */
+    struct json_doc doc; /* the text's JSON tree (properties and defaults point into it) */
+    struct arena arena;  /* the model and its strings */
     const struct avro_node *root;
     const struct avro_node **named; /* named types defined in the text, in order */
     size_t n_named;

@@ -130,6 +130,27 @@ const char *avro_logical_name(enum avro_logical lt)
     return lt != AVRO_LT_NONE && (unsigned)lt < ARRAY_LEN(logical_names) ? logical_names[lt] : NULL;
 }
 
+/* ---- JSON ---- */
+
+static const char *jtype_name(enum json_type t)
+{
+    switch (t) {
+    case JSON_NULL:
+        return "null";
+    case JSON_BOOL:
+        return "boolean";
+    case JSON_NUMBER:
+        return "number";
+    case JSON_STRING:
+        return "string";
+    case JSON_ARRAY:
+        return "array";
+    case JSON_OBJECT:
+        return "object";
+    }
+    return "?";
+}
+
 /* ---- errors ---- */
 
 static int perr(struct pctx *c, size_t offset, const char *fmt, ...)
@@ -312,13 +333,12 @@ static int take_props(struct pctx *c, const struct json_value *obj, const char *
 {
     size_t n = 0;
     struct avro_prop *props = arena_alloc(c->a, obj->n * sizeof(*props) + 1);
-    for (size_t i = 0; i < obj->n; i++) {
-        const struct json_member *m = &obj->members[i];
+    for (const struct json_value *m = obj->child; m; m = m->next) {
         if (strlen(m->key) != m->key_len)
-            return perr(c, m->key_offset, "an attribute name may not contain U+0000");
+            return perr(c, m->offset, "an attribute name may not contain U+0000");
         if (in_set(m->key, reserved))
             continue;
-        props[n++] = (struct avro_prop){.key = m->key, .value = m->value};
+        props[n++] = (struct avro_prop){.key = m->key, .value = m};
     }
     *out = props;
     *n_out = n;
@@ -336,7 +356,7 @@ static const struct json_value *prop(const struct avro_node *t, const char *key)
 /* A string without NUL bytes (names, symbols, docs): the model keeps C strings. */
 static int c_string(struct pctx *c, const struct json_value *v, const char *what)
 {
-    if (strlen(v->str) != v->len)
+    if (strlen(v->str) != v->str_len)
         return perr(c, v->offset, "%s may not contain U+0000", what);
     return 0;
 }
@@ -344,7 +364,7 @@ static int c_string(struct pctx *c, const struct json_value *v, const char *what
 /* doc: a string, or ignored (Avro Java ignores a doc of any other kind). */
 static int take_doc(struct pctx *c, const struct json_value *obj, const char **out)
 {
-    const struct json_value *d = json_object_get(obj, "doc");
+    const struct json_value *d = json_member(obj, "doc");
     *out = NULL;
     if (!d || d->type != JSON_STRING)
         return 0;
@@ -358,7 +378,7 @@ static int take_doc(struct pctx *c, const struct json_value *obj, const char **o
 static int take_alias_strings(struct pctx *c, const struct json_value *obj, const char ***out,
                               size_t *n_out)
 {
-    const struct json_value *al = json_object_get(obj, "aliases");
+    const struct json_value *al = json_member(obj, "aliases");
     *out = NULL;
     *n_out = 0;
     if (!al)
@@ -370,13 +390,12 @@ static int take_alias_strings(struct pctx *c, const struct json_value *obj, cons
     struct strmap seen;
     strmap_init(&seen);
     int rc = 0;
-    for (size_t i = 0; i < al->n && rc == 0; i++) {
-        const struct json_value *a = al->items[i];
+    for (const struct json_value *a = al->child; a && rc == 0; a = a->next) {
         if (a->type != JSON_STRING)
-            rc = perr(c, a->offset, "an alias must be a string, not %s", json_type_name(a->type));
+            rc = perr(c, a->offset, "an alias must be a string, not %s", jtype_name(a->type));
         else if (c_string(c, a, "an alias") != 0)
             rc = -ERR_INVALID;
-        else if (!strmap_put(&seen, a->str, a->len, (void *)a))
+        else if (!strmap_put(&seen, a->str, a->str_len, (void *)a))
             v[n++] = a->str;
     }
     strmap_destroy(&seen);
@@ -448,9 +467,10 @@ long avro_enum_symbol(const struct avro_node *e, const char *s, size_t len)
 
 static bool int32_prop(const struct json_value *v, int32_t *out)
 {
-    if (!v || v->type != JSON_NUMBER || !v->i64_ok || v->i64 < INT32_MIN || v->i64 > INT32_MAX)
+    if (!v || v->type != JSON_NUMBER || !v->is_int || v->int_value < INT32_MIN ||
+        v->int_value > INT32_MAX)
         return false;
-    *out = (int32_t)v->i64;
+    *out = (int32_t)v->int_value;
     return true;
 }
 
@@ -571,17 +591,17 @@ static int parse_field(struct pctx *c, const struct json_value *fv, struct avro_
 {
     if (fv->type != JSON_OBJECT)
         return perr(c, fv->offset, "record \"%s\": a field must be an object, not %s",
-                    rec->name.full, json_type_name(fv->type));
+                    rec->name.full, jtype_name(fv->type));
     f->offset = fv->offset;
-    const struct json_value *nv = json_object_get(fv, "name");
+    const struct json_value *nv = json_member(fv, "name");
     if (!nv || nv->type != JSON_STRING)
         return perr(c, fv->offset, "record \"%s\": a field needs a \"name\" string",
                     rec->name.full);
     if (c_string(c, nv, "a field name") != 0 ||
-        check_name(c, "field name", nv->str, nv->len, nv->offset) != 0)
+        check_name(c, "field name", nv->str, nv->str_len, nv->offset) != 0)
         return -ERR_INVALID;
     f->name = nv->str;
-    const struct json_value *tv = json_object_get(fv, "type");
+    const struct json_value *tv = json_member(fv, "type");
     if (!tv)
         return perr(c, fv->offset, "record \"%s\": field \"%s\" has no \"type\"", rec->name.full,
                     f->name);
@@ -589,13 +609,13 @@ static int parse_field(struct pctx *c, const struct json_value *fv, struct avro_
         return -ERR_INVALID;
     if (take_doc(c, fv, &f->doc) != 0)
         return -ERR_INVALID;
-    const struct json_value *ov = json_object_get(fv, "order");
+    const struct json_value *ov = json_member(fv, "order");
     f->order = AVRO_ORDER_ASCENDING;
     if (ov) {
         static const char *const orders[] = {"ascending", "descending", "ignore"};
         bool found = false;
         for (size_t i = 0; ov->type == JSON_STRING && i < ARRAY_LEN(orders); i++)
-            if (strcasecmp(ov->str, orders[i]) == 0 && strlen(ov->str) == ov->len) {
+            if (strcasecmp(ov->str, orders[i]) == 0 && strlen(ov->str) == ov->str_len) {
                 f->order = (enum avro_order)i;
                 found = true;
             }
@@ -605,7 +625,7 @@ static int parse_field(struct pctx *c, const struct json_value *fv, struct avro_
                         "\"ignore\", not %s",
                         f->name, show(c, ov));
     }
-    f->def = json_object_get(fv, "default");
+    f->def = json_member(fv, "default");
     if (take_alias_strings(c, fv, &f->aliases, &f->n_aliases) != 0)
         return -ERR_INVALID;
     if (take_props(c, fv, field_reserved, &f->props, &f->n_props) != 0)
@@ -657,12 +677,12 @@ static int index_fields(struct pctx *c, struct avro_node *rec)
 static int named_head(struct pctx *c, const struct json_value *v, const char *space,
                       struct avro_node *t)
 {
-    const struct json_value *nv = json_object_get(v, "name");
+    const struct json_value *nv = json_member(v, "name");
     if (!nv || nv->type != JSON_STRING)
         return perr(c, v->offset, "a %s needs a \"name\" string", avro_type_name(t->type));
     if (c_string(c, nv, "a name") != 0)
         return -ERR_INVALID;
-    const struct json_value *sv = json_object_get(v, "namespace");
+    const struct json_value *sv = json_member(v, "namespace");
     if (sv && sv->type == JSON_STRING) {
         if (c_string(c, sv, "a namespace") != 0)
             return -ERR_INVALID;
@@ -679,14 +699,15 @@ static int parse_record(struct pctx *c, const struct json_value *v, const char *
 {
     if (named_head(c, v, space, t) != 0)
         return -ERR_INVALID;
-    const struct json_value *fs = json_object_get(v, "fields");
+    const struct json_value *fs = json_member(v, "fields");
     if (!fs || fs->type != JSON_ARRAY)
         return perr(c, v->offset, "record \"%s\" needs a \"fields\" array", t->name.full);
     struct avro_field *fields = arena_calloc(c->a, fs->n + 1, sizeof(*fields));
     t->fields = fields;
     t->n_fields = fs->n;
-    for (size_t i = 0; i < fs->n; i++)
-        if (parse_field(c, fs->items[i], t, &fields[i]) != 0)
+    size_t i = 0;
+    for (const struct json_value *fv = fs->child; fv; fv = fv->next, i++)
+        if (parse_field(c, fv, t, &fields[i]) != 0)
             return -ERR_INVALID;
     if (index_fields(c, t) != 0)
         return -ERR_INVALID;
@@ -698,30 +719,30 @@ static int parse_enum(struct pctx *c, const struct json_value *v, const char *sp
 {
     if (named_head(c, v, space, t) != 0)
         return -ERR_INVALID;
-    const struct json_value *sv = json_object_get(v, "symbols");
+    const struct json_value *sv = json_member(v, "symbols");
     if (!sv || sv->type != JSON_ARRAY)
         return perr(c, v->offset, "enum \"%s\" needs a \"symbols\" array", t->name.full);
     const char **syms = arena_alloc(c->a, sv->n * sizeof(*syms) + 1);
     struct strmap *index = new_index(c);
     t->index = index;
-    for (size_t i = 0; i < sv->n; i++) {
-        const struct json_value *s = sv->items[i];
+    size_t i = 0;
+    for (const struct json_value *s = sv->child; s; s = s->next, i++) {
         if (s->type != JSON_STRING)
             return perr(c, s->offset, "enum \"%s\": a symbol must be a string, not %s",
-                        t->name.full, json_type_name(s->type));
+                        t->name.full, jtype_name(s->type));
         if (c_string(c, s, "a symbol") != 0 ||
-            check_name(c, "enum symbol", s->str, s->len, s->offset) != 0)
+            check_name(c, "enum symbol", s->str, s->str_len, s->offset) != 0)
             return -ERR_INVALID;
-        if (strmap_put(index, s->str, s->len, position(i)))
+        if (strmap_put(index, s->str, s->str_len, position(i)))
             return perr(c, s->offset, "enum \"%s\" has the symbol \"%s\" twice", t->name.full,
                         s->str);
         syms[i] = s->str;
     }
     t->symbols = syms;
     t->n_symbols = sv->n;
-    const struct json_value *dv = json_object_get(v, "default");
+    const struct json_value *dv = json_member(v, "default");
     if (dv) {
-        if (dv->type != JSON_STRING || avro_enum_symbol(t, dv->str, dv->len) < 0)
+        if (dv->type != JSON_STRING || avro_enum_symbol(t, dv->str, dv->str_len) < 0)
             return perr(c, dv->offset, "enum \"%s\": the default %s is not one of its symbols",
                         t->name.full, show(c, dv));
         t->enum_default = dv->str;
@@ -734,7 +755,7 @@ static int parse_fixed(struct pctx *c, const struct json_value *v, const char *s
 {
     if (named_head(c, v, space, t) != 0)
         return -ERR_INVALID;
-    const struct json_value *sz = json_object_get(v, "size");
+    const struct json_value *sz = json_member(v, "size");
     int32_t size;
     if (!int32_prop(sz, &size) || size < 0)
         return perr(c, sz ? sz->offset : v->offset,
@@ -746,14 +767,14 @@ static int parse_fixed(struct pctx *c, const struct json_value *v, const char *s
 static int parse_object(struct pctx *c, const struct json_value *v, const char *space,
                         const struct avro_node **slot)
 {
-    const struct json_value *tv = json_object_get(v, "type");
+    const struct json_value *tv = json_member(v, "type");
     if (!tv)
         return perr(c, v->offset, "a schema object needs a \"type\"");
     if (tv->type != JSON_STRING)
         return perr(c, tv->offset,
                     "\"type\" must be a string naming a type, not %s (a schema object's "
                     "\"type\" cannot itself be a schema)",
-                    json_type_name(tv->type));
+                    jtype_name(tv->type));
     if (c_string(c, tv, "a type name") != 0)
         return -ERR_INVALID;
     const char *ts = tv->str;
@@ -776,7 +797,7 @@ static int parse_object(struct pctx *c, const struct json_value *v, const char *
     } else if (strcmp(ts, "array") == 0 || strcmp(ts, "map") == 0) {
         bool array = ts[0] == 'a';
         t = new_node(c, array ? AVRO_ARRAY : AVRO_MAP);
-        const struct json_value *iv = json_object_get(v, array ? "items" : "values");
+        const struct json_value *iv = json_member(v, array ? "items" : "values");
         if (!iv)
             return perr(c, v->offset, "%s needs \"%s\"", array ? "an array" : "a map",
                         array ? "items" : "values");
@@ -801,8 +822,9 @@ static int parse_union(struct pctx *c, const struct json_value *v, const char *s
     const struct avro_node **br = arena_calloc(c->a, v->n + 1, sizeof(*br));
     t->branches = br;
     t->n_branches = v->n;
-    for (size_t i = 0; i < v->n; i++)
-        if (parse_schema(c, v->items[i], space, &br[i]) != 0)
+    size_t i = 0;
+    for (const struct json_value *b = v->child; b; b = b->next, i++)
+        if (parse_schema(c, b, space, &br[i]) != 0)
             return -ERR_INVALID;
     MEM_GROW(c->unions, c->cap_unions, c->n_unions + 1);
     c->unions[c->n_unions++] = (struct pending_union){.node = t, .offset = v->offset};
@@ -822,7 +844,7 @@ static int parse_schema(struct pctx *c, const struct json_value *v, const char *
         return parse_union(c, v, space, slot);
     default:
         return perr(c, v->offset, "a schema is a string, an object or an array, not %s",
-                    json_type_name(v->type));
+                    jtype_name(v->type));
     }
 }
 
@@ -897,10 +919,10 @@ static bool valid_record_default(const struct avro_node *t, const struct json_va
         return false;
     /* The object's members by field, in one pass (objects and records may both be big). */
     const struct json_value **given = mem_calloc(t->n_fields + 1, sizeof(*given));
-    for (size_t i = 0; i < v->n; i++) {
-        const struct avro_field *f = avro_record_field(t, v->members[i].key, v->members[i].key_len);
+    for (const struct json_value *m = v->child; m; m = m->next) {
+        const struct avro_field *f = avro_record_field(t, m->key, m->key_len);
         if (f && !given[f - t->fields])
-            given[f - t->fields] = v->members[i].value;
+            given[f - t->fields] = m;
     }
     bool ok = true;
     for (size_t i = 0; i < t->n_fields && ok; i++) {
@@ -924,11 +946,12 @@ static bool valid_default(const struct avro_node *t, const struct json_value *v,
     case AVRO_NULL:
         return v->type == JSON_NULL;
     case AVRO_BOOLEAN:
-        return v->type == JSON_TRUE || v->type == JSON_FALSE;
+        return v->type == JSON_BOOL;
     case AVRO_INT:
-        return v->type == JSON_NUMBER && v->i64_ok && v->i64 >= INT32_MIN && v->i64 <= INT32_MAX;
+        return v->type == JSON_NUMBER && v->is_int && v->int_value >= INT32_MIN &&
+               v->int_value <= INT32_MAX;
     case AVRO_LONG:
-        return v->type == JSON_NUMBER && v->i64_ok;
+        return v->type == JSON_NUMBER && v->is_int;
     case AVRO_FLOAT:
     case AVRO_DOUBLE:
         return v->type == JSON_NUMBER;
@@ -937,19 +960,19 @@ static bool valid_default(const struct avro_node *t, const struct json_value *v,
     case AVRO_FIXED:
         return v->type == JSON_STRING;
     case AVRO_ENUM:
-        return v->type == JSON_STRING && avro_enum_symbol(t, v->str, v->len) >= 0;
+        return v->type == JSON_STRING && avro_enum_symbol(t, v->str, v->str_len) >= 0;
     case AVRO_ARRAY:
         if (v->type != JSON_ARRAY)
             return false;
-        for (size_t i = 0; i < v->n; i++)
-            if (!valid_default(t->items, v->items[i], depth + 1, budget))
+        for (const struct json_value *x = v->child; x; x = x->next)
+            if (!valid_default(t->items, x, depth + 1, budget))
                 return false;
         return true;
     case AVRO_MAP:
         if (v->type != JSON_OBJECT)
             return false;
-        for (size_t i = 0; i < v->n; i++)
-            if (!valid_default(t->items, v->members[i].value, depth + 1, budget))
+        for (const struct json_value *x = v->child; x; x = x->next)
+            if (!valid_default(t->items, x, depth + 1, budget))
                 return false;
         return true;
     case AVRO_UNION:
@@ -1032,15 +1055,15 @@ static int convert_float_defaults(struct pctx *c)
             (f->type->type != AVRO_FLOAT && f->type->type != AVRO_DOUBLE))
             continue;
         double x;
-        if (strlen(d->str) != d->len || !java_parse_double(d->str, &x))
+        if (strlen(d->str) != d->str_len || !java_parse_double(d->str, &x))
             return perr(c, d->offset, "record \"%s\": field \"%s\": the default %s is not a number",
                         c->fields[i].record->name.full, f->name, show(c, d));
         struct json_value *num = arena_calloc(c->a, 1, sizeof(*num));
         num->type = JSON_NUMBER;
         num->offset = d->offset;
         num->str = d->str;
-        num->len = d->len;
-        num->f64 = x;
+        num->str_len = d->str_len;
+        num->number = x;
         f->def = num;
     }
     return 0;
@@ -1125,14 +1148,14 @@ int avro_schema_parse(const char *text, size_t len, const struct avro_parse_opts
         err[0] = '\0';
     strmap_init(&c.own);
     strmap_init(&c.refd);
-    struct json_parse_opts jo = {
-        .depth_max = AVRO_JSON_DEPTH_MAX,
-        .flags = JSON_PARSE_REJECT_DUP_KEYS,
-    };
-    struct json_doc doc;
-    struct json_parse_error jerr;
-    if (json_parse(text, len, &jo, &s->arena, &doc, &jerr) != 0) {
-        perr(&c, jerr.offset, "not valid JSON: %s", jerr.reason);
+    /* Every value takes at least a byte of text: the values limit is the length, so the text's
+     * size (the caller's cap) is what bounds the tree. */
+    struct json_limits lim = {.depth_max = AVRO_JSON_DEPTH_MAX, .values_max = len + 1};
+    char jerr[160];
+    if (json_parse(&s->doc, text, len, &lim, jerr, sizeof(jerr)) != 0) {
+        if (err_size)
+            snprintf(err, err_size, "not valid JSON %s", jerr);
+        c.failed = true;
         goto fail;
     }
     if (opts && opts->n_refs) {
@@ -1141,7 +1164,7 @@ int avro_schema_parse(const char *text, size_t len, const struct avro_parse_opts
         memcpy(s->refs, opts->refs, opts->n_refs * sizeof(*s->refs));
         s->n_refs = opts->n_refs;
     }
-    if (parse_schema(&c, doc.root, NULL, &s->root) != 0 || resolve(&c) != 0 ||
+    if (parse_schema(&c, s->doc.root, NULL, &s->root) != 0 || resolve(&c) != 0 ||
         check_unions(&c) != 0 || check_defaults(&c) != 0)
         goto fail;
     s->named = arena_alloc(&s->arena, c.n_named * sizeof(*s->named) + 1);
@@ -1166,6 +1189,7 @@ void avro_schema_free(struct avro_schema *s)
         mem_free(s->indexes[i]);
     }
     mem_free(s->indexes);
+    json_doc_free(&s->doc);
     arena_destroy(&s->arena);
     mem_free(s);
 }

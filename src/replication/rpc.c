@@ -785,7 +785,8 @@ void rpc_batch_free(struct rpc_batch *b)
 bool rpc_is_controller_type(uint8_t type)
 {
     return type == RPC_CONTROLLER_REQUEST || type == RPC_CONTROLLER_RESPONSE ||
-           type == RPC_METADATA_FETCH || type == RPC_METADATA_RESPONSE;
+           type == RPC_METADATA_FETCH || type == RPC_METADATA_RESPONSE ||
+           type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE;
 }
 
 const char *rpc_frame_type_name(uint8_t type)
@@ -815,6 +816,10 @@ const char *rpc_frame_type_name(uint8_t type)
         return "quorum_info";
     case RPC_AUTH:
         return "auth";
+    case RPC_BROKER_REQUEST:
+        return "broker_request";
+    case RPC_BROKER_RESPONSE:
+        return "broker_response";
     default:
         return "unknown";
     }

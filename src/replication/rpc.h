@@ -37,11 +37,17 @@
  *     HEARTBEATS  topic table, then two sections, heartbeats then heartbeat responses:
  *                   uvarint n, n times: uvarint topic index, uvarint partition,
  *                   uvarint term, zigzag varint commit, u8 flags (bit 0 reject)
- *     CONTROLLER_REQUEST, CONTROLLER_RESPONSE, METADATA_FETCH, METADATA_RESPONSE
+ *     CONTROLLER_REQUEST, CONTROLLER_RESPONSE, METADATA_FETCH, METADATA_RESPONSE,
+ *     BROKER_REQUEST, BROKER_RESPONSE
  *                 u64 request id, u32 n (<= RPC_CONTROLLER_BODY_MAX) + n bytes: an opaque
- *                 controller command or answer (controller/runtime.h owns its format), or
- *                 a metadata fetch or its answer (controller/mfetch.h); a response
- *                 carries the id of the request it answers
+ *                 controller command or answer (controller/runtime.h owns its format),
+ *                 a metadata fetch or its answer (controller/mfetch.h), or a request from
+ *                 one broker to another, such as a partition leader, and its answer
+ *                 (broker/elect_rpc.h owns that format); a response carries the id of the
+ *                 request it answers. They travel as the controller's do (the same callback:
+ *                 transport_set_controller_cb), so "controller frames" below means all six.
+ *                 A node of a release before BROKER_* refuses them as a bad frame (it closes
+ *                 the connection; the sender reconnects).
  *   topic table: uvarint n_topics, each u8 len (1..RPC_TOPIC_MAX) + len bytes. A message names
  *   its group by an index into it, so 10,000 heartbeats of one topic cost ~8 bytes each.
  *
@@ -91,6 +97,8 @@ enum rpc_frame_type {
     RPC_QUORUM_DESCRIBE,     /* who are the voters? (a joining node, before any HELLO) */
     RPC_QUORUM_INFO,         /* the answer */
     RPC_AUTH,                /* the dialer's proof (security/peer_auth.h) */
+    RPC_BROKER_REQUEST,      /* a broker asks another (broker/elect_rpc.h) */
+    RPC_BROKER_RESPONSE,     /* its answer */
     RPC_FRAME_TYPE_END_,
 };
 
@@ -148,9 +156,9 @@ size_t rpc_quorum_info_body(const struct rpc_quorum_info *info, uint8_t *buf);
 /* proof NULL: none. */
 void rpc_encode_quorum_info(struct iobuf *out, int32_t from, int32_t to,
                             const struct rpc_quorum_info *info, const uint8_t *proof);
-/* type is RPC_CONTROLLER_REQUEST, RPC_CONTROLLER_RESPONSE, RPC_METADATA_FETCH or
- * RPC_METADATA_RESPONSE (rpc_is_controller_type); len <= RPC_CONTROLLER_BODY_MAX (CHECK: bodies
- * are built by our own code). */
+/* type is RPC_CONTROLLER_REQUEST, RPC_CONTROLLER_RESPONSE, RPC_METADATA_FETCH,
+ * RPC_METADATA_RESPONSE, RPC_BROKER_REQUEST or RPC_BROKER_RESPONSE (rpc_is_controller_type);
+ * len <= RPC_CONTROLLER_BODY_MAX (CHECK: bodies are built by our own code). */
 bool rpc_is_controller_type(uint8_t type);
 void rpc_encode_controller(struct iobuf *out, uint8_t type, int32_t from, int32_t to,
                            uint64_t request_id, const uint8_t *body, size_t len);

@@ -18,6 +18,7 @@
  * password is wiped once checked. */
 #include "server/admin.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
@@ -29,7 +30,10 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/time.h"
+#include "base/errors.h"
+#include "base/json.h"
 #include "broker/admin_auth.h"
+#include "broker/admin_users.h"
 #include "broker/cluster.h"
 #include "broker/metrics.h"
 #include "security/scram.h"
@@ -188,10 +192,202 @@ static bool authorized(struct admin *a, const struct http_request *req, struct h
     return false;
 }
 
+/* A JSON error answer: {"error": why}. */
+static void json_error(struct httpd_response *resp, int status, const char *why)
+{
+    resp->status = status;
+    resp->content_type = JSON_TYPE;
+    struct json j;
+    json_init(&j, &resp->body);
+    json_obj_begin(&j);
+    json_key(&j, "error");
+    json_cstr(&j, why);
+    json_obj_end(&j);
+    strbuf_putc(&resp->body, '\n');
+}
+
+/* Whether the method is one of the comma-separated list allow ("GET, HEAD"); if not, the 405
+ * with that Allow header is in resp. allow_header is the static "Allow: ...\r\n" line. */
+static bool method_allowed(const struct http_request *req, struct httpd_response *resp,
+                           const char *allow, const char *allow_header)
+{
+    const char *p = allow;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == req->method_len && memcmp(p, req->method, n) == 0)
+            return true;
+        p += n;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    resp->status = 405;
+    resp->extra_headers = allow_header;
+    resp->content_type = TEXT_PLAIN;
+    strbuf_printf(&resp->body, "method not allowed here: use %s\n", allow);
+    return false;
+}
+
+/* Plain HTTP (no credentials asked): whether a request that changes something names the
+ * listener by an IP address or "localhost" in Host. A web page the operator's browser opens
+ * can make it send such requests to a loopback port, but only with its own host name in Host
+ * (DNS rebinding) and, cross-origin, without Content-Type: application/json (which needs a
+ * CORS preflight this listener never grants). */
+static bool host_is_literal(const struct http_request *req)
+{
+    if (!req->host)
+        return true; /* HTTP/1.0 without Host: no browser */
+    char h[128];
+    size_t n = req->host_len;
+    if (n == 0 || n >= sizeof(h))
+        return false;
+    memcpy(h, req->host, n);
+    h[n] = '\0';
+    char *end = h + n;
+    if (h[0] == '[') {
+        char *close = strchr(h, ']');
+        if (!close || (close[1] != '\0' && close[1] != ':'))
+            return false;
+        *close = '\0';
+        unsigned char buf[16];
+        return inet_pton(AF_INET6, h + 1, buf) == 1;
+    }
+    char *colon = strchr(h, ':');
+    if (colon) {
+        if (colon + 1 == end || strspn(colon + 1, "0123456789") != (size_t)(end - colon - 1))
+            return false;
+        *colon = '\0';
+    }
+    unsigned char buf[4];
+    return strcasecmp(h, "localhost") == 0 || inet_pton(AF_INET, h, buf) == 1;
+}
+
+static const char users_prefix[] = "/v1/users/";
+
+static void users_answer(struct httpd_response *resp, int rc, const char *err)
+{
+    if (rc == 0) {
+        resp->status = 202;
+        resp->content_type = JSON_TYPE;
+        strbuf_putc(&resp->body, '\n');
+    } else if (rc == -ERR_INVALID) {
+        json_error(resp, 400, err);
+    } else if (rc == -ERR_NOT_FOUND) {
+        json_error(resp, 404, err);
+    } else if (rc == -ERR_CLOSED) {
+        json_error(resp, 503, "the broker is stopping");
+    } else {
+        json_error(resp, 500, "the credential could not be computed (OpenSSL failed)");
+    }
+}
+
+/* /v1/users: GET lists, POST sets a credential. */
+static void users_collection(struct admin *a, const struct http_request *req,
+                             struct httpd_response *resp)
+{
+    if (!method_allowed(req, resp, "GET, HEAD, POST", "Allow: GET, HEAD, POST\r\n"))
+        return;
+    if (!http_method_is(req, "POST")) {
+        resp->content_type = JSON_TYPE;
+        if (broker_users_json(a->b, &resp->body) != 0) {
+            strbuf_reset(&resp->body);
+            json_error(resp, 503, "the broker is stopping");
+            return;
+        }
+        strbuf_putc(&resp->body, '\n');
+        return;
+    }
+    if (!http_content_type_is(req, "application/json")) {
+        json_error(resp, 415, "POST /v1/users takes Content-Type: application/json");
+        return;
+    }
+    if (!a->auth && !host_is_literal(req)) {
+        json_error(resp, 403, "Host must be an IP address or localhost");
+        return;
+    }
+    char err[300] = "";
+    int rc = broker_user_set(a->b, req->peer ? req->peer : "?", req->body, req->body_len,
+                             &resp->body, err, sizeof(err));
+    users_answer(resp, rc, err);
+}
+
+/* The query's mechanism=VALUE (decoded into buf), NULL without one; -1 in *bad for another
+ * parameter, a repeated one or a bad escape. */
+static const char *query_mechanism(const struct http_request *req, char *buf, size_t cap,
+                                   size_t *len, bool *bad)
+{
+    const char *q = req->query, *mech = NULL;
+    size_t left = req->query ? req->query_len : 0;
+    *bad = false;
+    while (left > 0) {
+        const char *amp = memchr(q, '&', left);
+        size_t n = amp ? (size_t)(amp - q) : left;
+        static const char key[] = "mechanism=";
+        if (n < sizeof(key) - 1 || memcmp(q, key, sizeof(key) - 1) != 0 || mech) {
+            *bad = true;
+            return NULL;
+        }
+        int dl = http_percent_decode(q + sizeof(key) - 1, n - (sizeof(key) - 1), buf, cap);
+        if (dl < 0) {
+            *bad = true;
+            return NULL;
+        }
+        mech = buf;
+        *len = (size_t)dl;
+        q += n + (amp ? 1 : 0);
+        left -= n + (amp ? 1 : 0);
+    }
+    return mech;
+}
+
+/* /v1/users/NAME: DELETE removes NAME's credentials (?mechanism=M: that one only). */
+static void users_member(struct admin *a, const struct http_request *req,
+                         struct httpd_response *resp)
+{
+    if (!method_allowed(req, resp, "DELETE", "Allow: DELETE\r\n"))
+        return;
+    if (!a->auth && !host_is_literal(req)) {
+        json_error(resp, 403, "Host must be an IP address or localhost");
+        return;
+    }
+    char name[SCRAM_USER_MAX + 1];
+    size_t pl = req->path_len - (sizeof(users_prefix) - 1);
+    const char *enc = req->path + sizeof(users_prefix) - 1;
+    int nl = memchr(enc, '/', pl) ? -1 : http_percent_decode(enc, pl, name, sizeof(name) - 1);
+    if (nl <= 0) {
+        json_error(resp, 400, "the path must be /v1/users/NAME, NAME percent-encoded: 1 to 255 "
+                              "bytes without control characters");
+        return;
+    }
+    char mbuf[32];
+    size_t ml = 0;
+    bool bad;
+    const char *mech = query_mechanism(req, mbuf, sizeof(mbuf), &ml, &bad);
+    if (bad) {
+        json_error(resp, 400, "the only query parameter is mechanism=SCRAM-SHA-256 or "
+                              "mechanism=SCRAM-SHA-512");
+        return;
+    }
+    char err[300] = "";
+    int rc = broker_user_delete(a->b, req->peer ? req->peer : "?", name, (size_t)nl, mech, ml,
+                                &resp->body, err, sizeof(err));
+    users_answer(resp, rc, err);
+}
+
 static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
 {
     struct admin *a = data;
     if (a->auth && !path_is(req, "/healthz") && !authorized(a, req, resp))
+        return;
+    if (path_is(req, "/v1/users")) {
+        users_collection(a, req, resp);
+        return;
+    }
+    if (req->path_len > sizeof(users_prefix) - 1 &&
+        memcmp(req->path, users_prefix, sizeof(users_prefix) - 1) == 0) {
+        users_member(a, req, resp);
+        return;
+    }
+    if (!method_allowed(req, resp, "GET, HEAD", "Allow: GET, HEAD\r\n"))
         return;
     if (path_is(req, "/metrics")) {
         resp->content_type = PROM_TEXT;
@@ -224,12 +420,15 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
                                  "/healthz     health\n"
                                  "/v1/topics   topics and partitions (JSON)\n"
                                  "/v1/groups   consumer groups, offsets and lag (JSON)\n"
-                                 "/v1/cluster  brokers, controller, Raft replicas (JSON)\n");
+                                 "/v1/cluster  brokers, controller, Raft replicas (JSON)\n"
+                                 "/v1/users    SCRAM users (JSON); POST sets a credential,\n"
+                                 "             DELETE /v1/users/NAME removes one\n");
     } else {
         resp->status = 404;
         resp->content_type = TEXT_PLAIN;
         strbuf_puts(&resp->body,
-                    "not found; try /metrics, /healthz, /v1/topics, /v1/groups, /v1/cluster\n");
+                    "not found; try /metrics, /healthz, /v1/topics, /v1/groups, /v1/cluster, "
+                    "/v1/users\n");
     }
 }
 

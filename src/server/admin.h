@@ -5,9 +5,24 @@
  *   GET /healthz     200 "ok" while serving; 503 with one reason per line otherwise
  *   GET /v1/topics   JSON: topics, partitions (offsets, HW, size), config overrides
  *   GET /v1/groups   JSON: groups, members and assignments, committed offsets and lag
+ *   GET /v1/cluster  JSON: brokers, controller, Raft replicas
+ *   GET /v1/users    JSON: SCRAM users, their mechanisms, iterations and salts (never keys)
+ *   POST /v1/users   sets one credential (JSON body, Content-Type: application/json): 202
+ *   DELETE /v1/users/NAME[?mechanism=M]   deletes NAME's credentials (NAME percent-encoded):
+ *                    202, or 404 for a user without one
  *   GET /            a plain-text list of the above
- * Unknown paths get 404; methods other than GET and HEAD 405; bad requests 4xx (server/httpd.h
- * for the limits). Every response closes the connection.
+ * broker/admin_users.h has the users' JSON shapes and rules; a change is answered once
+ * submitted to the controller (202) and shows in GET /v1/users once committed. Their errors
+ * are JSON ({"error": "..."}): 400 for a bad body, name or mechanism, 415 for a POST that is
+ * not application/json, 503 while the broker stops. Unknown paths get 404; a method a path
+ * does not take 405 with Allow; bad requests 4xx (server/httpd.h for the limits and the
+ * body's framing). Every response closes the connection.
+ *
+ * Without HTTPS nothing is asked, so every local process may change users: on loopback that is
+ * the trust the broker's files already have. A browser is kept out: a POST or DELETE must name
+ * the listener by an IP address or localhost in Host (else 403: DNS rebinding), and a POST
+ * must be application/json (which a cross-origin page cannot send without a CORS preflight,
+ * never granted).
  *
  * With HTTPS (admin.listener.ssl.keystore.location: a tls hook) every path but /healthz needs
  * `Authorization: Basic base64(user:password)` of a SCRAM user (either mechanism) whose

@@ -120,7 +120,7 @@ static int64_t parse_length(const char *p, size_t n)
 }
 
 /* Checks one complete header field line p[0, n) and notes the fields that matter. */
-static int parse_field(const char *p, size_t n, struct http_request *req, int64_t *length)
+static int parse_field(const char *p, size_t n, struct http_request *req, bool *chunked)
 {
     if (p[0] == ' ' || p[0] == '\t')
         return -400; /* obs-fold */
@@ -143,15 +143,22 @@ static int parse_field(const char *p, size_t n, struct http_request *req, int64_
         if (req->has_host)
             return -400;
         req->has_host = true;
+        req->host = p + v0;
+        req->host_len = v1 - v0;
     } else if (name_is(p, name_len, "content-length")) {
         int64_t v = parse_length(p + v0, v1 - v0);
-        if (v < 0 || (*length >= 0 && *length != v))
+        if (v < 0 || (req->content_length >= 0 && req->content_length != v))
             return -400;
-        if (v > 0)
+        if (v > HTTP_BODY_MAX)
             return -413;
-        *length = v;
+        req->content_length = v;
     } else if (name_is(p, name_len, "transfer-encoding")) {
-        return -413;
+        *chunked = true; /* refused once the head is complete: 411, or 400 beside a length */
+    } else if (name_is(p, name_len, "content-type")) {
+        if (req->content_type)
+            return -400;
+        req->content_type = p + v0;
+        req->content_type_len = v1 - v0;
     } else if (name_is(p, name_len, "authorization")) {
         if (req->authorization)
             return -400;
@@ -164,6 +171,7 @@ static int parse_field(const char *p, size_t n, struct http_request *req, int64_
 int http_parse_request(const char *buf, size_t len, struct http_request *req)
 {
     memset(req, 0, sizeof(*req));
+    req->content_length = -1;
     size_t lim = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
     bool full = len >= HTTP_HEAD_MAX; /* nothing more will be examined */
     size_t pos = 0;
@@ -196,7 +204,7 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
     if (st < 0)
         return st;
     int fields = 0;
-    int64_t length = -1;
+    bool chunked = false;
     for (pos = next;;) {
         rc = line_end(buf, pos, lim, &end, &next);
         if (rc < 0)
@@ -207,13 +215,15 @@ int http_parse_request(const char *buf, size_t len, struct http_request *req)
             break; /* the empty line: end of the head */
         if (++fields > HTTP_FIELDS_MAX)
             return -431;
-        st = parse_field(buf + pos, end - pos, req, &length);
+        st = parse_field(buf + pos, end - pos, req, &chunked);
         if (st < 0)
             return st;
         pos = next;
     }
     if (req->minor == 1 && !req->has_host)
         return -400;
+    if (chunked)
+        return req->content_length >= 0 ? -400 : -411; /* RFC 9112 §6.3: smuggling otherwise */
     req->head_len = next;
     return (int)next;
 }
@@ -268,11 +278,56 @@ bool http_method_is(const struct http_request *req, const char *m)
            memcmp(req->method, m, req->method_len) == 0;
 }
 
+bool http_content_type_is(const struct http_request *req, const char *type)
+{
+    if (!req->content_type)
+        return false;
+    const char *semi = memchr(req->content_type, ';', req->content_type_len);
+    size_t n = semi ? (size_t)(semi - req->content_type) : req->content_type_len;
+    while (n > 0 && (req->content_type[n - 1] == ' ' || req->content_type[n - 1] == '\t'))
+        n--;
+    return strlen(type) == n && strncasecmp(req->content_type, type, n) == 0;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int http_percent_decode(const char *s, size_t len, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '%') {
+            if (len - i < 3)
+                return -1;
+            int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
+            if (hi < 0 || lo < 0)
+                return -1;
+            c = (unsigned char)(hi * 16 + lo);
+            i += 2;
+        }
+        if (c < 0x20 || c == 0x7f || n >= cap)
+            return -1;
+        out[n++] = (char)c;
+    }
+    return n > (size_t)INT32_MAX ? -1 : (int)n;
+}
+
 const char *http_reason(int status)
 {
     switch (status) {
     case 200:
         return "OK";
+    case 202:
+        return "Accepted";
     case 400:
         return "Bad Request";
     case 401:
@@ -285,10 +340,14 @@ const char *http_reason(int status)
         return "Method Not Allowed";
     case 408:
         return "Request Timeout";
+    case 411:
+        return "Length Required";
     case 413:
         return "Content Too Large";
     case 414:
         return "URI Too Long";
+    case 415:
+        return "Unsupported Media Type";
     case 431:
         return "Request Header Fields Too Large";
     case 500:

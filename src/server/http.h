@@ -1,11 +1,13 @@
-/* HTTP/1.1 request heads (RFC 9112), parsed strictly, for the admin listener.
+/* HTTP/1.1 requests (RFC 9112), parsed strictly, for the admin listener.
  *
- * The admin listener takes GET (and HEAD) requests without bodies, so this parser knows just
- * enough: the request line, the header fields it needs (Host, Content-Length,
- * Transfer-Encoding, Authorization), and the syntax of the rest, which it checks and skips. Input
- * is untrusted bytes from any client (any local process; beyond loopback, anyone who completes
- * a TLS handshake): every limit below is enforced before anything else happens, and nothing is
- * allocated (the request points into the caller's buffer).
+ * The admin listener takes small requests: a head, and for the methods that carry one a body
+ * of at most HTTP_BODY_MAX bytes framed by Content-Length (no chunked transfer coding). This
+ * parser reads the head: the request line, the header fields it needs (Host, Content-Length,
+ * Content-Type, Transfer-Encoding, Authorization), and the syntax of the rest, which it checks
+ * and skips; server/httpd.c then reads the body the head announces. Input is untrusted bytes
+ * from any client (any local process; beyond loopback, anyone who completes a TLS handshake):
+ * every limit below is enforced before anything else happens, and nothing is allocated (the
+ * request points into the caller's buffer).
  *
  * http_parse_request() is meant to be called again each time more bytes arrive, on the whole
  * buffer so far (the head is small, HTTP_HEAD_MAX at most, so re-scanning costs little). It
@@ -16,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/strbuf.h"
 
@@ -23,6 +26,7 @@
 #define HTTP_TARGET_MAX 2048 /* request-target; longer gets 414 */
 #define HTTP_METHOD_MAX 16   /* longer method tokens get 501 */
 #define HTTP_FIELDS_MAX 64   /* header fields; more get 431 */
+#define HTTP_BODY_MAX 65536  /* request body bytes (Content-Length); more get 413 */
 
 struct http_request {
     const char *method; /* token, not NUL-terminated */
@@ -33,19 +37,29 @@ struct http_request {
     size_t query_len;
     int minor;                 /* HTTP/1.<minor>: 0 or 1 */
     bool has_host;             /* a Host field was present */
+    const char *host;          /* its value (trimmed), or NULL */
+    size_t host_len;
     size_t head_len;           /* bytes of the head, up to and including the empty line */
     const char *authorization; /* the Authorization field's value (trimmed), or NULL */
     size_t authorization_len;
-    const char *peer; /* set by server/httpd.c: the client's address without its port */
+    const char *content_type; /* the Content-Type field's value (trimmed), or NULL */
+    size_t content_type_len;
+    int64_t content_length; /* Content-Length (0..HTTP_BODY_MAX), or -1 without the field */
+    /* set by server/httpd.c: */
+    const char *peer; /* the client's address without its port */
+    const char *body; /* the body: content_length bytes after the head ("" without one) */
+    size_t body_len;
 };
 
 /* Parses the request head at the start of buf[0, len).
  * Returns head_len (> 0) once the head is complete and valid (*req filled, pointing into buf);
  * 0 if more bytes are needed; or minus an HTTP status for a request to refuse:
  *   -400 malformed (bad request line, bad field syntax, obs-fold, control bytes, bare CR,
- *        missing Host in HTTP/1.1, conflicting or invalid Content-Length, Authorization
- *        given twice),
- *   -413 a request body announced (Content-Length > 0 or any Transfer-Encoding),
+ *        missing Host in HTTP/1.1, Host, Authorization or Content-Type given twice,
+ *        conflicting or invalid Content-Length, Transfer-Encoding beside Content-Length),
+ *   -411 Transfer-Encoding without Content-Length (a chunked body: not accepted; the client
+ *        may send the same body with Content-Length),
+ *   -413 Content-Length above HTTP_BODY_MAX,
  *   -414 request-target longer than HTTP_TARGET_MAX,
  *   -431 head longer than HTTP_HEAD_MAX or more than HTTP_FIELDS_MAX fields,
  *   -501 method token longer than HTTP_METHOD_MAX,
@@ -78,6 +92,15 @@ int http_basic_parse(const char *v, size_t len, struct http_basic *out);
 
 /* Whether the method is exactly m (methods are case-sensitive). */
 bool http_method_is(const struct http_request *req, const char *m);
+
+/* Whether the Content-Type's media type (before any ';' parameter) is type, ignoring case
+ * (RFC 9110 §8.3.1); false without the field. */
+bool http_content_type_is(const struct http_request *req, const char *type);
+
+/* Percent-decodes s[0, len) (RFC 3986 §2.1: a request-target's path segment or query value)
+ * into out (cap bytes). Returns the decoded length, or -1: a '%' not followed by two hex
+ * digits, a decoded byte below 0x20 or 0x7f, or more than cap bytes. '+' stays '+'. */
+int http_percent_decode(const char *s, size_t len, char *out, size_t cap);
 
 /* The reason phrase for the statuses the admin listener sends ("Unknown" otherwise). */
 const char *http_reason(int status);

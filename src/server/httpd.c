@@ -1,7 +1,7 @@
-/* The admin listener's HTTP server: accept, (TLS handshake,) read one request head, answer,
- * close.
+/* The admin listener's HTTP server: accept, (TLS handshake,) read one request (head, then the
+ * body its Content-Length announces), answer, close.
  *
- * Owns: the listening socket, every connection (a doubly linked list) with its head buffer,
+ * Owns: the listening socket, every connection (a doubly linked list) with its request buffer,
  * response bytes and, for HTTPS, its struct tls; one timer per connection, and the statistics.
  *
  * Invariants:
@@ -9,7 +9,12 @@
  *     accept until conn_free(), which undoes all three and frees it; nothing touches a
  *     connection after conn_free() (callbacks end right after calling it).
  *  2. stats.open == connections in the list <= max_connections.
- *  3. in_len <= HTTP_HEAD_MAX; out_off <= head.len + body.len (the response is the head, then
+ *  3. in_len <= in_cap; in_cap is HTTP_HEAD_MAX until a head announcing a longer request is
+ *     read, then head_len + Content-Length (<= HTTP_HEAD_MAX + HTTP_BODY_MAX); req_len is 0
+ *     until the head is complete, then head_len + Content-Length, and the request is answered
+ *     as soon as in_len >= req_len (bytes beyond it, a pipelined request, are never looked
+ *     at). The buffer is wiped before it is freed (it may hold a password).
+ *     out_off <= head.len + body.len (the response is the head, then
  *     the handler's body; plain HTTP sends both with one sendmsg, HTTPS one record at a time,
  *     neither copies the body).
  *  4. c->events is what the reactor watches c->fd for; every state sets it to what it waits
@@ -21,13 +26,14 @@
  * Connection states and transitions:
  *   HANDSHAKING --handshake done--> READING (HTTPS only; the state at accept)
  *   HANDSHAKING --TLS error, EOF or timer (handshake timeout)--> freed (counted, logged)
- *   READING   --head complete or refused (respond)--> WRITING, or HOLDING (delay_ms)
+ *   READING   --request (head and body) complete, or refused (respond)--> WRITING, or
+ *               HOLDING (delay_ms)
  *   READING   --timer (timeout_ms after accept or handshake): 408 (respond)--> WRITING
  *   HOLDING   --timer (delay_ms)--> WRITING
  *   WRITING   --all written (start_linger: close_notify, shutdown SHUT_WR)--> LINGERING
  *   LINGERING --EOF, error, LINGER_DRAIN_MAX bytes or timer (LINGER_MS)--> freed
  *   any       --socket error, or WRITING's timer--> freed
- *   READING   --EOF before a complete head--> freed */
+ *   READING   --EOF before a complete request--> freed */
 #include "server/httpd.h"
 
 #include <arpa/inet.h>
@@ -67,8 +73,10 @@ struct hconn {
     uint32_t events;            /* invariant 4 */
     struct tls *tls;            /* invariant 5 */
     char peer[PEER_MAX];        /* the client's address, without its port */
-    char *in;                   /* HTTP_HEAD_MAX bytes */
-    size_t in_len;              /* invariant 3 */
+    char *in;                   /* the request: in_cap bytes */
+    size_t in_cap;              /* invariant 3 */
+    size_t in_len;              /* bytes read */
+    size_t req_len;             /* head + body, once the head is complete; 0 before */
     struct strbuf head;         /* response head */
     struct strbuf body;         /* response body (the handler's, moved here) */
     size_t out_off;             /* bytes of head + body sent */
@@ -92,6 +100,16 @@ struct httpd {
     struct httpd_stats stats;
 };
 
+/* Wipes and frees the request buffer (a body may hold a password, a head credentials). */
+static void drop_request(struct hconn *c)
+{
+    if (c->in)
+        explicit_bzero(c->in, c->in_len);
+    mem_free(c->in);
+    c->in = NULL;
+    c->in_len = c->in_cap = c->req_len = 0;
+}
+
 static void conn_free(struct hconn *c)
 {
     struct httpd *h = c->h;
@@ -108,7 +126,7 @@ static void conn_free(struct hconn *c)
     h->stats.open--;
     strbuf_destroy(&c->head);
     strbuf_destroy(&c->body);
-    mem_free(c->in);
+    drop_request(c);
     mem_free(c);
 }
 
@@ -244,11 +262,14 @@ static const char *error_text(int status)
     case 400:
         return "bad request\n";
     case 405:
-        return "method not allowed: use GET\n";
+        return "method not allowed\n";
     case 408:
         return "request timeout\n";
+    case 411:
+        return "length required: send the body with Content-Length (chunked transfer coding is "
+               "not accepted)\n";
     case 413:
-        return "request bodies are not accepted\n";
+        return "request body too large: at most 65536 bytes\n";
     case 414:
         return "request target too long\n";
     case 431:
@@ -277,27 +298,24 @@ static void respond(struct hconn *c, struct http_request *req, int error_status)
     bool head_only = false;
     if (error_status) {
         resp.status = error_status;
-    } else if (http_method_is(req, "GET") || http_method_is(req, "HEAD")) {
+    } else {
         head_only = http_method_is(req, "HEAD");
         req->peer = c->peer;
+        req->body = c->in + req->head_len;
+        req->body_len = req->content_length > 0 ? (size_t)req->content_length : 0;
         h->fn(req, &resp, h->data);
-    } else {
-        resp.status = 405;
     }
     if (resp.status >= 400 && resp.body.len == 0) {
         strbuf_puts(&resp.body, error_text(resp.status));
         resp.content_type = "text/plain; charset=utf-8";
     }
-    const char *extra = resp.status == 405 ? "Allow: GET, HEAD\r\n" : resp.extra_headers;
-    http_write_head(&c->head, resp.status, resp.content_type, resp.body.len, extra);
+    http_write_head(&c->head, resp.status, resp.content_type, resp.body.len, resp.extra_headers);
     if (head_only)
         strbuf_destroy(&resp.body);
     c->body = resp.body; /* moved: no copy of a large /metrics body */
     if (resp.status > 0 && resp.status < HTTPD_STATUS_MAX)
         h->stats.responses[resp.status]++;
-    mem_free(c->in); /* the head (an Authorization field included) is not needed any more */
-    c->in = NULL;
-    c->in_len = 0;
+    drop_request(c); /* neither the head (an Authorization field) nor the body is needed now */
     if (resp.delay_ms > 0) {
         c->state = HC_HOLDING;
         if (watch(c, 0) != 0) {
@@ -311,28 +329,58 @@ static void respond(struct hconn *c, struct http_request *req, int error_status)
     start_write(c);
 }
 
-/* READING: takes bytes, answers once the head is complete or refused. */
+/* A complete head: the length of the whole request (the body's framing checked), or minus
+ * the status to refuse it with. */
+static int64_t request_length(const struct http_request *req)
+{
+    if (req->content_length < 0 && (http_method_is(req, "POST") || http_method_is(req, "PUT")))
+        return -411; /* RFC 9110 §8.6: a body without a length */
+    return (int64_t)req->head_len + (req->content_length > 0 ? req->content_length : 0);
+}
+
+/* READING: takes bytes, answers once the request is complete or refused. */
 static void on_readable(struct hconn *c)
 {
     for (;;) {
-        size_t room = HTTP_HEAD_MAX - c->in_len;
-        CHECK(room > 0); /* a full buffer always parses to an answer */
+        size_t room = c->in_cap - c->in_len;
+        CHECK(room > 0); /* a full buffer always parses to an answer, or holds the request */
         ssize_t n = recv_some(c, c->in + c->in_len, room);
         if (n == -EAGAIN)
             return;
         if (n <= 0) {
-            conn_free(c); /* EOF or error before a complete head: nobody to answer */
+            conn_free(c); /* EOF or error before a complete request: nobody to answer */
             return;
         }
         c->in_len += (size_t)n;
         struct http_request req;
-        int rc = http_parse_request(c->in, c->in_len, &req);
-        if (rc > 0) {
-            respond(c, &req, 0);
-            return;
+        if (c->req_len == 0) {
+            int rc = http_parse_request(c->in, c->in_len, &req);
+            if (rc < 0) {
+                respond(c, NULL, -rc);
+                return;
+            }
+            if (rc == 0)
+                continue;
+            int64_t len = request_length(&req);
+            if (len < 0) {
+                respond(c, NULL, (int)-len);
+                return;
+            }
+            c->req_len = (size_t)len;
+            if (c->req_len > c->in_cap) {
+                CHECK(c->req_len <= HTTP_HEAD_MAX + HTTP_BODY_MAX);
+                char *in = mem_alloc(c->req_len);
+                memcpy(in, c->in, c->in_len);
+                explicit_bzero(c->in, c->in_len);
+                mem_free(c->in);
+                c->in = in;
+                c->in_cap = c->req_len;
+            }
         }
-        if (rc < 0) {
-            respond(c, NULL, -rc);
+        if (c->in_len >= c->req_len) {
+            /* parsed again: the buffer may have moved since; the head has not changed */
+            CHECK(http_parse_request(c->in, c->in_len, &req) > 0);
+            respond(c, &req, 0);
             return;
         }
     }
@@ -474,6 +522,7 @@ static void accept_one(struct httpd *h, int fd, const struct sockaddr_storage *s
     c->events = REACTOR_READ;
     peer_text(sa, c->peer, sizeof(c->peer));
     c->in = mem_alloc(HTTP_HEAD_MAX);
+    c->in_cap = HTTP_HEAD_MAX;
     strbuf_init(&c->head);
     strbuf_init(&c->body);
     reactor_timer_init(&c->timer, timer_cb, c);

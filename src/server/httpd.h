@@ -1,14 +1,21 @@
 /* A small HTTP/1.1 server on the reactor, for the admin listener (server/admin.h), in plain
  * HTTP or HTTPS.
  *
- * One request per connection: read the head (server/http.h), call the handler, write the
- * response with `Connection: close`, then close. It never blocks the reactor (non-blocking
+ * One request per connection: read the head (server/http.h) and the body its Content-Length
+ * announces, call the handler, write the response with `Connection: close`, then close. It never blocks the reactor (non-blocking
  * sockets, writes resumed on EPOLLOUT) and bounds everything a client controls:
  *   - connections: at most max_connections at once; beyond that a new connection gets a
  *     best-effort 503 and is closed;
- *   - input: HTTP_HEAD_MAX bytes of head per connection (buffer allocated on accept), no bodies;
- *   - time: the head must arrive within timeout_ms of the accept (slow senders get 408), the
- *     response must be taken within timeout_ms of its start (slow readers are dropped);
+ *   - input: HTTP_HEAD_MAX bytes of head per connection (buffer allocated on accept), then
+ *     a body of at most HTTP_BODY_MAX bytes (the buffer grows to the announced length once the
+ *     head is complete; more is refused with 413 at the head, before it is sent). A body is
+ *     framed by Content-Length only: POST and PUT without it get 411, and so does any
+ *     Transfer-Encoding (chunked); bytes after the body (a pipelined request) are never read
+ *     as a request. No `100 Continue` is sent: a client that waits for one sends its body after
+ *     its own timeout (curl: 1 s; a body under 1 MiB it sends at once);
+ *   - time: the whole request must arrive within timeout_ms of the accept (slow senders get
+ *     408), the response must be taken within timeout_ms of its start (slow readers are
+ *     dropped);
  *   - HTTPS (a struct listener_tls hook, net/conn.h): the TLS handshake (net/tls.h) runs first,
  *     non-blocking, and must be done within the hook's handshake_timeout_ms (0: timeout_ms) of
  *     the accept; the head's timeout_ms then starts. A failed handshake (garbage, a plaintext
@@ -20,8 +27,9 @@
  *   - after the response, the write side is shut down and input is drained for at most
  *     LINGER_MS (so that unread request bytes do not turn the close into a reset that destroys
  *     the response in flight), then the socket is closed.
- * Methods: GET and HEAD go to the handler (HEAD gets the head only); anything else gets 405.
- * A malformed or oversized head gets the status http_parse_request() names.
+ * Every method goes to the handler, which answers 405 (with an Allow header) for those its path
+ * does not take; HEAD gets the head of the handler's answer only. A malformed or oversized
+ * head gets the status http_parse_request() names. The request buffer is wiped once answered.
  *
  * All on the reactor thread. The handler runs synchronously and must not call httpd_close(). */
 #ifndef SP_SERVER_HTTPD_H
@@ -53,7 +61,7 @@ struct httpd_response {
 };
 
 /* req->peer is the client's address (no port) as inet_ntop writes it (IPv4-mapped IPv6 as
- * IPv4). */
+ * IPv4); req->body[0, body_len) the request's body (valid during the call only). */
 typedef void (*httpd_handler_fn)(const struct http_request *req, struct httpd_response *resp,
                                  void *data);
 

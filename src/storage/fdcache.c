@@ -118,8 +118,22 @@ int fdcache_open(struct fdcache *c, struct fdcache_entry *e, const char *dir, co
     char path[PATH_MAX];
     int n = name ? snprintf(path, sizeof(path), "%s/%s", dir, name)
                  : snprintf(path, sizeof(path), "%s", dir);
-    int fd = n < 0 || (size_t)n >= sizeof(path) ? (errno = ENAMETOOLONG, -1)
-                                                 : open(path, flags | O_CLOEXEC);
+    if (n < 0 || (size_t)n >= sizeof(path)) {
+        if (c)
+            c->errors++;
+        return -ENAMETOOLONG;
+    }
+    int fd = open(path, flags | O_CLOEXEC);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && c) {
+        /* out of descriptors (references in flight, e.g. a Fetch over thousands of
+         * partitions, hold more than the limit leaves room for): give back half of what the
+         * cache keeps, and try once more */
+        size_t limit = c->limit;
+        c->limit /= 2;
+        trim(c, e->owner);
+        c->limit = limit;
+        fd = open(path, flags | O_CLOEXEC);
+    }
     if (fd < 0) {
         if (c)
             c->errors++;

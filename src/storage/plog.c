@@ -603,8 +603,11 @@ static void drop_after(struct plog *log, size_t i, struct plog_recovery *rec, co
     }
 }
 
-/* Validates segments from index `from` on, truncating at the first invalid byte. */
-static int validate_from(struct plog *log, size_t from, struct plog_recovery *rec)
+/* Validates segments from index `from` on, truncating at the first invalid byte. rp is the
+ * recovery point (-1 if unknown): a segment that ends at or below it, uncut, was wholly
+ * fdatasync'ed before the crash and need not be synced again (an idle partition's restart then
+ * costs no log sync). */
+static int validate_from(struct plog *log, size_t from, int64_t rp, struct plog_recovery *rec)
 {
     epoch_cache_truncate_end(&log->epochs, log->segs[from]->base);
     int32_t epoch = epoch_cache_last_epoch(&log->epochs);
@@ -629,7 +632,8 @@ static int validate_from(struct plog *log, size_t from, struct plog_recovery *re
             return rc;
         log->size_bytes -= before - seg->size;
         rec->segments_validated++;
-        seg->dirty = true; /* its bytes may still be only in the page cache */
+        if (sr.cut_offset >= 0 || rp < 0 || seg->end > rp)
+            seg->dirty = true; /* its bytes may still be only in the page cache */
         if (sr.cut_offset >= 0) {
             log_warn("log_truncated", "dir=%s offset=%" PRId64 " bytes=%" PRId64 " reason=%s",
                      log->dir, sr.cut_offset, sr.cut_bytes, sr.reason);
@@ -749,7 +753,7 @@ static int recover(struct plog *log, bool clean, int64_t rp, bool fresh, struct 
     size_t from = rp >= 0 ? find_segment(log, rp) : 0;
     rc = load_trusted(log, from);
     if (rc == 0)
-        rc = validate_from(log, from, rec);
+        rc = validate_from(log, from, rp, rec);
     return rc;
 }
 

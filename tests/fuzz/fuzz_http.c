@@ -8,9 +8,16 @@
  * early refusal of unfinished lines never rejects what would become valid). A head with an
  * Authorization field has its value checked as below.
  *
- * First byte 1 mod 4: the rest is a label value / JSON string. The Prometheus escaper's output
+ * First byte 1 mod 8: the rest is a label value / JSON string. The Prometheus escaper's output
  * must be well-formed UTF-8 with no raw line feed or unescaped quote; the JSON escaper's output
  * must be well-formed UTF-8, quoted, with no raw control character and no unescaped quote.
+ *
+ * First byte 5 mod 8: the rest is a JSON text (a /v1/users body) for json_parse
+ * (base/json_parse.h), in an exact-size copy, under small limits and the defaults. Checked:
+ * the result is 0 or -ERR_INVALID / -ERR_TOO_LARGE with a message, and a refusal leaves no
+ * root; an accepted tree respects the limits, its strings and member names are well-formed
+ * UTF-8, and written back with base/json.h it parses again to the same tree (types, strings,
+ * integers, item counts).
  *
  * First byte 3 mod 4: the rest is an Authorization value for http_basic_parse, in an exact-size
  * copy. Accepted credentials lie inside the struct's buffer, have a user of 1..255 bytes
@@ -20,7 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/errors.h"
 #include "base/json.h"
+#include "base/json_parse.h"
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/strbuf.h"
@@ -149,14 +158,147 @@ static void fuzz_escapers(const char *p, size_t len)
     mem_free(copy);
 }
 
+static void utf8_bytes_or_abort(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq_len((const unsigned char *)p + i, n - i);
+        if (k == 0)
+            abort();
+        i += k;
+    }
+}
+
+/* Checks v (at depth d) and writes it back with the writer; returns the values counted. */
+static size_t json_walk(const struct json_value *v, int d, struct json *w)
+{
+    size_t n = 1;
+    switch (v->type) {
+    case JSON_NULL:
+        json_null(w);
+        break;
+    case JSON_BOOL:
+        json_bool(w, v->boolean);
+        break;
+    case JSON_NUMBER:
+        if (v->is_int)
+            json_i64(w, v->int_value);
+        else
+            json_null(w); /* doubles do not round-trip as text: compared as null below */
+        break;
+    case JSON_STRING:
+        utf8_bytes_or_abort(v->str, v->str_len);
+        if (v->str[v->str_len] != '\0')
+            abort();
+        json_str(w, v->str, v->str_len);
+        break;
+    case JSON_ARRAY:
+    case JSON_OBJECT: {
+        if (d >= JSON_DEPTH_MAX - 1)
+            abort(); /* the limits below keep it shallower */
+        bool obj = v->type == JSON_OBJECT;
+        if (obj)
+            json_obj_begin(w);
+        else
+            json_arr_begin(w);
+        size_t items = 0;
+        for (const struct json_value *c = v->child; c; c = c->next) {
+            if (obj) {
+                utf8_bytes_or_abort(c->key, c->key_len);
+                if (memchr(c->key, 0, c->key_len))
+                    json_key(w, "\x01nul"); /* the writer takes C strings; compared below */
+                else
+                    json_key(w, c->key);
+            }
+            n += json_walk(c, d + 1, w);
+            items++;
+        }
+        if (items != v->n)
+            abort();
+        if (obj)
+            json_obj_end(w);
+        else
+            json_arr_end(w);
+        break;
+    }
+    }
+    return n;
+}
+
+static bool json_same(const struct json_value *a, const struct json_value *b)
+{
+    bool anum = a->type == JSON_NUMBER && !a->is_int;
+    if (anum)
+        return b->type == JSON_NULL;
+    if (a->type != b->type || a->n != b->n)
+        return false;
+    if (a->type == JSON_BOOL)
+        return a->boolean == b->boolean;
+    if (a->type == JSON_NUMBER)
+        return b->is_int && a->int_value == b->int_value;
+    if (a->type == JSON_STRING)
+        return a->str_len == b->str_len && memcmp(a->str, b->str, a->str_len) == 0;
+    const struct json_value *x = a->child, *y = b->child;
+    for (; x && y; x = x->next, y = y->next) {
+        if (a->type == JSON_OBJECT && !memchr(x->key, 0, x->key_len) &&
+            (x->key_len != y->key_len || memcmp(x->key, y->key, x->key_len) != 0))
+            return false;
+        if (!json_same(x, y))
+            return false;
+    }
+    return !x && !y;
+}
+
+static void fuzz_json_with(const char *copy, size_t len, const struct json_limits *lim)
+{
+    struct json_doc d;
+    char err[128] = "";
+    int rc = json_parse(&d, copy, len, lim, err, sizeof(err));
+    if (rc != 0) {
+        if ((rc != -ERR_INVALID && rc != -ERR_TOO_LARGE) || d.root || strncmp(err, "at byte ", 8))
+            abort();
+        json_doc_free(&d);
+        return;
+    }
+    struct strbuf s;
+    strbuf_init(&s);
+    struct json w;
+    json_init(&w, &s);
+    size_t values = json_walk(d.root, 0, &w);
+    if (lim && values > lim->values_max)
+        abort();
+    struct json_doc again;
+    /* names with NUL were written differently: their objects may now hold duplicates */
+    int rc2 = json_parse(&again, s.p, s.len, NULL, err, sizeof(err));
+    if (rc2 == 0 && !json_same(d.root, again.root))
+        abort();
+    if (rc2 != 0 && !strstr(err, "twice"))
+        abort();
+    json_doc_free(&again);
+    strbuf_destroy(&s);
+    json_doc_free(&d);
+}
+
+static void fuzz_json(const char *p, size_t len)
+{
+    char *copy = mem_alloc(len ? len : 1);
+    memcpy(copy, p, len);
+    struct json_limits small = {.depth_max = 2, .values_max = 16}; /* a /v1/users body's */
+    fuzz_json_with(copy, len, &small);
+    struct json_limits deeper = {.depth_max = 12, .values_max = 4096};
+    fuzz_json_with(copy, len, &deeper);
+    mem_free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     if (data[0] % 2 == 0)
         fuzz_parser((const char *)data + 1, size - 1);
-    else if (data[0] % 4 == 1)
+    else if (data[0] % 8 == 1)
         fuzz_escapers((const char *)data + 1, size - 1);
+    else if (data[0] % 8 == 5)
+        fuzz_json((const char *)data + 1, size - 1);
     else
         fuzz_basic((const char *)data + 1, size - 1);
     return 0;

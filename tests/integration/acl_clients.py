@@ -9,7 +9,9 @@ usage: acl_clients.py PHASE SASL_BOOTSTRAP [ENFORCE_BOOTSTRAP]
   check    alice produces (idempotent) to orders-1 and orders-2 and is refused secret and
            reading; bob reads orders-1 in g1 and commits, and is refused g2; neither may create
            or delete topics or alter configs, neither sees secret or __consumer_offsets in
-           Metadata, nor can list or create ACLs; admin can do everything
+           Metadata, nor can list or create ACLs, nor elect leaders (ElectLeaders v1, kafka-python
+           has no call for it: CLUSTER_AUTHORIZATION_FAILED at the top and for the partition);
+           admin can do everything
   deny     a DENY WRITE of alice on orders-1 (LITERAL) beats her PREFIXED ALLOW: her writes to
            orders-1 fail, to orders-2 still succeed; the DENY is removed again. With
            ENFORCE_BOOTSTRAP (another node) the DENY is added through SASL_BOOTSTRAP and must be
@@ -26,6 +28,8 @@ from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, Config
 from kafka.admin.acl_resource import ACLResourcePatternType
 from kafka.errors import (ClusterAuthorizationFailedError, TopicAuthorizationFailedError,
                           KafkaError as PyKafkaError)
+from kafka.protocol.api import Request, Response
+from kafka.protocol.types import Array, Int8, Int16, Int32, Schema, String
 
 PHASE, BOOT = sys.argv[1], sys.argv[2]
 OTHER = sys.argv[3] if len(sys.argv) > 3 else None
@@ -150,6 +154,34 @@ def acls_present():
     print("acls: the 3 bindings are there")
 
 
+class ElectLeadersResponse_v1(Response):
+    API_KEY = 43
+    API_VERSION = 1
+    SCHEMA = Schema(("throttle_time_ms", Int32), ("error_code", Int16),
+                    ("results", Array(("topic", String("utf-8")),
+                                      ("partitions", Array(("partition_id", Int32),
+                                                           ("error_code", Int16),
+                                                           ("error_message", String("utf-8")))))))
+
+
+class ElectLeadersRequest_v1(Request):
+    API_KEY = 43
+    API_VERSION = 1
+    RESPONSE_TYPE = ElectLeadersResponse_v1
+    SCHEMA = Schema(("election_type", Int8),
+                    ("topic_partitions", Array(("topic", String("utf-8")), ("partitions", Array(Int32)))),
+                    ("timeout_ms", Int32))
+
+
+def elect(a, topic):
+    """A PREFERRED ElectLeaders v1 for topic-0 through admin client a: (top error, [codes])"""
+    f = a._send_request_to_node(a._client.least_loaded_node(),
+                                ElectLeadersRequest_v1(0, [(topic, [0])], 10000))
+    a._wait_for_futures([f])
+    r = f.value
+    return r.error_code, [p[1] for t in r.results for p in t[1]]
+
+
 def refused(what, call, code):
     """call() must fail with Kafka error code (kafka-python raises some, returns others)"""
     try:
@@ -180,6 +212,8 @@ def refused_admin(user):
     res = a.create_acls([acl("User:" + user, ACLOperation.ALL, ACLPermissionType.ALLOW,
                              ResourceType.TOPIC, "*", ACLResourcePatternType.LITERAL)])
     assert not res["succeeded"] and is_err(res["failed"][0][1], ClusterAuthorizationFailedError), res
+    got = elect(a, "orders-1")
+    assert got == (ClusterAuthorizationFailedError.errno, [ClusterAuthorizationFailedError.errno]), got
     a.close()
 
 
@@ -212,7 +246,7 @@ def check():
         assert names == {"orders-1", "orders-2"}, (user, names)
         refused_admin(user)
     print("alice, bob: Metadata lists orders-1 and orders-2 only; create, delete, alter "
-          "configs, DescribeAcls and CreateAcls refused")
+          "configs, DescribeAcls, CreateAcls and ElectLeaders refused")
     names = topic_names("admin")
     assert {"orders-1", "orders-2", "secret", "__consumer_offsets"} <= names, names
     assert produce("admin", "secret", 2) == [0, 0]
@@ -225,9 +259,11 @@ def check():
     assert [r[0] for r in res.resources] == [0], res
     res = a.delete_topics(["scratch"], timeout_ms=15000)
     assert [e for _, e in res.topic_error_codes] == [0], res
+    top, codes = elect(a, "orders-1")  # the preferred replica leads, or is made to
+    assert top == 0 and codes in ([0], [84]), (top, codes)
     a.close()
     print("admin (super user): sees every topic, writes and reads secret, creates, alters "
-          "and deletes a topic")
+          "and deletes a topic, elects orders-1-0's preferred leader")
 
 
 def until(what, pred, secs):

@@ -241,6 +241,36 @@ cert_serial() {
         openssl x509 -noout -serial 2>/dev/null | sed 's/^serial=//'
 }
 
+# spawn NAME CMD...: runs CMD (a command or a function of the test) in the background, its
+# output in $TMP/spawn.NAME.out, for independent client runs to overlap. spawn_wait waits for
+# every one spawned, shows their output, and fails naming those that failed (with the tail of
+# each one's output). CMD's own `fail` ends only CMD.
+declare -a SPAWN_PID=() SPAWN_NAME=()
+spawn() {
+    local name=$1
+    shift
+    (trap - EXIT; "$@") >"$TMP/spawn.$name.out" 2>&1 &
+    SPAWN_PID+=($!)
+    SPAWN_NAME+=("$name")
+}
+spawn_wait() {
+    local i rc failed=()
+    for i in "${!SPAWN_PID[@]}"; do
+        rc=0
+        wait "${SPAWN_PID[$i]}" || rc=$?
+        [ $rc -eq 0 ] || failed+=("${SPAWN_NAME[$i]}")
+        grep -v '^FAIL: ' "$TMP/spawn.${SPAWN_NAME[$i]}.out" | tail -n 5 || true
+    done
+    SPAWN_PID=()
+    SPAWN_NAME=()
+    [ ${#failed[@]} -eq 0 ] && return 0
+    for i in "${failed[@]}"; do
+        echo "--- $i (last lines) ---"
+        tail -n 20 "$TMP/spawn.$i.out"
+    done
+    fail "failed: ${failed[*]}"
+}
+
 # poll_until CMD... : runs CMD every 50 ms until it succeeds, for at most WAIT_S (10) seconds.
 poll_until() {
     local end=$(( $(date +%s%N) / 1000000 + ${WAIT_S:-10} * 1000 ))

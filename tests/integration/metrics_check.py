@@ -610,8 +610,10 @@ def cmd_badhttp(admin):
         (b"GET /metrics HTTP/1.1\r\nHost: a\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n", 431),
         (b"GET /metrics HTTP/1.1\r\nHost: a\r\n" + b"X-A: b\r\n" * 100 + b"\r\n", 431),
         (b"GET /" + b"a" * 5000 + b" HTTP/1.1\r\nHost: a\r\n\r\n", 414),
-        (b"GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nbody", 413),
-        (b"GET /metrics HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 413),
+        (b"GET /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nbody", 200),  # read, unused
+        (b"POST /v1/users HTTP/1.1\r\nHost: a\r\nContent-Length: 65537\r\n\r\n", 413),
+        (b"POST /v1/users HTTP/1.1\r\nHost: a\r\n\r\n", 411),
+        (b"GET /metrics HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 411),
         (b"GET /metrics HTTP/9.9\r\nHost: a\r\n\r\n", 505),
         (b"GET /metrics HTTP/1.1\r\n\r\n", 400),
         (b"GET /metrics HTTP/1.1\r\nHost: a\r\n continued\r\n\r\n", 400),

@@ -53,11 +53,100 @@ start_broker --set admin.listener=127.0.0.2:0
 case $ADMIN in 127.0.0.2:*) ;; *) fail "admin listener at '$ADMIN', not 127.0.0.2" ;; esac
 grep broker_started "$BROKER_LOG" | tail -1 | grep -q ' admin_tls=off ' || fail "startup line lacks admin_tls=off"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$ADMIN/metrics")" = 200 ] || fail "plain /metrics on 127.0.0.2"
+
+note "/v1/users over plain HTTP: bad bodies, methods, framing; the broker keeps serving"
+# users STATUS WANT [curl args...]: curl on http://$ADMIN must answer STATUS with WANT in its body
+users() {
+    local want_status=$1 want=$2 code
+    shift 2
+    code=$(curl -s -o "$TMP/body" -w '%{http_code}' "$@") || true
+    [ "$code" = "$want_status" ] && grep -qF -- "$want" "$TMP/body" ||
+        fail "curl $*: $code, expected $want_status with '$want': $(head -c 300 "$TMP/body")"
+}
+post() { # STATUS WANT BODY [curl args...]
+    local st=$1 want=$2 body=$3
+    shift 3
+    users "$st" "$want" -H 'Content-Type: application/json' --data-binary "$body" "$@" "http://$ADMIN/v1/users"
+}
+post 400 '"error":"the body is not a JSON object' '{"name":'
+post 400 'at byte 8: expected' '{"name" "x"}'
+post 400 'the body must be a JSON object' '["alice"]'
+post 400 '\"name\" must be a string' '{"name":1,"password":"x"}'
+post 400 '\"iterations\" must be an integer from 4096 to 16384' '{"name":"a","password":"x","iterations":"4096"}'
+post 400 '\"iterations\" must be an integer' '{"name":"a","password":"x","iterations":4096.5}'
+post 400 '\"iterations\" must be an integer' '{"name":"a","password":"x","iterations":100}'
+post 400 '\"mechanism\" must be SCRAM-SHA-256 or SCRAM-SHA-512' '{"name":"a","password":"x","mechanism":"SCRAM-SHA-1"}'
+post 400 '\"password\" must be 1 to 1024 bytes' '{"name":"a","password":""}'
+post 400 '\"password\" must be 1 to 1024 bytes' '{"name":"a","password":"a\u0000b"}'
+post 400 '\"name\" must be 1 to 255 bytes' '{"name":"a\nb","password":"x"}'
+post 400 '\"name\" is missing' '{"password":"x"}'
+post 400 'give \"password\", or \"salt\" with' '{"name":"a"}'
+post 400 'not both' '{"name":"a","password":"x","salt":"AAAA","salted_password":"AAAA"}'
+post 400 '\"salted_password\" must be 32 bytes for SCRAM-SHA-256 (got 3)' '{"name":"a","salt":"AAAA","salted_password":"AAAA"}'
+post 400 '\"salt\" must be the base64' '{"name":"a","salt":"AA=A","salted_password":"AAAA"}'
+post 400 'unknown member \"pasword\"' '{"name":"a","pasword":"x"}'
+post 400 'an object gives a member name twice' '{"name":"a","name":"b","password":"x"}'
+head -c 70000 /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+post 413 'at most 65536 bytes' "@$TMP/big.json"
+post 411 'chunked transfer coding is not accepted' '{"name":"a","password":"x"}' -H 'Transfer-Encoding: chunked'
+post 403 'Host must be an IP address or localhost' '{"name":"a","password":"x"}' -H 'Host: evil.example'
+users 415 'Content-Type: application/json' --data-binary '{"name":"a","password":"x"}' -H 'Content-Type: text/plain' "http://$ADMIN/v1/users"
+users 405 'use GET, HEAD, POST' -X PUT --data-binary '{}' "http://$ADMIN/v1/users"
+grep -qx 'Allow: GET, HEAD, POST' <(curl -s -D - -o /dev/null -X PUT --data-binary '{}' "http://$ADMIN/v1/users" | tr -d '\r') ||
+    fail "405 without Allow"
+users 405 'use GET, HEAD' -X POST --data-binary '{}' "http://$ADMIN/metrics"
+users 405 'use DELETE' "http://$ADMIN/v1/users/alice"
+users 404 'user nobody has no SCRAM credential' -X DELETE "http://$ADMIN/v1/users/nobody"
+users 400 'the only query parameter is mechanism' -X DELETE "http://$ADMIN/v1/users/nobody?mechanism=MD5&x=1"
+users 400 'mechanism must be SCRAM-SHA-256 or SCRAM-SHA-512' -X DELETE "http://$ADMIN/v1/users/nobody?mechanism=MD5"
+users 400 'percent-encoded' -X DELETE "http://$ADMIN/v1/users/a%00b"
+$PY - "${ADMIN%:*}" "${ADMIN##*:}" <<'PYEOF' || fail "raw requests"
+import socket, sys
+host, port = sys.argv[1], int(sys.argv[2])
+def ask(raw, close_early=False):
+    s = socket.create_connection((host, port), timeout=5)
+    s.sendall(raw)
+    if close_early:
+        s.close()
+        return b""
+    out = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+    s.close()
+    return out
+head = b"POST /v1/users HTTP/1.1\r\nHost: 127.0.0.2\r\nContent-Type: application/json\r\n"
+# no Content-Length: 411
+r = ask(head + b"\r\n" + b'{"name":"a","password":"x"}')
+assert r.startswith(b"HTTP/1.1 411 "), r[:80]
+# a body announced and cut off: nothing to answer; the broker stays up
+ask(head + b"Content-Length: 100\r\n\r\n{\"name\"", close_early=True)
+# garbage where a head should be
+assert ask(b"\x00\x01garbage\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+# a request and a pipelined one behind it: one answer, for the first (a valid set)
+body = b'{"name":"pipe","password":"pipe-secret","mechanism":"SCRAM-SHA-512"}'
+r = ask(head + b"Content-Length: %d\r\n\r\n" % len(body) + body +
+        b"DELETE /v1/users/pipe HTTP/1.1\r\nHost: 127.0.0.2\r\n\r\n")
+assert r.startswith(b"HTTP/1.1 202 Accepted\r\n") and r.count(b"HTTP/1.1") == 1, r
+assert b'"name":"pipe","mechanism":"SCRAM-SHA-512","iterations":4096,"salt":"' in r, r
+print("ok: raw requests answered 411, nothing, 400 and one 202")
+PYEOF
+poll_until grep -q 'event=user_changed op=set name="pipe" mechanism=SCRAM-SHA-512' "$BROKER_LOG" ||
+    fail "the pipelined set not committed"
+users 200 '{"users":[{"name":"pipe","credentials":[{"mechanism":"SCRAM-SHA-512","iterations":4096,"salt":"' "http://$ADMIN/v1/users"
+grep -q "pipe-secret\|stored_key\|server_key" "$TMP/body" && fail "GET /v1/users shows secrets"
+users 202 '{"name":"pipe","mechanisms":["SCRAM-SHA-512"]}' -X DELETE "http://$ADMIN/v1/users/pipe?mechanism=SCRAM-SHA-512"
+poll_until grep -q 'event=user_changed op=delete name="pipe"' "$BROKER_LOG" || fail "the delete not committed"
+users 200 '{"users":[]}' "http://$ADMIN/v1/users"
+users 200 ok "http://$ADMIN/healthz"
+grep -q "pipe-secret" "$BROKER_LOG" && fail "a password is in the broker's log"
 stop_broker
 
 note "HTTPS on 0.0.0.0:$APORT"
 start_broker --set "admin.listener=0.0.0.0:$APORT" --set "admin.listener.ssl.keystore.location=$KS" \
-    --set "super.users=User:admin;User:ops" --set connection.failed.authentication.delay.ms=200 \
+    --set "super.users=User:admin;User:ops;User:erin" --set connection.failed.authentication.delay.ms=200 \
     --set admin.listener.ssl.handshake.timeout.ms=1000
 grep broker_started "$BROKER_LOG" | tail -1 | grep -q " admin=0.0.0.0:$APORT admin_tls=https_basic_auth " ||
     fail "startup line: $(grep broker_started "$BROKER_LOG" | tail -1)"
@@ -222,6 +311,34 @@ cs_fails 1 "did not answer HTTP (an admin listener with HTTPS? give --admin-cafi
 echo 'admin-secret' | cs_fails 2 "--admin-user needs --admin-cafile" \
     "$SP" cluster status --admin "$A" --admin-user admin --admin-password-stdin
 cs_fails 2 "--admin-user needs a password" env -u STREAMPULSE_ADMIN_PASSWORD "${CS[@]}" --admin-user admin
-grep -q "admin-secret\|ops-secret" "$BROKER_LOG" && fail "a password is in the broker's log"
+note "streampulse user --admin over HTTPS with a super user's credentials"
+UA=("$SP" user --admin "$A" --admin-cafile "$P/ca.pem" --timeout 5)
+echo 'carol-secret' | "${UA[@]}" create carol --password-stdin --admin-user admin \
+    --admin-password-file <(echo admin-secret) >"$TMP/u.out" 2>"$TMP/u.err" || fail "user create --admin over HTTPS: $(cat "$TMP/u.err")"
+STREAMPULSE_ADMIN_PASSWORD=ops-secret "${UA[@]}" list --admin-user ops >"$TMP/u.out" 2>"$TMP/u.err" ||
+    fail "user list --admin over HTTPS: $(cat "$TMP/u.err")"
+grep -qx $'carol\tSCRAM-SHA-256\titerations=4096' "$TMP/u.out" || fail "carol not listed: $(cat "$TMP/u.out")"
+# carol is no super user: she is refused, as anybody without credentials
+expect 403 /v1/users -u carol:carol-secret
+expect 401 /v1/users
+code=$(curl -s --cacert "$P/ca.pem" -o "$TMP/body" -w '%{http_code}' -u bob:bob-secret -H 'Content-Type: application/json' \
+    --data-binary '{"name":"eve","password":"eve-secret"}' "https://$A/v1/users")
+[ "$code" = 403 ] || fail "POST /v1/users as bob: $code"
+echo 'dave-secret' | cs_fails 1 "answered HTTP 403" "${UA[@]}" create dave --password-stdin --admin-user bob \
+    --admin-password-file <(echo bob-secret)
+cs_fails 1 "answered HTTP 401" "${UA[@]}" list
+echo x | cs_fails 2 "cannot both read standard input" "${UA[@]}" create dave --password-stdin --admin-user admin --admin-password-stdin
+# a super user through HTTPS with a password (the broker salts it) in the body
+code=$(curl -s --cacert "$P/ca.pem" -o "$TMP/body" -w '%{http_code}' -u admin:admin-secret -H 'Content-Type: application/json' \
+    --data-binary '{"name":"erin","password":"erin-secret","mechanism":"SCRAM-SHA-512","iterations":8192}' "https://$A/v1/users")
+[ "$code" = 202 ] || fail "POST /v1/users as admin: $code $(cat "$TMP/body")"
+STREAMPULSE_ADMIN_PASSWORD=admin-secret "${UA[@]}" delete carol --admin-user admin >/dev/null 2>"$TMP/u.err" ||
+    fail "user delete --admin over HTTPS: $(cat "$TMP/u.err")"
+poll_until grep -q 'event=user_changed op=set name="erin" mechanism=SCRAM-SHA-512' "$BROKER_LOG" || fail "erin not set"
+STREAMPULSE_ADMIN_PASSWORD=admin-secret "${UA[@]}" list --admin-user admin >"$TMP/u.out" || fail "user list"
+grep -q '^carol' "$TMP/u.out" && fail "carol listed after delete"
+grep -qx $'erin\tSCRAM-SHA-512\titerations=8192' "$TMP/u.out" || fail "erin not listed: $(cat "$TMP/u.out")"
+expect 200 /metrics -u erin:erin-secret # the credential the broker made from her password
+grep -q "admin-secret\|ops-secret\|carol-secret\|erin-secret" "$BROKER_LOG" && fail "a password is in the broker's log"
 stop_broker
 note "ok"

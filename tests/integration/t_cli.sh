@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CLI against a real broker: topic create/list/describe/alter/delete, produce with keys,
-# headers, acks and partition, consume with --from, -n, --format and --json; errors are words
-# and non-zero exits.
+# headers, acks and partition, consume with --from, -n, --format and --json, leader-election
+# (every partition already led by its preferred replica); errors are words and non-zero exits.
 # timeout: 120
 source "$(dirname "$0")/lib.sh"
 start_broker
@@ -49,6 +49,17 @@ rc=0; "$SP" topic list -b 127.0.0.1:1 --timeout 2 2>"$TMP/err" || rc=$?
 [ $rc -ne 0 ] && grep -q "cannot reach" "$TMP/err" || fail "unreachable broker: rc=$rc $(cat "$TMP/err")"
 rc=0; "$SP" nosuchcommand 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "unknown command exit $rc"
+
+# leader-election on one node: each partition is led by its only (preferred) replica
+"$SP" leader-election --election-type preferred --topic orders >"$TMP/elect" ||
+    fail "leader-election: $(cat "$TMP/elect")"
+grep -qx 'Valid replica already elected for partitions orders-0, orders-1, orders-2' "$TMP/elect" ||
+    fail "leader-election said: $(cat "$TMP/elect")"
+"$SP" leader-election --election-type preferred --all-topic-partitions >"$TMP/elect" ||
+    fail "leader-election --all-topic-partitions: $(cat "$TMP/elect")"
+[ ! -s "$TMP/elect" ] || fail "--all-topic-partitions listed: $(cat "$TMP/elect")"
+rc=0; "$SP" leader-election --election-type preferred --topic orders --path-to-json-file x 2>"$TMP/err" || rc=$?
+[ $rc -eq 2 ] && grep -q "one and only one of" "$TMP/err" || fail "two selections: rc=$rc $(cat "$TMP/err")"
 
 "$SP" topic delete orders >/dev/null || fail "delete"
 "$SP" topic list | grep -qx orders && fail "deleted topic still listed"

@@ -4,7 +4,11 @@
 # replica (the first of its replicas); that leader killed (-9) during an idempotent acks=all
 # produce run, another node leads; restarted, the preferred replica gets the leadership back
 # within a few seconds (the handing leader logs the move) and history.py finds no anomaly. With
-# auto.leader.rebalance.enable=false nothing moves back. All stop cleanly.
+# auto.leader.rebalance.enable=false nothing moves back, until `streampulse leader-election`
+# (ElectLeaders), asked through the third node, has the leader hand it back: Metadata of that node
+# names the preferred replica right after; asked again: not needed; every partition: none listed;
+# UNCLEAN: not needed; an unknown topic: UNKNOWN_TOPIC_OR_PARTITION; elect_raw.py checks v0-2 on
+# the wire; with two nodes stopped UNCLEAN is ELIGIBLE_LEADERS_NOT_AVAILABLE. All stop cleanly.
 # timeout: 60
 source "$(dirname "$0")/lib.sh"
 
@@ -117,6 +121,64 @@ n1=$(cat "$TMP"/node*.log | grep -c 'event=leader_rebalance' || true)
 [ "$n1" = "$n0" ] || fail "moves logged with auto.leader.rebalance.enable=false"
 note "auto.leader.rebalance.enable=false: node $l keeps leading, no move logged"
 
-for i in 1 2 3; do stop_node "$i"; done
+# ---- streampulse leader-election (ElectLeaders) moves it back on demand ----
+third=$(( 6 - pref - l ))
+# elect NODE ARGS...: `streampulse leader-election` through NODE (output in $TMP/elect.out)
+elect() {
+    local n=$1
+    shift
+    "$SP" leader-election -b "127.0.0.1:${CL_PORT[$n]}" --timeout 5 "$@" >"$TMP/elect.out" 2>&1
+}
+# asked at node $third, which leads nothing: the question goes to node $l, which hands bal-0 to
+# node $pref; the preferred replica must have caught up first (PREFERRED_LEADER_NOT_AVAILABLE
+# until then, as Kafka answers for a replica out of the ISR)
+elected=""
+for _ in $(seq 1 100); do
+    if elect "$third" --election-type preferred --topic bal --partition 0; then elected=1; break; fi
+    grep -q 'PREFERRED_LEADER_NOT_AVAILABLE.*has not caught up' "$TMP/elect.out" ||
+        fail "leader-election: $(cat "$TMP/elect.out")"
+    sleep 0.1
+done
+[ -n "$elected" ] || fail "node $pref never caught up: $(cat "$TMP/elect.out")"
+grep -qx 'Successfully completed leader election (PREFERRED) for partitions bal-0' \
+    "$TMP/elect.out" || fail "leader-election said: $(cat "$TMP/elect.out")"
+got=$(leader "$third" bal)
+[ "$got" = "$pref" ] || fail "right after the election node $third's Metadata names $got, not $pref"
+grep -q "event=elect_preferred topic=bal partition=0 from=$l to=$pref .*rc=0" "$TMP/node$l.log" ||
+    fail "node $l did not log the transfer: $(grep elect_ "$TMP/node$l.log")"
+note "leader-election through node $third: node $l handed bal-0 to its preferred replica $pref"
+elect 1 --election-type preferred --topic bal --partition 0 ||
+    fail "second election: $(cat "$TMP/elect.out")"
+grep -qx 'Valid replica already elected for partitions bal-0' "$TMP/elect.out" ||
+    fail "second election said: $(cat "$TMP/elect.out")"
+elect 2 --election-type preferred --all-topic-partitions || fail "all: $(cat "$TMP/elect.out")"
+[ ! -s "$TMP/elect.out" ] || fail "--all-topic-partitions listed: $(cat "$TMP/elect.out")"
+elect 3 --election-type unclean --topic bal || fail "unclean: $(cat "$TMP/elect.out")"
+grep -qx 'Valid replica already elected for partitions bal-0' "$TMP/elect.out" ||
+    fail "unclean said: $(cat "$TMP/elect.out")"
+if elect 1 --election-type preferred --topic nope --partition 0; then fail "nope-0 was elected"; fi
+grep -qx 'Error completing leader election (PREFERRED) for partition: nope-0: UNKNOWN_TOPIC_OR_PARTITION: No such topic as nope' \
+    "$TMP/elect.out" || fail "unknown topic said: $(cat "$TMP/elect.out")"
+grep -q '1 replica(s) could not be elected' "$TMP/elect.out" || fail "$(cat "$TMP/elect.out")"
+rc=0
+elect 1 --all-topic-partitions || rc=$?
+[ $rc -eq 2 ] && grep -q 'missing required option: --election-type' "$TMP/elect.out" ||
+    fail "no --election-type: exit $rc, $(cat "$TMP/elect.out")"
+note "again: valid replica already elected; every partition: none listed; UNCLEAN: not needed; nope-0: UNKNOWN_TOPIC_OR_PARTITION (exit 1); usage: exit 2"
+$PY "$ROOT/tests/integration/elect_raw.py" "127.0.0.1:${CL_PORT[$l]}" bal ||
+    fail "ElectLeaders on the wire"
+
+# ---- no leader: an UNCLEAN election is refused, with the reason ----
+stop_node "$pref"
+stop_node "$l"
+unclean_refused() {
+    ! elect "$third" --election-type unclean --topic bal --partition 0 &&
+        grep -q 'bal-0: ELIGIBLE_LEADERS_NOT_AVAILABLE: bal-0 has no leader, and none can be elected uncleanly' \
+            "$TMP/elect.out"
+}
+WAIT_S=5 poll_until unclean_refused || fail "UNCLEAN without a leader said: $(cat "$TMP/elect.out")"
+note "nodes $pref and $l stopped: UNCLEAN at node $third is ELIGIBLE_LEADERS_NOT_AVAILABLE"
+
+stop_node "$third"
 grep -h 'level=error' "$TMP"/node*.log && fail "errors logged"
 note "all nodes stopped cleanly"

@@ -1,6 +1,6 @@
 /* Cluster-mode topic configs and preferred-leader balancing: the pure parts of
  * broker/cluster_configs.h (replace ops, override comparison, the image's overrides, the
- * controller's config check, the balancing target). */
+ * controller's config check, the balancing target and where the preferred replica stands). */
 #include <stdio.h>
 #include <string.h>
 
@@ -226,6 +226,45 @@ TEST(cluster_balance_target_unregistered_or_single_replica)
 
     struct ctl_partition one = {.leader = 1, .leader_epoch = 0, .n_replicas = 1, .replicas = {1}};
     ASSERT_EQ(cluster_balance_target(&img, &one, 1, &st), -1);
+    ctl_image_free(&img);
+}
+
+TEST(cluster_preferred_state_says_why_not)
+{
+    struct ctl_image img;
+    ctl_image_init(&img);
+    reg(&img, 1, true);
+    reg(&img, 2, true);
+    reg(&img, 3, true);
+    topic3(&img, "t", 1, 2, 1, 3); /* preferred: 2 */
+    const struct ctl_partition *p = &ctl_image_topic(&img, "t")->parts[0];
+    int64_t m = 7;
+
+    /* caught up is what the caller says: the commit index (ElectLeaders) or the last index */
+    struct replica_status st = leader_status(100, 2, 90, 3, 100);
+    st.commit = 90;
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.commit, &m), CLUSTER_PREFERRED_READY);
+    ASSERT_EQ(m, 90);
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.last, &m), CLUSTER_PREFERRED_BEHIND);
+    st = leader_status(100, 2, -1, 3, 100); /* match unknown */
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.commit, &m), CLUSTER_PREFERRED_BEHIND);
+    ASSERT_EQ(m, -1);
+    /* an empty log: nothing to catch up with */
+    st = leader_status(-1, 2, -1, 3, -1);
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.commit, NULL), CLUSTER_PREFERRED_READY);
+    st = leader_status(100, 4, 100, 3, 100);
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.commit, &m), CLUSTER_PREFERRED_NOT_PEER);
+    ASSERT_EQ(m, -1);
+    ASSERT_EQ(cluster_preferred_state(&img, p, 2, &st, st.commit, NULL), CLUSTER_PREFERRED_SELF);
+
+    struct ctl_rec l = {.type = CTL_REC_BROKER_LIVENESS};
+    l.liveness.node_id = 2;
+    l.liveness.fenced = true;
+    ASSERT_EQ(ctl_image_apply(&img, &l), 0);
+    p = &ctl_image_topic(&img, "t")->parts[0];
+    st = leader_status(100, 2, 100, 3, 100);
+    ASSERT_EQ(cluster_preferred_state(&img, p, 1, &st, st.commit, NULL),
+              CLUSTER_PREFERRED_NOT_LIVE);
     ctl_image_free(&img);
 }
 

@@ -1,7 +1,8 @@
 /* Golden bytes for the versions newer clients use (@platformatic/kafka 1.x picks the highest one
  * it implements): Metadata v10-12, Produce v8-9, Fetch v12-13, ListOffsets v6-7,
  * FindCoordinator v4, CreateTopics v5-7, DeleteTopics v5-6, JoinGroup v8-9, LeaveGroup v5,
- * OffsetCommit v9, OffsetFetch v8, DescribeGroups v5, InitProducerId v5 and ApiVersions v4.
+ * OffsetCommit v9, OffsetFetch v8, DescribeGroups v5, InitProducerId v5 and ApiVersions v4; and
+ * ElectLeaders v0-2.
  *
  * As in kmsg_golden_test.c, every byte is spelled out by hand from Kafka's JSON message
  * definitions (compact strings and arrays are uvarint N+1, 0 = null; every structure of a
@@ -870,5 +871,68 @@ TEST(kmsg_golden_new_describe_configs_v4)
         I16(1), 'k', I16(1), 'v', I8(0), I8(5), I8(0), I32(0), I8(5), I16(-1),
     };
     ENCODES_TO(kmsg_encode_describe_configs(w, 3, &resp), want3);
+    arena_destroy(&a);
+}
+
+/* ---- ElectLeaders v0-2 (KIP-460; flexible from v2) ---- */
+
+TEST(kmsg_golden_new_elect_leaders)
+{
+    struct arena a;
+    arena_init(&a, 0);
+    static const uint8_t v2[] = {
+        I8(0),                                      /* election type PREFERRED */
+        0x02, 0x02, 't', 0x03, I32(0), I32(2), TAGS0, /* topic "t": partitions 0, 2 */
+        I32(30000), TAGS0,                          /* timeout_ms */
+    };
+    struct elect_leaders_req q;
+    DECODES(kmsg_decode_elect_leaders, v2, 2, &q);
+    ASSERT_EQ(q.election_type, KAFKA_ELECTION_PREFERRED);
+    ASSERT_EQ(q.n_topics, 1);
+    expect_str(q.topics[0].topic, "t");
+    ASSERT_EQ(q.topics[0].n_partitions, 2);
+    ASSERT_EQ(q.topics[0].partitions[1], 2);
+    ASSERT_EQ(q.timeout_ms, 30000);
+    static const uint8_t v2_all[] = {I8(1), 0x00, I32(5), TAGS0}; /* UNCLEAN, null: every one */
+    DECODES(kmsg_decode_elect_leaders, v2_all, 2, &q);
+    ASSERT_EQ(q.election_type, KAFKA_ELECTION_UNCLEAN);
+    ASSERT_EQ(q.n_topics, -1);
+    static const uint8_t v1[] = {I8(1), I32(1), I16(1), 't', I32(1), I32(7), I32(100)};
+    DECODES(kmsg_decode_elect_leaders, v1, 1, &q);
+    ASSERT_EQ(q.election_type, KAFKA_ELECTION_UNCLEAN);
+    ASSERT_EQ(q.topics[0].partitions[0], 7);
+    static const uint8_t v0[] = {I32(-1), I32(60000)}; /* no type field: PREFERRED */
+    DECODES(kmsg_decode_elect_leaders, v0, 0, &q);
+    ASSERT_EQ(q.election_type, KAFKA_ELECTION_PREFERRED);
+    ASSERT_EQ(q.n_topics, -1);
+    ASSERT_EQ(q.timeout_ms, 60000);
+    /* a null partition list is corrupt (only the topic list may be null) */
+    static const uint8_t bad[] = {I8(0), 0x02, 0x02, 't', 0x00, TAGS0, I32(1), TAGS0};
+    struct kreader r;
+    kr_init(&r, bad, sizeof(bad));
+    ASSERT_EQ(kmsg_decode_elect_leaders(&r, 2, &a, &q), -ERR_CORRUPT);
+
+    struct elect_leaders_resp_partition ps[] = {{0, 0, KSTR_NULL}, {2, 84, kstr_c("n")}};
+    struct elect_leaders_resp_topic t = {kstr_c("t"), ps, 2};
+    struct elect_leaders_resp resp = {.throttle_time_ms = 0, .error_code = 0, .results = &t,
+                                      .n_results = 1};
+    static const uint8_t want2[] = {
+        I32(0), I16(0),                             /* throttle, top-level error */
+        0x02, 0x02, 't', 0x03,                      /* results: "t", 2 partitions */
+        I32(0), I16(0), 0x00, TAGS0,                /* 0: NONE, message null */
+        I32(2), I16(84), 0x02, 'n', TAGS0,          /* 2: ELECTION_NOT_NEEDED, "n" */
+        TAGS0, TAGS0,
+    };
+    ENCODES_TO(kmsg_encode_elect_leaders(w, 2, &resp), want2);
+    static const uint8_t want1[] = {
+        I32(0), I16(0), I32(1), I16(1), 't', I32(2),
+        I32(0), I16(0), I16(-1), I32(2), I16(84), I16(1), 'n',
+    };
+    ENCODES_TO(kmsg_encode_elect_leaders(w, 1, &resp), want1);
+    static const uint8_t want0[] = { /* no top-level error */
+        I32(0), I32(1), I16(1), 't', I32(2),
+        I32(0), I16(0), I16(-1), I32(2), I16(84), I16(1), 'n',
+    };
+    ENCODES_TO(kmsg_encode_elect_leaders(w, 0, &resp), want0);
     arena_destroy(&a);
 }

@@ -396,6 +396,18 @@ static void req_eq(int16_t key, const union kmsg_any_req *x, const union kmsg_an
         }
         break;
     }
+    case KAPI_ELECT_LEADERS: {
+        const struct elect_leaders_req *a = &x->elect_leaders, *b = &y->elect_leaders;
+        ASSERT_EQ(a->election_type, b->election_type);
+        ASSERT_EQ(a->timeout_ms, b->timeout_ms);
+        ASSERT_EQ(a->n_topics, b->n_topics);
+        for (int32_t i = 0; i < a->n_topics; i++) {
+            str_eq(a->topics[i].topic, b->topics[i].topic);
+            i32s_eq(a->topics[i].partitions, a->topics[i].n_partitions, b->topics[i].partitions,
+                    b->topics[i].n_partitions);
+        }
+        break;
+    }
     case KAPI_LIST_PARTITION_REASSIGNMENTS: {
         const struct list_reassign_req *a = &x->list_reassignments, *b = &y->list_reassignments;
         ASSERT_EQ(a->timeout_ms, b->timeout_ms);
@@ -877,6 +889,24 @@ static void resp_eq(int16_t key, const union kmsg_any_resp *x, const union kmsg_
         }
         break;
     }
+    case KAPI_ELECT_LEADERS: {
+        const struct elect_leaders_resp *a = &x->elect_leaders, *b = &y->elect_leaders;
+        ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
+        ASSERT_EQ(a->error_code, b->error_code);
+        ASSERT_EQ(a->n_results, b->n_results);
+        for (int32_t i = 0; i < a->n_results; i++) {
+            str_eq(a->results[i].topic, b->results[i].topic);
+            ASSERT_EQ(a->results[i].n_partitions, b->results[i].n_partitions);
+            for (int32_t j = 0; j < a->results[i].n_partitions; j++) {
+                const struct elect_leaders_resp_partition *pa = &a->results[i].partitions[j];
+                const struct elect_leaders_resp_partition *pb = &b->results[i].partitions[j];
+                ASSERT_EQ(pa->partition_id, pb->partition_id);
+                ASSERT_EQ(pa->error_code, pb->error_code);
+                str_eq(pa->error_message, pb->error_message);
+            }
+        }
+        break;
+    }
     case KAPI_LIST_PARTITION_REASSIGNMENTS: {
         const struct list_reassign_resp *a = &x->list_reassignments, *b = &y->list_reassignments;
         ASSERT_EQ(a->throttle_time_ms, b->throttle_time_ms);
@@ -1043,8 +1073,8 @@ TEST(kmsg_requests_skip_unknown_tagged_fields_at_every_level)
      * IncrementalAlterConfigs v1, DescribeCluster v0-1, DescribeConfigs v4,
      * AlterPartitionReassignments v0, ListPartitionReassignments v0, AddRaftVoter v0,
      * RemoveRaftVoter v0, SaslAuthenticate v2, Describe/AlterUserScramCredentials v0,
-     * Describe/Create/DeleteAcls v2-3, Describe/AlterClientQuotas v1 */
-    ASSERT_EQ(flexible, 66);
+     * Describe/Create/DeleteAcls v2-3, Describe/AlterClientQuotas v1, ElectLeaders v2 */
+    ASSERT_EQ(flexible, 67);
 }
 
 TEST(kmsg_responses_roundtrip_every_api_and_version)

@@ -433,6 +433,21 @@ static void enc_alter_reassignments(struct kwriter *w, bool f, const struct alte
     t_tags(w, f);
 }
 
+static void enc_elect_leaders(struct kwriter *w, int16_t v, bool f,
+                              const struct elect_leaders_req *q)
+{
+    if (v >= 1)
+        kw_i8(w, q->election_type);
+    t_arr(w, f, q->n_topics);
+    for (int32_t i = 0; i < q->n_topics; i++) {
+        t_str(w, f, q->topics[i].topic);
+        t_i32s(w, f, q->topics[i].partitions, q->topics[i].n_partitions);
+        t_tags(w, f);
+    }
+    kw_i32(w, q->timeout_ms);
+    t_tags(w, f);
+}
+
 static void enc_raft_voter(struct kwriter *w, bool add, const struct raft_voter_req *q)
 {
     t_str(w, true, q->cluster_id);
@@ -669,6 +684,9 @@ void tenc_req(struct kwriter *w, int16_t key, int16_t v, const union kmsg_any_re
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         enc_list_reassignments(w, f, &q->list_reassignments);
         break;
+    case KAPI_ELECT_LEADERS:
+        enc_elect_leaders(w, v, f, &q->elect_leaders);
+        break;
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         enc_raft_voter(w, key == KAPI_ADD_RAFT_VOTER, &q->raft_voter);
@@ -740,6 +758,8 @@ int tdecode_req(struct kreader *r, int16_t key, int16_t v, struct arena *a, unio
         return kmsg_decode_alter_reassignments(r, v, a, &q->alter_reassignments);
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         return kmsg_decode_list_reassignments(r, v, a, &q->list_reassignments);
+    case KAPI_ELECT_LEADERS:
+        return kmsg_decode_elect_leaders(r, v, a, &q->elect_leaders);
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
         return kmsg_decode_raft_voter(r, key == KAPI_ADD_RAFT_VOTER, v, &q->raft_voter);
@@ -1126,6 +1146,22 @@ static void sample_alter_reassignments(int var, struct arena *a, struct alter_re
     q->topics[1] = (struct alter_reassign_req_topic){S("x"), NULL, 0};
 }
 
+/* var 0: two topics (UNCLEAN from v1), one without partitions; var 1: null (every partition) */
+static void sample_elect_leaders(int16_t v, int var, struct arena *a, struct elect_leaders_req *q)
+{
+    *q = (struct elect_leaders_req){.election_type = KAFKA_ELECTION_PREFERRED,
+                                    .n_topics = -1,
+                                    .timeout_ms = 60000 - var};
+    if (var)
+        return;
+    if (v >= 1)
+        q->election_type = KAFKA_ELECTION_UNCLEAN;
+    q->n_topics = 2;
+    q->topics = alloc(a, 2, sizeof(*q->topics));
+    q->topics[0] = (struct elect_leaders_req_topic){S("orders"), ints(a, 3, 0), 3};
+    q->topics[1] = (struct elect_leaders_req_topic){S("x"), NULL, 0};
+}
+
 /* var 0: two topics; var 1: null (every reassignment) */
 static void sample_raft_voter(bool add, int var, struct raft_voter_req *q)
 {
@@ -1234,6 +1270,9 @@ bool tsample_req(int16_t key, int16_t v, int var, struct arena *a, union kmsg_an
         return true;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         sample_list_reassignments(var, a, &q->list_reassignments);
+        return true;
+    case KAPI_ELECT_LEADERS:
+        sample_elect_leaders(v, var, a, &q->elect_leaders);
         return true;
     case KAPI_ADD_RAFT_VOTER:
     case KAPI_REMOVE_RAFT_VOTER:
@@ -1701,6 +1740,23 @@ static void sresp_alter_reassignments(int var, struct arena *a, struct alter_rea
     p->responses[0] = (struct alter_reassign_resp_topic){S("orders"), q, 2};
 }
 
+/* var 0: one topic, a success and two refusals; var 1: the top-level error, no results */
+static void sresp_elect_leaders(int16_t v, int var, struct arena *a, struct elect_leaders_resp *p)
+{
+    *p = (struct elect_leaders_resp){.throttle_time_ms = 5};
+    if (var) {
+        p->error_code = v >= 1 ? 31 : 0; /* CLUSTER_AUTHORIZATION_FAILED */
+        return;
+    }
+    p->n_results = 1;
+    p->results = alloc(a, 1, sizeof(*p->results));
+    struct elect_leaders_resp_partition *q = alloc(a, 3, sizeof(*q));
+    q[0] = (struct elect_leaders_resp_partition){0, 0, KSTR_NULL};
+    q[1] = (struct elect_leaders_resp_partition){1, 84, S("not needed")};
+    q[2] = (struct elect_leaders_resp_partition){9, 3, S("No such partition as orders-9")};
+    p->results[0] = (struct elect_leaders_resp_topic){S("orders"), q, 3};
+}
+
 static void sresp_list_reassignments(int var, struct arena *a, struct list_reassign_resp *p)
 {
     *p = (struct list_reassign_resp){.throttle_time_ms = 4, .error_message = KSTR_NULL};
@@ -1806,6 +1862,9 @@ bool tsample_resp(int16_t key, int16_t v, int var, struct arena *a, union kmsg_a
         return true;
     case KAPI_ALTER_PARTITION_REASSIGNMENTS:
         sresp_alter_reassignments(var, a, &p->alter_reassignments);
+        return true;
+    case KAPI_ELECT_LEADERS:
+        sresp_elect_leaders(v, var, a, &p->elect_leaders);
         return true;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         sresp_list_reassignments(var, a, &p->list_reassignments);
@@ -1970,6 +2029,9 @@ void tencode_resp(struct kwriter *w, int16_t key, int16_t v, const union kmsg_an
         break;
     case KAPI_ALTER_PARTITION_REASSIGNMENTS:
         kmsg_encode_alter_reassignments(w, v, &p->alter_reassignments);
+        break;
+    case KAPI_ELECT_LEADERS:
+        kmsg_encode_elect_leaders(w, v, &p->elect_leaders);
         break;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         kmsg_encode_list_reassignments(w, v, &p->list_reassignments);
@@ -2480,6 +2542,29 @@ static void dec_alter_reassignments(struct kreader *r, bool f, struct arena *a,
     d_tags(r, f);
 }
 
+static void dec_elect_leaders(struct kreader *r, int16_t v, bool f, struct arena *a,
+                              struct elect_leaders_resp *p)
+{
+    p->throttle_time_ms = kr_i32(r);
+    p->error_code = v >= 1 ? kr_i16(r) : 0;
+    p->n_results = d_arr(r, f);
+    p->results = alloc(a, p->n_results, sizeof(*p->results));
+    for (int32_t i = 0; i < p->n_results; i++) {
+        struct elect_leaders_resp_topic *t = &p->results[i];
+        t->topic = kr_str(r, f);
+        t->n_partitions = d_arr(r, f);
+        t->partitions = alloc(a, t->n_partitions, sizeof(*t->partitions));
+        for (int32_t j = 0; j < t->n_partitions; j++) {
+            t->partitions[j].partition_id = kr_i32(r);
+            t->partitions[j].error_code = kr_i16(r);
+            t->partitions[j].error_message = kr_str(r, f);
+            d_tags(r, f);
+        }
+        d_tags(r, f);
+    }
+    d_tags(r, f);
+}
+
 static void dec_list_reassignments(struct kreader *r, bool f, struct arena *a,
                                    struct list_reassign_resp *p)
 {
@@ -2618,6 +2703,9 @@ int tdec_resp(struct kreader *r, int16_t key, int16_t v, struct arena *a, union 
         break;
     case KAPI_ALTER_PARTITION_REASSIGNMENTS:
         dec_alter_reassignments(r, f, a, &p->alter_reassignments);
+        break;
+    case KAPI_ELECT_LEADERS:
+        dec_elect_leaders(r, v, f, a, &p->elect_leaders);
         break;
     case KAPI_LIST_PARTITION_REASSIGNMENTS:
         dec_list_reassignments(r, f, a, &p->list_reassignments);

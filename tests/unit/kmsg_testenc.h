@@ -46,6 +46,7 @@ union kmsg_any_req {
     struct offset_for_leader_epoch_req offset_for_leader_epoch;
     struct alter_reassign_req alter_reassignments;
     struct list_reassign_req list_reassignments;
+    struct elect_leaders_req elect_leaders;
     struct raft_voter_req raft_voter; /* AddRaftVoter, RemoveRaftVoter */
     struct sasl_handshake_req sasl_handshake;
     struct sasl_authenticate_req sasl_authenticate;
@@ -88,6 +89,7 @@ union kmsg_any_resp {
     struct offset_for_leader_epoch_resp offset_for_leader_epoch;
     struct alter_reassign_resp alter_reassignments;
     struct list_reassign_resp list_reassignments;
+    struct elect_leaders_resp elect_leaders;
     struct raft_voter_resp raft_voter;
     struct sasl_handshake_resp sasl_handshake;
     struct sasl_authenticate_resp sasl_authenticate;

@@ -3,6 +3,7 @@
 
 #include "base/check.h"
 #include "base/errors.h"
+#include "storage/io.h"
 #include "storage/plog.h"
 #include "storage_util.h"
 
@@ -331,4 +332,60 @@ TEST(storage_recovery_segments_below_log_start_removed)
     struct plog_read_result r;
     ASSERT_EQ(plog_read(log, 94, 200, 1, &r), -ERR_OUT_OF_RANGE);
     plog_close(log);
+}
+
+/* ---- an idle log's unclean open syncs nothing it already had synced ---- */
+
+static int n_datasyncs;
+static int counting_fdatasync(int fd)
+{
+    n_datasyncs++;
+    return fdatasync(fd);
+}
+
+/* Appends, makes it durable (the recovery point reaches the end), appends nothing more, and
+ * "crashes": what the next open validates was all synced before. */
+static void fill_and_sync(const char *dir, void *arg)
+{
+    (void)arg;
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    for (int i = 0; i < 20; i++)
+        su_append(log, 10, 100, 1000 + i, 0);
+    plog_close(log); /* syncs and writes the recovery point */
+    log = su_open(dir, &cfg, true, NULL);
+}
+
+static void fill_unsynced(const char *dir, void *arg)
+{
+    (void)arg;
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(dir, &cfg, true, NULL);
+    su_append(log, 10, 100, 5000, 0);
+}
+
+TEST(storage_recovery_unclean_open_of_synced_log_syncs_no_segment)
+{
+    const char *dir = su_dir("idle");
+    crash_after(fill_and_sync, dir, NULL);
+    struct storage_io io = *storage_io_get();
+    io.fdatasync = counting_fdatasync;
+    storage_io_set(&io);
+    n_datasyncs = 0;
+    struct plog_config cfg = su_config();
+    struct plog_recovery rec;
+    struct plog *log = su_open(dir, &cfg, false, &rec);
+    ASSERT_CMP(rec.segments_validated, >=, 1); /* validated, as after any kill -9 */
+    ASSERT_EQ(n_datasyncs, 0);
+    ASSERT_EQ(plog_end_offset(log), 200);
+    ASSERT_EQ(plog_durable_offset(log), 200);
+    plog_close(log);
+    /* bytes after the recovery point are synced by the open that finds them */
+    crash_after(fill_unsynced, dir, NULL);
+    n_datasyncs = 0;
+    log = su_open(dir, &cfg, false, &rec);
+    ASSERT_EQ(plog_end_offset(log), 210);
+    ASSERT_CMP(n_datasyncs, >=, 1);
+    plog_close(log);
+    storage_io_set(NULL);
 }
