@@ -140,7 +140,7 @@ static struct proto_file *load(struct linker *L, const char *path, const struct 
             return f;
         char chain[PROTO_ERR_MAX / 2] = "";
         size_t used = 0;
-        for (int d = 1; d < L->depth && used < sizeof(chain); d++) {
+        for (int d = 1; d <= L->depth && used < sizeof(chain); d++) {
             int n = snprintf(chain + used, sizeof(chain) - used, "%s -> ", L->chain[d]);
             used += n > 0 ? (size_t)n : 0;
         }
@@ -325,6 +325,8 @@ static void add_type(struct linker *L, struct proto_file *f, const char *scope,
         return;
     }
     add_sym(L, f, t->full_name, SYM_MESSAGE, t, t->pos);
+    /* A map's entry message, as a descriptor (or its canonical text) declares one. */
+    t->map_entry = proto_option_true(&t->options, "map_entry");
     add_fields(L, f, t->full_name, &t->fields, SYM_FIELD);
     for (size_t i = 0; i < t->oneofs.n; i++) {
         struct proto_oneof *o = t->oneofs.v[i];
