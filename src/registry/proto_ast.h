@@ -167,8 +167,7 @@ struct proto_enum_value {
 
 struct proto_extend {
     struct proto_tref extendee;
-    struct pvec fields;        /* struct proto_field * */
-    struct pvec groups;        /* struct proto_group * */
+    struct pvec fields;        /* struct proto_field * (groups are refused in extend blocks) */
     struct proto_type *scope;  /* enclosing message, or NULL at file level */
     struct proto_pos pos;
 };

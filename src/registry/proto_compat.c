@@ -102,9 +102,7 @@ struct cmp {
     struct strbuf path;          /* the current path's segments, each after a '/' */
     const struct proto_type *open[NESTED_MAX]; /* original messages being compared */
     int n_open;
-    struct memo *memo;
-    size_t n_memo;
-    size_t cap_memo;
+    struct strmap memo;          /* "o-address:u-address" -> struct memo * */
     size_t budget;               /* differences that may still be kept */
 };
 
@@ -296,10 +294,9 @@ static void compare_named(struct cmp *c, struct dlist *l, const struct proto_typ
     for (int i = 0; i < c->n_open; i++)
         if (c->open[i] == o)
             return; /* being compared further out: Confluent's SchemaScope skips it */
-    struct memo *m = NULL;
-    for (size_t i = 0; i < c->n_memo; i++)
-        if (c->memo[i].o == o && c->memo[i].u == u)
-            m = &c->memo[i];
+    char key[48];
+    int kl = snprintf(key, sizeof(key), "%p:%p", (const void *)o, (const void *)u);
+    struct memo *m = strmap_get(&c->memo, key, (size_t)kl);
     if (!m) {
         if (c->n_open == NESTED_MAX) {
             add(c, l, FIELD_NAMED_TYPE_CHANGED); /* too deep to tell: refuse */
@@ -319,11 +316,11 @@ static void compare_named(struct cmp *c, struct dlist *l, const struct proto_typ
         compare_messages(c, &sub, o, u);
         strbuf_destroy(&c->path);
         c->path = saved;
-        MEM_GROW(c->memo, c->cap_memo, c->n_memo + 1);
-        m = &c->memo[c->n_memo++];
+        m = mem_calloc(1, sizeof(*m));
         m->o = o;
         m->u = u;
         m->diffs = sub;
+        strmap_put(&c->memo, key, (size_t)kl, m);
     }
     dlist_append(c, l, &m->diffs);
     if (m->diffs.incompatible)
@@ -382,7 +379,14 @@ static void compare_fields(struct cmp *c, struct dlist *l, const struct proto_fi
 struct tagged {
     const struct proto_field *f;
     const struct proto_oneof *oneof;
+    size_t oneof_index; /* its position in the message's oneofs */
 };
+
+static int tagged_cmp(const void *a, const void *b)
+{
+    int32_t x = ((const struct tagged *)a)->f->number, y = ((const struct tagged *)b)->f->number;
+    return x < y ? -1 : x > y;
+}
 
 /* The fields of m by number (oneof members included), sorted. */
 static struct tagged *by_tag(const struct proto_type *m, size_t *n)
@@ -393,43 +397,59 @@ static struct tagged *by_tag(const struct proto_type *m, size_t *n)
     struct tagged *v = mem_calloc(total ? total : 1, sizeof(*v));
     size_t k = 0;
     for (size_t i = 0; i < m->fields.n; i++)
-        v[k++] = (struct tagged){m->fields.v[i], NULL};
+        v[k++] = (struct tagged){m->fields.v[i], NULL, 0};
     for (size_t i = 0; i < m->oneofs.n; i++) {
         const struct proto_oneof *o = m->oneofs.v[i];
         for (size_t j = 0; j < o->fields.n; j++)
-            v[k++] = (struct tagged){o->fields.v[j], o};
+            v[k++] = (struct tagged){o->fields.v[j], o, i};
     }
     *n = k;
+    if (k > 1)
+        qsort(v, k, sizeof(*v), tagged_cmp);
     return v;
 }
 
 static const struct tagged *find_tag(const struct tagged *v, size_t n, int32_t number)
 {
-    for (size_t i = 0; i < n; i++)
-        if (v[i].f->number == number)
-            return &v[i];
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int32_t x = v[mid].f->number;
+        if (x == number)
+            return &v[mid];
+        if (x < number)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return NULL;
 }
 
-static const struct proto_oneof *find_oneof(const struct proto_type *m, const char *name)
+static int str_cmp(const void *a, const void *b)
 {
-    for (size_t i = 0; i < m->oneofs.n; i++) {
-        const struct proto_oneof *o = m->oneofs.v[i];
-        if (strcmp(o->name, name) == 0)
-            return o;
-    }
-    return NULL;
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names of m's oneofs, sorted (release with mem_free). */
+static const char **oneof_names(const struct proto_type *m)
+{
+    const char **v = mem_calloc(m->oneofs.n + 1, sizeof(*v));
+    for (size_t i = 0; i < m->oneofs.n; i++)
+        v[i] = ((const struct proto_oneof *)m->oneofs.v[i])->name;
+    if (m->oneofs.n > 1)
+        qsort(v, m->oneofs.n, sizeof(*v), str_cmp);
+    return v;
+}
+
+static bool has_name(const char **names, size_t n, const char *name)
+{
+    return n && bsearch(&name, names, n, sizeof(*names), str_cmp) != NULL;
 }
 
 static int int32_cmp(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return x < y ? -1 : x > y;
-}
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 static void compare_levels(struct cmp *c, struct dlist *l, const struct pvec *o,
@@ -472,26 +492,19 @@ static void compare_oneof_origins(struct cmp *c, struct dlist *l, const struct p
     }
 }
 
-static void compare_oneof_sets(struct cmp *c, struct dlist *l, const struct proto_type *o,
-                               const struct proto_type *u)
+static void compare_oneof_sets(struct cmp *c, struct dlist *l, const char **on, size_t no,
+                               const char **un, size_t nu)
 {
-    size_t n = o->oneofs.n + u->oneofs.n, k = 0;
-    const char **names = mem_calloc(n ? n : 1, sizeof(*names));
-    for (size_t i = 0; i < o->oneofs.n; i++)
-        names[k++] = ((const struct proto_oneof *)o->oneofs.v[i])->name;
-    for (size_t i = 0; i < u->oneofs.n; i++)
-        names[k++] = ((const struct proto_oneof *)u->oneofs.v[i])->name;
-    if (k > 1)
-        qsort(names, k, sizeof(*names), str_cmp);
-    for (size_t i = 0; i < k; i++) {
-        if (i > 0 && strcmp(names[i], names[i - 1]) == 0)
-            continue;
-        if (!find_oneof(u, names[i]))
-            add_at(c, l, names[i], ONEOF_REMOVED);
-        else if (!find_oneof(o, names[i]))
-            add_at(c, l, names[i], ONEOF_ADDED);
+    size_t i = 0, k = 0;
+    while (i < no || k < nu) {
+        int d = i == no ? 1 : k == nu ? -1 : strcmp(on[i], un[k]);
+        if (d < 0)
+            add_at(c, l, on[i++], ONEOF_REMOVED);
+        else if (d > 0)
+            add_at(c, l, un[k++], ONEOF_ADDED);
+        else
+            i++, k++;
     }
-    mem_free(names);
 }
 
 /* MessageSchemaDiff.compare (the caller has entered the message's name in the path). */
@@ -508,8 +521,13 @@ static void compare_messages(struct cmp *c, struct dlist *l, const struct proto_
     c->open[c->n_open++] = o;
     size_t on, un;
     struct tagged *ot = by_tag(o, &on), *ut = by_tag(u, &un);
+    const char **onames = oneof_names(o), **unames = oneof_names(u);
+    size_t n_on = o->oneofs.n, n_un = u->oneofs.n;
+    bool *survives = mem_calloc(n_on + 1, sizeof(bool));
+    for (size_t i = 0; i < n_on; i++)
+        survives[i] = oneof_survives(o->oneofs.v[i], ut, un);
     compare_oneof_origins(c, l, u, ot, on);
-    compare_oneof_sets(c, l, o, u);
+    compare_oneof_sets(c, l, onames, n_on, unames, n_un);
     int32_t *tags = mem_calloc(on + un + 1, sizeof(*tags));
     size_t nt = 0;
     for (size_t i = 0; i < on; i++)
@@ -524,7 +542,7 @@ static void compare_messages(struct cmp *c, struct dlist *l, const struct proto_
         const struct tagged *a = find_tag(ot, on, tags[i]), *b = find_tag(ut, un, tags[i]);
         if (!b) {
             if (a->oneof) {
-                if (find_oneof(u, a->oneof->name) || oneof_survives(a->oneof, ut, un)) {
+                if (has_name(unames, n_un, a->oneof->name) || survives[a->oneof_index]) {
                     size_t m = enter(c, a->oneof->name);
                     add_at_num(c, l, tags[i], ONEOF_FIELD_REMOVED);
                     leave(c, m);
@@ -553,6 +571,9 @@ static void compare_messages(struct cmp *c, struct dlist *l, const struct proto_
         }
     }
     mem_free(tags);
+    mem_free(survives);
+    mem_free(onames);
+    mem_free(unames);
     mem_free(ot);
     mem_free(ut);
     compare_levels(c, l, &o->nested, &u->nested);
@@ -561,99 +582,135 @@ static void compare_messages(struct cmp *c, struct dlist *l, const struct proto_
 
 /* ---- enums ---- */
 
-static const struct proto_enum_value *value_by_number(const struct proto_type *e, int32_t n)
+struct numbered {
+    int32_t number;
+    size_t index;
+    const struct proto_enum_value *v;
+};
+
+static int numbered_cmp(const void *a, const void *b)
 {
-    /* With aliases, the last constant of a number wins (Confluent fills a map by number). */
-    const struct proto_enum_value *found = NULL;
+    const struct numbered *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* e's constants by number; of aliases the last declared (Confluent fills a map by number). */
+static struct numbered *by_number(const struct proto_type *e, size_t *n)
+{
+    struct numbered *v = mem_calloc(e->values.n + 1, sizeof(*v));
     for (size_t i = 0; i < e->values.n; i++) {
-        const struct proto_enum_value *v = e->values.v[i];
-        if (v->number == n)
-            found = v;
+        const struct proto_enum_value *ev = e->values.v[i];
+        v[i] = (struct numbered){ev->number, i, ev};
     }
-    return found;
+    if (e->values.n > 1)
+        qsort(v, e->values.n, sizeof(*v), numbered_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < e->values.n; i++) {
+        if (k > 0 && v[k - 1].number == v[i].number)
+            k--;
+        v[k++] = v[i];
+    }
+    *n = k;
+    return v;
 }
 
 static void compare_enums(struct cmp *c, struct dlist *l, const struct proto_type *o,
                           const struct proto_type *u)
 {
-    size_t n = o->values.n + u->values.n, k = 0;
-    int32_t *nums = mem_calloc(n ? n : 1, sizeof(*nums));
-    for (size_t i = 0; i < o->values.n; i++)
-        nums[k++] = ((const struct proto_enum_value *)o->values.v[i])->number;
-    for (size_t i = 0; i < u->values.n; i++)
-        nums[k++] = ((const struct proto_enum_value *)u->values.v[i])->number;
-    if (k > 1)
-        qsort(nums, k, sizeof(*nums), int32_cmp);
-    for (size_t i = 0; i < k; i++) {
-        if (i > 0 && nums[i] == nums[i - 1])
-            continue;
-        const struct proto_enum_value *a = value_by_number(o, nums[i]);
-        const struct proto_enum_value *b = value_by_number(u, nums[i]);
-        if (!b)
-            add_at_num(c, l, nums[i], ENUM_CONST_REMOVED);
-        else if (!a)
-            add_at_num(c, l, nums[i], ENUM_CONST_ADDED);
-        else if (strcmp(a->name, b->name) != 0)
-            add_at_num(c, l, nums[i], ENUM_CONST_CHANGED);
+    size_t no, nu, i = 0, k = 0;
+    struct numbered *a = by_number(o, &no), *b = by_number(u, &nu);
+    while (i < no || k < nu) {
+        if (k == nu || (i < no && a[i].number < b[k].number)) {
+            add_at_num(c, l, a[i++].number, ENUM_CONST_REMOVED);
+        } else if (i == no || b[k].number < a[i].number) {
+            add_at_num(c, l, b[k++].number, ENUM_CONST_ADDED);
+        } else {
+            if (strcmp(a[i].v->name, b[k].v->name) != 0)
+                add_at_num(c, l, a[i].number, ENUM_CONST_CHANGED);
+            i++;
+            k++;
+        }
     }
-    mem_free(nums);
+    mem_free(a);
+    mem_free(b);
 }
 
 /* ---- one level of types (SchemaDiff.compareTypeElements) ---- */
 
-static const struct proto_type *type_named(const struct pvec *types, enum proto_type_kind kind,
-                                           const char *name, int *index)
+/* A level's types of one kind by name, with their index among that kind. */
+struct named {
+    const char *name;
+    int index;
+    const struct proto_type *t;
+};
+
+static int named_cmp(const void *a, const void *b)
 {
-    int k = 0;
+    return strcmp(((const struct named *)a)->name, ((const struct named *)b)->name);
+}
+
+static struct named *by_name(const struct pvec *types, enum proto_type_kind kind, size_t *n)
+{
+    struct named *v = mem_calloc(types->n + 1, sizeof(*v));
+    size_t k = 0;
     for (size_t i = 0; i < types->n; i++) {
         const struct proto_type *t = types->v[i];
-        if (t->kind != kind)
-            continue;
-        if (strcmp(t->name, name) == 0) {
-            if (index)
-                *index = k;
-            return t;
+        if (t->kind == kind) {
+            v[k] = (struct named){t->name, (int)k, t};
+            k++;
         }
-        k++;
     }
-    return NULL;
+    if (k > 1)
+        qsort(v, k, sizeof(*v), named_cmp);
+    *n = k;
+    return v;
+}
+
+static const struct named *find_named(const struct named *v, size_t n, const char *name)
+{
+    struct named key = {name, 0, NULL};
+    return n ? bsearch(&key, v, n, sizeof(*v), named_cmp) : NULL;
 }
 
 static void compare_level_kind(struct cmp *c, struct dlist *l, const struct pvec *o,
                                const struct pvec *u, enum proto_type_kind kind)
 {
-    int io = 0; /* index among the original's messages at this level */
-    for (size_t i = 0; i < o->n; i++) {
+    size_t no, nu;
+    struct named *on = by_name(o, kind, &no), *un = by_name(u, kind, &nu);
+    for (size_t i = 0; i < o->n; i++) { /* in the original's order */
         const struct proto_type *ot = o->v[i];
         if (ot->kind != kind)
             continue;
-        int iu = 0;
-        const struct proto_type *ut = type_named(u, kind, ot->name, &iu);
+        const struct named *a = find_named(on, no, ot->name);
+        const struct named *b = find_named(un, nu, ot->name);
         size_t m = enter(c, ot->name);
         if (kind == PT_ENUM) {
-            if (!ut)
+            if (!b)
                 add(c, l, ENUM_REMOVED);
             else
-                compare_enums(c, l, ot, ut);
-        } else if (!ut) {
+                compare_enums(c, l, ot, b->t);
+        } else if (!b) {
             if (!ot->map_entry)
                 add(c, l, MESSAGE_REMOVED);
         } else {
-            compare_messages(c, l, ot, ut);
-            if (io != iu)
+            compare_messages(c, l, ot, b->t);
+            if (a->index != b->index)
                 add(c, l, MESSAGE_MOVED);
         }
         leave(c, m);
-        io++;
     }
     for (size_t i = 0; i < u->n; i++) {
         const struct proto_type *ut = u->v[i];
-        if (ut->kind != kind || type_named(o, kind, ut->name, NULL))
+        if (ut->kind != kind || find_named(on, no, ut->name))
             continue;
         if (kind == PT_MESSAGE && ut->map_entry)
             continue;
         add_at(c, l, ut->name, kind == PT_ENUM ? ENUM_ADDED : MESSAGE_ADDED);
     }
+    mem_free(on);
+    mem_free(un);
 }
 
 static void compare_levels(struct cmp *c, struct dlist *l, const struct pvec *o,
@@ -668,13 +725,19 @@ static void compare_schemas(const struct proto_schema *original,
 {
     struct cmp c = {.budget = DIFFS_MAX};
     strbuf_init(&c.path);
+    strmap_init(&c.memo);
     const char *po = original->root->package, *pu = update->root->package;
     if ((po == NULL) != (pu == NULL) || (po && strcmp(po, pu) != 0))
         add(&c, out, PACKAGE_CHANGED);
     compare_levels(&c, out, &original->root->types, &update->root->types);
-    for (size_t i = 0; i < c.n_memo; i++)
-        dlist_free(&c.memo[i].diffs);
-    mem_free(c.memo);
+    const char *k;
+    void *v;
+    for (size_t it = 0; strmap_next(&c.memo, &it, &k, &v);) {
+        struct memo *m = v;
+        dlist_free(&m->diffs);
+        mem_free(m);
+    }
+    strmap_destroy(&c.memo);
     strbuf_destroy(&c.path);
 }
 

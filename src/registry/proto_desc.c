@@ -152,6 +152,20 @@ static const char *get_name(struct dec *d, struct rd *r, int wt)
     return s;
 }
 
+/* Does a relative name begin with a word that would start another statement in .proto text
+ * (so its canonical text could not be read back)? */
+static bool starts_statement(const char *name)
+{
+    static const char *const words[] = {"message", "enum", "extend", "option", "oneof",
+                                        "extensions", "reserved", "optional", "required",
+                                        "repeated", "group", "map", "stream"};
+    size_t n = strcspn(name, ".");
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strlen(words[i]) == n && strncmp(words[i], name, n) == 0)
+            return true;
+    return false;
+}
+
 /* A type name: identifiers joined by dots, perhaps with a leading dot. */
 static const char *get_type_name(struct dec *d, struct rd *r, int wt)
 {
@@ -174,6 +188,9 @@ static const char *get_type_name(struct dec *d, struct rd *r, int wt)
     }
     if (!ok || start)
         bad(d, "Descriptor type name \"%.100s\" is not valid.", s);
+    else if (s[0] != '.' && starts_statement(s))
+        bad(d, "Descriptor type name \"%.100s\" cannot be written in .proto text (qualify it "
+            "with a leading dot).", s);
     return s;
 }
 
@@ -514,7 +531,11 @@ static void field_desc(struct dec *d, struct rd r, struct proto_type *scope, str
         else if (t == PS_BYTES)
             f->dflt = bytes_default(d, fr->dflt);
         else if (t == PS_BOOL)
-            f->dflt = val_new(d, PV_BOOL, fr->dflt);
+            f->dflt = val_new(d,
+                              strcmp(fr->dflt, "true") == 0 || strcmp(fr->dflt, "false") == 0
+                                  ? PV_BOOL
+                                  : PV_NUMBER,
+                              fr->dflt);
         else if (t == 14 || type_name)
             f->dflt = val_new(d, PV_ENUM, fr->dflt);
         else
@@ -619,6 +640,9 @@ static struct proto_type *enum_desc(struct dec *d, struct rd r, struct proto_typ
             }
             if (!d->bad && !v->name[0])
                 bad(d, "Descriptor enum value without a name.");
+            if (!d->bad && (strcmp(v->name, "option") == 0 || strcmp(v->name, "reserved") == 0))
+                bad(d, "Descriptor enum value \"%s\" cannot be written in .proto text.",
+                    v->name);
             pvec_push(d->s, &e->values, v);
         } else if (num == 3) {
             options_msg(d, get_len(d, &r, wt), OPTS(enum_opts), "confluent.enum_meta",
@@ -695,6 +719,8 @@ static struct proto_type *message_desc(struct dec *d, struct rd r, struct proto_
                 else
                     skip(d, &orr, wt);
             }
+            if (!d->bad && !o->name[0])
+                bad(d, "Descriptor oneof without a name.");
             pvec_push(d->s, &oneofs, o);
             break;
         }
@@ -832,7 +858,14 @@ int proto_parse_descriptor(struct proto_schema *s, struct proto_file *f, const u
             f->package = pkg;
             break;
         }
-        case 3: pvec_push(s, &deps, (void *)get_string(&d, &r, wt, NULL)); break;
+        case 3: {
+            size_t n;
+            const char *dep = get_string(&d, &r, wt, &n);
+            if (!d.bad && strlen(dep) != n)
+                bad(&d, "Descriptor dependency name holds a NUL.");
+            pvec_push(s, &deps, (void *)dep);
+            break;
+        }
         case 10:
         case 11: {
             int64_t *into = num == 10 ? pub : weak;

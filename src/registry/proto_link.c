@@ -462,17 +462,37 @@ static void resolve_tref(struct linker *L, struct proto_file *f, const char *sco
         fail_at(L, f, t->pos, "\"%.200s\" is not a message type.", t->text);
         return;
     }
+    if (message_only && ((struct proto_type *)sym->node)->map_entry) {
+        fail_at(L, f, t->pos, "\"%.200s\" is a map entry message.", t->text);
+        return;
+    }
     t->type = sym->node;
 }
 
+/* A map entry message stands for a map: only a repeated field of the message around it may
+ * name it (entry_ok: fields is that message's own). */
+static void check_entry_use(struct linker *L, struct proto_file *f, const struct proto_field *fd,
+                            bool entry_ok)
+{
+    const struct proto_type *t = fd->type.type;
+    if (!t || !t->map_entry)
+        return;
+    if (!entry_ok || fd->is_map || fd->label != PL_REPEATED || t->parent != fd->scope)
+        fail_at(L, f, fd->type.pos, "Map entry message \"%.100s\" can only be the type of a "
+                "repeated field of \"%.100s\".", t->full_name,
+                t->parent ? t->parent->full_name : "");
+}
+
 static void resolve_fields(struct linker *L, struct proto_file *f, const char *scope,
-                           const struct pvec *fields)
+                           const struct pvec *fields, bool entry_ok)
 {
     for (size_t i = 0; i < fields->n && !L->failed; i++) {
         struct proto_field *fd = fields->v[i];
         resolve_tref(L, f, scope, &fd->type, false);
         if (fd->is_map)
             resolve_tref(L, f, scope, &fd->key, false);
+        if (!L->failed)
+            check_entry_use(L, f, fd, entry_ok);
     }
 }
 
@@ -480,7 +500,7 @@ static void resolve_groups(struct linker *L, struct proto_file *f, const char *s
                            const struct pvec *groups)
 {
     for (size_t i = 0; i < groups->n; i++)
-        resolve_fields(L, f, scope, &((struct proto_group *)groups->v[i])->fields);
+        resolve_fields(L, f, scope, &((struct proto_group *)groups->v[i])->fields, false);
 }
 
 static void resolve_extends(struct linker *L, struct proto_file *f, const char *scope,
@@ -491,8 +511,7 @@ static void resolve_extends(struct linker *L, struct proto_file *f, const char *
         resolve_tref(L, f, scope, &x->extendee, true);
         for (size_t k = 0; k < x->fields.n; k++)
             ((struct proto_field *)x->fields.v[k])->extendee = x->extendee;
-        resolve_fields(L, f, scope, &x->fields);
-        resolve_groups(L, f, scope, &x->groups);
+        resolve_fields(L, f, scope, &x->fields, false);
     }
 }
 
@@ -500,10 +519,10 @@ static void resolve_type(struct linker *L, struct proto_file *f, struct proto_ty
 {
     if (t->kind != PT_MESSAGE)
         return;
-    resolve_fields(L, f, t->full_name, &t->fields);
+    resolve_fields(L, f, t->full_name, &t->fields, true);
     for (size_t i = 0; i < t->oneofs.n; i++) {
         struct proto_oneof *o = t->oneofs.v[i];
-        resolve_fields(L, f, t->full_name, &o->fields);
+        resolve_fields(L, f, t->full_name, &o->fields, false);
         resolve_groups(L, f, t->full_name, &o->groups);
     }
     resolve_groups(L, f, t->full_name, &t->groups);
@@ -585,6 +604,38 @@ static bool is_float_word(const char *s)
     return strcmp(s, "inf") == 0 || strcmp(s, "infinity") == 0 || strcmp(s, "nan") == 0;
 }
 
+/* A number as the tokenizer reads one, with an optional minus: 12, 0x1f, 017, 1.5, .5,
+ * 1e-3, or -inf / -nan (descriptors carry defaults as text). */
+static bool is_number_text(const char *s)
+{
+    bool neg;
+    uint64_t u;
+    if (is_float_word(s) || parse_int_text(s, &neg, &u))
+        return true;
+    if (*s == '-')
+        s++;
+    size_t digits = 0;
+    while (*s >= '0' && *s <= '9')
+        s++, digits++;
+    if (*s == '.') {
+        s++;
+        while (*s >= '0' && *s <= '9')
+            s++, digits++;
+    }
+    if (digits == 0)
+        return false;
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '-' || *s == '+')
+            s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return false;
+        while (*s >= '0' && *s <= '9')
+            s++;
+    }
+    return *s == '\0';
+}
+
 static void check_default(struct linker *L, struct proto_file *f, const struct proto_field *fd)
 {
     const struct proto_val *v = fd->dflt;
@@ -626,7 +677,8 @@ static void check_default(struct linker *L, struct proto_file *f, const struct p
         return;
     }
     if (sc == PS_FLOAT || sc == PS_DOUBLE) {
-        if (v->kind == PV_NUMBER || (v->kind == PV_ENUM && is_float_word(v->s)))
+        if ((v->kind == PV_NUMBER && is_number_text(v->s)) ||
+            (v->kind == PV_ENUM && is_float_word(v->s)))
             return;
         fail_at(L, f, pos, "Expected number.");
         return;
@@ -731,17 +783,35 @@ static const struct num_use *in_ranges(const struct num_use *r, size_t n, int64_
     return NULL;
 }
 
-static bool name_reserved(const struct pvec *stmts, const char *name)
+static int cstr_cmp(const void *a, const void *b)
 {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The reserved names of stmts, sorted (release with mem_free). */
+static const char **reserved_names(const struct pvec *stmts, size_t *n)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < stmts->n; i++)
+        total += ((const struct proto_ranges *)stmts->v[i])->items.n;
+    const char **v = mem_calloc(total ? total : 1, sizeof(*v));
+    *n = 0;
     for (size_t i = 0; i < stmts->n; i++) {
         const struct proto_ranges *r = stmts->v[i];
         for (size_t k = 0; k < r->items.n; k++) {
             const struct proto_range *it = r->items.v[k];
-            if (it->name && strcmp(it->name, name) == 0)
-                return true;
+            if (it->name)
+                v[(*n)++] = it->name;
         }
     }
-    return false;
+    if (*n > 1)
+        qsort(v, *n, sizeof(*v), cstr_cmp);
+    return v;
+}
+
+static bool name_in(const char **names, size_t n, const char *name)
+{
+    return n && bsearch(&name, names, n, sizeof(*names), cstr_cmp) != NULL;
 }
 
 static void check_reserved_names(struct linker *L, struct proto_file *f, const struct pvec *stmts)
@@ -833,8 +903,27 @@ static void check_field(struct linker *L, struct proto_file *f, const struct pro
                 "\"%.100s\" which is a proto3 message type.", e->full_name, m->full_name);
 }
 
+/* A map entry message (option map_entry = true, as descriptors declare maps) must be one:
+ * key = 1 of a map key's type and value = 2, nothing else. */
+static void check_map_entry(struct linker *L, struct proto_file *f, const struct proto_type *m)
+{
+    const struct proto_field *k = proto_entry_field(m, 1), *v = proto_entry_field(m, 2);
+    bool ok = m->fields.n == 2 && m->oneofs.n == 0 && m->groups.n == 0 && k && v &&
+              strcmp(k->name, "key") == 0 && strcmp(v->name, "value") == 0 && k->type.scalar &&
+              k->type.scalar != PS_FLOAT && k->type.scalar != PS_DOUBLE &&
+              k->type.scalar != PS_BYTES && k->label != PL_REPEATED && v->label != PL_REPEATED;
+    if (!ok)
+        fail_at(L, f, m->pos, "Map entry message \"%.100s\" must have just the fields key = 1 "
+                "(of a map key type) and value = 2.", m->full_name);
+}
+
 static void check_message(struct linker *L, struct proto_file *f, const struct proto_type *m)
 {
+    if (m->map_entry) {
+        check_map_entry(L, f, m);
+        if (L->failed)
+            return;
+    }
     struct member *mem = NULL;
     size_t n = 0, cap = 0;
     add_field_members(&mem, &n, &cap, &m->fields);
@@ -891,11 +980,13 @@ static void check_message(struct linker *L, struct proto_file *f, const struct p
                     b);
         }
     }
+    size_t n_names = 0;
+    const char **names = reserved_names(&m->reserved, &n_names);
     for (size_t i = 0; i < n && !L->failed; i++) {
         if (in_ranges(res, n_res, mem[i].number))
             fail_at(L, f, mem[i].pos, "Field \"%.100s\" uses reserved number %d.", mem[i].name,
                     mem[i].number);
-        else if (name_reserved(&m->reserved, mem[i].name))
+        else if (name_in(names, n_names, mem[i].name))
             fail_at(L, f, mem[i].pos, "Field name \"%.100s\" is reserved.", mem[i].name);
         const struct num_use *x = in_ranges(ext, n_ext, mem[i].number);
         if (x && !L->failed) {
@@ -905,6 +996,7 @@ static void check_message(struct linker *L, struct proto_file *f, const struct p
                     mem[i].name, mem[i].number);
         }
     }
+    mem_free(names);
     mem_free(mem);
     mem_free(res);
     mem_free(ext);
@@ -926,6 +1018,19 @@ static void check_message(struct linker *L, struct proto_file *f, const struct p
     }
 }
 
+struct num_index {
+    int64_t number;
+    size_t index;
+};
+
+static int num_index_cmp(const void *a, const void *b)
+{
+    const struct num_index *x = a, *y = b;
+    if (x->number != y->number)
+        return x->number < y->number ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static void check_enum(struct linker *L, struct proto_file *f, const struct proto_type *e)
 {
     if (e->values.n == 0) {
@@ -938,20 +1043,33 @@ static void check_enum(struct linker *L, struct proto_file *f, const struct prot
         return;
     }
     bool allow_alias = proto_option_true(&e->options, "allow_alias");
+    /* Values by number, then declaration order: a run of equal numbers is an alias; protoc
+     * names the first value (in order) that repeats an earlier one. */
+    size_t n = e->values.n;
+    struct num_index *order = mem_calloc(n, sizeof(*order));
+    for (size_t i = 0; i < n; i++)
+        order[i] = (struct num_index){((struct proto_enum_value *)e->values.v[i])->number, i};
+    qsort(order, n, sizeof(*order), num_index_cmp);
     bool aliased = false;
-    for (size_t i = 1; i < e->values.n && !L->failed; i++) {
-        const struct proto_enum_value *v = e->values.v[i];
-        for (size_t k = 0; k < i; k++) {
-            const struct proto_enum_value *w = e->values.v[k];
-            if (v->number != w->number)
-                continue;
-            aliased = true;
-            if (!allow_alias)
-                fail_at(L, f, v->pos, "\"%.100s\" uses the same enum value as \"%.100s\". If "
-                        "this is intended, set 'option allow_alias = true;' to the enum "
-                        "definition.", v->name, w->name);
-            break;
+    size_t worst = SIZE_MAX, worst_first = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (order[i].number != order[i - 1].number)
+            continue;
+        aliased = true;
+        size_t run = i - 1;
+        while (run > 0 && order[run - 1].number == order[i].number)
+            run--;
+        if (order[i].index < worst) {
+            worst = order[i].index;
+            worst_first = order[run].index;
         }
+    }
+    mem_free(order);
+    if (aliased && !allow_alias) {
+        const struct proto_enum_value *v = e->values.v[worst], *w = e->values.v[worst_first];
+        fail_at(L, f, v->pos, "\"%.100s\" uses the same enum value as \"%.100s\". If this is "
+                "intended, set 'option allow_alias = true;' to the enum definition.", v->name,
+                w->name);
     }
     if (!L->failed && allow_alias && !aliased)
         fail_at(L, f, e->pos, "\"%.100s\" declares support for enum aliases but no enum values "
@@ -964,14 +1082,17 @@ static void check_enum(struct linker *L, struct proto_file *f, const struct prot
         collect_ranges(L, f, &e->reserved, "Reserved", INT32_MIN, &res, &n_res, &cap_res);
     if (!L->failed)
         check_overlaps(L, f, res, n_res, "Reserved");
+    size_t n_names = 0;
+    const char **names = reserved_names(&e->reserved, &n_names);
     for (size_t i = 0; i < e->values.n && !L->failed; i++) {
         const struct proto_enum_value *v = e->values.v[i];
         if (in_ranges(res, n_res, v->number))
             fail_at(L, f, v->pos, "Enum value \"%.100s\" uses reserved number %d.", v->name,
                     v->number);
-        else if (name_reserved(&e->reserved, v->name))
+        else if (name_in(names, n_names, v->name))
             fail_at(L, f, v->pos, "Enum value \"%.100s\" is reserved.", v->name);
     }
+    mem_free(names);
     mem_free(res);
 }
 
@@ -1003,14 +1124,13 @@ static bool in_extension_ranges(const struct proto_type *m, int64_t number)
     return false;
 }
 
-struct ext_use {
-    const struct proto_type *extendee;
-    int32_t number;
-    const char *name;
+/* Extension numbers in use: "extendee-address:number" -> the extension's name. */
+struct ext_state {
+    struct strmap used;
 };
 
 static void check_extends(struct linker *L, struct proto_file *f, const struct pvec *extends,
-                          struct ext_use **uses, size_t *n, size_t *cap)
+                          struct ext_state *es)
 {
     for (size_t i = 0; i < extends->n && !L->failed; i++) {
         const struct proto_extend *x = extends->v[i];
@@ -1036,26 +1156,19 @@ static void check_extends(struct linker *L, struct proto_file *f, const struct p
                         m->full_name, fd->number);
                 return;
             }
-            for (size_t u = 0; u < *n; u++) {
-                if ((*uses)[u].extendee == m && (*uses)[u].number == fd->number) {
-                    fail_at(L, f, fd->pos, "Extension number %d has already been used in "
-                            "\"%.100s\" by extension \"%.100s\".", fd->number, m->full_name,
-                            (*uses)[u].name);
-                    return;
-                }
+            char key[48];
+            int kl = snprintf(key, sizeof(key), "%p:%d", (const void *)m, fd->number);
+            const char *other = strmap_get(&es->used, key, (size_t)kl);
+            if (other) {
+                fail_at(L, f, fd->pos, "Extension number %d has already been used in \"%.100s\" "
+                        "by extension \"%.100s\".", fd->number, m->full_name, other);
+                return;
             }
-            MEM_GROW(*uses, *cap, *n + 1);
-            (*uses)[(*n)++] = (struct ext_use){m, fd->number, fd->name};
+            strmap_put(&es->used, key, (size_t)kl, (void *)fd->name);
             check_field(L, f, NULL, fd);
         }
     }
 }
-
-struct ext_state {
-    struct ext_use *uses;
-    size_t n;
-    size_t cap;
-};
 
 static void check_type(struct linker *L, struct proto_file *f, const struct proto_type *t,
                        struct ext_state *es)
@@ -1067,7 +1180,7 @@ static void check_type(struct linker *L, struct proto_file *f, const struct prot
         return;
     }
     check_message(L, f, t);
-    check_extends(L, f, &t->extends, &es->uses, &es->n, &es->cap);
+    check_extends(L, f, &t->extends, es);
     for (size_t i = 0; i < t->nested.n; i++)
         check_type(L, f, t->nested.v[i], es);
 }
@@ -1077,7 +1190,7 @@ static void check_file(struct linker *L, struct proto_file *f, struct ext_state 
     for (size_t i = 0; i < f->types.n; i++)
         check_type(L, f, f->types.v[i], es);
     if (!L->failed)
-        check_extends(L, f, &f->extends, &es->uses, &es->n, &es->cap);
+        check_extends(L, f, &f->extends, es);
 }
 
 int proto_link(struct proto_schema *s, const char *text, size_t len, proto_lookup_fn lookup,
@@ -1095,10 +1208,11 @@ int proto_link(struct proto_schema *s, const char *text, size_t len, proto_looku
         add_file(&L, s->files.v[i]);
     for (size_t i = 0; i < s->files.n && !L.failed; i++)
         resolve_file(&L, s->files.v[i]);
-    struct ext_state es = {0};
+    struct ext_state es;
+    strmap_init(&es.used);
     for (size_t i = 0; i < s->files.n && !L.failed; i++)
         check_file(&L, s->files.v[i], &es);
-    mem_free(es.uses);
+    strmap_destroy(&es.used);
     mem_free(L.visible);
     if (!L.failed && s->oom)
         fail_at(&L, NULL, (struct proto_pos){0}, "Schema too large (its parsed form passes %u "

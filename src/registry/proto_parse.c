@@ -242,31 +242,31 @@ static struct proto_val *scalar_value(struct parser *p)
 
 static struct proto_val *aggregate(struct parser *p);
 
-/* Adds key = val to a map value; a repeated key collects its values into a list (as Wire). */
-static void map_put(struct parser *p, struct proto_val *map, const char *key,
-                    struct proto_val *val)
+/* Adds key = val to a map value; a repeated key collects its values into a list (as Wire).
+ * seen maps the keys so far to their entries. */
+static void map_put(struct parser *p, struct proto_val *map, struct strmap *seen,
+                    const char *key, struct proto_val *val)
 {
-    for (size_t i = 0; i < map->ents.n; i++) {
-        struct proto_mapent *e = map->ents.v[i];
-        if (strcmp(e->key, key) != 0)
-            continue;
-        if (e->val->kind != PV_LIST) {
-            struct proto_val *list = val_new(p, PV_LIST);
-            pvec_push(p->s, &list->items, e->val);
-            e->val = list;
-        }
-        if (val->kind == PV_LIST) {
-            for (size_t j = 0; j < val->items.n; j++)
-                pvec_push(p->s, &e->val->items, val->items.v[j]);
-        } else {
-            pvec_push(p->s, &e->val->items, val);
-        }
+    struct proto_mapent *e = strmap_get(seen, key, strlen(key));
+    if (!e) {
+        e = proto_alloc(p->s, sizeof(*e));
+        e->key = key;
+        e->val = val;
+        pvec_push(p->s, &map->ents, e);
+        strmap_put(seen, key, strlen(key), e);
         return;
     }
-    struct proto_mapent *e = proto_alloc(p->s, sizeof(*e));
-    e->key = key;
-    e->val = val;
-    pvec_push(p->s, &map->ents, e);
+    if (e->val->kind != PV_LIST) {
+        struct proto_val *list = val_new(p, PV_LIST);
+        pvec_push(p->s, &list->items, e->val);
+        e->val = list;
+    }
+    if (val->kind == PV_LIST) {
+        for (size_t j = 0; j < val->items.n; j++)
+            pvec_push(p->s, &e->val->items, val->items.v[j]);
+    } else {
+        pvec_push(p->s, &e->val->items, val);
+    }
 }
 
 /* A text-format field name: name, or [full.name] / [type.googleapis.com/full.Name]. */
@@ -329,6 +329,8 @@ static struct proto_val *aggregate(struct parser *p)
         return map;
     }
     lex_next(&p->lx);
+    struct strmap seen;
+    strmap_init(&seen);
     while (!failed(p) && !accept(p, close)) {
         if (p->lx.cur.kind == TK_EOF) {
             errorf(p, "Expected \"%c\".", close);
@@ -344,10 +346,11 @@ static struct proto_val *aggregate(struct parser *p)
             errorf(p, "Expected \":\".");
             break;
         }
-        map_put(p, map, key, val);
+        map_put(p, map, &seen, key, val);
         if (!accept(p, ','))
             accept(p, ';');
     }
+    strmap_destroy(&seen);
     p->depth--;
     return map;
 }
@@ -719,7 +722,7 @@ static void extend_def(struct parser *p, struct proto_type *scope, struct pvec *
             errorf(p, "Only fields are allowed in an extend block.");
             break;
         }
-        field_statement(p, CTX_EXTEND, scope, &x->fields, &x->groups, NULL, x);
+        field_statement(p, CTX_EXTEND, scope, &x->fields, NULL, NULL, x);
     }
     pvec_push(p->s, into, x);
 }
@@ -920,6 +923,11 @@ static void import_statement(struct parser *p)
         return;
     if (len == 0 || strlen(im->path) != len) {
         lex_error_at(&p->lx, im->pos.line, im->pos.col, "Import path is empty or holds a NUL.");
+        return;
+    }
+    if (p->f->imports.n >= PROTO_FILES_MAX) {
+        lex_error_at(&p->lx, im->pos.line, im->pos.col, "Too many imports (more than %d).",
+                     PROTO_FILES_MAX - 1);
         return;
     }
     for (size_t i = 0; i < p->f->imports.n; i++) {

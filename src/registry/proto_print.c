@@ -63,6 +63,33 @@ static void lpush(struct pctx *c, struct pvec *v, void *p)
     v->v[v->n++] = p;
 }
 
+/* Sorts pointers stably (Java's sorts are): qsort on (pointer, original position). */
+struct slot {
+    void *p;
+    size_t i;
+    int (*cmp)(const void *, const void *);
+};
+
+static int slot_cmp(const void *a, const void *b)
+{
+    const struct slot *x = a, *y = b;
+    int d = x->cmp(&x->p, &y->p);
+    return d ? d : x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void stable_sort(struct pctx *c, void **v, size_t n,
+                        int (*cmp)(const void *, const void *))
+{
+    if (n < 2)
+        return;
+    struct slot *s = arena_alloc(&c->arena, n * sizeof(*s));
+    for (size_t i = 0; i < n; i++)
+        s[i] = (struct slot){v[i], i, cmp};
+    qsort(s, n, sizeof(*s), slot_cmp);
+    for (size_t i = 0; i < n; i++)
+        v[i] = s[i].p;
+}
+
 static const char *lprintf(struct pctx *c, const char *a, const char *b, const char *d)
 {
     size_t n = strlen(a) + strlen(b) + strlen(d) + 1;
@@ -257,7 +284,7 @@ static void number(const struct pctx *c, struct strbuf *b, const char *s)
         char *end;
         unsigned long long v = strtoull(q, &end, base);
         if (*q && !*end && !(v == ULLONG_MAX && strcmp(q, "18446744073709551615") != 0)) {
-            strbuf_printf(b, "%s%llu", neg && v ? "-" : "", v);
+            strbuf_printf(b, "%s%llu", neg ? "-" : "", v); /* -0 stays -0, as -0.0 does */
             return;
         }
         strbuf_puts(b, s);
@@ -359,13 +386,7 @@ static struct pvec normalized_entries(struct pctx *c, const struct proto_val *ma
         ne->val = e->val;
         lpush(c, &v, ne);
     }
-    /* Stable by key, so that of equal keys the first stays first. */
-    for (size_t i = 1; i < v.n; i++)
-        for (size_t k = i; k > 0 && ent_cmp(&v.v[k - 1], &v.v[k]) > 0; k--) {
-            void *t = v.v[k];
-            v.v[k] = v.v[k - 1];
-            v.v[k - 1] = t;
-        }
+    stable_sort(c, v.v, v.n, ent_cmp);
     struct pvec out = {0};
     for (size_t i = 0; i < v.n; i++)
         if (i == 0 || ent_cmp(&v.v[i - 1], &v.v[i]) != 0)
@@ -603,6 +624,11 @@ static struct proto_val *merge_maps(struct pctx *c, const struct proto_field *co
     return m;
 }
 
+static int popt_cmp(const void *a, const void *b)
+{
+    return strcmp((*(const struct popt *const *)a)->name, (*(const struct popt *const *)b)->name);
+}
+
 /* The options to print, in order (dflt and json_name, when given, are a field's). Returns the
  * count; *out is in the call's arena. */
 static size_t filter_options(struct pctx *c, const struct pvec *options, const struct popt *extra,
@@ -628,12 +654,17 @@ static size_t filter_options(struct pctx *c, const struct pvec *options, const s
             v[i].val = transform(c, v[i].val);
         }
     }
-    for (size_t i = 1; i < n; i++) /* stable sort by name */
-        for (size_t k = i; k > 0 && strcmp(v[k - 1].name, v[k].name) > 0; k--) {
-            struct popt t = v[k];
-            v[k] = v[k - 1];
-            v[k - 1] = t;
+    {
+        void **ptrs = arena_alloc(&c->arena, n * sizeof(void *));
+        for (size_t i = 0; i < n; i++) {
+            struct popt *copy = lalloc(c, sizeof(*copy));
+            *copy = v[i];
+            ptrs[i] = copy;
         }
+        stable_sort(c, ptrs, n, popt_cmp);
+        for (size_t i = 0; i < n; i++)
+            v[i] = *(struct popt *)ptrs[i];
+    }
     size_t w = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -876,6 +907,11 @@ static int ritem_cmp(const void *a, const void *b)
     return strcmp(x->r->name ? x->r->name : x->text, y->r->name ? y->r->name : y->text);
 }
 
+static int ritem_ptr_cmp(const void *a, const void *b)
+{
+    return ritem_cmp(*(const void *const *)a, *(const void *const *)b);
+}
+
 static void ranges_lines(struct pctx *c, struct strbuf *b, const struct pvec *stmts,
                          const char *keyword, int64_t max, bool secondary)
 {
@@ -924,14 +960,12 @@ static void ranges_lines(struct pctx *c, struct strbuf *b, const struct pvec *st
                 it->text[0] = '\0';
         }
     }
-    /* Stable: insertion sort (Java's List.sort is stable). */
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && ritem_cmp(&items[k - 1], &items[k]) > 0; k--) {
-            struct ritem t = items[k];
-            items[k] = items[k - 1];
-            items[k - 1] = t;
-        }
-    for (size_t i = 0; i < n; i++) {
+    void **order = arena_alloc(&c->arena, (n ? n : 1) * sizeof(void *));
+    for (size_t i = 0; i < n; i++)
+        order[i] = &items[i];
+    stable_sort(c, order, n, ritem_ptr_cmp);
+    for (size_t j = 0; j < n; j++) {
+        size_t i = (size_t)((struct ritem *)order[j] - items);
         struct strbuf t;
         strbuf_init(&t);
         strbuf_printf(&t, "%s ", keyword);
@@ -974,6 +1008,18 @@ static int32_t first_number(struct pctx *c, const struct proto_oneof *o)
     return v.n ? ((const struct proto_field *)v.v[0])->number : INT32_MAX;
 }
 
+struct first_of {
+    int32_t number;
+    const struct proto_oneof *o;
+};
+
+static int first_of_cmp(const void *a, const void *b)
+{
+    const struct first_of *x = *(const struct first_of *const *)a;
+    const struct first_of *y = *(const struct first_of *const *)b;
+    return x->number < y->number ? -1 : x->number > y->number;
+}
+
 static void oneof_lines(struct pctx *c, struct strbuf *b, const struct pvec *oneofs)
 {
     struct pvec v = {0};
@@ -982,14 +1028,16 @@ static void oneof_lines(struct pctx *c, struct strbuf *b, const struct pvec *one
         if (!c->normalize || o->fields.n)
             lpush(c, &v, (void *)o);
     }
-    if (c->normalize)
-        for (size_t i = 1; i < v.n; i++)
-            for (size_t k = i; k > 0 && first_number(c, v.v[k - 1]) > first_number(c, v.v[k]);
-                 k--) {
-                void *t = v.v[k];
-                v.v[k] = v.v[k - 1];
-                v.v[k - 1] = t;
-            }
+    if (c->normalize && v.n > 1) {
+        struct first_of *keys = arena_alloc(&c->arena, v.n * sizeof(*keys));
+        for (size_t i = 0; i < v.n; i++) {
+            keys[i] = (struct first_of){first_number(c, v.v[i]), v.v[i]};
+            v.v[i] = &keys[i];
+        }
+        stable_sort(c, v.v, v.n, first_of_cmp);
+        for (size_t i = 0; i < v.n; i++)
+            v.v[i] = (void *)((struct first_of *)v.v[i])->o;
+    }
     for (size_t i = 0; i < v.n; i++) {
         struct strbuf t;
         strbuf_init(&t);
@@ -1004,24 +1052,24 @@ static void extend_lines(struct pctx *c, struct strbuf *b, const struct pvec *ex
                          bool indented)
 {
     struct pvec names = {0}, groups = {0};
+    struct strmap seen; /* normalized: extendee -> its group */
+    strmap_init(&seen);
     for (size_t i = 0; i < extends->n; i++) {
         const struct proto_extend *x = extends->v[i];
         const char *name = c->normalize && x->extendee.type ? qualified(c, x->extendee.type)
                                                               : x->extendee.text;
-        size_t k = 0;
-        if (c->normalize)
-            while (k < names.n && strcmp(names.v[k], name) != 0)
-                k++;
-        else
-            k = names.n;
-        if (k == names.n) {
+        struct pvec *g = c->normalize ? strmap_get(&seen, name, strlen(name)) : NULL;
+        if (!g) {
+            g = lalloc(c, sizeof(struct pvec));
             lpush(c, &names, (void *)name);
-            lpush(c, &groups, lalloc(c, sizeof(struct pvec)));
+            lpush(c, &groups, g);
+            if (c->normalize)
+                strmap_put(&seen, name, strlen(name), g);
         }
-        struct pvec *g = groups.v[k];
         for (size_t f = 0; f < x->fields.n; f++)
             lpush(c, g, x->fields.v[f]);
     }
+    strmap_destroy(&seen);
     for (size_t i = 0; i < names.n; i++) {
         struct strbuf t;
         strbuf_init(&t);
@@ -1143,13 +1191,19 @@ static void enum_text(struct pctx *c, struct strbuf *b, const struct proto_type 
     struct pvec v = {0};
     for (size_t i = 0; i < e->values.n; i++)
         lpush(c, &v, e->values.v[i]);
-    if (c->normalize && v.n > 1) {
-        for (size_t i = 1; i < v.n; i++) /* stable */
-            for (size_t k = i; k > 0 && value_cmp(&v.v[k - 1], &v.v[k]) > 0; k--) {
-                void *t = v.v[k];
-                v.v[k] = v.v[k - 1];
-                v.v[k - 1] = t;
-            }
+    if (c->normalize) {
+        stable_sort(c, v.v, v.n, value_cmp);
+        /* proto3 wants a zero first: with negative values, the first zero goes before them
+         * (Confluent's order would not parse back). */
+        size_t z = 0;
+        while (e->file->syntax == 3 && z < v.n &&
+               ((const struct proto_enum_value *)v.v[z])->number < 0)
+            z++;
+        if (z > 0 && z < v.n) {
+            void *zero = v.v[z];
+            memmove(v.v + 1, v.v, z * sizeof(void *));
+            v.v[0] = zero;
+        }
     }
     for (size_t i = 0; i < v.n; i++) {
         const struct proto_enum_value *ev = v.v[i];
