@@ -24,7 +24,8 @@
  * declarations then the update's (Confluent's follows Java hash sets); a pair of imported
  * messages is compared once per call and its result reused (Confluent recomputes it), and a
  * pair being compared is not compared again inside itself (as Confluent's SchemaScope); at most
- * DIFFS_MAX differences are kept per call (the verdict counts all). */
+ * DIFFS_MAX differences are kept per call (the verdict counts all, and a refusal keeps at least
+ * one of its reasons). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,7 +89,8 @@ struct dlist {
     struct diff *v;
     size_t n;
     size_t cap;
-    bool incompatible; /* some difference, kept or not, is not compatible */
+    bool incompatible;      /* some difference, kept or not, is not compatible */
+    bool kept_incompatible; /* one of those is kept (so a refusal always has a reason) */
 };
 
 /* A compared pair of imported messages and what the comparison found. */
@@ -108,11 +110,15 @@ struct cmp {
 
 static void dlist_add(struct cmp *c, struct dlist *l, enum diff_type type, const char *path)
 {
-    if (!diff_info[type].compatible)
+    bool bad = !diff_info[type].compatible;
+    if (bad)
         l->incompatible = true;
-    if (c->budget == 0)
+    if (c->budget == 0 && !(bad && !l->kept_incompatible))
         return;
-    c->budget--;
+    if (c->budget > 0)
+        c->budget--;
+    if (bad)
+        l->kept_incompatible = true;
     MEM_GROW(l->v, l->cap, l->n + 1);
     l->v[l->n].type = type;
     l->v[l->n].path = mem_strdup(path);

@@ -21,7 +21,11 @@
  * field's type, extensions against their extendee's ranges. Custom options are kept as written
  * but not checked against their extension's type (Confluent does not either). Editions
  * (`edition = "2023";`) are refused with a message saying so. Groups (proto2) are parsed and
- * kept, with fields only inside them; compatibility ignores them as Confluent does.
+ * kept, with fields only inside them (and not in extend blocks); compatibility ignores them as
+ * Confluent does. A message with `option map_entry = true` (how a descriptor, and its canonical
+ * text, spells a map) must be a map's entry: key = 1, value = 2, and only named by a repeated
+ * field of the message around it. A descriptor whose names .proto text could not spell is
+ * refused, so every accepted schema has a canonical text.
  *
  * Every refusal is one message: "line:col: what" for the schema's own text, "path:line:col:
  * what" for an imported file. Inputs are bounded (PROTO_TEXT_MAX bytes over all files,

@@ -5,7 +5,9 @@
  * knows (the built-in well-known files are there too). Checked: a refusal has a message; an
  * accepted schema prints a canonical and a normalized form, each of which parses back (with
  * the same references) and prints the same again; the schema can read itself, and it and its
- * canonical re-parse read each other; the default message's indexes lead back to its name. */
+ * canonical re-parse read each other; the default message's indexes lead back to its name.
+ * When dep.proto parses as a schema of its own, it and the schema are compared both ways: a
+ * verdict has reasons exactly when it is a refusal. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +95,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (proto_message_name(s, idx, k, &b) != 0 || strcmp(strbuf_str(&b), name) != 0)
             abort();
         strbuf_destroy(&b);
+    }
+    if (d.text) {
+        struct dep none = {NULL, 0};
+        struct proto_schema *o = parse(d.text, d.len, &none);
+        for (int dir = 0; o && dir < 2; dir++) {
+            struct proto_reasons why = {0};
+            bool ok = dir ? proto_can_read(o, s, "new", "old", &why)
+                          : proto_can_read(s, o, "new", "old", &why);
+            if (ok != (why.n == 0))
+                abort();
+            proto_reasons_free(&why);
+        }
+        proto_free(o);
     }
     proto_free(n);
     proto_free(c);
