@@ -252,7 +252,9 @@ cp "$PKI/keystore.pem" "$TMP/node4-keystore.pem"
 CL_PID[4]=$!
 wait_log 4 'event=cluster_bootstrapped' 1 15 || fail "node 4 did not bootstrap: $(tail -3 "$TMP/node4.log")"
 wait_log 4 'event=cluster_registered' 1 15 || fail "node 4 did not register"
-[ "$(kcat -L -b "127.0.0.1:${CL_PORT[4]}" 2>/dev/null | grep -c '^  broker ')" = 4 ] || fail "node 4 does not see 4 brokers"
+# registered means the controller committed node 4; node 4's own image takes it a moment later
+sees_four() { [ "$(kcat -L -b "127.0.0.1:${CL_PORT[4]}" 2>/dev/null | grep -c '^  broker ')" = 4 ]; }
+WAIT_S=10 poll_until sees_four || fail "node 4 does not see 4 brokers within 10 s"
 
 note "SIGHUP: node 4's cluster listener takes a new certificate, and the node stays in the cluster"
 [ "$(cert_serial "127.0.0.1:${CL_CPORT[4]}" "$PKI/ca.pem")" = 1001 ] || fail "node 4 does not show certificate 0x1001"
