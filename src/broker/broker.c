@@ -29,6 +29,7 @@
 #include "broker/legacy.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/schemas.h"
 #include "broker/quotas.h"
 #include "broker/sasl.h"
 #include "broker/producers.h"
@@ -655,6 +656,7 @@ void broker_stop(struct broker *b)
     quota_stop(b);
     cluster_stop(b);        /* replicas closed before their logs */
     topics_close_all(b);    /* answers parked produces, closes logs */
+    schemas_stop(b);        /* after the logs: its write in flight has been answered */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */
     authz_stop(b);
     fdcache_free(b->files); /* every log is closed */

@@ -42,6 +42,7 @@
 #include "broker/cluster_configs.h"
 #include "broker/elect.h"
 #include "broker/internal.h"
+#include "broker/schemas.h"
 #include "broker/producer_ids.h"
 #include "broker/producers.h"
 #include "broker/quorum_state.h"
@@ -130,6 +131,9 @@ static void on_controller_frame(int32_t from, uint8_t type, uint64_t request_id,
                                 const uint8_t *body, size_t len, void *data)
 {
     struct cluster *c = data;
+    if ((type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE) && len > 0 &&
+        body[0] == SCHEMAS_RPC_KIND)
+        return schemas_deliver(c->b, from, type, request_id, body, len);
     if (type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE)
         return elect_deliver(c->b, from, type, request_id, body, len);
     if (type == RPC_METADATA_FETCH)
@@ -243,6 +247,11 @@ static bool is_offsets_topic(const struct partition *p)
     return !strcmp(p->topic->name, OFFSETS_TOPIC);
 }
 
+static bool is_schemas_partition(const struct partition *p)
+{
+    return p->index == 0 && !strcmp(p->topic->name, SCHEMAS_TOPIC);
+}
+
 static void on_commit(struct host_group *g, int64_t commit, void *data)
 {
     struct cluster *c = data;
@@ -252,6 +261,8 @@ static void on_commit(struct host_group *g, int64_t commit, void *data)
     produce_raft_commit(p, host_group_replica(g), commit);
     if (is_offsets_topic(p))
         groups_offsets_commit(c->b, p, commit);
+    else if (is_schemas_partition(p))
+        schemas_commit(c->b, p, commit);
 }
 
 int partition_truncate_prefix(struct broker *b, struct partition *p, int64_t new_start)
@@ -333,6 +344,8 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
         fetch_wake_all(p);
         if (is_offsets_topic(p)) /* the group coordinator moves with the leadership */
             groups_offsets_leader(c->b, p, ch->leading);
+        else if (is_schemas_partition(p)) /* so does the registry's writer */
+            schemas_leader(c->b, p, ch->leading);
     }
     struct cgroup *cg = cgroup_find(c, topic, index);
     if (cg)

@@ -103,6 +103,9 @@ struct broker_config {
     int admin_port;                           /* -1: admin listener disabled (empty value) */
     struct tls_settings *admin_ssl;           /* admin.listener.ssl.*: HTTPS and Basic auth
                                                  (owned by the config); NULL: plain HTTP */
+    char registry_host[BROKER_HOST_MAX];      /* schema.registry.listener: the REST API */
+    int registry_port;                        /* -1: no schema registry (empty value) */
+    int32_t registry_replication_factor;      /* schema.registry.topic.replication.factor */
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
     bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */

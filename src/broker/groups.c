@@ -599,84 +599,16 @@ static bool io_partition_exists(void *ctx, struct kstr topic, int32_t partition)
     return cluster_partition_exists(b->cluster, topic, partition); /* maybe no replica here */
 }
 
-/* Feeds the records of one batch (from disk: checked, never trusted) to the coordinator. */
-static void replay_batch(struct broker *b, int32_t p, const uint8_t *batch, size_t len,
-                         int *skipped)
-{
-    struct kbatch_header h;
-    kbatch_parse_header(batch, &h);
-    if (kbatch_is_control(&h) || h.records_count <= 0)
-        return;
-    if (kbatch_validate(batch, len, false, false, 0) != 0) {
-        (*skipped)++;
-        return;
-    }
-    const uint8_t *recs = batch + KBATCH_HEADER_SIZE;
-    size_t recs_len = len - KBATCH_HEADER_SIZE;
-    uint8_t *plain = NULL;
-    if (kbatch_compression(&h) != KCOMPRESSION_NONE) {
-        size_t out_len;
-        if (kcompress_decompress(kbatch_compression(&h), recs, recs_len, 64u << 20, &plain,
-                                 &out_len) != 0) {
-            (*skipped)++;
-            return;
-        }
-        recs = plain;
-        recs_len = out_len;
-    }
-    struct krecord_iter it;
-    krecord_iter_init(&it, recs, recs_len, h.records_count);
-    struct krecord rec;
-    int rc;
-    while ((rc = krecord_iter_next(&it, &rec)) == 1)
-        coordinator_load_record(b->groups, p, rec.key, rec.value);
-    if (rc < 0)
-        (*skipped)++;
-    mem_free(plain);
-}
+struct replay {
+    struct broker *b;
+    int32_t partition;
+};
 
-/* Reads partition p of __consumer_offsets from log start to HW, batch by batch. */
-static int replay_partition(struct broker *b, struct partition *part, int *batches, int *skipped)
+static void replay_record(void *arg, const struct krecord *rec, int64_t offset)
 {
-    struct plog *log = part->log;
-    int64_t offset = plog_start_offset(log), hw = plog_high_watermark(log);
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    int rc = 0;
-    while (offset < hw) {
-        struct plog_read_result res;
-        rc = plog_read(log, offset, hw, 1u << 20, &res);
-        if (rc != 0 || res.len == 0)
-            break;
-        if (res.len > cap) {
-            cap = res.len;
-            buf = mem_realloc(buf, cap);
-        }
-        ssize_t n = pread(res.file->fd, buf, res.len, res.pos);
-        fileref_put(res.file);
-        if (n < 0 || (size_t)n != res.len) {
-            rc = n < 0 ? -errno : -ERR_SHORT;
-            break;
-        }
-        size_t pos = 0;
-        while (pos + KBATCH_HEADER_SIZE <= res.len) {
-            int64_t base;
-            int32_t blen;
-            kbatch_peek(buf + pos, &base, &blen);
-            if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
-                pos + (size_t)blen + KBATCH_LOG_OVERHEAD > res.len)
-                break;
-            size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
-            replay_batch(b, part->index, buf + pos, sz, skipped);
-            (*batches)++;
-            pos += sz;
-        }
-        if (res.next_offset <= offset)
-            break; /* no progress: never loop */
-        offset = res.next_offset;
-    }
-    mem_free(buf);
-    return rc;
+    struct replay *rp = arg;
+    (void)offset;
+    coordinator_load_record(rp->b->groups, rp->partition, rec->key, rec->value);
 }
 
 static void group_join_done(void *waiter, const struct group_join_result *res)
@@ -721,8 +653,10 @@ static void offsets_load_if_ready(struct broker *b, struct partition *p, int64_t
         return;
     p->coord_loading = false;
     int64_t t0 = time_mono_ms();
-    int batches = 0, skipped = 0;
-    int rc = replay_partition(b, p, &batches, &skipped);
+    struct replay rp = {b, p->index};
+    struct log_scan_stats scan = {0};
+    int rc = partition_scan(p, plog_start_offset(p->log), plog_high_watermark(p->log),
+                            replay_record, &rp, &scan);
     if (rc != 0) {
         /* stays loading: its groups get COORDINATOR_LOAD_IN_PROGRESS, never a partial state */
         log_error("groups_load_failed", "partition=%d error=\"%s\"", p->index, err_str(rc));
@@ -730,7 +664,7 @@ static void offsets_load_if_ready(struct broker *b, struct partition *p, int64_t
     }
     coordinator_load_end(b->groups, p->index);
     log_info("groups_loaded", "partition=%d groups=%zu batches=%d skipped=%d ms=%lld", p->index,
-             coordinator_group_count(b->groups), batches, skipped,
+             coordinator_group_count(b->groups), scan.batches, scan.skipped,
              (long long)(time_mono_ms() - t0));
 }
 

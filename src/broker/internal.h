@@ -101,6 +101,7 @@ struct broker {
     struct quota_state *quotas; /* client quota rates (quotas.h); NULL until a quota applies */
     struct list_node held;      /* responses held for a quota (response_send_after) */
     struct elect *elect;        /* ElectLeaders in flight (elect.h); NULL until the first */
+    struct schemas *schemas;    /* the schema registry (schemas.h); NULL until first used */
 };
 
 /* Per-connection state. */
@@ -226,6 +227,35 @@ void groups_offsets_commit(struct broker *b, struct partition *p, int64_t commit
 /* Its topic configs when __consumer_offsets is created (compact, 100 MiB segments). */
 #define OFFSETS_TOPIC_N_OVERRIDES 2
 extern const struct topic_config_kv offsets_topic_overrides[OFFSETS_TOPIC_N_OVERRIDES];
+
+/* ---- schemas.c: the schema registry's hooks ---- */
+
+/* The commit index of _schemas-0's local replica advanced: apply, answer the write waiting. */
+void schemas_commit(struct broker *b, struct partition *p, int64_t commit);
+/* This broker's replica of _schemas-0 became the leader, or stopped being it. */
+void schemas_leader(struct broker *b, struct partition *p, bool leading);
+/* An RPC_BROKER_REQUEST / RESPONSE frame whose body starts with SCHEMAS_RPC_KIND. */
+void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t request_id,
+                     const uint8_t *body, size_t len);
+/* Answers every request still waiting (50003) and frees the service. */
+void schemas_stop(struct broker *b);
+
+/* ---- log_scan.c: reading a partition's own log back ---- */
+
+struct krecord;
+/* One record of a data batch, at its offset. */
+typedef void (*log_record_fn)(void *arg, const struct krecord *rec, int64_t offset);
+struct log_scan_stats {
+    int batches; /* read (control batches included) */
+    int skipped; /* that did not validate or decompress, or whose records ran short */
+    int64_t next; /* the offset after the last batch read */
+};
+/* Calls fn for every record of the data batches of p's log from `from` (the log start if
+ * earlier) up to `to` (exclusive; batches are read whole: pass the high watermark), on this
+ * thread. *st is filled (zero it first). Returns 0, or a negative code when the log could not
+ * be read (st->next then says how far it got). */
+int partition_scan(struct partition *p, int64_t from, int64_t to, log_record_fn fn, void *arg,
+                   struct log_scan_stats *st);
 
 /* ApiVersions error reply for an unsupported version (KIP-511). */
 void api_versions_reply_unsupported(struct request *req);

@@ -39,6 +39,7 @@ enum ctype {
     C_CODEC,    /* compression.type: producer | uncompressed | gzip | snappy | lz4 | zstd */
     C_LEVEL,    /* log level */
     C_ADMIN,    /* admin_host + admin_port: host:port, or empty to disable */
+    C_REGISTRY, /* registry_host + registry_port: host:port, or empty to disable */
     C_VOTERS,   /* quorum_voters text + voters[]: id@host:port,... or empty */
     C_CLUSTER,  /* cluster_host + cluster_port: host:port, or empty */
     C_BOOTSTRAP, /* quorum_bootstrap text + bootstrap[]: host:port,... or empty */
@@ -233,6 +234,13 @@ static const struct key keys[] = {
      1, 0,
      "with the authorizer on: a resource that no ACL names is open to everyone (false: only "
      "to super users)"},
+    {"schema.registry.listener", C_REGISTRY, F(registry_host), "127.0.0.1:8081", 0, 0, 1, 0,
+     "the schema registry's REST API (Confluent's): `host:port`; empty turns it off. The "
+     "default address is best effort (a second broker on the machine runs without); one set "
+     "explicitly must be free, else the broker refuses to start"},
+    {"schema.registry.topic.replication.factor", C_INT, F(registry_replication_factor), "3", 1,
+     32767, 1, 0,
+     "replicas of `_schemas` when the registry creates it (at most the brokers registered then)"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
      "picks a free port. Beyond loopback (anything but 127.0.0.0/8, `::1`, `localhost`) it "
@@ -743,6 +751,23 @@ static int apply_admin_ssl(struct state *st, const char *name, const char *value
 }
 
 /* Applies name=value. Returns 0 or -1 with err. */
+/* The host and port fields of a host:port key (C_ADMIN, C_REGISTRY, C_CLUSTER). */
+static void hostport_field(struct broker_config *cfg, enum ctype type, char **host,
+                           size_t *hostcap, int **port)
+{
+    if (type == C_ADMIN) {
+        *host = cfg->admin_host;
+        *port = &cfg->admin_port;
+    } else if (type == C_REGISTRY) {
+        *host = cfg->registry_host;
+        *port = &cfg->registry_port;
+    } else {
+        *host = cfg->cluster_host;
+        *port = &cfg->cluster_port;
+    }
+    *hostcap = BROKER_HOST_MAX;
+}
+
 static int apply(struct state *st, const char *name, const char *value, char *err, size_t errcap)
 {
     int arc = apply_admin_ssl(st, name, value, err, errcap);
@@ -846,17 +871,25 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         strcpy(field, value);
         return 0;
-    case C_ADMIN: {
+    case C_ADMIN:
+    case C_REGISTRY:
+    case C_CLUSTER: {
+        char *host;
+        size_t hostcap;
+        int *port;
+        hostport_field(st->cfg, k->type, &host, &hostcap, &port);
         char lerr[200];
-        if (!*value) {
-            st->cfg->admin_host[0] = '\0';
-            st->cfg->admin_port = -1;
+        host[0] = '\0';
+        *port = -1;
+        if (!*value)
             return 0;
-        }
-        if (config_parse_listener(value, st->cfg->admin_host, sizeof(st->cfg->admin_host),
-                                  &st->cfg->admin_port, lerr, sizeof(lerr)) != 0) {
-            snprintf(err, errcap, "bad value '%s' for %s: %s (or empty to disable)", value, name,
-                     lerr);
+        if (strstr(value, "://") ||
+            config_parse_listener(value, host, hostcap, port, lerr, sizeof(lerr)) != 0) {
+            host[0] = '\0';
+            *port = -1;
+            snprintf(err, errcap,
+                     "bad value '%s' for %s: expected host:port (port 0-65535; 0: any free port), "
+                     "or empty to disable", value, name);
             return -1;
         }
         return 0;
@@ -920,25 +953,6 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         }
         strcpy(field, value);
         st->cfg->n_bootstrap = n;
-        return 0;
-    }
-    case C_CLUSTER: {
-        char lerr[200];
-        if (!*value) {
-            st->cfg->cluster_host[0] = '\0';
-            st->cfg->cluster_port = -1;
-            return 0;
-        }
-        if (strstr(value, "://") ||
-            config_parse_listener(value, st->cfg->cluster_host, sizeof(st->cfg->cluster_host),
-                                  &st->cfg->cluster_port, lerr, sizeof(lerr)) != 0) {
-            st->cfg->cluster_host[0] = '\0';
-            st->cfg->cluster_port = -1;
-            snprintf(err, errcap,
-                     "bad value '%s' for %s: expected host:port (port 0-65535; 0: any free port)",
-                     value, name);
-            return -1;
-        }
         return 0;
     }
     case C_LISTENERS:
@@ -1075,21 +1089,18 @@ static void describe(struct broker_config *cfg, const struct state *st)
             snprintf(buf, sizeof(buf), "%" PRId64, *(const int64_t *)field);
             break;
         case C_CLUSTER:
-            if (cfg->cluster_port < 0)
-                buf[0] = '\0';
-            else if (strchr(cfg->cluster_host, ':'))
-                snprintf(buf, sizeof(buf), "[%s]:%d", cfg->cluster_host, cfg->cluster_port);
-            else
-                snprintf(buf, sizeof(buf), "%s:%d", cfg->cluster_host, cfg->cluster_port);
-            break;
         case C_ADMIN:
-            if (cfg->admin_port < 0)
+        case C_REGISTRY: {
+            char *host;
+            size_t hostcap;
+            int *port;
+            hostport_field((struct broker_config *)cfg, k->type, &host, &hostcap, &port);
+            if (*port < 0)
                 buf[0] = '\0';
-            else if (strchr(cfg->admin_host, ':'))
-                snprintf(buf, sizeof(buf), "[%s]:%d", cfg->admin_host, cfg->admin_port);
             else
-                snprintf(buf, sizeof(buf), "%s:%d", cfg->admin_host, cfg->admin_port);
+                snprintf(buf, sizeof(buf), strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, *port);
             break;
+        }
         default:
             snprintf(buf, sizeof(buf), "%s", field);
             break;

@@ -22,12 +22,16 @@
  *     WRITE event means "try again" in the state the connection is in. HOLDING watches
  *     nothing (a socket error still ends it).
  *  5. c->tls is set from accept to LINGERING on an HTTPS server, NULL otherwise.
+ *  6. c->pending is set exactly in WAITING, and then c->pending->c == c; a pending handle
+ *     whose connection is gone has c == NULL (httpd_finish then only frees it). In WAITING,
+ *     status, content_type and body hold the fallback answer. WAITING watches nothing.
  *
  * Connection states and transitions:
  *   HANDSHAKING --handshake done--> READING (HTTPS only; the state at accept)
  *   HANDSHAKING --TLS error, EOF or timer (handshake timeout)--> freed (counted, logged)
  *   READING   --request (head and body) complete, or refused (respond)--> WRITING, or
- *               HOLDING (delay_ms)
+ *               HOLDING (delay_ms), or WAITING (the handler deferred its answer)
+ *   WAITING   --httpd_finish(), or timer (timeout_ms: the handler's fallback answer)--> WRITING
  *   READING   --timer (timeout_ms after accept or handshake): 408 (respond)--> WRITING
  *   HOLDING   --timer (delay_ms)--> WRITING
  *   WRITING   --all written (start_linger: close_notify, shutdown SHUT_WR)--> LINGERING
@@ -62,7 +66,11 @@
 #define TLS_LOG_EVERY_MS 1000
 #define PEER_MAX 64
 
-enum hconn_state { HC_HANDSHAKING, HC_READING, HC_HOLDING, HC_WRITING, HC_LINGERING };
+enum hconn_state { HC_HANDSHAKING, HC_READING, HC_HOLDING, HC_WAITING, HC_WRITING, HC_LINGERING };
+
+struct httpd_pending {
+    struct hconn *c; /* invariant 6 */
+};
 
 struct hconn {
     struct httpd *h;
@@ -82,6 +90,10 @@ struct hconn {
     size_t out_off;             /* bytes of head + body sent */
     size_t drained;             /* bytes discarded while lingering */
     struct reactor_timer timer; /* the deadline of the current state */
+    struct httpd_pending *pending; /* invariant 6 */
+    int fallback_status;           /* WAITING: the answer at timeout */
+    const char *fallback_type;
+    const char *fallback_extra;
 };
 
 struct httpd {
@@ -113,6 +125,8 @@ static void drop_request(struct hconn *c)
 static void conn_free(struct hconn *c)
 {
     struct httpd *h = c->h;
+    if (c->pending)
+        c->pending->c = NULL;
     reactor_timer_stop(h->r, &c->timer);
     reactor_del(h->r, c->fd);
     tls_free(c->tls);
@@ -289,7 +303,49 @@ static void start_write(struct hconn *c)
     write_some(c);
 }
 
-/* Builds the response (the handler's, or an error) and starts writing it, or holds it. */
+/* Starts sending a response: the head now, the body moved from *body. */
+static void send_response(struct hconn *c, int status, const char *content_type,
+                          const char *extra, struct strbuf *body, bool head_only)
+{
+    struct httpd *h = c->h;
+    if (status >= 400 && body->len == 0) {
+        strbuf_puts(body, error_text(status));
+        content_type = "text/plain; charset=utf-8";
+    }
+    http_write_head(&c->head, status, content_type, body->len, extra);
+    if (head_only)
+        strbuf_destroy(body);
+    c->body = *body; /* moved: no copy of a large /metrics body */
+    strbuf_init(body);
+    if (status > 0 && status < HTTPD_STATUS_MAX)
+        h->stats.responses[status]++;
+}
+
+struct httpd_pending *httpd_defer(struct httpd_response *resp)
+{
+    if (!resp->pending)
+        resp->pending = mem_calloc(1, sizeof(*resp->pending));
+    return resp->pending;
+}
+
+void httpd_finish(struct httpd_pending *p, int status, const char *content_type,
+                  struct strbuf *body)
+{
+    struct hconn *c = p->c;
+    mem_free(p);
+    if (!c) {
+        strbuf_destroy(body);
+        return;
+    }
+    c->pending = NULL;
+    strbuf_destroy(&c->body); /* the fallback */
+    reactor_timer_stop(c->h->r, &c->timer);
+    send_response(c, status, content_type, NULL, body, false);
+    start_write(c);
+}
+
+/* Builds the response (the handler's, or an error) and starts writing it, holds it, or waits
+ * for the handler's deferred answer. */
 static void respond(struct hconn *c, struct http_request *req, int error_status)
 {
     struct httpd *h = c->h;
@@ -305,17 +361,23 @@ static void respond(struct hconn *c, struct http_request *req, int error_status)
         req->body_len = req->content_length > 0 ? (size_t)req->content_length : 0;
         h->fn(req, &resp, h->data);
     }
-    if (resp.status >= 400 && resp.body.len == 0) {
-        strbuf_puts(&resp.body, error_text(resp.status));
-        resp.content_type = "text/plain; charset=utf-8";
-    }
-    http_write_head(&c->head, resp.status, resp.content_type, resp.body.len, resp.extra_headers);
-    if (head_only)
-        strbuf_destroy(&resp.body);
-    c->body = resp.body; /* moved: no copy of a large /metrics body */
-    if (resp.status > 0 && resp.status < HTTPD_STATUS_MAX)
-        h->stats.responses[resp.status]++;
     drop_request(c); /* neither the head (an Authorization field) nor the body is needed now */
+    if (resp.pending) {
+        c->state = HC_WAITING;
+        c->pending = resp.pending;
+        c->pending->c = c;
+        c->fallback_status = resp.status;
+        c->fallback_type = resp.content_type;
+        c->fallback_extra = resp.extra_headers;
+        c->body = resp.body; /* the fallback, kept until the answer or the timeout */
+        if (watch(c, 0) != 0) {
+            conn_free(c);
+            return;
+        }
+        reactor_timer_start(h->r, &c->timer, h->lim.timeout_ms);
+        return;
+    }
+    send_response(c, resp.status, resp.content_type, resp.extra_headers, &resp.body, head_only);
     if (resp.delay_ms > 0) {
         c->state = HC_HOLDING;
         if (watch(c, 0) != 0) {
@@ -438,6 +500,7 @@ static void io_cb(struct reactor *r, int fd, uint32_t events, void *data)
         on_readable(c);
         return;
     case HC_HOLDING:
+    case HC_WAITING:
         return;
     case HC_WRITING:
         write_some(c);
@@ -463,6 +526,16 @@ static void timer_cb(struct reactor *r, struct reactor_timer *t, void *data)
     case HC_HOLDING:
         start_write(c);
         return;
+    case HC_WAITING: {
+        c->h->stats.timeouts++;
+        c->pending->c = NULL; /* the owner's httpd_finish() only frees it now */
+        c->pending = NULL;
+        struct strbuf body = c->body;
+        strbuf_init(&c->body);
+        send_response(c, c->fallback_status, c->fallback_type, c->fallback_extra, &body, false);
+        start_write(c);
+        return;
+    }
     case HC_WRITING:
         c->h->stats.timeouts++;
         conn_free(c);

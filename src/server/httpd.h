@@ -51,6 +51,8 @@ struct httpd_limits {
 
 #define HTTPD_HOLD_MAX_MS 10000
 
+struct httpd_pending;
+
 /* What the handler fills in. body is empty (initialised) when the handler is called. */
 struct httpd_response {
     int status;                /* 200 unless set */
@@ -58,7 +60,20 @@ struct httpd_response {
     const char *extra_headers; /* static "Name: value\r\n..." lines, or NULL */
     int64_t delay_ms;          /* > 0: hold the response this long (at most HTTPD_HOLD_MAX_MS) */
     struct strbuf body;
+    struct httpd_pending *pending; /* set by httpd_defer() */
 };
+
+/* Called by a handler that answers later (the answer waits for a commit): the connection waits,
+ * reading nothing, for httpd_finish() on the handle returned. What resp holds when the handler
+ * returns is the answer sent instead if timeout_ms passes first. The caller must call
+ * httpd_finish() exactly once for every handle, also after the connection or the server is
+ * gone (it then only frees the handle). The request (req and its body) is not valid after the
+ * handler returns: copy what the answer needs. */
+struct httpd_pending *httpd_defer(struct httpd_response *resp);
+/* Sends the deferred answer (status, static content_type, body moved from *body, which is left
+ * empty) and frees p. */
+void httpd_finish(struct httpd_pending *p, int status, const char *content_type,
+                  struct strbuf *body);
 
 /* req->peer is the client's address (no port) as inet_ntop writes it (IPv4-mapped IPv6 as
  * IPv4); req->body[0, body_len) the request's body (valid during the call only). */

@@ -24,6 +24,7 @@
 #include "net/reactor.h"
 #include "security/protocol.h"
 #include "server/admin.h"
+#include "server/registry_http.h"
 #include "server/config.h"
 #include "server/tls_listeners.h"
 #include "server/version.h"
@@ -75,10 +76,28 @@ static bool config_explicit(const struct broker_config *cfg, const char *key)
     return false;
 }
 
-/* Starts the admin listener. An address given explicitly must work (else startup fails, like
- * any listener); the default one is best effort, so that several brokers started without
- * configuration on one machine do not fail on the second one's 9644 (it then runs without).
- * Returns 0 (*out may stay NULL) or -errno with err set. */
+/* A listener of `key` at host:port failed to bind (rc). An address given explicitly must work
+ * (else startup fails, like any listener); the default one is best effort, so that several
+ * brokers started without configuration on one machine do not fail on the second one's port
+ * (it then runs without). Returns 0 (go on without) or rc with err set. */
+static int optional_listener_failed(const struct broker_config *cfg, const char *key,
+                                    const char *event, const char *host, int port, int rc,
+                                    char *err, size_t errcap)
+{
+    if (!config_explicit(cfg, key)) {
+        log_warn(event,
+                 "addr=%s:%d err=\"%s\" action=continue_without (set %s to choose another "
+                 "address)",
+                 host, port, err_str(rc), key);
+        return 0;
+    }
+    snprintf(err, errcap, "cannot listen on %s %s:%d: %s (set %s= to disable)", key, host, port,
+             err_str(rc), key);
+    return rc;
+}
+
+/* Starts the admin listener (see optional_listener_failed). Returns 0 (*out may stay NULL) or
+ * -errno with err set. */
 static int start_admin(struct reactor *r, const struct broker_config *cfg,
                        const struct listener_tls *tls, struct broker *b, int64_t start_wall_ms,
                        struct admin **out, char *err, size_t errcap)
@@ -89,17 +108,23 @@ static int start_admin(struct reactor *r, const struct broker_config *cfg,
     int rc = admin_start(r, cfg->admin_host, cfg->admin_port, tls, b, start_wall_ms, out);
     if (rc == 0)
         return 0;
-    if (!config_explicit(cfg, "admin.listener")) {
-        log_warn("admin_listener_unavailable",
-                 "admin=%s:%d err=\"%s\" action=continue_without (set admin.listener to choose "
-                 "another address)",
-                 cfg->admin_host, cfg->admin_port, err_str(rc));
+    return optional_listener_failed(cfg, "admin.listener", "admin_listener_unavailable",
+                                    cfg->admin_host, cfg->admin_port, rc, err, errcap);
+}
+
+/* Starts the schema registry's listener, the same way. */
+static int start_registry(struct reactor *r, const struct broker_config *cfg, struct broker *b,
+                          struct registry_http **out, char *err, size_t errcap)
+{
+    *out = NULL;
+    if (cfg->registry_port < 0)
         return 0;
-    }
-    snprintf(err, errcap,
-             "cannot listen on admin.listener %s:%d: %s (set admin.listener= to disable)",
-             cfg->admin_host, cfg->admin_port, err_str(rc));
-    return rc;
+    int rc = registry_http_start(r, cfg->registry_host, cfg->registry_port, b, out);
+    if (rc == 0)
+        return 0;
+    return optional_listener_failed(cfg, "schema.registry.listener",
+                                    "schema_registry_listener_unavailable", cfg->registry_host,
+                                    cfg->registry_port, rc, err, errcap);
 }
 
 static void raise_fd_limit(void)
@@ -210,12 +235,16 @@ int server_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    struct admin *adm;
+    struct admin *adm = NULL;
+    struct registry_http *reg = NULL;
     rc = start_admin(r, &cfg, tls_listeners_admin(tls), b, start_wall_ms, &adm, err, sizeof(err));
+    if (rc == 0)
+        rc = start_registry(r, &cfg, b, &reg, err, sizeof(err));
     if (rc != 0) {
         char q[1100];
         log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));
         fprintf(stderr, "streampulse serve: %s\n", err);
+        admin_stop(adm);
         broker_stop(b);
         reactor_free(r);
         close(sfd);
@@ -223,10 +252,14 @@ int server_main(int argc, char **argv)
         config_free(&cfg);
         return 1;
     }
-    char admin_addr[BROKER_HOST_MAX + 16] = "off";
+    char admin_addr[BROKER_HOST_MAX + 16] = "off", registry_addr[BROKER_HOST_MAX + 16] = "off";
     if (adm)
         snprintf(admin_addr, sizeof(admin_addr), strchr(cfg.admin_host, ':') ? "[%s]:%d" : "%s:%d",
                  cfg.admin_host, admin_port(adm));
+    if (reg)
+        snprintf(registry_addr, sizeof(registry_addr),
+                 strchr(cfg.registry_host, ':') ? "[%s]:%d" : "%s:%d", cfg.registry_host,
+                 registry_http_port(reg));
     /* every listener as NAME/PROTOCOL@host:port, e.g. PLAINTEXT/PLAINTEXT@127.0.0.1:9092 */
     char lis[BROKER_LISTENERS_MAX * (BROKER_HOST_MAX + 96)];
     size_t ln = 0;
@@ -239,11 +272,12 @@ int server_main(int argc, char **argv)
     }
     log_info("broker_started",
              "version=%s node_id=%d listener=%s:%d advertised=%s:%d listeners=%s admin=%s "
-             "admin_tls=%s data_dir=%s cluster_id=%s topics=%d partitions=%d clean_shutdown=%s "
+             "admin_tls=%s schema_registry=%s data_dir=%s cluster_id=%s topics=%d partitions=%d clean_shutdown=%s "
              "recovery_ms=%lld segments_validated=%d truncated_bytes=%lld startup_ms=%lld",
              STREAMPULSE_VERSION, cfg.node_id, cfg.listener_host, broker_port(b),
              cfg.advertised_host, cfg.advertised_port > 0 ? cfg.advertised_port : broker_port(b),
-             lis, admin_addr, adm && cfg.admin_ssl ? "https_basic_auth" : "off", cfg.log_dirs,
+             lis, admin_addr, adm && cfg.admin_ssl ? "https_basic_auth" : "off", registry_addr,
+             cfg.log_dirs,
              info.cluster_id, info.topics, info.partitions, info.clean ? "true" : "false",
              (long long)info.recovery_ms, info.segments_validated,
              (long long)info.truncated_bytes, (long long)(time_mono_ms() - t_exec));
@@ -252,6 +286,7 @@ int server_main(int argc, char **argv)
     if (rc != 0)
         log_error("reactor_failed", "error=\"%s\"", err_str(rc));
     log_info("broker_stopping", "signal=%s", sw.signo == SIGINT ? "SIGINT" : "SIGTERM");
+    registry_http_stop(reg); /* its requests still waiting are answered by broker_stop */
     admin_stop(adm);
     broker_stop(b);
     reactor_free(r);

@@ -13,6 +13,7 @@ BROKER_PID=""
 PORT=""
 BROKER=""
 ADMIN=""                            # host:port of the broker's HTTP admin listener
+REGISTRY=""                         # host:port of its schema registry listener
 
 cleanup() {
     local rc=$?
@@ -44,7 +45,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-declare -a CL_PID=() CL_PORT=() CL_CPORT=()
+declare -a CL_PID=() CL_PORT=() CL_CPORT=() CL_REG=()
 CL_VOTERS=""
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -86,19 +87,22 @@ PYEOF
 
 # start_broker [--set k=v ...]: starts the broker on a free port (kept across restarts) with
 # $DATA as its data directory; waits until it listens. Sets BROKER, BROKER_PID, and ADMIN to the
-# admin listener's address (any free port; "" when a test disables it with admin.listener=).
+# admin listener's address (any free port; "" when a test disables it with admin.listener=), and
+# REGISTRY to the schema registry's (any free port, likewise).
 start_broker() {
     [ -n "$PORT" ] || PORT=$(free_port)
     BROKER=127.0.0.1:$PORT
     local before
     before=$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)
     "$SP" serve --set "log.dirs=$DATA" --set "listeners=PLAINTEXT://127.0.0.1:$PORT" \
-        --set group.initial.rebalance.delay.ms=0 --set admin.listener=127.0.0.1:0 "$@" \
-        >>"$BROKER_LOG" 2>&1 &
+        --set group.initial.rebalance.delay.ms=0 --set admin.listener=127.0.0.1:0 \
+        --set schema.registry.listener=127.0.0.1:0 "$@" >>"$BROKER_LOG" 2>&1 &
     BROKER_PID=$!
     for _ in $(seq 1 200); do
         if [ "$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)" -gt "${before:-0}" ]; then
             ADMIN=$(grep broker_started "$BROKER_LOG" | tail -1 | sed -n 's/.* admin=\([^ ]*:[0-9]*\) .*/\1/p')
+            REGISTRY=$(grep broker_started "$BROKER_LOG" | tail -1 |
+                sed -n 's/.* schema_registry=\([^ ]*:[0-9]*\) .*/\1/p')
             return 0
         fi
         kill -0 "$BROKER_PID" 2>/dev/null || { cat "$BROKER_LOG"; fail "broker exited during startup"; }
@@ -139,6 +143,7 @@ init_cluster() {
 }
 
 # start_node I [--set k=v ...]: starts node I (init_cluster first) and waits until it listens.
+# CL_REG[I] is its schema registry listener's address (any free port; "" if a test turns it off).
 start_node() {
     local i=$1
     shift
@@ -147,10 +152,13 @@ start_node() {
     "$SP" serve --set "node.id=$i" --set "log.dirs=$TMP/data$i" \
         --set "listeners=PLAINTEXT://127.0.0.1:${CL_PORT[$i]}" \
         --set "controller.quorum.voters=$CL_VOTERS" --set admin.listener= \
+        --set schema.registry.listener=127.0.0.1:0 \
         --set group.initial.rebalance.delay.ms=0 "$@" >>"$log" 2>&1 &
     CL_PID[$i]=$!
     for _ in $(seq 1 200); do
         if [ "$(grep -c broker_started "$log" 2>/dev/null || true)" -gt "${before:-0}" ]; then
+            CL_REG[$i]=$(grep broker_started "$log" | tail -1 |
+                sed -n 's/.* schema_registry=\([^ ]*:[0-9]*\) .*/\1/p')
             return 0
         fi
         kill -0 "${CL_PID[$i]}" 2>/dev/null || { cat "$log"; fail "node $i exited during startup"; }

@@ -1,0 +1,607 @@
+/* The schema registry service (see schemas.h): the store that follows `_schemas`-0, the queue
+ * of requests, the one write in flight, and the requests forwarded to and from the leader.
+ *
+ * Owns: b->schemas (created at the first request or the first `_schemas` event), its store,
+ * every op (struct sr_op) until it is answered, one timer.
+ *
+ * Invariants:
+ *  1. applied_next is the offset after the last `_schemas`-0 record applied to the store; it
+ *     only grows while the local replica lives (a replica removed or truncated below it, which
+ *     Raft only does to uncommitted entries, never to applied ones, rebuilds the store from
+ *     the log start: reset()).
+ *  2. At most one op is WRITING: its records were appended by this broker as leader and it is
+ *     answered once they are committed and applied (applied_next >= its end offset), or failed
+ *     when the append fails or the leadership moves.
+ *  3. A write is evaluated only when no other is WRITING and the store holds every record the
+ *     leader's log held when it won (the commit index reached lead_ready_at and the store
+ *     applied up to the high watermark), so ids and versions given out follow every earlier
+ *     write.
+ *  4. Every op is in exactly one of: the queue (QUEUED), sr->writing (WRITING), the forwarded
+ *     list (FORWARDED); each is answered exactly once, at the latest at its deadline or at
+ *     schemas_stop().
+ *
+ * Op states and transitions:
+ *   QUEUED    --dispatch: a read, store ready--> answered
+ *   QUEUED    --dispatch: a write, leading and ready: no records--> answered
+ *   QUEUED    --dispatch: a write, leading and ready: records appended--> WRITING
+ *   QUEUED    --dispatch: someone else leads (or no local replica)--> FORWARDED
+ *   WRITING   --committed and applied--> answered;  --append failed--> answered (50001)
+ *   FORWARDED --answer from the leader--> answered (relayed)
+ *   any       --deadline--> answered (50002, or 50003 for a forward) */
+#include "broker/schemas.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/errors.h"
+#include "base/iobuf.h"
+#include "base/list.h"
+#include "base/log.h"
+#include "base/mem.h"
+#include "base/time.h"
+#include "broker/cluster.h"
+#include "broker/config.h"
+#include "broker/internal.h"
+#include "broker/schemas_rpc.h"
+#include "controller/image.h"
+#include "kafka/batch.h"
+#include "registry/rest.h"
+#include "registry/store.h"
+#include "replication/host.h"
+#include "replication/replica.h"
+#include "replication/rpc.h"
+#include "replication/transport.h"
+#include "storage/plog.h"
+
+#define TICK_MS 100
+#define CREATE_RETRY_MS 1000
+#define MISDIRECTED 421 /* a forwarded request's answer: "I do not lead _schemas" (never sent
+                           to a client: the asker forwards it again) */
+
+enum op_state { OP_QUEUED, OP_WRITING, OP_FORWARDED };
+
+struct sr_op {
+    struct list_node node;
+    struct schemas_req req;
+    enum op_state state;
+    int64_t deadline_ms;
+    schemas_done_fn done; /* local caller; NULL for a request forwarded to us */
+    void *arg;
+    int32_t from;          /* forwarded to us: the asking broker, and its request id */
+    uint64_t from_id;
+    struct reg_result res; /* WRITING: the answer to send once committed */
+    int64_t end_offset;    /* WRITING: the offset after its records */
+    int32_t fwd_to;        /* FORWARDED: the leader asked, and our request id */
+    uint64_t fwd_id;
+};
+
+struct schemas {
+    struct broker *b;
+    struct reg_store st;
+    int64_t applied_next;   /* invariant 1 */
+    bool leading;           /* this broker's replica of _schemas-0 leads */
+    int64_t lead_ready_at;  /* invariant 3: the log's last offset when it won */
+    struct list_node queue; /* QUEUED ops, in arrival order */
+    struct sr_op *writing;  /* invariant 2 */
+    struct list_node forwarded;
+    size_t n_ops;
+    uint64_t next_fwd_id;
+    int64_t create_asked_ms; /* the last time the topic's creation was asked, or 0 */
+    struct reactor_timer timer;
+};
+
+static void dispatch_all(struct schemas *sr);
+
+/* ---- answers ---- */
+
+static void send_remote(struct schemas *sr, int32_t to, uint64_t id, const struct reg_result *res)
+{
+    struct cluster *c = sr->b->cluster;
+    if (!c)
+        return;
+    bool raw = res->content_type && strncmp(res->content_type, REG_CONTENT_TYPE,
+                                            strlen(REG_CONTENT_TYPE)) != 0;
+    struct iobuf out;
+    iobuf_init(&out);
+    schemas_rpc_answer_encode(&out, res->status, raw, res->body.p ? res->body.p : "",
+                              res->body.len);
+    size_t len;
+    uint8_t *body = iobuf_flatten(&out, &len);
+    iobuf_destroy(&out);
+    (void)transport_send_controller(host_transport(cluster_host(c)), to, RPC_BROKER_RESPONSE, id,
+                                    body, len); /* a lost answer times out at the asker */
+    mem_free(body);
+}
+
+static void op_free(struct schemas *sr, struct sr_op *op)
+{
+    if (list_linked(&op->node))
+        list_remove(&op->node);
+    if (sr->writing == op)
+        sr->writing = NULL;
+    reg_result_free(&op->res);
+    schemas_req_free(&op->req);
+    sr->n_ops--;
+    mem_free(op);
+}
+
+static void op_answer(struct schemas *sr, struct sr_op *op, const struct reg_result *res)
+{
+    if (op->done)
+        op->done(op->arg, res);
+    else
+        send_remote(sr, op->from, op->from_id, res);
+    op_free(sr, op);
+}
+
+static void op_fail(struct schemas *sr, struct sr_op *op, int code, const char *msg)
+{
+    struct reg_result res;
+    reg_result_init(&res);
+    reg_rest_error(&res, code, "%s", msg);
+    op_answer(sr, op, &res);
+    reg_result_free(&res);
+}
+
+/* ---- the store follows _schemas-0 ---- */
+
+static struct partition *local_partition(struct schemas *sr)
+{
+    struct partition *p = partition_find(sr->b, kstr_c(SCHEMAS_TOPIC), 0);
+    return p && p->group ? p : NULL;
+}
+
+/* The Raft commit index of the local replica (the high watermark leaves out Raft's own
+ * entries at the end of the log, so it can stay below a new leader's first entry). */
+static int64_t local_commit(struct partition *p)
+{
+    struct replica_status st;
+    replica_status(host_group_replica(p->group), &st);
+    return st.commit;
+}
+
+static void apply_record(void *arg, const struct krecord *rec, int64_t offset)
+{
+    struct schemas *sr = arg;
+    (void)offset;
+    if (rec->key.len < 0)
+        return; /* not a registry record: skipped, as Confluent does */
+    int rc = reg_store_apply(&sr->st, (const char *)rec->key.p, (size_t)rec->key.len,
+                             rec->value.len < 0 ? NULL : (const char *)rec->value.p,
+                             rec->value.len < 0 ? 0 : (size_t)rec->value.len);
+    if (rc != 0)
+        log_debug("schemas_record_skipped", "offset=%" PRId64, offset);
+}
+
+static void reset(struct schemas *sr)
+{
+    reg_store_destroy(&sr->st);
+    reg_store_init(&sr->st);
+    sr->applied_next = 0;
+}
+
+/* Applies what was committed since the last call. */
+static void catch_up(struct schemas *sr)
+{
+    struct partition *p = local_partition(sr);
+    if (!p)
+        return;
+    int64_t hw = plog_high_watermark(p->log);
+    if (hw < sr->applied_next || plog_start_offset(p->log) > sr->applied_next) {
+        /* the log is not the one the store followed (a new replica, or one rebuilt) */
+        reset(sr);
+    }
+    if (hw <= sr->applied_next)
+        return;
+    struct log_scan_stats scan = {0};
+    int rc = partition_scan(p, sr->applied_next, hw, apply_record, sr, &scan);
+    if (scan.next > sr->applied_next)
+        sr->applied_next = scan.next;
+    if (rc != 0)
+        log_error("schemas_read_failed", "offset=%" PRId64 " error=\"%s\"", sr->applied_next,
+                  err_str(rc));
+}
+
+/* Whether reads may be answered here: the store has applied what the local replica had
+ * committed (and there is a replica), or the registry has no topic yet. */
+static bool store_ready(struct schemas *sr, bool *forward)
+{
+    *forward = false;
+    const struct ctl_image *img = sr->b->cluster ? cluster_image(sr->b->cluster) : NULL;
+    if (!img || !ctl_image_topic(img, SCHEMAS_TOPIC))
+        return true; /* nothing registered anywhere */
+    struct partition *p = local_partition(sr);
+    if (!p) {
+        *forward = true;
+        return false;
+    }
+    catch_up(sr);
+    int32_t leader, epoch;
+    bool leading;
+    cluster_partition_leader(sr->b->cluster, SCHEMAS_TOPIC, 0, &leader, &epoch, &leading);
+    /* a replica that knows no leader may be far behind: it has not heard the current term */
+    return leader >= 0 && sr->applied_next >= plog_high_watermark(p->log);
+}
+
+/* ---- writes ---- */
+
+static void schemas_topic_create_done(struct ctl_runtime *rt, const struct ctl_answer *a,
+                                      void *data)
+{
+    (void)rt;
+    (void)data;
+    if (a->error)
+        log_warn("schemas_topic_create_failed", "error=%d", a->error);
+}
+
+static void ask_topic(struct schemas *sr)
+{
+    int64_t now = time_mono_ms();
+    if (sr->create_asked_ms && now - sr->create_asked_ms < CREATE_RETRY_MS)
+        return;
+    sr->create_asked_ms = now;
+    const struct ctl_image *img = cluster_image(sr->b->cluster);
+    int32_t live = 0;
+    for (size_t i = 0; i < img->n_brokers; i++)
+        live += !img->brokers[i].fenced;
+    int32_t rf = sr->b->cfg->registry_replication_factor;
+    if (live > 0 && rf > live)
+        rf = live;
+    static const struct ctl_config_entry cfgs[] = {{"cleanup.policy", "compact"}};
+    struct ctl_request cmd = {.type = CTL_REQ_CREATE_TOPIC,
+                              .name = SCHEMAS_TOPIC,
+                              .n_partitions = 1,
+                              .rf = rf < 1 ? 1 : rf,
+                              .configs = cfgs,
+                              .n_configs = 1};
+    log_info("schemas_topic_create", "replication_factor=%d", cmd.rf);
+    cluster_submit(sr->b->cluster, &cmd, schemas_topic_create_done, NULL);
+}
+
+static void append_done(void *arg, int rc, int64_t base_offset)
+{
+    struct broker *b = arg;
+    struct schemas *sr = b->schemas;
+    struct sr_op *op = sr ? sr->writing : NULL;
+    if (!op)
+        return;
+    if (rc != 0) {
+        log_warn("schemas_write_failed", "error=\"%s\"", err_str(rc));
+        op_fail(sr, op, 50001, "Error in the backend data store: the write was not committed "
+                "(the _schemas leadership moved); it may or may not have been applied");
+    } else {
+        op->end_offset = base_offset + (int64_t)op->res.n_writes;
+        catch_up(sr);
+        if (sr->applied_next >= op->end_offset)
+            op_answer(sr, op, &op->res);
+    }
+    dispatch_all(sr);
+}
+
+/* Appends op's records as one batch. 0, or a negative code (nothing appended). */
+static int append_writes(struct schemas *sr, struct sr_op *op, struct partition *p)
+{
+    size_t n = op->res.n_writes;
+    struct kbytes *keys = mem_calloc(n, sizeof(*keys));
+    struct kbytes *values = mem_calloc(n, sizeof(*values));
+    for (size_t i = 0; i < n; i++) {
+        const struct reg_write *w = &op->res.writes[i];
+        keys[i] = (struct kbytes){(const uint8_t *)w->key.p, (int32_t)w->key.len};
+        values[i] = w->tombstone ? (struct kbytes){NULL, -1}
+                                 : (struct kbytes){(const uint8_t *)w->value.p,
+                                                   (int32_t)w->value.len};
+    }
+    struct iobuf out;
+    iobuf_init(&out);
+    kbatch_build(&out, time_wall_ms(), keys, values, (int32_t)n);
+    size_t len;
+    uint8_t *batch = iobuf_flatten(&out, &len);
+    iobuf_destroy(&out);
+    mem_free(keys);
+    mem_free(values);
+    sr->writing = op;
+    op->state = OP_WRITING;
+    int rc = broker_internal_append(sr->b, p, batch, len, append_done, sr->b);
+    mem_free(batch);
+    if (rc != 0) {
+        sr->writing = NULL;
+        op->state = OP_QUEUED;
+    }
+    return rc;
+}
+
+/* ---- forwarding ---- */
+
+static void forward(struct schemas *sr, struct sr_op *op, int32_t leader)
+{
+    struct iobuf out;
+    iobuf_init(&out);
+    schemas_rpc_req_encode(&out, &op->req.req);
+    size_t len;
+    uint8_t *body = iobuf_flatten(&out, &len);
+    iobuf_destroy(&out);
+    op->fwd_to = leader;
+    op->fwd_id = ++sr->next_fwd_id;
+    int rc = transport_send_controller(host_transport(cluster_host(sr->b->cluster)), leader,
+                                       RPC_BROKER_REQUEST, op->fwd_id, body, len);
+    mem_free(body);
+    if (rc != 0)
+        return; /* stays queued: tried again at the next tick */
+    log_debug("schemas_forwarded", "to=%" PRId32 " id=%" PRIu64, leader, op->fwd_id);
+    list_remove(&op->node);
+    op->state = OP_FORWARDED;
+    list_push_back(&sr->forwarded, &op->node);
+}
+
+/* ---- dispatch ---- */
+
+/* Tries to move op on (see the states above). Returns false if it must wait. */
+static bool dispatch(struct schemas *sr, struct sr_op *op)
+{
+    const struct reg_rest_req *req = &op->req.req;
+    if (sr->b->stopping)
+        return false; /* answered by schemas_stop() */
+    bool forward_read;
+    bool ready = store_ready(sr, &forward_read);
+    if (!reg_rest_is_write(req) && ready) {
+        struct reg_result res;
+        reg_result_init(&res);
+        reg_rest_handle(&sr->st, req, &res);
+        op_answer(sr, op, &res);
+        reg_result_free(&res);
+        return true;
+    }
+    struct cluster *c = sr->b->cluster;
+    if (!c)
+        return false;
+    const struct ctl_image *img = cluster_image(c);
+    if (!ctl_image_topic(img, SCHEMAS_TOPIC)) {
+        ask_topic(sr); /* only writes get here: reads were answered above */
+        return false;
+    }
+    int32_t leader, epoch;
+    bool leading;
+    cluster_partition_leader(c, SCHEMAS_TOPIC, 0, &leader, &epoch, &leading);
+    struct partition *p = local_partition(sr);
+    if (leading && p) {
+        if (!ready || sr->writing || local_commit(p) < sr->lead_ready_at)
+            return false;
+        struct reg_result res;
+        reg_result_init(&res);
+        reg_rest_handle(&sr->st, req, &res);
+        if (res.n_writes == 0) {
+            op_answer(sr, op, &res);
+            reg_result_free(&res);
+            return true;
+        }
+        op->res = res;
+        list_remove(&op->node);
+        if (append_writes(sr, op, p) != 0) {
+            reg_result_free(&op->res);
+            reg_result_init(&op->res);
+            list_push_back(&sr->queue, &op->node);
+            return false;
+        }
+        return true;
+    }
+    if (!op->done) {
+        /* forwarded to us, and we do not lead: the asker forwards again to whoever does */
+        if (leader >= 0 && leader != sr->b->cfg->node_id) {
+            struct reg_result res;
+            reg_result_init(&res);
+            res.status = MISDIRECTED; /* the asker asks again, whoever leads then */
+            op_answer(sr, op, &res);
+            reg_result_free(&res);
+            return true;
+        }
+        return false;
+    }
+    if (leader >= 0 && leader != sr->b->cfg->node_id &&
+        (reg_rest_is_write(req) || forward_read)) {
+        forward(sr, op, leader);
+        return op->state == OP_FORWARDED;
+    }
+    return false;
+}
+
+static void dispatch_all(struct schemas *sr)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &sr->queue)
+    {
+        struct sr_op *op = LIST_ENTRY(n, struct sr_op, node);
+        if (!dispatch(sr, op) && reg_rest_is_write(&op->req.req))
+            break; /* writes keep their order */
+    }
+}
+
+static void arm(struct schemas *sr)
+{
+    if (sr->n_ops > 0)
+        reactor_timer_start(sr->b->r, &sr->timer, TICK_MS);
+    else
+        reactor_timer_stop(sr->b->r, &sr->timer);
+}
+
+static void expire(struct schemas *sr, struct list_node *list, int64_t now, int code,
+                   const char *msg)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, list)
+    {
+        struct sr_op *op = LIST_ENTRY(n, struct sr_op, node);
+        if (now >= op->deadline_ms)
+            op_fail(sr, op, code, msg);
+    }
+}
+
+static void tick(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    (void)r;
+    (void)t;
+    struct schemas *sr = data;
+    int64_t now = time_mono_ms();
+    expire(sr, &sr->queue, now, 50002, "Operation timed out: the schema registry's store has "
+           "no leader or is not ready");
+    expire(sr, &sr->forwarded, now, 50003, "Error while forwarding the request to the leader");
+    if (sr->writing && now >= sr->writing->deadline_ms)
+        op_fail(sr, sr->writing, 50002, "Operation timed out: the write was not committed in "
+                "time; it may or may not have been applied");
+    dispatch_all(sr);
+    arm(sr);
+}
+
+static struct schemas *schemas_get(struct broker *b)
+{
+    if (!b->schemas) {
+        struct schemas *sr = mem_calloc(1, sizeof(*sr));
+        sr->b = b;
+        reg_store_init(&sr->st);
+        sr->lead_ready_at = -1;
+        list_init(&sr->queue);
+        list_init(&sr->forwarded);
+        reactor_timer_init(&sr->timer, tick, sr);
+        b->schemas = sr;
+    }
+    return b->schemas;
+}
+
+static struct sr_op *op_new(struct schemas *sr, const struct reg_rest_req *req)
+{
+    struct sr_op *op = mem_calloc(1, sizeof(*op));
+    schemas_req_copy(&op->req, req);
+    reg_result_init(&op->res);
+    op->deadline_ms = time_mono_ms() + SCHEMAS_TIMEOUT_MS;
+    list_init(&op->node);
+    sr->n_ops++;
+    return op;
+}
+
+static bool admit(struct schemas *sr, struct sr_op *op)
+{
+    if (sr->n_ops > SCHEMAS_OPS_MAX) {
+        op_fail(sr, op, 50002, "Operation timed out: too many schema registry requests are "
+                "waiting");
+        return false;
+    }
+    list_push_back(&sr->queue, &op->node);
+    /* a read may go at once; a write waits behind those queued before it */
+    bool first_write = true;
+    struct list_node *n;
+    for (n = sr->queue.next; n != &op->node; n = n->next)
+        if (reg_rest_is_write(&LIST_ENTRY(n, struct sr_op, node)->req.req))
+            first_write = false;
+    if (!reg_rest_is_write(&op->req.req) || first_write)
+        dispatch(sr, op);
+    arm(sr);
+    return true;
+}
+
+void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_done_fn done,
+                    void *arg)
+{
+    struct schemas *sr = schemas_get(b);
+    struct sr_op *op = op_new(sr, req);
+    op->done = done;
+    op->arg = arg;
+    admit(sr, op);
+}
+
+/* ---- hooks from cluster.c ---- */
+
+void schemas_commit(struct broker *b, struct partition *p, int64_t commit)
+{
+    (void)p;
+    (void)commit;
+    struct schemas *sr = schemas_get(b);
+    catch_up(sr);
+    if (sr->writing && sr->writing->end_offset > 0 && sr->applied_next >= sr->writing->end_offset)
+        op_answer(sr, sr->writing, &sr->writing->res);
+    dispatch_all(sr);
+    arm(sr);
+}
+
+void schemas_leader(struct broker *b, struct partition *p, bool leading)
+{
+    struct schemas *sr = schemas_get(b);
+    sr->leading = leading;
+    sr->lead_ready_at = leading ? plog_end_offset(p->log) - 1 : -1;
+    if (!leading && sr->writing)
+        op_fail(sr, sr->writing, 50001, "Error in the backend data store: the _schemas "
+                "leadership moved before the write was committed; it may or may not have been "
+                "applied");
+    dispatch_all(sr);
+    arm(sr);
+}
+
+void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t request_id,
+                     const uint8_t *body, size_t len)
+{
+    struct schemas *sr = schemas_get(b);
+    if (type == RPC_BROKER_REQUEST) {
+        struct schemas_req q;
+        if (schemas_rpc_req_decode(body, len, &q) != 0) {
+            log_warn("schemas_request_bad", "from=%" PRId32 " bytes=%zu", from, len);
+            struct reg_result res;
+            reg_result_init(&res);
+            reg_rest_error(&res, 50003, "Malformed forwarded request");
+            send_remote(sr, from, request_id, &res);
+            reg_result_free(&res);
+            return;
+        }
+        struct sr_op *op = op_new(sr, &q.req);
+        schemas_req_free(&q);
+        op->from = from;
+        op->from_id = request_id;
+        admit(sr, op);
+        return;
+    }
+    int status;
+    bool raw;
+    const char *text;
+    size_t tlen;
+    if (schemas_rpc_answer_decode(body, len, &status, &raw, &text, &tlen) != 0)
+        return; /* the op times out */
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &sr->forwarded)
+    {
+        struct sr_op *op = LIST_ENTRY(n, struct sr_op, node);
+        if (op->fwd_id != request_id || op->fwd_to != from)
+            continue;
+        if (status == MISDIRECTED) { /* back in the queue (first: it was asked first) */
+            list_remove(&op->node);
+            op->state = OP_QUEUED;
+            list_insert_before(sr->queue.next, &op->node);
+            break;
+        }
+        struct reg_result res;
+        reg_result_init(&res);
+        res.status = status;
+        res.content_type = raw ? "text/plain; charset=utf-8" : REG_CONTENT_TYPE;
+        strbuf_append(&res.body, text, tlen);
+        op_answer(sr, op, &res);
+        reg_result_free(&res);
+        break;
+    }
+    arm(sr);
+}
+
+void schemas_stop(struct broker *b)
+{
+    struct schemas *sr = b->schemas;
+    if (!sr)
+        return;
+    reactor_timer_stop(b->r, &sr->timer);
+    while (!list_empty(&sr->queue))
+        op_fail(sr, LIST_ENTRY(sr->queue.next, struct sr_op, node), 50003,
+                "The broker is shutting down");
+    while (!list_empty(&sr->forwarded))
+        op_fail(sr, LIST_ENTRY(sr->forwarded.next, struct sr_op, node), 50003,
+                "The broker is shutting down");
+    if (sr->writing)
+        op_fail(sr, sr->writing, 50003, "The broker is shutting down");
+    reg_store_destroy(&sr->st);
+    mem_free(sr);
+    b->schemas = NULL;
+}

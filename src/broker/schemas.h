@@ -1,0 +1,43 @@
+/* The schema registry's service: Confluent's REST API (registry/rest.h) over the `_schemas`
+ * topic, answered by every broker.
+ *
+ * Reads are answered from this broker's store (registry/store.h), which follows its replica of
+ * `_schemas`-0: every committed record is applied in offset order. Writes (registrations,
+ * deletes, config and mode changes) are evaluated by the partition's Raft leader only, one at a
+ * time against a store that has applied everything its log holds, appended as one batch, and
+ * answered once committed; a broker that does not lead it forwards the request to the leader
+ * over the cluster transport (RPC_BROKER_REQUEST, kind SCHEMAS_RPC_KIND) and relays the answer.
+ * A broker without a replica of `_schemas` forwards reads as well. The topic (one partition,
+ * compacted, schema.registry.topic.replication.factor replicas at most the brokers registered)
+ * is created at the first write.
+ *
+ * Requests wait (queued, bounded by SCHEMAS_OPS_MAX) while there is no leader, while the topic
+ * is being created, and while this broker's store is catching up after a start; each is
+ * answered within SCHEMAS_TIMEOUT_MS (else 50002, or 50003 when a forward got no answer).
+ *
+ * All on the reactor thread. */
+#ifndef SP_BROKER_SCHEMAS_H
+#define SP_BROKER_SCHEMAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct broker;
+struct reg_rest_req;
+struct reg_result;
+
+#define SCHEMAS_TOPIC "_schemas"
+#define SCHEMAS_RPC_KIND 2 /* the first byte of the transport bodies (1 is broker/elect_rpc.h) */
+#define SCHEMAS_TIMEOUT_MS 8000
+#define SCHEMAS_OPS_MAX 1024
+#define SCHEMAS_BODY_MAX (1u << 20) /* bytes of a request or an answer body */
+
+/* The answer: res is valid during the call only (the callee copies what it keeps). */
+typedef void (*schemas_done_fn)(void *arg, const struct reg_result *res);
+
+/* Handles one REST request (copied: req need not outlive the call). done is called exactly
+ * once, possibly before this returns, and at the latest when the broker stops. */
+void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_done_fn done,
+                    void *arg);
+
+#endif

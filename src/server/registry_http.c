@@ -1,0 +1,183 @@
+/* The schema registry's HTTP front (see registry_http.h): decode, hand to the broker's
+ * service, answer now or later.
+ *
+ * A request's answer either comes during schemas_handle() (a read: the answer is written into
+ * the httpd response at once) or later (a write waiting for its commit, a forward): then the
+ * response is deferred and struct wait carries the httpd handle until the service calls back.
+ * Invariant: every struct wait is freed exactly once, in answered(), which the service calls
+ * exactly once per request. */
+#include "server/registry_http.h"
+
+#include <string.h>
+
+#include "base/mem.h"
+#include "broker/schemas.h"
+#include "registry/rest.h"
+#include "server/http.h"
+#include "server/httpd.h"
+
+#define REGISTRY_MAX_CONNECTIONS 256
+#define REGISTRY_TIMEOUT_MS (SCHEMAS_TIMEOUT_MS + 2000)
+
+struct registry_http {
+    struct httpd *h;
+    struct broker *b;
+};
+
+struct wait {
+    struct httpd_response *resp; /* during the handler; NULL once deferred */
+    struct httpd_pending *pending;
+    bool answered; /* the answer came during the handler */
+};
+
+static void answered(void *arg, const struct reg_result *res)
+{
+    struct wait *w = arg;
+    if (w->resp) { /* still in the handler */
+        w->resp->status = res->status;
+        w->resp->content_type = res->content_type;
+        strbuf_append(&w->resp->body, res->body.p ? res->body.p : "", res->body.len);
+        w->answered = true;
+        return;
+    }
+    struct strbuf body;
+    strbuf_init(&body);
+    strbuf_append(&body, res->body.p ? res->body.p : "", res->body.len);
+    httpd_finish(w->pending, res->status, res->content_type, &body);
+    mem_free(w);
+}
+
+static void error_answer(struct httpd_response *resp, int code, const char *msg)
+{
+    struct reg_result res;
+    reg_result_init(&res);
+    reg_rest_error(&res, code, "%s", msg);
+    resp->status = res.status;
+    resp->content_type = REG_CONTENT_TYPE;
+    strbuf_append(&resp->body, res.body.p, res.body.len);
+    reg_result_free(&res);
+}
+
+static bool body_type_ok(const struct http_request *req)
+{
+    return !req->content_type || http_content_type_is(req, REG_CONTENT_TYPE) ||
+           http_content_type_is(req, "application/vnd.schemaregistry+json") ||
+           http_content_type_is(req, "application/json") ||
+           http_content_type_is(req, "application/octet-stream");
+}
+
+/* Splits and decodes the path and query into q, decoded strings in buf. 0, or the HTTP
+ * status to refuse with. */
+static int decode(const struct http_request *req, struct reg_rest_req *q, char *buf, size_t cap)
+{
+    size_t used = 0;
+    const char *p = req->path + 1, *end = req->path + req->path_len;
+    while (p < end) {
+        const char *slash = memchr(p, '/', (size_t)(end - p));
+        const char *seg_end = slash ? slash : end;
+        if (seg_end > p) {
+            if (q->n_segs == REG_SEGS_MAX)
+                return 404;
+            int n = http_percent_decode(p, (size_t)(seg_end - p), buf + used, cap - used - 1);
+            if (n < 0 || memchr(buf + used, '\0', (size_t)n))
+                return 404;
+            buf[used + (size_t)n] = '\0';
+            q->segs[q->n_segs++] = buf + used;
+            used += (size_t)n + 1;
+        }
+        p = seg_end + 1;
+    }
+    p = req->query;
+    end = req->query ? req->query + req->query_len : NULL;
+    while (p && p < end) {
+        const char *amp = memchr(p, '&', (size_t)(end - p));
+        const char *pe = amp ? amp : end;
+        if (pe > p) {
+            if (q->n_params == REG_PARAMS_MAX)
+                return 400;
+            const char *eq = memchr(p, '=', (size_t)(pe - p));
+            const char *ke = eq ? eq : pe;
+            int kn = http_percent_decode(p, (size_t)(ke - p), buf + used, cap - used - 1);
+            if (kn < 0)
+                return 400;
+            buf[used + (size_t)kn] = '\0';
+            q->params[q->n_params].key = buf + used;
+            used += (size_t)kn + 1;
+            int vn = eq ? http_percent_decode(eq + 1, (size_t)(pe - eq - 1), buf + used,
+                                              cap - used - 1)
+                        : 0;
+            if (vn < 0)
+                return 400;
+            buf[used + (size_t)vn] = '\0';
+            q->params[q->n_params++].value = buf + used;
+            used += (size_t)vn + 1;
+        }
+        p = pe + 1;
+    }
+    return 0;
+}
+
+static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
+{
+    struct registry_http *rh = data;
+    char method[HTTP_METHOD_MAX + 1];
+    memcpy(method, req->method, req->method_len);
+    method[req->method_len] = '\0';
+    struct reg_rest_req q = {.method = method, .body = req->body, .body_len = req->body_len};
+    char buf[2 * HTTP_TARGET_MAX + 64];
+    int st = decode(req, &q, buf, sizeof buf);
+    if (st == 404) {
+        error_answer(resp, 404, "HTTP 404 Not Found");
+        return;
+    }
+    if (st != 0) {
+        error_answer(resp, 400, "Bad query string");
+        return;
+    }
+    if (req->body_len > 0 && !body_type_ok(req)) {
+        error_answer(resp, 415, "HTTP 415 Unsupported Media Type");
+        return;
+    }
+    if (http_method_is(req, "HEAD"))
+        q.method = "GET";
+    struct wait *w = mem_calloc(1, sizeof(*w));
+    w->resp = resp;
+    schemas_handle(rh->b, &q, answered, w);
+    if (w->answered) {
+        mem_free(w);
+        return;
+    }
+    /* later: the fallback below goes out if the service does not answer in time */
+    w->resp = NULL;
+    w->pending = httpd_defer(resp);
+    error_answer(resp, 50002, "Operation timed out");
+}
+
+int registry_http_start(struct reactor *r, const char *host, int port, struct broker *b,
+                        struct registry_http **out)
+{
+    struct registry_http *rh = mem_calloc(1, sizeof(*rh));
+    rh->b = b;
+    struct httpd_limits lim = {.max_connections = REGISTRY_MAX_CONNECTIONS,
+                               .timeout_ms = REGISTRY_TIMEOUT_MS};
+    int rc = httpd_open(r, host, port, &lim, NULL, handle, rh, &rh->h);
+    if (rc != 0) {
+        mem_free(rh);
+        return rc;
+    }
+    *out = rh;
+    return 0;
+}
+
+int registry_http_port(const struct registry_http *h)
+{
+    return httpd_port(h->h);
+}
+
+void registry_http_stop(struct registry_http *h)
+{
+    if (!h)
+        return;
+    httpd_close(h->h);
+    mem_free(h);
+}

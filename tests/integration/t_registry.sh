@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# The schema registry on one node (schema.registry.listener): Debian's confluent-kafka client
+# against it (registry_client.py: every SchemaRegistryClient call, Avro records through
+# AvroProducer/AvroConsumer, Protobuf records through ProtobufSerializer/Deserializer); a
+# `_schemas` topic written in Confluent's record formats by a plain producer loads as is; bad
+# input gets Confluent's error codes and the broker keeps serving; after kill -9 every subject,
+# version, id and config is the same.
+# timeout: 150
+source "$(dirname "$0")/lib.sh"
+
+CT='Content-Type: application/vnd.schemaregistry.v1+json'
+# req METHOD PATH [BODY]: prints "STATUS BODY"
+req() {
+    local out
+    out=$(curl -s -o "$TMP/body" -w '%{http_code}' -X "$1" -H "$CT" ${3:+--data-binary "$3"} \
+        "http://$REGISTRY$2")
+    echo "$out $(cat "$TMP/body")"
+}
+expect() { # expect "STATUS ERROR_CODE" METHOD PATH [BODY]
+    local want=$1 got
+    shift
+    got=$(req "$@")
+    case "$got" in
+    "${want%% *} "*'"error_code":'"${want##* }"*) ;;
+    *) fail "$1 $2: expected $want, got: $got" ;;
+    esac
+}
+
+start_broker
+[ -n "$REGISTRY" ] || fail "no schema_registry address in the broker_started line"
+note "registry at $REGISTRY: confluent-kafka's SchemaRegistryClient, Avro and Protobuf records"
+$PY "$ROOT/tests/integration/registry_client.py" "$BROKER" "http://$REGISTRY" "py-" ||
+    fail "registry_client.py"
+
+note "bad input: Confluent's error codes, never a crash"
+expect "422 42201" POST /subjects/bad/versions '{"schema":"{\"type\":\"record\",\"name\":\"R\"}"}'
+expect "422 42201" POST /subjects/bad/versions '{"schema":"syntax = \"proto3\"; message {","schemaType":"PROTOBUF"}'
+expect "422 42201" POST /subjects/bad/versions '{"schema":"{}","schemaType":"XML"}'
+expect "422 42201" POST /subjects/bad/versions '{"nothing":1}'
+expect "400 400" POST /subjects/bad/versions '{"schema": '
+expect "400 400" POST /subjects/bad/versions '[1,2]'
+deep=$(printf '%.0s[' $(seq 1 5000))
+expect "400 400" POST /subjects/bad/versions "$deep"
+deep_schema=$(printf '%.0s{\\"type\\":\\"array\\",\\"items\\":' $(seq 1 300))
+expect "422 42201" POST /subjects/bad/versions "{\"schema\":\"$deep_schema\\\"int\\\"\"}"
+expect "422 42202" GET /subjects/py-orders-value/versions/zero
+expect "422 42202" GET /subjects/py-orders-value/versions/0
+expect "404 40402" GET /subjects/py-orders-value/versions/99
+expect "404 40401" GET /subjects/nobody/versions
+expect "404 40403" GET /schemas/ids/abc
+expect "422 42203" PUT /config '{"compatibility":"SIDEWAYS"}'
+expect "422 42204" PUT /mode '{"mode":"SLEEPY"}'
+expect "404 404" GET /no/such/path
+expect "405 405" PATCH /subjects
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: text/xml' \
+    --data-binary '<a/>' "http://$REGISTRY/subjects/x/versions")
+[ "$code" = 415 ] || fail "a text/xml body got $code, not 415"
+head -c 200000 /dev/zero | tr '\0' 'a' >"$TMP/huge"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "$CT" --data-binary @"$TMP/huge" \
+    "http://$REGISTRY/subjects/x/versions")
+[ "$code" = 413 ] || fail "a 200 kB body got $code, not 413"
+kill -0 "$BROKER_PID" || fail "the broker died on bad input"
+
+note "modes: READONLY refuses writes, IMPORT takes given ids"
+got=$(req PUT /mode/py-orders-value '{"mode":"READONLY"}')
+[ "$got" = '200 {"mode":"READONLY"}' ] || fail "PUT mode: $got"
+expect "422 42205" POST /subjects/py-orders-value/versions '{"schema":"\"string\""}'
+req DELETE /mode/py-orders-value >/dev/null
+got=$(req PUT /mode/imported-value '{"mode":"IMPORT"}')
+[ "$got" = '200 {"mode":"IMPORT"}' ] || fail "PUT mode IMPORT: $got"
+got=$(req POST /subjects/imported-value/versions '{"schema":"\"string\"","id":500,"version":3}')
+[ "$got" = '200 {"id":500}' ] || fail "import with id 500: $got"
+got=$(req GET /subjects/imported-value/versions/3)
+case "$got" in '200 {"subject":"imported-value","version":3,"id":500,'*) ;; *) fail "imported: $got" ;; esac
+req DELETE /mode/imported-value >/dev/null
+got=$(req POST /subjects/after-import-value/versions '{"schema":"\"bytes\""}')
+[ "$got" = '200 {"id":501}' ] || fail "the next id after an import of 500: $got"
+
+note "a _schemas topic written in Confluent's formats (by any producer) loads as is"
+# soft-deleted version 1 then live 2 of legacy-value; a subject config; a NOOP; a subject
+# deleted for good (its tombstone after its soft delete); one record not understood
+{
+    printf '%s\t%s\n' '{"keytype":"NOOP","magic":0}' '{}'
+    printf '%s\t%s\n' '{"keytype":"SCHEMA","subject":"legacy-value","version":1,"magic":1}' \
+        '{"subject":"legacy-value","version":1,"id":900,"schema":"\"string\"","deleted":true}'
+    printf '%s\t%s\n' '{"keytype":"SCHEMA","subject":"legacy-value","version":2,"magic":1}' \
+        '{"subject":"legacy-value","version":2,"id":901,"schema":"\"long\"","deleted":false}'
+    printf '%s\t%s\n' '{"keytype":"CONFIG","subject":"legacy-value","magic":0}' \
+        '{"compatibilityLevel":"NONE"}'
+    printf '%s\t%s\n' '{"keytype":"SCHEMA","subject":"gone-value","version":1,"magic":1}' \
+        '{"subject":"gone-value","version":1,"id":902,"schema":"\"int\"","deleted":false}'
+    printf '%s\t%s\n' '{"keytype":"DELETE_SUBJECT","subject":"gone-value","magic":0}' \
+        '{"subject":"gone-value","version":1}'
+    printf '%s\t%s\n' '{"keytype":"FUTURE_KIND","magic":0}' '{"x":1}'
+} >"$TMP/export.tsv"
+kcat -P -b "$BROKER" -t _schemas -K '\t' -l "$TMP/export.tsv" || fail "kcat -P _schemas"
+kcat -P -b "$BROKER" -t _schemas -K '\t' -Z -l <(printf '%s\t\n' \
+    '{"keytype":"SCHEMA","subject":"gone-value","version":1,"magic":1}') ||
+    fail "kcat tombstone"
+imported() { [ "$(req GET /subjects/legacy-value/versions)" = "200 [2]" ]; }
+WAIT_S=10 poll_until imported || fail "legacy-value: $(req GET /subjects/legacy-value/versions)"
+[ "$(req GET '/subjects/legacy-value/versions?deleted=true')" = "200 [1,2]" ] || fail "deleted=true"
+[ "$(req GET /config/legacy-value)" = '200 {"compatibilityLevel":"NONE"}' ] || fail "config"
+expect "404 40401" GET '/subjects/gone-value/versions?deleted=true'
+got=$(req GET /schemas/ids/901)
+[ "$got" = '200 {"schema":"\"long\""}' ] || fail "id 901: $got"
+got=$(req POST /subjects/legacy-value/versions '{"schema":"\"double\""}')
+[ "$got" = '200 {"id":903}' ] || fail "the next id after the import's 902: $got"
+
+dump() { # every subject (deleted too), version and id, and the configs
+    local s v
+    for s in $(req GET '/subjects?deleted=true' | cut -d' ' -f2- | tr -d '[]"' | tr ',' ' '); do
+        for v in $(req GET "/subjects/$s/versions?deleted=true" | cut -d' ' -f2- | tr -d '[]' | tr ',' ' '); do
+            req GET "/subjects/$s/versions/$v?deleted=true"
+        done
+        req GET "/config/$s"
+    done
+    req GET /config
+}
+dump >"$TMP/before"
+[ "$(wc -l <"$TMP/before")" -ge 10 ] || fail "dump too short: $(cat "$TMP/before")"
+note "kill -9: every subject, version, id and config is the same after the restart"
+kill9_broker
+start_broker
+same() { dump >"$TMP/after" && cmp -s "$TMP/before" "$TMP/after"; }
+WAIT_S=10 poll_until same || fail "state differs after kill -9: $(diff "$TMP/before" "$TMP/after")"
+got=$(req POST /subjects/after-restart-value/versions '{"schema":"\"float\""}')
+[ "$got" = '200 {"id":904}' ] || fail "the first id after the restart: $got"
+stop_broker
+note "ok"
