@@ -123,14 +123,21 @@ static int parse_version(const char *s, int32_t *out, struct reg_result *res)
     return 0;
 }
 
+/* A subject name: 1..REG_SUBJECT_MAX bytes of well-formed UTF-8 without control characters
+ * (so that it is stored, and read back, exactly as asked). */
 static bool subject_ok(const char *s, struct reg_result *res)
 {
-    if (strlen(s) == 0 || strlen(s) > REG_SUBJECT_MAX) {
-        reg_rest_error(res, 42208, "Invalid subject: empty or longer than %d bytes",
-                       REG_SUBJECT_MAX);
-        return false;
+    size_t n = strlen(s);
+    bool ok = n > 0 && n <= REG_SUBJECT_MAX;
+    for (size_t i = 0; ok && i < n;) {
+        size_t k = utf8_seq_len((const unsigned char *)s + i, n - i);
+        ok = k > 0 && (unsigned char)s[i] >= 0x20 && s[i] != 0x7f;
+        i += k;
     }
-    return true;
+    if (!ok)
+        reg_rest_error(res, 42208, "Invalid subject: it must be 1 to %d bytes of UTF-8 without "
+                       "control characters", REG_SUBJECT_MAX);
+    return ok;
 }
 
 /* The subject, or NULL with a 40401 answer. With deleted false, a subject whose versions are
@@ -722,6 +729,8 @@ static void route_subject_delete(const struct reg_store *st, const struct reg_re
     json_init(&j, &res->body);
     json_arr_begin(&j);
     for (size_t i = 0; i < s->n; i++) {
+        if (!permanent && s->v[i].deleted)
+            continue; /* soft: the live versions; permanent: all, each soft-deleted already */
         const struct reg_id *id = reg_store_id(st, s->v[i].id);
         struct reg_write *w = add_write(res, permanent);
         reg_key_schema(&w->key, subject, s->v[i].version);
