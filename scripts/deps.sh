@@ -29,7 +29,8 @@ fi
 
 if [ "$mode" = test ] && [ -f tests/integration/node/package-lock.json ] &&
    { [ ! -d tests/integration/node/node_modules/kafkajs ] ||
-     [ ! -d tests/integration/node/node_modules/@platformatic/kafka ]; }; then
+     [ ! -d tests/integration/node/node_modules/@platformatic/kafka ] ||
+     [ ! -d tests/integration/node/node_modules/@kafkajs/confluent-schema-registry ]; }; then
     echo "deps: npm ci in tests/integration/node"
     (cd tests/integration/node && npm ci --no-audit --no-fund >/dev/null)
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The schema registry on one node (schema.registry.listener): Debian's confluent-kafka client
 # against it (registry_client.py: every SchemaRegistryClient call, Avro records through
-# AvroProducer/AvroConsumer, Protobuf records through ProtobufSerializer/Deserializer); a
+# AvroProducer/AvroConsumer, Protobuf records through ProtobufSerializer/Deserializer), and
+# @kafkajs/confluent-schema-registry (node/schema_registry.js: Avro, Protobuf with an import); a
 # `_schemas` topic written in Confluent's record formats by a plain producer loads as is; bad
 # input gets Confluent's error codes and the broker keeps serving; after kill -9 every subject,
 # version, id and config is the same.
@@ -31,6 +32,9 @@ start_broker
 note "registry at $REGISTRY: confluent-kafka's SchemaRegistryClient, Avro and Protobuf records"
 $PY "$ROOT/tests/integration/registry_client.py" "$BROKER" "http://$REGISTRY" "py-" ||
     fail "registry_client.py"
+
+note "@kafkajs/confluent-schema-registry: Avro, and Protobuf with an import, through kafkajs records"
+node "$NODE_DIR/schema_registry.js" "$BROKER" "http://$REGISTRY" "js-" || fail "schema_registry.js"
 
 note "bad input: Confluent's error codes, never a crash"
 expect "422 42201" POST /subjects/bad/versions '{"schema":"{\"type\":\"record\",\"name\":\"R\"}"}'
