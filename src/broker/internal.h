@@ -239,6 +239,9 @@ void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t requ
                      const uint8_t *body, size_t len);
 /* Answers every request still waiting (50003) and frees the service. */
 void schemas_stop(struct broker *b);
+/* Whether a live version of subject uses schema id, as this broker's store knows it now
+ * (after applying what its replica of _schemas has committed). */
+bool schemas_subject_uses(struct broker *b, const char *subject, int32_t id);
 
 /* ---- log_scan.c: reading a partition's own log back ---- */
 

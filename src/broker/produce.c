@@ -36,6 +36,7 @@
 #include "broker/cluster.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/schemas.h"
 #include "broker/quotas.h"
 #include "broker/producers.h"
 #include "kafka/batch.h"
@@ -232,6 +233,14 @@ static int16_t append_batch(struct request *req, struct partition *p, struct kby
         return kafka_error_from_rc(rc);
     if (plog_fenced(p->log))
         return KERR_KAFKA_STORAGE_ERROR;
+    if (tc->key_schema_validation || tc->value_schema_validation) {
+        char why[300];
+        if (!schemas_validate_batch(b, p->topic->name, batch, len, tc->key_schema_validation,
+                                    tc->value_schema_validation, why, sizeof why)) {
+            out->error_message = kstr_c(arena_strndup(req->arena, why, strlen(why)));
+            return KERR_INVALID_RECORD;
+        }
+    }
     if (tc->compression != TOPIC_COMPRESSION_PRODUCER &&
         kbatch_compression(&h) != tc->compression) {
         int16_t rec = recompress(b, tc, &batch, &len, cap, owned);
@@ -352,6 +361,10 @@ int handle_produce(struct request *req)
                 ec = append_one(req, p = t->parts[rp->index], rp->records, v, acks, out, &dup,
                                 &raft_last, &raft_term);
             out->error_code = ec;
+            if (out->error_message.len > 0 && ra != req->arena) /* outlive the request */
+                out->error_message = (struct kstr){
+                    arena_strndup(ra, out->error_message.p, (size_t)out->error_message.len),
+                    out->error_message.len};
             if (ec != KERR_NONE) {
                 any_error = true;
                 out->base_offset = -1;

@@ -508,6 +508,17 @@ void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_do
     admit(sr, op);
 }
 
+bool schemas_subject_uses(struct broker *b, const char *subject, int32_t id)
+{
+    struct schemas *sr = schemas_get(b);
+    catch_up(sr);
+    const struct reg_subject *s = reg_store_subject(&sr->st, subject);
+    for (size_t i = 0; s && i < s->n; i++)
+        if (s->v[i].id == id && !s->v[i].deleted)
+            return true;
+    return false;
+}
+
 /* ---- hooks from cluster.c ---- */
 
 void schemas_commit(struct broker *b, struct partition *p, int64_t commit)

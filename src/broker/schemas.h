@@ -19,6 +19,7 @@
 #ifndef SP_BROKER_SCHEMAS_H
 #define SP_BROKER_SCHEMAS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,5 +40,14 @@ typedef void (*schemas_done_fn)(void *arg, const struct reg_result *res);
  * once, possibly before this returns, and at the latest when the broker stops. */
 void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_done_fn done,
                     void *arg);
+
+/* Produce-side validation (topic configs confluent.key.schema.validation /
+ * confluent.value.schema.validation, or Redpanda's redpanda.*.schema.id.validation): every
+ * record's key or value must be null or start with Confluent's framing (magic byte 0, a
+ * big-endian schema id) naming an id that a live version of subject TOPIC-key / TOPIC-value
+ * uses (TopicNameStrategy), as this broker's store knows it. batch[0, len) is a validated
+ * batch. Returns true, or false with a message (for the produce response) in why. */
+bool schemas_validate_batch(struct broker *b, const char *topic, const uint8_t *batch, size_t len,
+                            bool keys, bool values, char *why, size_t whycap);
 
 #endif

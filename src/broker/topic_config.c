@@ -30,6 +30,8 @@ enum kind {
 #define TOPIC_CONFIG_TABLE(X)                                                                      \
     X("cleanup.policy", K_POLICY, 0, "log.cleanup.policy", NULL)                                   \
     X("compression.type", K_COMPRESSION, 0, "compression.type", NULL)                              \
+    X("confluent.key.schema.validation", K_BOOL, 0, NULL, "false")                                 \
+    X("confluent.value.schema.validation", K_BOOL, 0, NULL, "false")                               \
     X("delete.retention.ms", K_LONG, 0, "log.cleaner.delete.retention.ms", NULL)                   \
     X("file.delete.delay.ms", K_LONG, 0, NULL, "60000")                                            \
     X("flush.messages", K_LONG, 1, "log.flush.interval.messages", NULL)                            \
@@ -47,6 +49,8 @@ enum kind {
     X("min.compaction.lag.ms", K_LONG, 0, "log.cleaner.min.compaction.lag.ms", NULL)               \
     X("min.insync.replicas", K_INT, 1, "min.insync.replicas", NULL)                                \
     X("preallocate", K_BOOL, 0, NULL, "false")                                                     \
+    X("redpanda.key.schema.id.validation", K_BOOL, 0, NULL, "false")                               \
+    X("redpanda.value.schema.id.validation", K_BOOL, 0, NULL, "false")                             \
     X("retention.bytes", K_LONG, -1, "log.retention.bytes", NULL)                                  \
     X("retention.ms", K_LONG, -1, "log.retention.ms", NULL)                                        \
     X("segment.bytes", K_INT, 14, "log.segment.bytes", NULL)                                       \
@@ -318,6 +322,12 @@ static void apply(struct topic_config *tc, int i, const char *v)
         tc->segment_bytes = n;
     else if (!strcmp(name, "segment.ms"))
         tc->segment_ms = n;
+    else if (!strcmp(name, "confluent.key.schema.validation") ||
+             !strcmp(name, "redpanda.key.schema.id.validation"))
+        tc->key_schema_validation |= !strcmp(v, "true"); /* Confluent's and Redpanda's names */
+    else if (!strcmp(name, "confluent.value.schema.validation") ||
+             !strcmp(name, "redpanda.value.schema.id.validation"))
+        tc->value_schema_validation |= !strcmp(v, "true");
     /* the remaining keys are accepted for compatibility and have no effect */
 }
 

@@ -32,6 +32,9 @@ struct topic_config {
     int64_t flush_ms;                  /* flush.ms */
     int compression;                   /* compression.type: KCOMPRESSION_* batches are stored
                                         * in, TOPIC_COMPRESSION_PRODUCER as they come */
+    bool key_schema_validation;        /* confluent.key.schema.validation (or Redpanda's
+                                          redpanda.key.schema.id.validation) */
+    bool value_schema_validation;      /* confluent.value.schema.validation (or Redpanda's) */
 };
 
 #define TOPIC_COMPRESSION_PRODUCER (-1)

@@ -1589,13 +1589,19 @@ void config_write_reference(FILE *out)
         fputs(" |\n", out);
     }
     fprintf(out, "\nAccepted for compatibility with tools that set them, with no effect: "
-                 "`compression.type`\n(`producer` only: batches are stored as the producer "
-                 "compressed them), `file.delete.delay.ms`,\n"
+                 "`file.delete.delay.ms`,\n"
                  "`follower/leader.replication.throttled.replicas`, `max.compaction.lag.ms`,\n"
                  "`message.downconversion.enable`, `message.format.version` (as in Kafka 3.x: only "
                  "the v2\nrecord format is written), `message.timestamp.difference.max.ms`, "
                  "`preallocate`,\n`segment.index.bytes`, `segment.jitter.ms`, "
                  "`unclean.leader.election.enable`.\n");
+    fprintf(out, "\nSchema id validation (Confluent Server's `confluent.key.schema.validation` and\n"
+                 "`confluent.value.schema.validation`, or Redpanda's "
+                 "`redpanda.key.schema.id.validation` and\n`redpanda.value.schema.id.validation`: "
+                 "either name turns it on): every record's key or\nvalue must be null or start with "
+                 "the schema registry's framing (magic byte 0, a 4-byte id) naming an\nid that a "
+                 "live version of subject `TOPIC-key` or `TOPIC-value` uses; a batch with a record "
+                 "that\ndoes not is refused with `INVALID_RECORD`.\n");
 }
 
 void config_print_keys(void)

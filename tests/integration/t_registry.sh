@@ -80,6 +80,39 @@ req DELETE /mode/imported-value >/dev/null
 got=$(req POST /subjects/after-import-value/versions '{"schema":"\"bytes\""}')
 [ "$got" = '200 {"id":501}' ] || fail "the next id after an import of 500: $got"
 
+note "produce-side validation: a value must name an id registered under TOPIC-value"
+"$SP" topic create validated -b "$BROKER" --config confluent.value.schema.validation=true \
+    --config redpanda.key.schema.id.validation=true >/dev/null || fail "topic create validated"
+got=$(req POST /subjects/validated-value/versions '{"schema":"\"string\""}')
+good_id=$(echo "$got" | sed -n 's/^200 {"id":\([0-9]*\)}$/\1/p')
+[ -n "$good_id" ] || fail "register validated-value: $got"
+got=$(req POST /subjects/validated-key/versions '{"schema":"\"long\""}')
+key_id=$(echo "$got" | sed -n 's/^200 {"id":\([0-9]*\)}$/\1/p')
+[ -n "$key_id" ] || fail "register validated-key: $got"
+$PY - "$BROKER" "$good_id" "$key_id" <<'PYEOF' || fail "produce-side validation"
+import struct, sys
+from confluent_kafka import Producer
+broker, good, key = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+frame = lambda i, body: b"\0" + struct.pack(">i", i) + body
+results = {}
+def produce(name, k, v):
+    p = Producer({"bootstrap.servers": broker, "linger.ms": 0, "enable.idempotence": False,
+                  "message.send.max.retries": 0})
+    p.produce("validated", key=k, value=v,
+              on_delivery=lambda err, msg: results.__setitem__(name, err))
+    p.flush(10)
+    return results[name]
+assert produce("good", frame(key, b"\x02"), frame(good, b"\x02hi")) is None
+assert produce("null key", None, frame(good, b"\x02hi")) is None
+for name, k, v in [("unknown value id", None, frame(good + 1000, b"x")),
+                   ("unframed value", None, b"plain text"),
+                   ("key id of another subject", frame(good, b"x"), frame(good, b"x")),
+                   ("unframed key", b"k", frame(good, b"x"))]:
+    err = produce(name, k, v)
+    assert err is not None and err.name() == "INVALID_RECORD", (name, err)
+    print("refused (%s): %s" % (name, err.str()))
+PYEOF
+
 note "a _schemas topic written in Confluent's formats (by any producer) loads as is"
 # soft-deleted version 1 then live 2 of legacy-value; a subject config; a NOOP; a subject
 # deleted for good (its tombstone after its soft delete); one record not understood
