@@ -26,7 +26,7 @@
 #include "controller/image.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "security/scram.h"
 
 struct user_change {

@@ -18,7 +18,7 @@
 
 #include "base/mem.h"
 #include "cli/common.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "security/scram.h"
 
 int admin_client_opt(struct admin_client_opts *o, int opt, const char *arg)

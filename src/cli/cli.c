@@ -26,6 +26,7 @@ static const struct command commands[] = {
     {"cluster", cli_cluster, "cluster status, voters add|remove, decommission"},
     {"user", cli_user, "create, list and delete SCRAM users (SASL PLAIN and SCRAM)"},
     {"acl", cli_acl, "add, list and remove ACLs (as kafka-acls does)"},
+    {"schema", cli_schema, "register, get, list, check and delete schemas; compatibility levels"},
     {"leader-election", cli_leader_election,
      "move leaderships to preferred replicas (as kafka-leader-election does)"},
 };

@@ -168,6 +168,7 @@ int cli_dlq(int argc, char **argv);
 int cli_cluster(int argc, char **argv);
 int cli_user(int argc, char **argv);
 int cli_acl(int argc, char **argv);
+int cli_schema(int argc, char **argv);
 int cli_leader_election(int argc, char **argv);
 
 #endif

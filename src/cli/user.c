@@ -31,7 +31,7 @@
 #include "cli/admin_client.h"
 #include "cli/common.h"
 #include "cli/kraw.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "security/scram.h"
 
 #define KEY_DESCRIBE 50

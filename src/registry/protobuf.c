@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/errors.h"
+#include "base/base64.h"
 #include "base/mem.h"
 #include "base/varint.h"
 #include "registry/proto_ast.h"
@@ -100,45 +101,25 @@ const struct proto_sym *proto_sym_get(const struct proto_schema *s, const char *
     return strmap_get(&s->syms, full_name, strlen(full_name));
 }
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
 uint8_t *proto_base64_decode(const char *text, size_t len, size_t *out_len)
 {
+    /* the padding may be left out (some encoders do); otherwise the strict decoding */
     while (len > 0 && text[len - 1] == '=')
         len--;
-    if (len == 0 || len % 4 == 1 || (size_t)(text + len - text) < len)
+    if (len == 0 || len % 4 == 1)
         return NULL;
-    uint8_t *out = mem_alloc(len / 4 * 3 + 3);
-    size_t n = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < len; i++) {
-        int v = b64_value((unsigned char)text[i]);
-        if (v < 0) {
-            mem_free(out);
-            return NULL;
-        }
-        acc = (acc << 6) | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            out[n++] = (uint8_t)(acc >> bits);
-        }
+    char *padded = mem_alloc(len + 3);
+    memcpy(padded, text, len);
+    size_t plen = len;
+    while (plen % 4)
+        padded[plen++] = '=';
+    uint8_t *out = mem_alloc(B64_DECODED_MAX(plen) + 1);
+    int rc = b64_decode(padded, plen, out, B64_DECODED_MAX(plen) + 1, out_len);
+    mem_free(padded);
+    if (rc != 0) {
+        mem_free(out);
+        return NULL;
     }
-    *out_len = n;
     return out;
 }
 

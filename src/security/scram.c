@@ -47,7 +47,7 @@
 
 #include "base/check.h"
 #include "base/errors.h"
-#include "security/base64.h"
+#include "base/base64.h"
 
 #define SECRET_LEN 32
 #define NONCE_RANDOM_BYTES 24

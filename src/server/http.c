@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "security/base64.h"
+#include "base/base64.h"
 
 /* RFC 9110 §5.6.2 tchar. */
 static bool is_tchar(unsigned char c)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/mem.h"
 
 void jobenv_init(struct jobenv *e)
@@ -19,28 +20,6 @@ void jobenv_free(struct jobenv *e)
     memset(e, 0, sizeof(*e));
 }
 
-size_t base64_encode(const void *in, size_t len, char *out)
-{
-    static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    const unsigned char *p = in;
-    size_t o = 0, i = 0;
-    for (; i + 3 <= len; i += 3) {
-        unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = tbl[(v >> 6) & 63];
-        out[o++] = tbl[v & 63];
-    }
-    if (i < len) {
-        unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0);
-        out[o++] = tbl[v >> 18];
-        out[o++] = tbl[(v >> 12) & 63];
-        out[o++] = i + 1 < len ? tbl[(v >> 6) & 63] : '=';
-        out[o++] = '=';
-    }
-    out[o] = '\0';
-    return o;
-}
 
 static bool is_name(const char *var, const char *name, size_t name_len)
 {
@@ -74,7 +53,7 @@ static size_t put(struct jobenv *e, const char *name, const void *value, size_t 
 {
     size_t n = strlen(name);
     bool binary = len > 0 && memchr(value, '\0', len) != NULL;
-    size_t vlen = binary ? BASE64_LEN(len) : len;
+    size_t vlen = binary ? B64_ENCODED_LEN(len) : len;
     char *s = mem_alloc(n + (binary ? 4 : 0) + 1 + vlen + 1);
     memcpy(s, name, n);
     size_t o = n;
@@ -84,7 +63,7 @@ static size_t put(struct jobenv *e, const char *name, const void *value, size_t 
     }
     s[o++] = '=';
     if (binary) {
-        base64_encode(value, len, s + o);
+        b64_encode(value, len, s + o, B64_ENCODED_LEN(len) + 1);
     } else {
         if (len)
             memcpy(s + o, value, len);
@@ -152,7 +131,7 @@ bool jobenv_add_header(struct jobenv *e, const char *name, size_t name_len, cons
         return false;
     }
     bool binary = value_len > 0 && memchr(value, '\0', value_len) != NULL;
-    size_t stored = binary ? BASE64_LEN(value_len) : value_len;
+    size_t stored = binary ? B64_ENCODED_LEN(value_len) : value_len;
     bool was_header;
     size_t old = unset(e, var, &was_header);
     if (was_header) {

@@ -57,11 +57,6 @@ bool jobenv_add_header(struct jobenv *e, const char *name, size_t name_len, cons
  * length, or 0 if the name is empty or longer than JOBENV_HNAME_MAX or does not fit cap. */
 size_t jobenv_header_name(const char *name, size_t len, char *out, size_t cap);
 
-/* Base64 (RFC 4648, padded) of len bytes into out, which must hold BASE64_LEN(len) + 1 bytes.
- * Returns the encoded length; out is NUL-terminated. */
-#define BASE64_LEN(n) (((n) + 2) / 3 * 4)
-size_t base64_encode(const void *in, size_t len, char *out);
-
 /* A NULL-terminated array for execve()/posix_spawn(): the strings of base (a NULL-terminated
  * array, e.g. the parent's filtered environment) followed by e's. The array is new (release
  * with mem_free()); the strings stay owned by their sources. */

@@ -33,7 +33,7 @@
 #include "base/mem.h"
 #include "base/prom.h"
 #include "base/strbuf.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "server/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

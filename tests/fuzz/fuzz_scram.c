@@ -22,7 +22,7 @@
 
 #include "base/errors.h"
 #include "base/mem.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "security/sasl_plain.h"
 #include "security/scram.h"
 

@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include "base/errors.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "security/sasl_plain.h"
 #include "security/scram.h"
 #include "test.h"

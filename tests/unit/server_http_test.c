@@ -8,7 +8,7 @@
 #include "base/mem.h"
 #include "net/reactor.h"
 #include "net_test_util.h"
-#include "security/base64.h"
+#include "base/base64.h"
 #include "server/http.h"
 #include "server/httpd.h"
 #include "test.h"

@@ -5,7 +5,7 @@
  *  2. b64_decode writes at most cap bytes, and only after it has checked that the decoded
  *     length (known from the input length and its padding) fits.
  *  3. decode(encode(x)) == x, and decode accepts no other spelling of x (padding bits zero). */
-#include "security/base64.h"
+#include "base/base64.h"
 
 #include <stdbool.h>
 

@@ -1,15 +1,14 @@
-/* Base64 (RFC 4648 section 4: the standard alphabet A-Z a-z 0-9 + /, '=' padding) for the SASL
- * messages of security/scram.h, whose salts, proofs and signatures travel base64-encoded.
+/* Base64 (RFC 4648 section 4: the standard alphabet A-Z a-z 0-9 + /, '=' padding): the SASL
+ * messages of security/scram.h (salts, proofs and signatures travel base64-encoded), HTTP Basic
+ * credentials, the worker's binary environment values (task/jobenv.h), Protobuf descriptors
+ * and bytes fields in the schema registry.
  *
  * Decoding is strict, since its input comes from clients: the length is a multiple of 4, every
  * character is in the alphabet, '=' appears only as the one or two last characters, and the
  * bits the padding leaves unused are zero. So each byte string has exactly one accepted
- * encoding. No whitespace, no line breaks, no URL-safe alphabet.
- *
- * (task/jobenv.h has an encoder for the worker's environment; the security layer may not
- * include task/, and it has no decoder.) */
-#ifndef SP_SECURITY_BASE64_H
-#define SP_SECURITY_BASE64_H
+ * encoding. No whitespace, no line breaks, no URL-safe alphabet. */
+#ifndef SP_BASE_BASE64_H
+#define SP_BASE_BASE64_H
 
 #include <stddef.h>
 #include <stdint.h>
