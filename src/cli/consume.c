@@ -24,6 +24,7 @@
 
 #include "base/mem.h"
 #include "cli/common.h"
+#include "cli/schema_decode.h"
 #include "cli/format.h"
 
 #define BATCH_MAX 1000 /* messages taken from the queue per call */
@@ -46,6 +47,10 @@ struct consume_opts {
     bool exit_at_end;    /* -e/--exit */
     bool json;           /* --json */
     struct fmt *fmt;     /* --format, NULL: value per line */
+    bool decode;         /* --decode */
+    const char *registry;               /* --registry */
+    struct schema_decoder *decoder;     /* with --decode */
+    const struct cli_common *c;
 };
 
 /* Progress of one run. */
@@ -90,6 +95,14 @@ static const char consume_help[] =
     "                           Valid UTF-8 is kept as is; every byte that is not part of\n"
     "                           valid UTF-8 is written as \\u00XX (read as Latin-1), so binary\n"
     "                           payloads are not exactly recoverable from JSON.\n"
+    "  -D, --decode             a key or value in the schema registry's framing (magic byte\n"
+    "                           0, a schema id) is printed as JSON through its schema: Avro's\n"
+    "                           JSON encoding, Protobuf's JSON mapping, JSON as it is; with\n"
+    "                           --json it is the key's or value's member as JSON, not a string.\n"
+    "                           One that does not decode is printed as it is, with the reason\n"
+    "                           on stderr.\n"
+    "      --registry HOST:PORT the schema registry (default: $STREAMPULSE_REGISTRY, else\n"
+    "                           " REGISTRY_DEFAULT_ADDR ")\n"
     "\n"
     "A null value prints as an empty line. Exits 1 if the topic does not exist, the cluster\n"
     "is unreachable within --timeout, or the consumer hits a permanent error.\n"
@@ -97,6 +110,7 @@ static const char consume_help[] =
 
 enum {
     OPT_JSON_LONG = CLI_OPT_CMD,
+    OPT_REGISTRY,
 };
 
 static const struct option consume_longopts[] = {
@@ -108,6 +122,8 @@ static const struct option consume_longopts[] = {
     {"exit", no_argument, NULL, 'e'},
     {"format", required_argument, NULL, 'f'},
     {"json", no_argument, NULL, 'J'},
+    {"decode", no_argument, NULL, 'D'},
+    {"registry", required_argument, NULL, OPT_REGISTRY},
     CLI_COMMON_LONGOPTS,
     {NULL, 0, NULL, 0},
 };
@@ -139,7 +155,7 @@ static int parse_args(struct cli_common *c, struct consume_opts *o, int argc, ch
     int opt;
     const char *format = NULL;
     cli_getopt_reset();
-    while ((opt = getopt_long(argc, argv, "t:o:n:p:g:ef:J" CLI_COMMON_SHORTOPTS, consume_longopts,
+    while ((opt = getopt_long(argc, argv, "t:o:n:p:g:ef:JD" CLI_COMMON_SHORTOPTS, consume_longopts,
                               NULL)) != -1) {
         int rc = cli_common_opt(c, opt, optarg);
         if (rc < 0)
@@ -180,6 +196,12 @@ static int parse_args(struct cli_common *c, struct consume_opts *o, int argc, ch
         case 'J':
             o->json = true;
             break;
+        case 'D':
+            o->decode = true;
+            break;
+        case OPT_REGISTRY:
+            o->registry = optarg;
+            break;
         default:
             return -1;
         }
@@ -216,17 +238,46 @@ static int parse_args(struct cli_common *c, struct consume_opts *o, int argc, ch
     return 0;
 }
 
+/* With --decode: p[0, n) through its schema into out (JSON); false when it is not framed or
+ * does not decode (the reason said on stderr), and it is printed as it is. */
+static bool decoded(const struct consume_opts *o, const rd_kafka_message_t *m, const void *p,
+                    size_t n, struct strbuf *out)
+{
+    char err[512];
+    int rc = schema_decoder_decode(o->decoder, p, n, out, err, sizeof err);
+    if (rc < 0)
+        cli_error(o->c, "partition %d offset %lld: %s", (int)m->partition, (long long)m->offset,
+                  err);
+    return rc == 0;
+}
+
 static void print_record(const struct consume_opts *o, const rd_kafka_message_t *m)
 {
+    struct strbuf key, value;
+    strbuf_init(&key);
+    strbuf_init(&value);
+    bool k = o->decode && decoded(o, m, m->key, m->key_len, &key);
+    bool v = o->decode && decoded(o, m, m->payload, m->len, &value);
+    rd_kafka_message_t dm = *m; /* the decoded texts in place of the bytes */
+    if (k) {
+        dm.key = key.p;
+        dm.key_len = key.len;
+    }
+    if (v) {
+        dm.payload = value.p;
+        dm.len = value.len;
+    }
     if (o->json) {
-        fmt_write_json(stdout, m);
+        fmt_write_json(stdout, m, k ? strbuf_str(&key) : NULL, v ? strbuf_str(&value) : NULL);
     } else if (o->fmt) {
-        fmt_write(stdout, o->fmt, m);
+        fmt_write(stdout, o->fmt, &dm);
     } else {
-        if (m->payload)
-            fwrite(m->payload, 1, m->len, stdout);
+        if (dm.payload)
+            fwrite(dm.payload, 1, dm.len, stdout);
         putchar('\n');
     }
+    strbuf_destroy(&key);
+    strbuf_destroy(&value);
 }
 
 /* Errors after which reading on makes no sense. Others (a broker going away, a request timing
@@ -476,8 +527,12 @@ int cli_consume(int argc, char **argv)
         fputs(consume_help, stdout);
         rc = CLI_EXIT_OK;
     } else {
+        o.c = &c;
+        if (o.decode)
+            o.decoder = schema_decoder_new(&c, o.registry);
         rc = consume_run(&c, &o);
     }
+    schema_decoder_free(o.decoder);
     fmt_free(o.fmt);
     cli_common_free(&c);
     return rc;

@@ -274,7 +274,8 @@ static void json_bytes_or_null(FILE *out, const void *p, size_t len)
         fputs("null", out);
 }
 
-void fmt_write_json(FILE *out, const rd_kafka_message_t *m)
+void fmt_write_json(FILE *out, const rd_kafka_message_t *m, const char *key_json,
+                    const char *value_json)
 {
     const char *topic = m->rkt ? rd_kafka_topic_name(m->rkt) : "";
     fputs("{\"topic\":", out);
@@ -287,9 +288,15 @@ void fmt_write_json(FILE *out, const rd_kafka_message_t *m)
     else
         fputs("null", out);
     fputs(",\"key\":", out);
-    json_bytes_or_null(out, m->key, m->key_len);
+    if (key_json)
+        fputs(key_json, out);
+    else
+        json_bytes_or_null(out, m->key, m->key_len);
     fputs(",\"value\":", out);
-    json_bytes_or_null(out, m->payload, m->len);
+    if (value_json)
+        fputs(value_json, out);
+    else
+        json_bytes_or_null(out, m->payload, m->len);
     fputs(",\"headers\":[", out);
     rd_kafka_headers_t *hdrs;
     if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR) {

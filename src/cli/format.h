@@ -33,8 +33,11 @@ void fmt_free(struct fmt *f);
 /* Writes one record through a compiled format string. */
 void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m);
 
-/* Writes one record as a JSON object followed by '\n'. */
-void fmt_write_json(FILE *out, const rd_kafka_message_t *m);
+/* Writes one record as a JSON object followed by '\n'. key_json / value_json, when not NULL,
+ * are JSON texts written as the key's / value's member instead of the bytes as a string (a
+ * record decoded through its schema, cli/schema_decode.h). */
+void fmt_write_json(FILE *out, const rd_kafka_message_t *m, const char *key_json,
+                    const char *value_json);
 
 /* Writes p[0..len) as a quoted JSON string, escaped as described above. */
 void fmt_json_string(FILE *out, const void *p, size_t len);

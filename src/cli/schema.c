@@ -14,8 +14,9 @@
 #include "base/strbuf.h"
 #include "cli/admin_client.h"
 #include "cli/common.h"
+#include "cli/schema_decode.h"
 
-#define REGISTRY_DEFAULT_ADDR "127.0.0.1:8081"
+
 #define SCHEMA_FILE_MAX (1u << 20)
 #define REFS_MAX 64
 

@@ -232,6 +232,19 @@ bool avro_can_read(const struct avro_schema *reader, const struct avro_schema *w
                    const char *reader_role, const char *writer_role,
                    struct compat_reasons *reasons);
 
+/* Avro binary data p[0, n) written with s, as Avro's JSON encoding appended to out (a union
+ * as null or {"branch": value}, named branches by full name; bytes and fixed as strings of
+ * U+0000-U+00FF; NaN and infinities as the strings "NaN", "Infinity", "-Infinity"; logical
+ * types as their underlying type). The data is untrusted: returns 0, or -ERR_INVALID with the
+ * reason in err when it is cut short, has bytes left over, nests deeper than
+ * AVRO_DECODE_DEPTH_MAX, holds more than AVRO_DECODE_ITEMS_MAX array and map values, or
+ * decodes to more than AVRO_DECODE_OUT_MAX bytes (out then holds a partial text). */
+#define AVRO_DECODE_DEPTH_MAX 64
+#define AVRO_DECODE_ITEMS_MAX (1u << 20)
+#define AVRO_DECODE_OUT_MAX (16u << 20)
+int avro_decode_json(const struct avro_schema *s, const uint8_t *p, size_t n, struct strbuf *out,
+                     char *err, size_t errcap);
+
 /* avro_can_read() as a compat_can_read_fn (registry/compat_level.h): reader and writer are
  * const struct avro_schema pointers; data is unused. */
 bool avro_compat_can_read(const void *reader, const void *writer, const char *reader_role,

@@ -104,6 +104,17 @@ int proto_message_indexes(const struct proto_schema *s, const char *full_name, i
 size_t proto_msgidx_encode(const int32_t *idx, size_t n, uint8_t *p);
 size_t proto_msgidx_decode(const uint8_t *p, const uint8_t *end, int32_t *idx, size_t *n);
 
+/* A record's payload after Confluent's magic byte and schema id, p[0, n): the message indexes
+ * (proto_msgidx_decode) and the message they name, decoded with s and appended to out as JSON
+ * (see proto_json.c for the mapping). The bytes are untrusted: returns 0, or -ERR_INVALID with
+ * the reason in err (malformed or cut short, a wire type that does not match the field's type,
+ * groups, nesting deeper than PROTO_DECODE_DEPTH_MAX, more than PROTO_DECODE_OUT_MAX bytes of
+ * JSON). */
+#define PROTO_DECODE_DEPTH_MAX 64
+#define PROTO_DECODE_OUT_MAX (16u << 20)
+int proto_decode_json(const struct proto_schema *s, const uint8_t *p, size_t n,
+                      struct strbuf *out, char *err, size_t errcap);
+
 /* Messages, one per difference. */
 struct proto_reasons {
     char **v; /* v[0, n): NUL-terminated, owned */

@@ -250,6 +250,17 @@ void reg_schema_canonical(const struct reg_schema *s, bool normalize, struct str
     }
 }
 
+int reg_schema_decode(const struct reg_schema *s, const uint8_t *p, size_t n, struct strbuf *out,
+                      char *err, size_t errcap)
+{
+    if (s->type == REG_AVRO)
+        return avro_decode_json(s->avro, p, n, out, err, errcap);
+    if (s->type == REG_PROTOBUF)
+        return proto_decode_json(s->proto, p, n, out, err, errcap);
+    snprintf(err, errcap, "schema type %s is not decoded", reg_type_name(s->type));
+    return -ERR_INVALID;
+}
+
 bool reg_schema_can_read(const void *reader, const void *writer, const char *reader_role,
                          const char *writer_role, struct compat_reasons *reasons, void *data)
 {

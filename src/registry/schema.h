@@ -71,6 +71,13 @@ enum reg_type reg_schema_type(const struct reg_schema *s);
  * normalize, each language's normalized form). */
 void reg_schema_canonical(const struct reg_schema *s, bool normalize, struct strbuf *out);
 
+/* A record's payload after the magic byte and the schema id, p[0, n) (for Protobuf the
+ * message indexes come first), decoded with s and appended to out as JSON: Avro's JSON
+ * encoding, Protobuf's JSON mapping, a JSON Schema payload as the JSON it is. Untrusted bytes:
+ * 0, or -ERR_INVALID with the reason in err. */
+int reg_schema_decode(const struct reg_schema *s, const uint8_t *p, size_t n, struct strbuf *out,
+                      char *err, size_t errcap);
+
 /* compat_can_read_fn over two const struct reg_schema * of the same type (of different types
  * they are incompatible). data is unused. */
 bool reg_schema_can_read(const void *reader, const void *writer, const char *reader_role,

@@ -36,6 +36,48 @@ $PY "$ROOT/tests/integration/registry_client.py" "$BROKER" "http://$REGISTRY" "p
 note "@kafkajs/confluent-schema-registry: Avro, and Protobuf with an import, through kafkajs records"
 node "$NODE_DIR/schema_registry.js" "$BROKER" "http://$REGISTRY" "js-" || fail "schema_registry.js"
 
+note "streampulse schema: register, get, list, check, delete, config"
+export STREAMPULSE_REGISTRY=$REGISTRY
+echo '{"type":"record","name":"C","fields":[{"name":"a","type":"int"}]}' >"$TMP/c1.avsc"
+echo '{"type":"record","name":"C","fields":[{"name":"a","type":"string"}]}' >"$TMP/c2.avsc"
+cid=$("$SP" schema register cli-value --file "$TMP/c1.avsc") || fail "schema register"
+[ "$("$SP" schema register cli-value <"$TMP/c1.avsc")" = "$cid" ] || fail "register again: another id"
+[ "$("$SP" schema get cli-value)" = '{"type":"record","name":"C","fields":[{"name":"a","type":"int"}]}' ] ||
+    fail "schema get: $("$SP" schema get cli-value)"
+"$SP" schema get --id "$cid" --json | grep -q '^{"schema":' || fail "schema get --id --json"
+"$SP" schema list | grep -qx cli-value || fail "schema list"
+[ "$("$SP" schema list cli-value)" = 1 ] || fail "schema list cli-value"
+if "$SP" schema check cli-value --file "$TMP/c2.avsc" >"$TMP/check.out"; then
+    fail "schema check of an incompatible schema exited 0"
+fi
+grep -q '^incompatible' "$TMP/check.out" && grep -q "TYPE_MISMATCH" "$TMP/check.out" ||
+    fail "schema check: $(cat "$TMP/check.out")"
+[ "$("$SP" schema config cli-value --level NONE)" = NONE ] || fail "schema config --level"
+[ "$("$SP" schema check cli-value --file "$TMP/c2.avsc")" = compatible ] || fail "check at NONE"
+[ "$("$SP" schema config)" = BACKWARD ] || fail "schema config (global)"
+[ "$("$SP" schema delete cli-value)" = 1 ] || fail "schema delete"
+"$SP" schema get cli-value 2>"$TMP/get.err" && fail "schema get of a deleted subject exited 0"
+grep -q "40401 Subject 'cli-value' not found" "$TMP/get.err" || fail "get.err: $(cat "$TMP/get.err")"
+unset STREAMPULSE_REGISTRY
+
+note "consume --decode: records printed as JSON through their schemas"
+"$SP" consume -b "$BROKER" -t py-orders -e -D --registry "$REGISTRY" -n 2 >"$TMP/dec1" ||
+    fail "consume --decode py-orders"
+[ "$(cat "$TMP/dec1")" = '{"id":0,"item":"item-0","qty":0}
+{"id":1,"item":"item-1","qty":1}' ] || fail "Avro records decoded: $(cat "$TMP/dec1")"
+"$SP" consume -b "$BROKER" -t py-events -e -D --registry "$REGISTRY" -f '%k %v\n' -n 2 \
+    >"$TMP/dec2" || fail "consume --decode py-events"
+[ "$(cat "$TMP/dec2")" = '0 {"name":"e0"}
+1 {"id":"1","name":"e1"}' ] || fail "Protobuf records decoded: $(cat "$TMP/dec2")"
+"$SP" consume -b "$BROKER" -t js-orders -e -D --registry "$REGISTRY" -J -n 1 >"$TMP/dec3" ||
+    fail "consume --decode js-orders"
+grep -q '"value":{"id":"o1","total":{"cents":5,"currency":"EUR"}}' "$TMP/dec3" ||
+    fail "kafkajs' Protobuf records (no message indexes) decoded: $(cat "$TMP/dec3")"
+printf 'not framed\n' | "$SP" produce -b "$BROKER" -t py-orders >/dev/null || fail "produce"
+"$SP" consume -b "$BROKER" -t py-orders -e -D --registry "$REGISTRY" -o -1 >"$TMP/dec4" \
+    2>"$TMP/dec4.err" || fail "consume --decode of an unframed record"
+[ "$(cat "$TMP/dec4")" = "not framed" ] || fail "an unframed record: $(cat "$TMP/dec4")"
+
 note "bad input: Confluent's error codes, never a crash"
 expect "422 42201" POST /subjects/bad/versions '{"schema":"{\"type\":\"record\",\"name\":\"R\"}"}'
 expect "422 42201" POST /subjects/bad/versions '{"schema":"syntax = \"proto3\"; message {","schemaType":"PROTOBUF"}'
