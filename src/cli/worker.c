@@ -51,6 +51,7 @@
 #include "base/mem.h"
 #include "base/time.h"
 #include "cli/common.h"
+#include "cli/schema_decode.h"
 #include "cli/worker.h"
 
 #define BUFFER_PER_PARTITION 1000 /* records taken and not committed before pausing it */
@@ -97,6 +98,13 @@ static const char worker_help[] =
     "                           and no record is waiting, held for a retry, running or being\n"
     "                           written (for batch runs and benchmarks)\n"
     "      --log-level LEVEL    debug, info (default), warn or error\n"
+    "  -D, --decode             a value in the schema registry's framing (magic byte 0, a\n"
+    "                           schema id) reaches the handler as JSON through its schema\n"
+    "                           (as consume --decode prints it), its id in SP_SCHEMA_ID; one\n"
+    "                           that does not decode reaches it as it is, the reason in\n"
+    "                           SP_DECODE_ERROR. Retry and dead-letter copies keep the bytes.\n"
+    "      --registry HOST:PORT the schema registry (default: $STREAMPULSE_REGISTRY, else\n"
+    "                           " REGISTRY_DEFAULT_ADDR ")\n"
     "\n"
     "Environment of CMD (besides the worker's own, minus inherited SP_* variables):\n"
     "  SP_TOPIC, SP_PARTITION, SP_OFFSET   where this copy of the record was read (TOPIC or\n"
@@ -139,6 +147,7 @@ enum {
     OPT_DLQ_TOPIC,
     OPT_DRAIN,
     OPT_LOG_LEVEL,
+    OPT_REGISTRY,
 };
 
 static const struct option worker_longopts[] = {
@@ -154,6 +163,8 @@ static const struct option worker_longopts[] = {
     {"dlq-topic", required_argument, NULL, OPT_DLQ_TOPIC},
     {"drain", no_argument, NULL, OPT_DRAIN},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"decode", no_argument, NULL, 'D'},
+    {"registry", required_argument, NULL, OPT_REGISTRY},
     {"bootstrap-server", required_argument, NULL, 'b'},
     {"cluster-timeout", required_argument, NULL, CLI_OPT_TIMEOUT},
     {"verbose", no_argument, NULL, 'v'},
@@ -203,7 +214,7 @@ static int parse_args(struct cli_common *c, struct worker_opts *o, int argc, cha
     const char *retry = NULL, *dlq = NULL;
     cli_getopt_reset();
     /* '+': stop at the first non-option, so CMD's own options are left alone even without -- */
-    while ((opt = getopt_long(argc, argv, "+t:g:c:" CLI_COMMON_SHORTOPTS, worker_longopts, NULL)) !=
+    while ((opt = getopt_long(argc, argv, "+t:g:c:D" CLI_COMMON_SHORTOPTS, worker_longopts, NULL)) !=
            -1) {
         int rc = cli_common_opt(c, opt, optarg);
         if (rc < 0)
@@ -269,6 +280,12 @@ static int parse_args(struct cli_common *c, struct worker_opts *o, int argc, cha
                 return -1;
             }
             log_set_level((enum log_level)log_level_parse(optarg));
+            break;
+        case 'D':
+            o->decode = true;
+            break;
+        case OPT_REGISTRY:
+            o->registry = optarg;
             break;
         default:
             return -1; /* getopt printed the reason */
@@ -1225,6 +1242,7 @@ static void worker_free(struct worker *w)
     mem_free(w->running);
     mem_free(w->parts);
     mem_free(w->base_env);
+    schema_decoder_free(w->decoder);
 }
 
 /* fds 0-2 must be open: a memfd or pipe landing on one of them would be dup2()ed onto itself
@@ -1261,6 +1279,8 @@ static int worker_run(struct cli_common *c, struct worker_opts *o)
     signals_install();
     w.running = mem_calloc((size_t)o->concurrency, sizeof(*w.running));
     w.base_env = worker_base_env();
+    if (o->decode)
+        w.decoder = schema_decoder_new(c, o->registry);
 
     int rc = CLI_EXIT_FAIL;
     if (setup(&w) != 0)

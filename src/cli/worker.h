@@ -45,6 +45,8 @@ struct worker_opts {
     int64_t grace_ms;        /* --grace at shutdown and when partitions are taken away */
     enum ptrack_order order; /* --order */
     bool drain;              /* --drain: exit once there is nothing left to do */
+    bool decode;             /* --decode: the handler reads the value as JSON */
+    const char *registry;    /* --registry */
     char **cmd;              /* the handler and its arguments, NULL-terminated (argv's) */
 };
 
@@ -71,6 +73,7 @@ struct worker {
     int32_t retry_partitions; /* partition counts, for the copies' partition */
     int32_t dlq_partitions;
     char **base_env;      /* see worker_base_env() */
+    struct schema_decoder *decoder; /* --decode (cli/schema_decode.h), else NULL */
     struct wpart **parts; /* assigned partitions, each owned */
     size_t n_parts;
     size_t parts_cap;
@@ -117,6 +120,11 @@ struct job {
     size_t key_len;           /* bytes at key */
     void *value;              /* owned copy, NULL for a null value */
     size_t value_len;         /* bytes at value */
+    char *input;              /* --decode: the value as JSON, what the handler reads (owned);
+                                 NULL: the value as it is */
+    size_t input_len;
+    int32_t schema_id;        /* --decode: the value's schema id, -1 if not framed */
+    char *decode_error;       /* --decode: why the value did not decode (owned), or NULL */
     rd_kafka_headers_t *hdrs; /* owned, NULL if the record had none */
     int attempt;              /* this run's attempt number, from 1 */
     char *orig_topic;         /* owned: where the record was first produced */

@@ -28,6 +28,7 @@
 #include "base/time.h"
 #include "cli/common.h"
 #include "cli/worker.h"
+#include "cli/schema_decode.h"
 #include "task/traceparent.h"
 
 extern char **environ;
@@ -150,6 +151,27 @@ static void *dup_bytes(const void *p, size_t len)
     return d;
 }
 
+/* --decode: the value as JSON through its schema into j->input, or why not. */
+static void decode_value(struct worker *w, struct job *j)
+{
+    struct strbuf out;
+    strbuf_init(&out);
+    char err[512];
+    int rc = schema_decoder_decode(w->decoder, j->value, j->value_len, &out, err, sizeof err);
+    if (rc != 1 && j->value_len >= 5) {
+        const uint8_t *b = j->value;
+        j->schema_id = (int32_t)((uint32_t)b[1] << 24 | (uint32_t)b[2] << 16 |
+                                 (uint32_t)b[3] << 8 | (uint32_t)b[4]);
+    }
+    if (rc == 0) {
+        j->input = mem_strndup(strbuf_str(&out), out.len);
+        j->input_len = out.len;
+    } else if (rc < 0) {
+        j->decode_error = mem_strdup(err);
+    }
+    strbuf_destroy(&out);
+}
+
 struct job *job_from_message(struct worker *w, struct wpart *p, rd_kafka_message_t *m)
 {
     struct job *j = mem_calloc(1, sizeof(*j));
@@ -169,6 +191,9 @@ struct job *job_from_message(struct worker *w, struct wpart *p, rd_kafka_message
         j->value = dup_bytes(m->payload, m->len);
         j->value_len = m->len;
     }
+    j->schema_id = -1;
+    if (w->decoder && j->value)
+        decode_value(w, j);
     if (rd_kafka_message_detach_headers(m, &j->hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
         j->hdrs = NULL;
 
@@ -219,6 +244,8 @@ void job_free(struct job *j)
         close(j->err_fd);
     mem_free(j->key);
     mem_free(j->value);
+    mem_free(j->input);
+    mem_free(j->decode_error);
     if (j->hdrs)
         rd_kafka_headers_destroy(j->hdrs);
     mem_free(j->orig_topic);
@@ -255,6 +282,10 @@ static void build_env(const struct worker *w, const struct job *j, struct jobenv
         jobenv_set(e, "SP_KEY_DROPPED", "1", 1);
     if (!j->value)
         jobenv_set(e, "SP_VALUE_NULL", "1", 1);
+    if (j->schema_id >= 0)
+        jobenv_setf(e, "SP_SCHEMA_ID", "%" PRId32, j->schema_id);
+    if (j->decode_error)
+        jobenv_set(e, "SP_DECODE_ERROR", j->decode_error, strlen(j->decode_error));
     env_from_header(e, "SP_LAST_ERROR", j->hdrs, HDR_ERROR);
     env_from_header(e, "SP_REPLAY_OF", j->hdrs, HDR_REPLAY_OF);
 
@@ -287,8 +318,8 @@ static int value_fd(const struct job *j)
     int fd = memfd_create("streampulse-job", MFD_CLOEXEC);
     if (fd < 0)
         return -1;
-    const char *p = j->value;
-    size_t left = j->value ? j->value_len : 0;
+    const char *p = j->input ? j->input : j->value; /* --decode: the JSON */
+    size_t left = j->input ? j->input_len : j->value ? j->value_len : 0;
     while (left > 0) {
         ssize_t n = write(fd, p, left);
         if (n < 0) {

@@ -61,6 +61,7 @@ grep -q "40401 Subject 'cli-value' not found" "$TMP/get.err" || fail "get.err: $
 unset STREAMPULSE_REGISTRY
 
 note "consume --decode: records printed as JSON through their schemas"
+py_id2=$(curl -s "http://$REGISTRY/subjects/py-orders-value/versions/latest" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
 "$SP" consume -b "$BROKER" -t py-orders -e -D --registry "$REGISTRY" -n 2 >"$TMP/dec1" ||
     fail "consume --decode py-orders"
 [ "$(cat "$TMP/dec1")" = '{"id":0,"item":"item-0","qty":0}
@@ -77,6 +78,17 @@ printf 'not framed\n' | "$SP" produce -b "$BROKER" -t py-orders >/dev/null || fa
 "$SP" consume -b "$BROKER" -t py-orders -e -D --registry "$REGISTRY" -o -1 >"$TMP/dec4" \
     2>"$TMP/dec4.err" || fail "consume --decode of an unframed record"
 [ "$(cat "$TMP/dec4")" = "not framed" ] || fail "an unframed record: $(cat "$TMP/dec4")"
+
+note "worker --decode: the handler reads the value as JSON, its schema id in SP_SCHEMA_ID"
+"$SP" worker -b "$BROKER" -t py-orders -g dec-workers --drain -D --registry "$REGISTRY" \
+    -- sh -c 'printf "%s %s %s\n" "$SP_OFFSET" "${SP_SCHEMA_ID:--}" "$(cat)" >>"$0"' \
+    "$TMP/handled" >"$TMP/worker.out" 2>&1 || fail "worker --decode: $(tail -3 "$TMP/worker.out")"
+sort -n "$TMP/handled" >"$TMP/handled.sorted"
+[ "$(sed -n 1p "$TMP/handled.sorted")" = "0 $py_id2 "'{"id":0,"item":"item-0","qty":0}' ] ||
+    fail "worker --decode, first record: $(head -2 "$TMP/handled.sorted")"
+[ "$(tail -1 "$TMP/handled.sorted")" = "20 - not framed" ] ||
+    fail "worker --decode, the unframed record: $(tail -1 "$TMP/handled.sorted")"
+[ "$(wc -l <"$TMP/handled.sorted")" = 21 ] || fail "worker handled $(wc -l <"$TMP/handled.sorted") records"
 
 note "bad input: Confluent's error codes, never a crash"
 expect "422 42201" POST /subjects/bad/versions '{"schema":"{\"type\":\"record\",\"name\":\"R\"}"}'
