@@ -883,7 +883,7 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         *port = -1;
         if (!*value)
             return 0;
-        if (strstr(value, "://") ||
+        if ((k->type == C_CLUSTER && strstr(value, "://")) ||
             config_parse_listener(value, host, hostcap, port, lerr, sizeof(lerr)) != 0) {
             host[0] = '\0';
             *port = -1;

@@ -149,7 +149,7 @@ static int parse_field(const char *p, size_t n, struct http_request *req, bool *
         int64_t v = parse_length(p + v0, v1 - v0);
         if (v < 0 || (req->content_length >= 0 && req->content_length != v))
             return -400;
-        if (v > HTTP_BODY_MAX)
+        if (v > HTTP_BODY_LIMIT)
             return -413;
         req->content_length = v;
     } else if (name_is(p, name_len, "transfer-encoding")) {

@@ -26,7 +26,8 @@
 #define HTTP_TARGET_MAX 2048 /* request-target; longer gets 414 */
 #define HTTP_METHOD_MAX 16   /* longer method tokens get 501 */
 #define HTTP_FIELDS_MAX 64   /* header fields; more get 431 */
-#define HTTP_BODY_MAX 65536  /* request body bytes (Content-Length); more get 413 */
+#define HTTP_BODY_MAX 65536  /* request body bytes a server takes by default (httpd_limits) */
+#define HTTP_BODY_LIMIT (16u << 20) /* Content-Length above this is refused by the parser */
 
 struct http_request {
     const char *method; /* token, not NUL-terminated */
@@ -44,7 +45,7 @@ struct http_request {
     size_t authorization_len;
     const char *content_type; /* the Content-Type field's value (trimmed), or NULL */
     size_t content_type_len;
-    int64_t content_length; /* Content-Length (0..HTTP_BODY_MAX), or -1 without the field */
+    int64_t content_length; /* Content-Length (0..HTTP_BODY_LIMIT), or -1 without the field */
     /* set by server/httpd.c: */
     const char *peer; /* the client's address without its port */
     const char *body; /* the body: content_length bytes after the head ("" without one) */
@@ -59,7 +60,7 @@ struct http_request {
  *        conflicting or invalid Content-Length, Transfer-Encoding beside Content-Length),
  *   -411 Transfer-Encoding without Content-Length (a chunked body: not accepted; the client
  *        may send the same body with Content-Length),
- *   -413 Content-Length above HTTP_BODY_MAX,
+ *   -413 Content-Length above HTTP_BODY_LIMIT (a server's own, lower limit is httpd's),
  *   -414 request-target longer than HTTP_TARGET_MAX,
  *   -431 head longer than HTTP_HEAD_MAX or more than HTTP_FIELDS_MAX fields,
  *   -501 method token longer than HTTP_METHOD_MAX,

@@ -10,7 +10,7 @@
  *     connection after conn_free() (callbacks end right after calling it).
  *  2. stats.open == connections in the list <= max_connections.
  *  3. in_len <= in_cap; in_cap is HTTP_HEAD_MAX until a head announcing a longer request is
- *     read, then head_len + Content-Length (<= HTTP_HEAD_MAX + HTTP_BODY_MAX); req_len is 0
+ *     read, then head_len + Content-Length (<= HTTP_HEAD_MAX + lim.body_max); req_len is 0
  *     until the head is complete, then head_len + Content-Length, and the request is answered
  *     as soon as in_len >= req_len (bytes beyond it, a pipelined request, are never looked
  *     at). The buffer is wiped before it is freed (it may hold a password).
@@ -282,8 +282,6 @@ static const char *error_text(int status)
     case 411:
         return "length required: send the body with Content-Length (chunked transfer coding is "
                "not accepted)\n";
-    case 413:
-        return "request body too large: at most 65536 bytes\n";
     case 414:
         return "request target too long\n";
     case 431:
@@ -309,7 +307,10 @@ static void send_response(struct hconn *c, int status, const char *content_type,
 {
     struct httpd *h = c->h;
     if (status >= 400 && body->len == 0) {
-        strbuf_puts(body, error_text(status));
+        if (status == 413)
+            strbuf_printf(body, "request body too large: at most %zu bytes\n", h->lim.body_max);
+        else
+            strbuf_puts(body, error_text(status));
         content_type = "text/plain; charset=utf-8";
     }
     http_write_head(&c->head, status, content_type, body->len, extra);
@@ -424,13 +425,15 @@ static void on_readable(struct hconn *c)
             if (rc == 0)
                 continue;
             int64_t len = request_length(&req);
+            if (req.content_length > (int64_t)c->h->lim.body_max)
+                len = -413;
             if (len < 0) {
                 respond(c, NULL, (int)-len);
                 return;
             }
             c->req_len = (size_t)len;
             if (c->req_len > c->in_cap) {
-                CHECK(c->req_len <= HTTP_HEAD_MAX + HTTP_BODY_MAX);
+                CHECK(c->req_len <= HTTP_HEAD_MAX + c->h->lim.body_max);
                 char *in = mem_alloc(c->req_len);
                 memcpy(in, c->in, c->in_len);
                 explicit_bzero(c->in, c->in_len);
@@ -671,6 +674,8 @@ int httpd_open(struct reactor *r, const char *host, int port, const struct httpd
         h->lim.max_connections = DEFAULT_MAX_CONNECTIONS;
     if (h->lim.timeout_ms <= 0)
         h->lim.timeout_ms = DEFAULT_TIMEOUT_MS;
+    if (h->lim.body_max == 0 || h->lim.body_max > HTTP_BODY_LIMIT)
+        h->lim.body_max = h->lim.body_max ? HTTP_BODY_LIMIT : HTTP_BODY_MAX;
     h->tls = tls;
     h->fn = fn;
     h->data = data;

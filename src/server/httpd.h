@@ -7,7 +7,7 @@
  *   - connections: at most max_connections at once; beyond that a new connection gets a
  *     best-effort 503 and is closed;
  *   - input: HTTP_HEAD_MAX bytes of head per connection (buffer allocated on accept), then
- *     a body of at most HTTP_BODY_MAX bytes (the buffer grows to the announced length once the
+ *     a body of at most body_max bytes (the buffer grows to the announced length once the
  *     head is complete; more is refused with 413 at the head, before it is sent). A body is
  *     framed by Content-Length only: POST and PUT without it get 411, and so does any
  *     Transfer-Encoding (chunked); bytes after the body (a pipelined request) are never read
@@ -47,6 +47,7 @@ struct listener_tls;
 struct httpd_limits {
     int max_connections; /* 0: 32 */
     int64_t timeout_ms;  /* 0: 10000 */
+    size_t body_max;     /* request body bytes, at most HTTP_BODY_LIMIT; 0: HTTP_BODY_MAX */
 };
 
 #define HTTPD_HOLD_MAX_MS 10000

@@ -159,7 +159,8 @@ int registry_http_start(struct reactor *r, const char *host, int port, struct br
     struct registry_http *rh = mem_calloc(1, sizeof(*rh));
     rh->b = b;
     struct httpd_limits lim = {.max_connections = REGISTRY_MAX_CONNECTIONS,
-                               .timeout_ms = REGISTRY_TIMEOUT_MS};
+                               .timeout_ms = REGISTRY_TIMEOUT_MS,
+                               .body_max = SCHEMAS_BODY_MAX};
     int rc = httpd_open(r, host, port, &lim, NULL, handle, rh, &rh->h);
     if (rc != 0) {
         mem_free(rh);

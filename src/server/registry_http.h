@@ -3,7 +3,7 @@
  * has the routes and errors).
  *
  * Requests are HTTP/1.1 as server/httpd.h takes them (one per connection, bodies of at most
- * HTTP_BODY_MAX bytes framed by Content-Length; a larger schema gets 413). The path's segments
+ * SCHEMAS_BODY_MAX bytes framed by Content-Length; a larger one gets 413). The path's segments
  * and the query's parameters are percent-decoded here; a path of more than REG_SEGS_MAX
  * segments or an undecodable one gets 404, a query of more than REG_PARAMS_MAX parameters 400.
  * A body must be JSON: Content-Type application/vnd.schemaregistry.v1+json,

@@ -113,10 +113,10 @@ expect "405 405" PATCH /subjects
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: text/xml' \
     --data-binary '<a/>' "http://$REGISTRY/subjects/x/versions")
 [ "$code" = 415 ] || fail "a text/xml body got $code, not 415"
-head -c 200000 /dev/zero | tr '\0' 'a' >"$TMP/huge"
+head -c 1100000 /dev/zero | tr '\0' 'a' >"$TMP/huge"
 code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "$CT" --data-binary @"$TMP/huge" \
     "http://$REGISTRY/subjects/x/versions")
-[ "$code" = 413 ] || fail "a 200 kB body got $code, not 413"
+[ "$code" = 413 ] || fail "a 1.1 MB body got $code, not 413"
 kill -0 "$BROKER_PID" || fail "the broker died on bad input"
 
 note "modes: READONLY refuses writes, IMPORT takes given ids"

@@ -79,7 +79,7 @@ TEST(http_parse_refuses_malformed_requests)
         {"GET / HTTP/1.1\r\n\r\n", 400}, /* HTTP/1.1 without Host */
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 1\r\n\r\n", 400},
-        {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 65537\r\n\r\n", 413},
+        {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 16777217\r\n\r\n", 413},
         {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 999999999999999999\r\n\r\n", 413},
         {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9999999999999999999\r\n\r\n", 400},
         {"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400},
