@@ -58,14 +58,15 @@ static void log_failure(const char *peer, const char *user, size_t user_len, con
     unlogged = 0;
 }
 
-int broker_admin_authenticate(struct broker *b, const char *peer, const char *user, size_t user_len,
-                              const char *password, size_t password_len, int64_t *delay_ms)
+static int authenticate(struct broker *b, const char *peer, const char *user, size_t user_len,
+                        const char *password, size_t password_len, bool super_only,
+                        int64_t *delay_ms)
 {
     *delay_ms = 0;
     const char *why = "";
     const struct ctl_image *img = b->cluster ? cluster_image(b->cluster) : NULL;
     int rc = sasl_mech_check_password(img, user, user_len, password, password_len, &why);
-    if (rc == 0 && is_super_user(b, user, user_len)) {
+    if (rc == 0 && (!super_only || is_super_user(b, user, user_len))) {
         counts.ok++;
         return 0;
     }
@@ -78,6 +79,19 @@ int broker_admin_authenticate(struct broker *b, const char *peer, const char *us
     *delay_ms = sasl_failure_delay(b, peer);
     log_failure(peer, user, user_len, why, *delay_ms);
     return -EACCES;
+}
+
+int broker_admin_authenticate(struct broker *b, const char *peer, const char *user, size_t user_len,
+                              const char *password, size_t password_len, int64_t *delay_ms)
+{
+    return authenticate(b, peer, user, user_len, password, password_len, true, delay_ms);
+}
+
+int broker_registry_authenticate(struct broker *b, const char *peer, const char *user,
+                                 size_t user_len, const char *password, size_t password_len,
+                                 int64_t *delay_ms)
+{
+    return authenticate(b, peer, user, user_len, password, password_len, false, delay_ms);
 }
 
 void broker_admin_auth_counts(struct broker_admin_auth_counts *out)

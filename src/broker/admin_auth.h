@@ -1,5 +1,6 @@
 /* Who may use the admin listener over HTTPS (server/admin.c): a SCRAM user with its password
- * (HTTP Basic), whose principal User:NAME is in super.users.
+ * (HTTP Basic), whose principal User:NAME is in super.users; and the schema registry's listener
+ * with schema.registry.authentication.method=BASIC (server/registry_http.c): any SCRAM user.
  *
  * The broker's side, so that server/ never reads the metadata image: the password is checked
  * against the image's SCRAM credentials as SASL PLAIN checks it (broker/sasl_mech.h: PBKDF2 with
@@ -27,6 +28,13 @@ struct broker;
  * PBKDF2 runs here, on the reactor thread: a few milliseconds per call. */
 int broker_admin_authenticate(struct broker *b, const char *peer, const char *user, size_t user_len,
                               const char *password, size_t password_len, int64_t *delay_ms);
+
+/* The same check for the schema registry's listener (schema.registry.authentication.method
+ * BASIC), where every SCRAM user may come in: 0 or -EACCES (with *delay_ms), never -EPERM.
+ * Counted and logged with the admin listener's. */
+int broker_registry_authenticate(struct broker *b, const char *peer, const char *user,
+                                 size_t user_len, const char *password, size_t password_len,
+                                 int64_t *delay_ms);
 
 /* Calls of broker_admin_authenticate by result, since the process started. */
 struct broker_admin_auth_counts {

@@ -106,6 +106,8 @@ struct broker_config {
     char registry_host[BROKER_HOST_MAX];      /* schema.registry.listener: the REST API */
     int registry_port;                        /* -1: no schema registry (empty value) */
     int32_t registry_replication_factor;      /* schema.registry.topic.replication.factor */
+    char registry_auth_method[16];            /* schema.registry.authentication.method */
+    bool registry_basic_auth;                 /* ... is BASIC (set by config_load) */
     int32_t offsets_topic_replication_factor; /* offsets.topic.replication.factor */
     bool auto_leader_rebalance_enable;        /* auto.leader.rebalance.enable */
     int32_t leader_imbalance_check_interval_s; /* leader.imbalance.check.interval.seconds */

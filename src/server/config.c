@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "base/check.h"
 #include "base/log.h"
@@ -241,6 +242,12 @@ static const struct key keys[] = {
     {"schema.registry.topic.replication.factor", C_INT, F(registry_replication_factor), "3", 1,
      32767, 1, 0,
      "replicas of `_schemas` when the registry creates it (at most the brokers registered then)"},
+    {"schema.registry.authentication.method", C_STR, F(registry_auth_method), "NONE", 0, 0, 1, 0,
+     "`BASIC`: every request to the schema registry needs HTTP Basic credentials, the name "
+     "and password of a SCRAM user (`streampulse user`; either mechanism); wrong ones get 401, "
+     "held longer after each failure from that address. `NONE` (the default): no "
+     "credentials are asked. The listener is plain HTTP: with BASIC keep it on loopback or "
+     "behind a TLS proxy, or the passwords cross the network in the clear"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
      "picks a free port. Beyond loopback (anything but 127.0.0.0/8, `::1`, `localhost`) it "
@@ -1475,6 +1482,13 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
         return -1;
     if (sasl_settle(cfg, err, errcap) != 0)
         return -1;
+    if (strcasecmp(cfg->registry_auth_method, "NONE") && strcasecmp(cfg->registry_auth_method,
+                                                                     "BASIC")) {
+        snprintf(err, errcap, "schema.registry.authentication.method: '%s' is not NONE or BASIC",
+                 cfg->registry_auth_method);
+        return -1;
+    }
+    cfg->registry_basic_auth = strcasecmp(cfg->registry_auth_method, "BASIC") == 0;
     if (authorizer_settle(cfg, err, errcap) != 0)
         return -1;
     if (admin_settle(cfg, st, err, errcap) != 0)

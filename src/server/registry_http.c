@@ -8,9 +8,13 @@
  * exactly once per request. */
 #include "server/registry_http.h"
 
+#include <errno.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "base/mem.h"
+#include "broker/admin_auth.h"
 #include "broker/schemas.h"
 #include "registry/rest.h"
 #include "server/http.h"
@@ -22,6 +26,7 @@
 struct registry_http {
     struct httpd *h;
     struct broker *b;
+    bool basic; /* schema.registry.authentication.method=BASIC */
 };
 
 struct wait {
@@ -117,9 +122,33 @@ static int decode(const struct http_request *req, struct reg_rest_req *q, char *
     return 0;
 }
 
+/* BASIC: whether the request carries a SCRAM user's name and password; if not, Confluent's
+ * 401 is in resp (held as the broker says after failures). */
+static bool authenticated(struct registry_http *rh, const struct http_request *req,
+                          struct httpd_response *resp)
+{
+    struct http_basic cred;
+    int rc = -EACCES;
+    if (req->authorization &&
+        http_basic_parse(req->authorization, req->authorization_len, &cred) == 0) {
+        rc = broker_registry_authenticate(rh->b, req->peer ? req->peer : "?", cred.user,
+                                          cred.user_len, cred.password, cred.password_len,
+                                          &resp->delay_ms);
+        OPENSSL_cleanse(&cred, sizeof(cred));
+    }
+    if (rc == 0)
+        return true;
+    error_answer(resp, 401, "Unauthorized: HTTP Basic with the name and password of a SCRAM "
+                            "user");
+    resp->extra_headers = "WWW-Authenticate: Basic realm=\"streampulse-schema-registry\"\r\n";
+    return false;
+}
+
 static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
 {
     struct registry_http *rh = data;
+    if (rh->basic && !authenticated(rh, req, resp))
+        return;
     char method[HTTP_METHOD_MAX + 1];
     memcpy(method, req->method, req->method_len);
     method[req->method_len] = '\0';
@@ -153,11 +182,12 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
     error_answer(resp, 50002, "Operation timed out");
 }
 
-int registry_http_start(struct reactor *r, const char *host, int port, struct broker *b,
-                        struct registry_http **out)
+int registry_http_start(struct reactor *r, const char *host, int port, bool basic,
+                        struct broker *b, struct registry_http **out)
 {
     struct registry_http *rh = mem_calloc(1, sizeof(*rh));
     rh->b = b;
+    rh->basic = basic;
     struct httpd_limits lim = {.max_connections = REGISTRY_MAX_CONNECTIONS,
                                .timeout_ms = REGISTRY_TIMEOUT_MS,
                                .body_max = SCHEMAS_BODY_MAX};

@@ -16,13 +16,17 @@
 #ifndef SP_SERVER_REGISTRY_HTTP_H
 #define SP_SERVER_REGISTRY_HTTP_H
 
+#include <stdbool.h>
+
 struct reactor;
 struct broker;
 struct registry_http;
 
-/* Binds host:port (0: any free port). Returns 0 or -errno. */
-int registry_http_start(struct reactor *r, const char *host, int port, struct broker *b,
-                        struct registry_http **out);
+/* Binds host:port (0: any free port); with basic, every request needs a SCRAM user's HTTP
+ * Basic credentials (broker_registry_authenticate), else 401 (error_code 401, and
+ * WWW-Authenticate). Returns 0 or -errno. */
+int registry_http_start(struct reactor *r, const char *host, int port, bool basic,
+                        struct broker *b, struct registry_http **out);
 int registry_http_port(const struct registry_http *h);
 /* Closes the listener and its connections (NULL is fine). */
 void registry_http_stop(struct registry_http *h);

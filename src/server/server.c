@@ -119,7 +119,8 @@ static int start_registry(struct reactor *r, const struct broker_config *cfg, st
     *out = NULL;
     if (cfg->registry_port < 0)
         return 0;
-    int rc = registry_http_start(r, cfg->registry_host, cfg->registry_port, b, out);
+    int rc = registry_http_start(r, cfg->registry_host, cfg->registry_port,
+                                 cfg->registry_basic_auth, b, out);
     if (rc == 0)
         return 0;
     return optional_listener_failed(cfg, "schema.registry.listener",

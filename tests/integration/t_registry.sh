@@ -217,5 +217,26 @@ same() { dump >"$TMP/after" && cmp -s "$TMP/before" "$TMP/after"; }
 WAIT_S=10 poll_until same || fail "state differs after kill -9: $(diff "$TMP/before" "$TMP/after")"
 got=$(req POST /subjects/after-restart-value/versions '{"schema":"\"float\""}')
 [ "$got" = '200 {"id":904}' ] || fail "the first id after the restart: $got"
+
+note "schema.registry.authentication.method=BASIC: a SCRAM user's name and password, else 401"
+echo "alice-secret" | "$SP" user create alice --password-stdin -b "$BROKER" >/dev/null ||
+    fail "user create alice"
+stop_broker
+start_broker --set schema.registry.authentication.method=BASIC
+code=$(curl -s -o "$TMP/body" -w '%{http_code}' "http://$REGISTRY/subjects")
+[ "$code" = 401 ] && grep -q '"error_code":401' "$TMP/body" || fail "no credentials: $code $(cat "$TMP/body")"
+code=$(curl -s -o /dev/null -w '%{http_code}' -u alice:wrong "http://$REGISTRY/subjects")
+[ "$code" = 401 ] || fail "a wrong password: $code"
+code=$(curl -s -o /dev/null -w '%{http_code}' -u nobody:alice-secret "http://$REGISTRY/subjects")
+[ "$code" = 401 ] || fail "an unknown user: $code"
+$PY - "http://$REGISTRY" <<'PYEOF' || fail "SchemaRegistryClient with basic.auth.user.info"
+import sys
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+sr = SchemaRegistryClient({"url": sys.argv[1], "basic.auth.user.info": "alice:alice-secret"})
+assert "after-restart-value" in sr.get_subjects()
+i = sr.register_schema("authed-value", Schema('"boolean"', "AVRO"))
+assert sr.get_schema(i).schema_str == '"boolean"'
+print("SchemaRegistryClient as alice: registered id", i)
+PYEOF
 stop_broker
 note "ok"
