@@ -697,12 +697,22 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
             fail(L, -ERR_INVALID, "$ref must be a string, not %s", type_name(ref));
             return NULL;
         }
-        n->kind = JSK_REF;
-        n->ref = ref->str;
-        queue_ref(L, n, doc);
-        return n;
+        if (L->draft < DRAFT_2019) {
+            /* drafts up to 7: the $ref replaces its siblings */
+            n->kind = JSK_REF;
+            n->ref = ref->str;
+            queue_ref(L, n, doc);
+            return n;
+        }
     }
     struct builders b = {.n = 0};
+    if (ref) {
+        /* 2019-09 on: the $ref applies beside its siblings (queued below, once its node is
+         * known) */
+        struct json_schema_node *rn = new_node(L, JSK_REF, v);
+        rn->ref = ref->str;
+        add_builder(&b, rn);
+    }
     const struct json_value *e = json_member(v, "enum");
     if (e) {
         if (e->type != JSON_ARRAY) {
@@ -753,7 +763,11 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
             return NULL;
         add_builder(&b, cn);
     }
-    if (b.n == 1) {
+    if (b.n == 1 && b.v[0]->kind == JSK_REF) {
+        n->kind = JSK_REF;
+        n->ref = b.v[0]->ref;
+        queue_ref(L, n, doc);
+    } else if (b.n == 1) {
         /* the one kind becomes the node itself, keeping the common keywords */
         struct json_schema_node common = *n;
         *n = *b.v[0];
@@ -769,6 +783,8 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
         memcpy(subs, b.v, b.n * sizeof(*subs));
         n->subs = subs;
         n->n_subs = b.n;
+        if (ref)
+            queue_ref(L, b.v[0], doc);
     }
     return n;
 }
@@ -1172,4 +1188,25 @@ void json_schema_write_json(struct strbuf *out, const struct json_value *v, bool
 void json_schema_canonical(const struct json_schema *s, bool normalize, struct strbuf *out)
 {
     write_json(out, s->docs[0].doc.root, normalize);
+}
+
+bool json_schema_same(const struct json_schema *a, const struct json_schema *b)
+{
+    if (a->n_docs != b->n_docs)
+        return false;
+    bool same = true;
+    struct strbuf x, y;
+    strbuf_init(&x);
+    strbuf_init(&y);
+    for (size_t i = 0; same && i < a->n_docs; i++) {
+        strbuf_reset(&x);
+        strbuf_reset(&y);
+        write_json(&x, a->docs[i].doc.root, false);
+        write_json(&y, b->docs[i].doc.root, false);
+        same = strcmp(a->docs[i].url, b->docs[i].url) == 0 && x.len == y.len &&
+               memcmp(strbuf_str(&x), strbuf_str(&y), x.len) == 0;
+    }
+    strbuf_destroy(&x);
+    strbuf_destroy(&y);
+    return same;
 }

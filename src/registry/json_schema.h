@@ -18,7 +18,8 @@
  *     maxLength must be a non-negative integer"); so are unknown type names, negative lengths
  *     and counts, a zero or negative multipleOf, and required / enum / type arrays with
  *     repeated or mistyped items. Unknown keywords are kept (canonical form) and ignored.
- *   - $ref (drafts <= 7: its sibling keywords are ignored, as the specification says) is a URL:
+ *   - $ref (drafts <= 7: its sibling keywords are ignored, as the specification says; from
+ *     2019-09 on it is one more kind beside them, an allOf member when there are others) is a URL:
  *     "#" plus a JSON pointer ("#/definitions/X", "#/$defs/X", "#/properties/a/items", with
  *     ~0 ~1 and %XX escapes) is resolved in the same document, as is a URL equal to the root's
  *     $id (or id, draft 4) before the '#'. Any other URL is a Confluent schema reference whose
@@ -193,6 +194,10 @@ const char *json_schema_title(const struct json_schema *s);
  * object's members sorted by name (Java's order: UTF-16 code units). Canonical text parses
  * to a schema whose canonical text is the same. */
 void json_schema_canonical(const struct json_schema *s, bool normalize, struct strbuf *out);
+
+/* Whether a and b were parsed from the same documents: their own texts' canonical forms and
+ * every referenced document's (by name) agree. Such schemas have no difference to compare. */
+bool json_schema_same(const struct json_schema *a, const struct json_schema *b);
 
 /* Appends the JSON value v as json_schema_canonical() writes it (sorted: as normalized). */
 void json_schema_write_json(struct strbuf *out, const struct json_value *v, bool sorted);

@@ -18,7 +18,8 @@
  *      as in Confluent's first pass. (Confluent then iterates to a fixpoint feeding back the
  *      pairs found incompatible; that refinement is not done here.)
  *   3. At most JSON_SCHEMA_PAIRS_MAX pairs and JSON_SCHEMA_COMPARE_DEPTH_MAX nested pairs:
- *      past either, the comparison records TOO_COMPLEX, an incompatible difference of our own.
+ *      past either, the comparison records TOO_COMPLEX, an incompatible difference of our own,
+ *      and `gave_up` makes the whole verdict a refusal with that reason.
  *   4. A difference list keeps at most JSON_SCHEMA_REASONS_MAX incompatible and as many
  *      compatible entries; `incompatible` is exact whatever was dropped. */
 #include <math.h>
@@ -271,6 +272,7 @@ struct cmp {
     size_t n;
     size_t cap;
     int depth;
+    bool gave_up; /* a limit was met somewhere: the verdict is a refusal */
 };
 
 static size_t pair_hash(const void *o, const void *u, size_t cap)
@@ -1087,6 +1089,7 @@ static void compare_combined(struct cmp *c, struct dlist *d, struct strbuf *p,
         }
     }
     if (o->n_subs * u->n_subs > JSON_SCHEMA_PAIRS_MAX) {
+        c->gave_up = true;
         add(d, p, TOO_COMPLEX, NULL);
         return;
     }
@@ -1244,6 +1247,7 @@ static void compare(struct cmp *c, const struct json_schema_node *o,
         return; /* a cycle: assumed compatible */
     if (!pr) {
         if (c->n >= JSON_SCHEMA_PAIRS_MAX || c->depth >= JSON_SCHEMA_COMPARE_DEPTH_MAX) {
+            c->gave_up = true;
             add(out, path, TOO_COMPLEX, NULL);
             return;
         }
@@ -1329,11 +1333,20 @@ static void describe(struct strbuf *b, const struct diff *df, const char *r, con
 static void diff_schemas(const struct json_schema *original, const struct json_schema *update,
                          struct dlist *d)
 {
+    *d = (struct dlist){0};
+    if (json_schema_same(original, update))
+        return;
     struct cmp c = {0};
     struct strbuf path;
     strbuf_init(&path);
-    *d = (struct dlist){0};
     compare(&c, json_schema_root(original), json_schema_root(update), d, &path);
+    /* A limit met inside a trial (a branch, a covering schema) may not show in the result:
+     * giving up is a refusal whatever the trial's failure led to. */
+    bool shown = false;
+    for (size_t i = 0; i < d->n; i++)
+        shown = shown || d->v[i].type == TOO_COMPLEX;
+    if (c.gave_up && !shown)
+        dlist_push(d, TOO_COMPLEX, "", NULL);
     strbuf_destroy(&path);
     cmp_destroy(&c);
 }

@@ -347,6 +347,17 @@ static const struct compat_case compat_cases[] = {
      {WITH_ADDRESS, address_v2_bad}, NEITHER},
     {"referenced schema gains a maxLength", {{WITH_ADDRESS, address_v1}},
      {WITH_ADDRESS, address_v2_ok}, FWD_ONLY},
+    {"2020-12 $ref with a sibling keyword",
+     {V("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"$defs\":{\"s\":" STR
+        "},\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\"}}}")},
+     V("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"$defs\":{\"s\":" STR
+       "},\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\",\"maxLength\":5}}}"),
+     FWD_ONLY},
+    {"draft 7 $ref siblings ignored",
+     {V("{\"definitions\":{\"s\":" STR "},\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\"}}}")},
+     V("{\"definitions\":{\"s\":" STR
+       "},\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\",\"maxLength\":5}}}"),
+     ALL},
     {"transitive: maxLength back under an older version",
      {V(PROP("{\"type\":\"string\",\"maxLength\":30}")),
       V(PROP("{\"type\":\"string\",\"maxLength\":10}"))},
@@ -509,7 +520,12 @@ TEST(registry_json_schema_recursion_through_refs_terminates)
         "\"v\":{\"type\":\"string\"}}},"
         "\"B\":{\"type\":\"object\",\"properties\":{\"a\":{\"$ref\":\"#/definitions/A\"},"
         "\"w\":{\"anyOf\":[{\"$ref\":\"#/definitions/A\"},{\"$ref\":\"#/definitions/B\"}]}}}}}";
-    struct json_schema *x = parse(a), *y = parse(b), *x2 = parse(a);
+    /* x2 differs from x in text only where the comparison does not look (a $ref's
+     * sibling), so the two are compared rather than recognized as the same text */
+    char a2[sizeof(a) + 32];
+    snprintf(a2, sizeof(a2), "{\"description\":\"x\",%s", a + 1);
+    struct json_schema *x = parse(a), *y = parse(b), *x2 = parse(a2);
+    ASSERT(!json_schema_same(x, x2));
     ASSERT(json_schema_can_read(x, x2, NULL, NULL, NULL));
     ASSERT(json_schema_can_read(x2, x, NULL, NULL, NULL));
     ASSERT(!json_schema_can_read(x, y, NULL, NULL, NULL));
@@ -517,6 +533,40 @@ TEST(registry_json_schema_recursion_through_refs_terminates)
     json_schema_free(x);
     json_schema_free(x2);
     json_schema_free(y);
+}
+
+TEST_T(registry_json_schema_comparison_gives_up_past_its_budget, 30)
+{
+    struct strbuf a, b;
+    strbuf_init(&a);
+    strbuf_init(&b);
+    strbuf_puts(&a, "{\"oneOf\":[");
+    strbuf_puts(&b, "{\"oneOf\":[");
+    for (int i = 0; i < 400; i++) {
+        strbuf_printf(&a, "%s{\"const\":%d}", i ? "," : "", i);
+        strbuf_printf(&b, "%s{\"const\":%d}", i ? "," : "", i + 1);
+    }
+    strbuf_puts(&a, "]}");
+    strbuf_puts(&b, "]}");
+    struct json_schema *x = parse(strbuf_str(&a)), *y = parse(strbuf_str(&b));
+    struct compat_reasons r;
+    compat_reasons_init(&r);
+    ASSERT(!json_schema_can_read(y, x, "new", "old", &r));
+    ASSERT_EQ(r.n, 1);
+    ASSERT_STREQ(r.items[0], "{errorType:\"TOO_COMPLEX\", description:\"The new and old schemas "
+                             "are too large or too deeply recursive to compare at path '#/'\'}");
+    compat_reasons_free(&r);
+    /* The same schema, or one parsed from the same text, needs no comparison. */
+    ASSERT(json_schema_can_read(x, x, NULL, NULL, NULL));
+    struct json_schema *x2 = parse(strbuf_str(&a));
+    ASSERT(json_schema_same(x, x2));
+    ASSERT(!json_schema_same(x, y));
+    ASSERT(json_schema_can_read(x2, x, NULL, NULL, NULL));
+    json_schema_free(x2);
+    json_schema_free(x);
+    json_schema_free(y);
+    strbuf_destroy(&a);
+    strbuf_destroy(&b);
 }
 
 /* ---- refusals ---- */
@@ -613,6 +663,19 @@ TEST(registry_json_schema_reference_errors)
                              "\"http://x.test/o.json#/definitions/s\"}}}";
     s = parse(t3);
     ASSERT_EQ(json_schema_root(s)->props[0].schema->target->kind, JSK_STRING);
+    json_schema_free(s);
+    /* A $ref inside a referenced document is resolved in that document. */
+    static const struct ref inner[] = {
+        {"money.json", "{\"definitions\":{\"u\":{\"type\":\"integer\"}},\"type\":\"object\","
+                       "\"properties\":{\"units\":{\"$ref\":\"#/definitions/u\"}}}"},
+        {NULL, NULL}};
+    s = parse_refs("{\"properties\":{\"m\":{\"$ref\":\"money.json\"},"
+                   "\"n\":{\"$ref\":\"money.json#/definitions/u\"}}}",
+                   inner);
+    const struct json_schema_node *m = json_schema_root(s)->props[0].schema->target;
+    ASSERT_EQ(m->kind, JSK_OBJECT);
+    ASSERT_EQ(m->props[0].schema->target->kind, JSK_NUMBER);
+    ASSERT(m->props[0].schema->target == json_schema_root(s)->props[1].schema->target);
     json_schema_free(s);
     /* A short error buffer still gets a NUL-terminated prefix. */
     char small[8];
