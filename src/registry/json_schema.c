@@ -137,6 +137,45 @@ static const char *type_name(const struct json_value *v)
     return names[v->type];
 }
 
+/* ---- keywords by draft ---- */
+
+/* The draft that introduced key (DRAFT_4 for the older ones). */
+static enum draft keyword_since(const char *key)
+{
+    static const struct {
+        const char *key;
+        enum draft since;
+    } later[] = {
+        {"const", DRAFT_6},
+        {"contains", DRAFT_6},
+        {"propertyNames", DRAFT_6},
+        {"if", DRAFT_7},
+        {"then", DRAFT_7},
+        {"else", DRAFT_7},
+        {"dependentRequired", DRAFT_2019},
+        {"dependentSchemas", DRAFT_2019},
+        {"unevaluatedProperties", DRAFT_2019},
+        {"unevaluatedItems", DRAFT_2019},
+        {"minContains", DRAFT_2019},
+        {"maxContains", DRAFT_2019},
+        {"$defs", DRAFT_2019},
+        {"$anchor", DRAFT_2019},
+        {"prefixItems", DRAFT_2020},
+    };
+    for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++)
+        if (strcmp(later[i].key, key) == 0)
+            return later[i].since;
+    return DRAFT_4;
+}
+
+/* The member key of o if key is a keyword of the schema's draft (else it is only kept in the
+ * text, as Everit keeps unknown keywords). */
+static const struct json_value *member(const struct loader *L, const struct json_value *o,
+                                       const char *key)
+{
+    return L->draft >= keyword_since(key) ? json_member(o, key) : NULL;
+}
+
 /* ---- the memo: JSON value -> node ---- */
 
 static size_t memo_hash(const struct json_value *v, size_t cap)
@@ -204,7 +243,7 @@ static struct json_schema_node *new_node(struct loader *L, enum json_schema_kind
 /* A non-negative integer keyword into *out (left alone when absent). */
 static int get_count(struct loader *L, const struct json_value *o, const char *key, int64_t *out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_NUMBER || !v->is_int || v->int_value < 0 || v->int_value > INT32_MAX)
@@ -217,7 +256,7 @@ static int get_count(struct loader *L, const struct json_value *o, const char *k
 static int get_num(struct loader *L, const struct json_value *o, const char *key,
                    struct json_schema_num *out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_NUMBER)
@@ -231,7 +270,7 @@ static int get_num(struct loader *L, const struct json_value *o, const char *key
 static int get_string(struct loader *L, const struct json_value *o, const char *key,
                       const char **out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_STRING)
@@ -243,7 +282,7 @@ static int get_string(struct loader *L, const struct json_value *o, const char *
 
 static int get_bool(struct loader *L, const struct json_value *o, const char *key, bool *out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_BOOL)
@@ -308,7 +347,7 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
 static const struct json_schema_node *load_member(struct loader *L, size_t doc,
                                                   const struct json_value *o, const char *key)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v || L->rc)
         return NULL;
     size_t mark = path_push(L, key, strlen(key));
@@ -322,7 +361,7 @@ static const struct json_schema_node *load_member(struct loader *L, size_t doc,
 static int load_schema_map(struct loader *L, size_t doc, const struct json_value *o,
                            const char *key, const struct json_schema_prop **out, size_t *n_out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_OBJECT)
@@ -381,7 +420,7 @@ static int load_string(struct loader *L, const struct json_value *o, struct json
 static int get_exclusive(struct loader *L, const struct json_value *o, const char *key,
                          struct json_schema_num *out)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v || v->type == JSON_NUMBER)
         return get_num(L, o, key, out);
     if (v->type == JSON_BOOL && L->draft == DRAFT_4)
@@ -407,7 +446,7 @@ static int load_dependencies(struct loader *L, size_t doc, const struct json_val
                              const char *key, bool arrays, bool schemas,
                              struct json_schema_dep *deps, size_t *n)
 {
-    const struct json_value *v = json_member(o, key);
+    const struct json_value *v = member(L, o, key);
     if (!v)
         return 0;
     if (v->type != JSON_OBJECT)
@@ -445,14 +484,14 @@ static int load_object(struct loader *L, size_t doc, const struct json_value *o,
     if (load_schema_map(L, doc, o, "properties", &n->props, &n->n_props) ||
         load_schema_map(L, doc, o, "patternProperties", &n->pattern_props, &n->n_pattern_props))
         return L->rc;
-    const struct json_value *req = json_member(o, "required");
+    const struct json_value *req = member(L, o, "required");
     if (req) {
         if (check_string_set(L, req, "required", &n->required_by_name))
             return L->rc;
         n->required = req;
         n->n_required = req->n;
     }
-    const struct json_value *ap = json_member(o, "additionalProperties");
+    const struct json_value *ap = member(L, o, "additionalProperties");
     if (ap && ap->type == JSON_BOOL) {
         n->additional_permitted = ap->boolean;
     } else if (ap && ap->type == JSON_OBJECT) {
@@ -464,7 +503,7 @@ static int load_object(struct loader *L, size_t doc, const struct json_value *o,
     size_t cap = 0;
     const char *dep_keys[] = {"dependencies", "dependentRequired", "dependentSchemas"};
     for (size_t i = 0; i < 3; i++) {
-        const struct json_value *d = json_member(o, dep_keys[i]);
+        const struct json_value *d = member(L, o, dep_keys[i]);
         cap += d && d->type == JSON_OBJECT ? d->n : 0;
     }
     struct json_schema_dep *deps = arena_calloc(&L->s->arena, cap + 1, sizeof(*deps));
@@ -490,9 +529,9 @@ static int load_object(struct loader *L, size_t doc, const struct json_value *o,
 static int load_array(struct loader *L, size_t doc, const struct json_value *o,
                       struct json_schema_node *n)
 {
-    const struct json_value *items = json_member(o, "items");
-    const struct json_value *prefix = json_member(o, "prefixItems");
-    const struct json_value *more = json_member(o, "additionalItems");
+    const struct json_value *items = member(L, o, "items");
+    const struct json_value *prefix = member(L, o, "prefixItems");
+    const struct json_value *more = member(L, o, "additionalItems");
     if (prefix) {
         /* 2020-12: prefixItems is the list, items what may follow it */
         if (load_schema_list(L, doc, prefix, "prefixItems", &n->item_list, &n->n_item_list))
@@ -533,21 +572,23 @@ static int load_array(struct loader *L, size_t doc, const struct json_value *o,
     return L->rc;
 }
 
+/* Everit's keyword groups: any of them without a type gives a node of that kind. */
+static const char *const array_keys[] = {"items", "additionalItems", "minItems", "maxItems",
+                                         "uniqueItems", "contains", "prefixItems", "minContains",
+                                         "maxContains", "unevaluatedItems", NULL};
 static const char *const object_keys[] = {
     "properties", "required", "minProperties", "maxProperties", "dependencies",
     "patternProperties", "additionalProperties", "propertyNames", "dependentRequired",
     "dependentSchemas", "unevaluatedProperties", NULL};
-static const char *const array_keys[] = {
-    "items", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains", "prefixItems",
-    "minContains", "maxContains", "unevaluatedItems", NULL};
 static const char *const number_keys[] = {"minimum", "maximum", "exclusiveMinimum",
                                           "exclusiveMaximum", "multipleOf", NULL};
 static const char *const string_keys[] = {"minLength", "maxLength", "pattern", "format", NULL};
+static const char *const conditional_keys[] = {"if", "then", "else", NULL};
 
-static bool has_any(const struct json_value *o, const char *const *keys)
+static bool has_any(const struct loader *L, const struct json_value *o, const char *const *keys)
 {
     for (; *keys; keys++)
-        if (json_member(o, *keys))
+        if (member(L, o, *keys))
             return true;
     return false;
 }
@@ -593,13 +634,23 @@ static void add_builder(struct builders *b, struct json_schema_node *n)
     b->v[b->n++] = n;
 }
 
+/* Marks the keyword group (array, object, number, string) that type takes. */
+static void take_group(const char *type, bool taken[4])
+{
+    static const char *const names[] = {"array", "object", "number", "string", "integer"};
+    for (int g = 0; g < 5; g++)
+        if (strcmp(type, names[g]) == 0)
+            taken[g == 4 ? 2 : g] = true;
+}
+
 static int load_type(struct loader *L, size_t doc, const struct json_value *o,
-                     const struct json_value *t, struct builders *b)
+                     const struct json_value *t, struct builders *b, bool taken[4])
 {
     if (t->type == JSON_STRING) {
         struct json_schema_node *n = load_typed(L, doc, o, t->str);
         if (n)
             add_builder(b, n);
+        take_group(t->str, taken);
         return L->rc;
     }
     if (t->type != JSON_ARRAY || t->n == 0)
@@ -614,6 +665,7 @@ static int load_type(struct loader *L, size_t doc, const struct json_value *o,
         subs[any->n_subs] = load_typed(L, doc, o, a->str);
         if (L->rc)
             return L->rc;
+        take_group(a->str, taken);
         any->n_subs++;
     }
     any->subs = subs;
@@ -626,7 +678,7 @@ static int load_combinators(struct loader *L, size_t doc, const struct json_valu
 {
     static const char *const keys[] = {"allOf", "anyOf", "oneOf"};
     for (int c = 0; c < 3; c++) {
-        const struct json_value *v = json_member(o, keys[c]);
+        const struct json_value *v = member(L, o, keys[c]);
         if (!v)
             continue;
         struct json_schema_node *n = new_node(L, JSK_COMBINED, o);
@@ -645,16 +697,16 @@ static int load_common(struct loader *L, const struct json_value *o, struct json
         get_string(L, o, id_key, NULL) || get_string(L, o, "$schema", NULL) ||
         get_string(L, o, "$comment", NULL) || get_string(L, o, "$anchor", NULL))
         return L->rc;
-    n->title = json_member(o, "title");
-    n->description = json_member(o, "description");
-    n->id = json_member(o, id_key);
-    n->def = json_member(o, "default");
-    const struct json_value *ct = json_member(o, "connect.type");
+    n->title = member(L, o, "title");
+    n->description = member(L, o, "description");
+    n->id = member(L, o, id_key);
+    n->def = member(L, o, "default");
+    const struct json_value *ct = member(L, o, "connect.type");
     if (ct && ct->type == JSON_STRING)
         n->connect_type = ct->str;
     static const char *const defs[] = {"definitions", "$defs"};
     for (int i = 0; i < 2; i++) {
-        const struct json_value *d = json_member(o, defs[i]);
+        const struct json_value *d = member(L, o, defs[i]);
         if (d && d->type != JSON_OBJECT)
             return fail(L, -ERR_INVALID, "%s must be an object, not %s", defs[i], type_name(d));
     }
@@ -691,7 +743,7 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
     memo_put(L, v, n);
     if (load_common(L, v, n))
         return NULL;
-    const struct json_value *ref = json_member(v, "$ref");
+    const struct json_value *ref = member(L, v, "$ref");
     if (ref) {
         if (ref->type != JSON_STRING) {
             fail(L, -ERR_INVALID, "$ref must be a string, not %s", type_name(ref));
@@ -713,7 +765,7 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
         rn->ref = ref->str;
         add_builder(&b, rn);
     }
-    const struct json_value *e = json_member(v, "enum");
+    const struct json_value *e = member(L, v, "enum");
     if (e) {
         if (e->type != JSON_ARRAY) {
             fail(L, -ERR_INVALID, "enum must be an array, not %s", type_name(e));
@@ -723,38 +775,39 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
         en->values = e;
         add_builder(&b, en);
     }
-    const struct json_value *c = json_member(v, "const");
-    if (c && L->draft != DRAFT_4) {
-        struct json_schema_node *cn = new_node(L, JSK_CONST, v);
-        cn->value = c;
-        add_builder(&b, cn);
-    }
     if (load_combinators(L, doc, v, &b))
         return NULL;
-    if (json_member(v, "not")) {
+    if (member(L, v, "not")) {
         struct json_schema_node *nn = new_node(L, JSK_NOT, v);
         nn->not_schema = load_member(L, doc, v, "not");
         if (L->rc)
             return NULL;
         add_builder(&b, nn);
     }
-    const struct json_value *t = json_member(v, "type");
-    if (t) {
-        if (load_type(L, doc, v, t, &b))
-            return NULL;
-    } else {
-        const char *const *groups[] = {object_keys, array_keys, number_keys, string_keys};
-        const char *const types[] = {"object", "array", "number", "string"};
-        for (int g = 0; g < 4; g++) {
-            if (!has_any(v, groups[g]))
-                continue;
-            struct json_schema_node *tn = load_typed(L, doc, v, types[g]);
-            if (!tn)
-                return NULL;
-            add_builder(&b, tn);
-        }
+    const struct json_value *c = member(L, v, "const");
+    if (c) {
+        struct json_schema_node *cn = new_node(L, JSK_CONST, v);
+        cn->value = c;
+        add_builder(&b, cn);
     }
-    if (L->draft != DRAFT_4 && L->draft != DRAFT_6 && json_member(v, "if")) {
+    /* A type takes its own keywords; the keyword groups of kinds it does not name still give
+     * nodes of their own, as Everit's property sniffer finds them. */
+    static const char *const *const groups[] = {array_keys, object_keys, number_keys,
+                                                string_keys};
+    static const char *const group_types[] = {"array", "object", "number", "string"};
+    bool taken[4] = {false};
+    const struct json_value *t = member(L, v, "type");
+    if (t && load_type(L, doc, v, t, &b, taken))
+        return NULL;
+    for (int g = 0; g < 4; g++) {
+        if (taken[g] || !has_any(L, v, groups[g]))
+            continue;
+        struct json_schema_node *tn = load_typed(L, doc, v, group_types[g]);
+        if (!tn)
+            return NULL;
+        add_builder(&b, tn);
+    }
+    if (has_any(L, v, conditional_keys)) {
         struct json_schema_node *cn = new_node(L, JSK_CONDITIONAL, v);
         load_member(L, doc, v, "if");
         load_member(L, doc, v, "then");

@@ -30,12 +30,14 @@
  *     modelled, as Confluent's loader (Everit) loads them: unused definitions are not looked at.
  *
  * The model follows Everit's (the library Confluent's diff works on), since the compatibility
- * rules are written against it: an object schema loads to one node kind by its keywords —
- * "type" (a list of types is an anyOf of one node per type), else the keyword groups present
- * (object, array, number, string keywords without a type each give a node), plus enum, const,
- * allOf/anyOf/oneOf, not and if/then/else; more than one of these is a synthetic allOf of them,
- * none is the empty schema. title, description, $id, default and connect.type stay with the
- * object's node.
+ * rules are written against it: an object schema loads to nodes by its keywords, in Everit's
+ * order — enum, allOf/anyOf/oneOf (one node each), not, const, "type" (a list of types is an
+ * anyOf of one node per type; each type takes its own kind's keywords), then each group of
+ * array, object, number or string keywords whose kind the type did not name (so
+ * {"type":"string","minimum":1} is a string and a number), then if/then/else; more than one
+ * node is a synthetic allOf of them, none the empty schema. title, description, $id, default
+ * and connect.type stay with the object's node. Keywords a draft does not have (const in draft
+ * 4, if in draft 6, dependentRequired before 2019-09, ...) are kept in the text only.
  *
  * Limits: JSON nesting at most JSON_SCHEMA_DEPTH_MAX levels, the text (and each referenced
  * document) at most JSON_SCHEMA_TEXT_MAX bytes, JSON_SCHEMA_DOCS_MAX documents per schema;

@@ -358,6 +358,14 @@ static const struct compat_case compat_cases[] = {
      V("{\"definitions\":{\"s\":" STR
        "},\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\",\"maxLength\":5}}}"),
      ALL},
+    {"a keyword of another kind beside a type removed (Everit gives it a node of its own)",
+     {V(PROP("{\"type\":\"string\",\"minimum\":1}"))}, V(PROP(STR)), BACK_ONLY},
+    {"const is no keyword in draft 4",
+     {V("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"string\","
+        "\"const\":\"a\"}")},
+     V("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"string\","
+       "\"const\":\"b\"}"),
+     ALL},
     {"transitive: maxLength back under an older version",
      {V(PROP("{\"type\":\"string\",\"maxLength\":30}")),
       V(PROP("{\"type\":\"string\",\"maxLength\":10}"))},
@@ -805,6 +813,20 @@ TEST(registry_json_schema_model_follows_everit)
     ASSERT(r->subs[0]->requires_integer);
     ASSERT(r->subs[0]->minimum.present);
     ASSERT_EQ(r->subs[1]->kind, JSK_NULL);
+    json_schema_free(s);
+    /* a type takes its own keywords; another kind's keywords still give a node */
+    s = parse("{\"type\":\"string\",\"maxLength\":2,\"minimum\":1,\"if\":true}");
+    r = json_schema_root(s);
+    ASSERT_EQ(r->kind, JSK_COMBINED);
+    ASSERT_EQ(r->n_subs, 3);
+    ASSERT_EQ(r->subs[0]->kind, JSK_STRING);
+    ASSERT_EQ(r->subs[0]->max_length, 2);
+    ASSERT_EQ(r->subs[1]->kind, JSK_NUMBER);
+    ASSERT_EQ(r->subs[2]->kind, JSK_CONDITIONAL);
+    json_schema_free(s);
+    /* draft 6 has no if/then/else */
+    s = parse("{\"$schema\":\"http://json-schema.org/draft-06/schema#\",\"if\":5}");
+    ASSERT_EQ(json_schema_root(s)->kind, JSK_EMPTY);
     json_schema_free(s);
     s = parse("{}");
     ASSERT_EQ(json_schema_root(s)->kind, JSK_EMPTY);
