@@ -844,22 +844,40 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
 
 /* ---- documents and $ref resolution ---- */
 
+/* The draft that $schema names, as Confluent's SpecificationVersion.getFromUrl() reads it (one
+ * of the meta-schema URLs, a trailing '#' dropped); any other value means draft 7. */
 static enum draft draft_of(const struct json_value *root)
 {
-    const char *s = json_get_str(root, "$schema", "");
-    if (strstr(s, "draft-04"))
-        return DRAFT_4;
-    if (strstr(s, "draft-06"))
-        return DRAFT_6;
-    if (strstr(s, "2019-09"))
-        return DRAFT_2019;
-    if (strstr(s, "2020-12"))
-        return DRAFT_2020;
+    static const struct {
+        const char *url; /* after "http://" or "https://" */
+        enum draft draft;
+    } urls[] = {
+        {"json-schema.org/draft-04/schema", DRAFT_4},
+        {"json-schema.org/schema", DRAFT_4},
+        {"json-schema.org/draft-06/schema", DRAFT_6},
+        {"json-schema.org/draft-07/schema", DRAFT_7},
+        {"json-schema.org/draft/2019-09/schema", DRAFT_2019},
+        {"json-schema.org/draft/2020-12/schema", DRAFT_2020},
+    };
+    const struct json_value *v = json_get(root, "$schema", JSON_STRING);
+    if (!v)
+        return DRAFT_7;
+    const char *s = v->str;
+    size_t n = v->str_len;
+    if (n && s[n - 1] == '#')
+        n--;
+    size_t skip = strncmp(s, "http://", 7) == 0 ? 7 : strncmp(s, "https://", 8) == 0 ? 8 : 0;
+    if (skip == 0)
+        return DRAFT_7;
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
+        if (strlen(urls[i].url) == n - skip && memcmp(urls[i].url, s + skip, n - skip) == 0)
+            return urls[i].draft;
     return DRAFT_7;
 }
 
-/* Every number's exponent must fit Java's BigDecimal (an int scale), as Jackson reads it. */
-static int check_numbers(struct loader *L, const struct json_value *v, int depth)
+/* Every number's exponent must fit Java's BigDecimal (an int scale), as Jackson reads it.
+ * Recursion follows the JSON nesting (at most JSON_SCHEMA_DEPTH_MAX). */
+static int check_numbers(struct loader *L, const struct json_value *v)
 {
     for (; v; v = v->next) {
         if (v->type == JSON_NUMBER && !v->integral) {
@@ -872,10 +890,9 @@ static int check_numbers(struct loader *L, const struct json_value *v, int depth
             }
         }
         if ((v->type == JSON_ARRAY || v->type == JSON_OBJECT) &&
-            check_numbers(L, v->child, depth + 1))
+            check_numbers(L, v->child))
             return L->rc;
     }
-    (void)depth;
     return 0;
 }
 
@@ -896,7 +913,7 @@ static int add_doc(struct loader *L, const char *url, const char *text, size_t l
         return fail(L, rc == -ERR_TOO_LARGE ? -ERR_TOO_LARGE : -ERR_INVALID,
                     "not valid JSON %s", jerr);
     d->url = arena_strndup(&s->arena, url, strlen(url));
-    if (check_numbers(L, d->doc.root, 0))
+    if (check_numbers(L, d->doc.root))
         return L->rc;
     const struct json_value *root = d->doc.root;
     if (root->type != JSON_OBJECT && root->type != JSON_BOOL)

@@ -58,7 +58,7 @@
 #include "base/strbuf.h"
 #include "registry/compat_level.h"
 
-#define JSON_SCHEMA_DEPTH_MAX 64            /* JSON nesting of one document */
+#define JSON_SCHEMA_DEPTH_MAX 128           /* JSON nesting of one document */
 #define JSON_SCHEMA_TEXT_MAX (1u << 20)     /* bytes of one document */
 #define JSON_SCHEMA_DOCS_MAX 64             /* documents: the schema and its references */
 #define JSON_SCHEMA_ERR_MAX 320             /* room a refusal's message needs */

@@ -696,12 +696,37 @@ TEST_T(registry_json_schema_depth_limits, 30)
     /* Nesting within the limit parses and compares; past it is refused, never a crash. */
     struct strbuf b;
     strbuf_init(&b);
-    for (int i = 0; i < 30; i++)
+    for (int i = 0; i < 63; i++)
         strbuf_puts(&b, "{\"type\":\"object\",\"properties\":{\"p\":");
     strbuf_puts(&b, "{\"type\":\"string\"}");
-    for (int i = 0; i < 30; i++)
+    for (int i = 0; i < 63; i++)
         strbuf_puts(&b, "}}");
-    struct json_schema *s = parse(strbuf_str(&b)), *t = parse(strbuf_str(&b));
+    /* 127 levels, near the limit; the other side differs at the bottom */
+    char *deeper = mem_strdup(strbuf_str(&b));
+    memcpy(strstr(deeper, "\"string\""), "\"number\"", 8);
+    struct json_schema *s = parse(strbuf_str(&b)), *t = parse(deeper);
+    ASSERT(!json_schema_can_read(s, t, NULL, NULL, NULL));
+    ASSERT(!json_schema_can_read(t, s, NULL, NULL, NULL));
+    mem_free(deeper);
+    json_schema_free(s);
+    json_schema_free(t);
+    strbuf_reset(&b);
+    for (int i = 0; i < 64; i++)
+        strbuf_puts(&b, "{\"not\":");
+    strbuf_puts(&b, "{}");
+    for (int i = 0; i < 64; i++)
+        strbuf_putc(&b, '}');
+    char err0[JSON_SCHEMA_ERR_MAX];
+    ASSERT_EQ(parse_error(b.p, b.len, err0, sizeof(err0)), 0);
+    strbuf_reset(&b);
+    for (int i = 0; i < 64; i++)
+        strbuf_puts(&b, "{\"type\":\"object\",\"properties\":{\"p\":");
+    strbuf_puts(&b, "{\"type\":\"string\"}");
+    for (int i = 0; i < 64; i++)
+        strbuf_puts(&b, "}}");
+    ASSERT_EQ(parse_error(b.p, b.len, err0, sizeof(err0)), -ERR_TOO_LARGE);
+    s = parse("{}");
+    t = parse("{}");
     ASSERT(json_schema_can_read(s, t, NULL, NULL, NULL));
     json_schema_free(s);
     json_schema_free(t);
