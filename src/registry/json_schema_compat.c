@@ -14,9 +14,9 @@
  *   1. memo: each (original node, update node) pair is judged once; its differences are kept
  *      with paths relative to the pair and rebased where the pair is met again, so shared
  *      subschemas and combined cross products cost one judgement per pair.
- *   2. A pair met again while it is being judged (recursion through $ref) counts as compatible,
- *      as in Confluent's first pass. (Confluent then iterates to a fixpoint feeding back the
- *      pairs found incompatible; that refinement is not done here.)
+ *   2. A pair met again while it is being judged (recursion through $ref) counts as compatible
+ *      in a first pass; later passes (diff_schemas) give it what the pass before found, until
+ *      the set of incompatible pairs is stable, as Confluent's fixpoint does.
  *   3. At most JSON_SCHEMA_PAIRS_MAX pairs and JSON_SCHEMA_COMPARE_DEPTH_MAX nested pairs:
  *      past either, the comparison records TOO_COMPLEX, an incompatible difference of our own,
  *      and `gave_up` makes the whole verdict a refusal with that reason.
@@ -272,7 +272,9 @@ struct cmp {
     size_t n;
     size_t cap;
     int depth;
-    bool gave_up; /* a limit was met somewhere: the verdict is a refusal */
+    bool gave_up;            /* a limit was met somewhere: the verdict is a refusal */
+    bool optimistic;         /* a cycle was assumed compatible in this pass */
+    const struct cmp *seed;  /* the pairs an earlier pass found incompatible, or NULL */
 };
 
 static size_t pair_hash(const void *o, const void *u, size_t cap)
@@ -1243,8 +1245,15 @@ static void compare(struct cmp *c, const struct json_schema_node *o,
     if (o == u)
         return; /* a node against itself: no difference that matters */
     struct pair *pr = pair_find(c, o, u);
-    if (pr && !pr->done)
-        return; /* a cycle: assumed compatible */
+    if (pr && !pr->done) {
+        /* A cycle: what an earlier pass found for the pair, else assumed compatible. */
+        const struct pair *known = c->seed ? pair_find(c->seed, o, u) : NULL;
+        if (known)
+            dlist_append(out, &known->diffs, strbuf_str(path));
+        else
+            c->optimistic = true;
+        return;
+    }
     if (!pr) {
         if (c->n >= JSON_SCHEMA_PAIRS_MAX || c->depth >= JSON_SCHEMA_COMPARE_DEPTH_MAX) {
             c->gave_up = true;
@@ -1329,26 +1338,64 @@ static void describe(struct strbuf *b, const struct diff *df, const char *r, con
     }
 }
 
-/* The differences from original to update, in *d (release with dlist_free). */
+/* The pairs of c found incompatible, with their differences, into seed (empty); whether they
+ * are exactly the pairs of old (NULL: none). */
+static bool collect_incompatible(const struct cmp *c, struct cmp *seed, const struct cmp *old)
+{
+    bool same = true;
+    for (size_t i = 0; i < c->cap; i++) {
+        const struct pair *p = c->slots[i];
+        if (!p || !p->done || !p->diffs.incompatible)
+            continue;
+        struct pair *q = pair_add(seed, p->o, p->u);
+        q->done = true;
+        dlist_append(&q->diffs, &p->diffs, "");
+        same = same && old && pair_find(old, p->o, p->u);
+    }
+    return same && seed->n == (old ? old->n : 0);
+}
+
+#define FIXPOINT_PASSES_MAX 8
+
+/* The differences from original to update, in *d (release with dlist_free).
+ *
+ * As Confluent's SchemaDiff.compare: a pass that assumed a cycle compatible may have cached a
+ * pair as compatible on that assumption, so passes repeat, each told the pairs the one before
+ * found incompatible, until no assumption was made or the set of incompatible pairs stops
+ * growing (at most FIXPOINT_PASSES_MAX passes; past that the comparison gives up). */
 static void diff_schemas(const struct json_schema *original, const struct json_schema *update,
                          struct dlist *d)
 {
     *d = (struct dlist){0};
     if (json_schema_same(original, update))
         return;
-    struct cmp c = {0};
-    struct strbuf path;
-    strbuf_init(&path);
-    compare(&c, json_schema_root(original), json_schema_root(update), d, &path);
+    struct cmp seed = {0};
+    bool gave_up = false;
+    for (int pass = 0;; pass++) {
+        struct cmp c = {.seed = pass ? &seed : NULL};
+        struct strbuf path;
+        strbuf_init(&path);
+        dlist_free(d);
+        compare(&c, json_schema_root(original), json_schema_root(update), d, &path);
+        strbuf_destroy(&path);
+        struct cmp next = {0};
+        bool done = !c.optimistic || c.gave_up ||
+                    collect_incompatible(&c, &next, pass ? &seed : NULL);
+        gave_up = c.gave_up || (!done && pass + 1 == FIXPOINT_PASSES_MAX);
+        cmp_destroy(&c);
+        cmp_destroy(&seed);
+        seed = next;
+        if (done || gave_up)
+            break;
+    }
+    cmp_destroy(&seed);
     /* A limit met inside a trial (a branch, a covering schema) may not show in the result:
      * giving up is a refusal whatever the trial's failure led to. */
     bool shown = false;
     for (size_t i = 0; i < d->n; i++)
         shown = shown || d->v[i].type == TOO_COMPLEX;
-    if (c.gave_up && !shown)
+    if (gave_up && !shown)
         dlist_push(d, TOO_COMPLEX, "", NULL);
-    strbuf_destroy(&path);
-    cmp_destroy(&c);
 }
 
 bool json_schema_can_read(const struct json_schema *reader, const struct json_schema *writer,

@@ -577,6 +577,36 @@ TEST_T(registry_json_schema_comparison_gives_up_past_its_budget, 30)
     strbuf_destroy(&b);
 }
 
+TEST(registry_json_schema_cycle_assumption_is_revisited)
+{
+    /* "first" meets the pair (A, A') only inside a trial of the anyOf's branches, where the
+     * cycle A -> C -> A is assumed compatible and (C, C') cached so; "second" then compares
+     * (C, C') directly. Only the fixpoint pass finds that C' reaches an A' whose y changed. */
+#define DEFS(y)                                                                                    \
+    "\"definitions\":{\"A\":{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":"             \
+    "\"#/definitions/C\"},\"y\":{\"type\":\"" y "\"}}},\"C\":{\"type\":\"object\","             \
+    "\"properties\":{\"z\":{\"$ref\":\"#/definitions/A\"}}}}"
+    struct json_schema *o = parse("{" DEFS("string") ",\"type\":\"object\",\"properties\":{"
+                                  "\"first\":{\"$ref\":\"#/definitions/A\"},"
+                                  "\"second\":{\"$ref\":\"#/definitions/C\"}}}");
+    struct json_schema *u = parse("{" DEFS("integer") ",\"type\":\"object\",\"properties\":{"
+                                  "\"first\":{\"anyOf\":[{\"$ref\":\"#/definitions/A\"},{}]},"
+                                  "\"second\":{\"$ref\":\"#/definitions/C\"}}}");
+#undef DEFS
+    struct compat_reasons r;
+    compat_reasons_init(&r);
+    ASSERT(!json_schema_differences(o, u, &r));
+    bool found = false;
+    for (size_t i = 0; i < r.n; i++)
+        found = found || strcmp(r.items[i], "TYPE_CHANGED #/properties/second/properties/z/"
+                                            "properties/y") == 0;
+    ASSERT(found);
+    compat_reasons_free(&r);
+    ASSERT(!json_schema_can_read(u, o, NULL, NULL, NULL));
+    json_schema_free(o);
+    json_schema_free(u);
+}
+
 /* ---- refusals ---- */
 
 struct bad_case {
