@@ -76,7 +76,8 @@ struct loader {
 
 /* ---- errors and locations ---- */
 
-static int fail(struct loader *L, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct loader *L, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct loader *L, int rc, const char *fmt, ...)
 {
@@ -132,8 +133,8 @@ static void path_pop(struct loader *L, size_t mark)
 
 static const char *type_name(const struct json_value *v)
 {
-    static const char *const names[] = {"null", "a boolean", "a number", "a string", "an array",
-                                        "an object"};
+    static const char *const names[] = {"null",     "a boolean", "a number",
+                                        "a string", "an array",  "an object"};
     return names[v->type];
 }
 
@@ -322,8 +323,7 @@ static int check_string_set(struct loader *L, const struct json_value *v, const 
                             const struct json_value ***sorted)
 {
     if (v->type != JSON_ARRAY)
-        return fail(L, -ERR_INVALID, "%s must be an array of strings, not %s", key,
-                    type_name(v));
+        return fail(L, -ERR_INVALID, "%s must be an array of strings, not %s", key, type_name(v));
     const struct json_value **s = arena_calloc(&L->s->arena, v->n + 1, sizeof(*s));
     size_t n = 0;
     for (const struct json_value *a = v->child; a; a = a->next) {
@@ -409,8 +409,9 @@ static int load_schema_list(struct loader *L, size_t doc, const struct json_valu
 
 static int load_string(struct loader *L, const struct json_value *o, struct json_schema_node *n)
 {
-    if (get_count(L, o, "minLength", &n->min_length) || get_count(L, o, "maxLength", &n->max_length) ||
-        get_string(L, o, "pattern", &n->pattern) || get_string(L, o, "format", NULL))
+    if (get_count(L, o, "minLength", &n->min_length) ||
+        get_count(L, o, "maxLength", &n->max_length) || get_string(L, o, "pattern", &n->pattern) ||
+        get_string(L, o, "format", NULL))
         return L->rc;
     return 0;
 }
@@ -573,14 +574,14 @@ static int load_array(struct loader *L, size_t doc, const struct json_value *o,
 }
 
 /* Everit's keyword groups: any of them without a type gives a node of that kind. */
-static const char *const array_keys[] = {"items", "additionalItems", "minItems", "maxItems",
-                                         "uniqueItems", "contains", "prefixItems", "minContains",
-                                         "maxContains", "unevaluatedItems", NULL};
+static const char *const array_keys[] = {
+    "items",       "additionalItems", "minItems",    "maxItems",         "uniqueItems", "contains",
+    "prefixItems", "minContains",     "maxContains", "unevaluatedItems", NULL};
 static const char *const object_keys[] = {
-    "properties", "required", "minProperties", "maxProperties", "dependencies",
-    "patternProperties", "additionalProperties", "propertyNames", "dependentRequired",
-    "dependentSchemas", "unevaluatedProperties", NULL};
-static const char *const number_keys[] = {"minimum", "maximum", "exclusiveMinimum",
+    "properties",        "required",          "minProperties",         "maxProperties",
+    "dependencies",      "patternProperties", "additionalProperties",  "propertyNames",
+    "dependentRequired", "dependentSchemas",  "unevaluatedProperties", NULL};
+static const char *const number_keys[] = {"minimum",          "maximum",    "exclusiveMinimum",
                                           "exclusiveMaximum", "multipleOf", NULL};
 static const char *const string_keys[] = {"minLength", "maxLength", "pattern", "format", NULL};
 static const char *const conditional_keys[] = {"if", "then", "else", NULL};
@@ -594,8 +595,8 @@ static bool has_any(const struct loader *L, const struct json_value *o, const ch
 }
 
 /* The node for one type name, its keywords read from o; NULL (and L->rc) on error. */
-static struct json_schema_node *load_typed(struct loader *L, size_t doc,
-                                           const struct json_value *o, const char *type)
+static struct json_schema_node *load_typed(struct loader *L, size_t doc, const struct json_value *o,
+                                           const char *type)
 {
     struct json_schema_node *n = NULL;
     if (strcmp(type, "string") == 0) {
@@ -654,7 +655,8 @@ static int load_type(struct loader *L, size_t doc, const struct json_value *o,
         return L->rc;
     }
     if (t->type != JSON_ARRAY || t->n == 0)
-        return fail(L, -ERR_INVALID, "type must be a string or a non-empty array of strings, not %s",
+        return fail(L, -ERR_INVALID,
+                    "type must be a string or a non-empty array of strings, not %s",
                     t->type == JSON_ARRAY ? "an empty array" : type_name(t));
     if (check_string_set(L, t, "type", NULL))
         return L->rc;
@@ -722,8 +724,7 @@ static void queue_ref(struct loader *L, struct json_schema_node *n, size_t doc)
     L->n_pending++;
 }
 
-static const struct json_schema_node *load(struct loader *L, size_t doc,
-                                           const struct json_value *v)
+static const struct json_schema_node *load(struct loader *L, size_t doc, const struct json_value *v)
 {
     if (L->rc)
         return NULL;
@@ -792,8 +793,7 @@ static const struct json_schema_node *load(struct loader *L, size_t doc,
     }
     /* A type takes its own keywords; the keyword groups of kinds it does not name still give
      * nodes of their own, as Everit's property sniffer finds them. */
-    static const char *const *const groups[] = {array_keys, object_keys, number_keys,
-                                                string_keys};
+    static const char *const *const groups[] = {array_keys, object_keys, number_keys, string_keys};
     static const char *const group_types[] = {"array", "object", "number", "string"};
     bool taken[4] = {false};
     const struct json_value *t = member(L, v, "type");
@@ -889,8 +889,7 @@ static int check_numbers(struct loader *L, const struct json_value *v)
                     return fail(L, -ERR_INVALID, "the number %s is out of range", v->str);
             }
         }
-        if ((v->type == JSON_ARRAY || v->type == JSON_OBJECT) &&
-            check_numbers(L, v->child))
+        if ((v->type == JSON_ARRAY || v->type == JSON_OBJECT) && check_numbers(L, v->child))
             return L->rc;
     }
     return 0;
@@ -910,8 +909,8 @@ static int add_doc(struct loader *L, const char *url, const char *text, size_t l
     int rc = json_parse(&d->doc, text, len, &lim, jerr, sizeof(jerr));
     s->n_docs++;
     if (rc != 0)
-        return fail(L, rc == -ERR_TOO_LARGE ? -ERR_TOO_LARGE : -ERR_INVALID,
-                    "not valid JSON %s", jerr);
+        return fail(L, rc == -ERR_TOO_LARGE ? -ERR_TOO_LARGE : -ERR_INVALID, "not valid JSON %s",
+                    jerr);
     d->url = arena_strndup(&s->arena, url, strlen(url));
     if (check_numbers(L, d->doc.root))
         return L->rc;

@@ -19,13 +19,20 @@
  *     and counts, a zero or negative multipleOf, and required / enum / type arrays with
  *     repeated or mistyped items. Unknown keywords are kept (canonical form) and ignored.
  *   - $ref (drafts <= 7: its sibling keywords are ignored, as the specification says; from
- *     2019-09 on it is one more kind beside them, an allOf member when there are others) is a URL:
- *     "#" plus a JSON pointer ("#/definitions/X", "#/$defs/X", "#/properties/a/items", with
+ *     2019-09 on it is one more kind beside them, an allOf member when there are others) is a
+ *     URL: "#" plus a JSON pointer ("#/definitions/X", "#/$defs/X", "#/properties/a/items", with
  *     ~0 ~1 and %XX escapes) is resolved in the same document, as is a URL equal to the root's
  *     $id (or id, draft 4) before the '#'. Any other URL is a Confluent schema reference whose
  *     name is the URL: the caller's lookup gives its text, parsed as a document of its own
  *     (the part after '#' a pointer in it). A pointer to nothing, a reference the lookup does
- *     not know and a chain of $refs that only leads back to itself are refused.
+ *     not know and a chain of $refs that only leads back to itself are refused; so are
+ *     anchors ("#foo"). Only the root's $id is a base: a nested $id does not move relative
+ *     references.
+ *   - 2020-12's items is read as Confluent translates it: beside prefixItems it says what may
+ *     follow them, alone a schema for every item; items false closes the array, true says
+ *     nothing.
+ *   - Where Jackson is more lenient than RFC 8259 (NaN, text after the value, repeated names)
+ *     the text is refused.
  *   - Only the subschemas reachable from the root (through keywords and $refs) are checked and
  *     modelled, as Confluent's loader (Everit) loads them: unused definitions are not looked at.
  *
@@ -43,8 +50,12 @@
  * document) at most JSON_SCHEMA_TEXT_MAX bytes, JSON_SCHEMA_DOCS_MAX documents per schema;
  * deeper or larger input is refused, never a stack overflow. Recursion through $ref is
  * followed without recursion in C (each subschema is modelled once). A comparison looks at each
- * pair of nodes once (memoized, as Confluent's) and gives up, as incompatible with a reason
- * saying so, past JSON_SCHEMA_PAIRS_MAX pairs or JSON_SCHEMA_COMPARE_DEPTH_MAX nested pairs.
+ * pair of nodes once per pass (memoized, as Confluent's; a cycle is assumed compatible, then
+ * passes repeat with what the last one found, as Confluent's fixpoint does) and gives up, as
+ * incompatible with a reason saying so, past JSON_SCHEMA_PAIRS_MAX pairs,
+ * JSON_SCHEMA_COMPARE_DEPTH_MAX nested pairs or 8 passes. patternProperties decide whether a
+ * property is covered only when the pattern is literal text with an optional ^ and $ (there is
+ * no regex engine at this layer); any other pattern covers nothing.
  *
  * No global state; a parsed schema is immutable and may be shared between threads. */
 #ifndef SP_REGISTRY_JSON_SCHEMA_H
@@ -58,13 +69,13 @@
 #include "base/strbuf.h"
 #include "registry/compat_level.h"
 
-#define JSON_SCHEMA_DEPTH_MAX 128           /* JSON nesting of one document */
-#define JSON_SCHEMA_TEXT_MAX (1u << 20)     /* bytes of one document */
-#define JSON_SCHEMA_DOCS_MAX 64             /* documents: the schema and its references */
-#define JSON_SCHEMA_ERR_MAX 320             /* room a refusal's message needs */
-#define JSON_SCHEMA_PAIRS_MAX 100000        /* node pairs one comparison may judge */
-#define JSON_SCHEMA_COMPARE_DEPTH_MAX 256   /* nested pairs in one comparison */
-#define JSON_SCHEMA_REASONS_MAX 100         /* reasons kept per comparison */
+#define JSON_SCHEMA_DEPTH_MAX 128         /* JSON nesting of one document */
+#define JSON_SCHEMA_TEXT_MAX (1u << 20)   /* bytes of one document */
+#define JSON_SCHEMA_DOCS_MAX 64           /* documents: the schema and its references */
+#define JSON_SCHEMA_ERR_MAX 320           /* room a refusal's message needs */
+#define JSON_SCHEMA_PAIRS_MAX 100000      /* node pairs one comparison may judge */
+#define JSON_SCHEMA_COMPARE_DEPTH_MAX 256 /* nested pairs in one comparison */
+#define JSON_SCHEMA_REASONS_MAX 100       /* reasons kept per comparison */
 
 enum json_schema_kind {
     JSK_TRUE,        /* true */
@@ -104,8 +115,8 @@ struct json_schema_prop {
 struct json_schema_dep {
     const char *name;
     size_t name_len;
-    const struct json_value *names;          /* property dependency: an array of strings */
-    const struct json_schema_node *schema;   /* schema dependency */
+    const struct json_value *names;        /* property dependency: an array of strings */
+    const struct json_schema_node *schema; /* schema dependency */
 };
 
 struct json_schema_node {
@@ -131,23 +142,23 @@ struct json_schema_node {
     const struct json_schema_prop *props; /* properties, in document order */
     size_t n_props;
     const struct json_schema_prop *props_by_name; /* the same sorted by name (bytes) */
-    const struct json_value *required; /* the required array, or NULL */
-    const struct json_value **required_by_name; /* its n_required strings sorted */
+    const struct json_value *required;            /* the required array, or NULL */
+    const struct json_value **required_by_name;   /* its n_required strings sorted */
     size_t n_required;
-    bool additional_permitted;         /* additionalProperties is not false */
+    bool additional_permitted;                 /* additionalProperties is not false */
     const struct json_schema_node *additional; /* additionalProperties as a schema, or NULL */
     const struct json_schema_prop *pattern_props;
     size_t n_pattern_props;
     const struct json_schema_dep *deps; /* sorted by name (bytes) */
     size_t n_deps;
-    int64_t min_properties, max_properties;    /* -1: absent */
+    int64_t min_properties, max_properties;     /* -1: absent */
     const struct json_schema_node *unevaluated; /* unevaluatedProperties / Items, or NULL */
     /* JSK_ARRAY */
-    const struct json_schema_node *items;        /* items as one schema, or NULL */
-    const struct json_schema_node **item_list;   /* items as a list (prefixItems) */
+    const struct json_schema_node *items;      /* items as one schema, or NULL */
+    const struct json_schema_node **item_list; /* items as a list (prefixItems) */
     size_t n_item_list;
     bool additional_items_permitted;
-    const struct json_schema_node *additional_items; /* as a schema, or NULL */
+    const struct json_schema_node *additional_items;          /* as a schema, or NULL */
     int64_t min_items, max_items, min_contains, max_contains; /* -1: absent */
     bool unique_items;
     /* JSK_ENUM: values; JSK_CONST: value */
@@ -172,8 +183,7 @@ struct json_schema_source {
 
 /* Returns 0 with *src filled for the reference named url (the $ref before its '#'), or
  * -ERR_NOT_FOUND. */
-typedef int (*json_schema_lookup_fn)(const char *url, struct json_schema_source *src,
-                                     void *data);
+typedef int (*json_schema_lookup_fn)(const char *url, struct json_schema_source *src, void *data);
 
 /* Parses text[0, len), with lookup (may be NULL: no references) for $refs to other documents.
  * Returns 0 with *out (release with json_schema_free()), or -ERR_INVALID (-ERR_TOO_LARGE for a
@@ -219,14 +229,14 @@ bool json_schema_can_read(const struct json_schema *reader, const struct json_sc
 
 /* json_schema_can_read() as a compat_can_read_fn (registry/compat_level.h): reader and
  * writer are const struct json_schema pointers; data is unused. */
-bool json_schema_compat_can_read(const void *reader, const void *writer,
-                                 const char *reader_role, const char *writer_role,
-                                 struct compat_reasons *reasons, void *data);
+bool json_schema_compat_can_read(const void *reader, const void *writer, const char *reader_role,
+                                 const char *writer_role, struct compat_reasons *reasons,
+                                 void *data);
 
 /* Every difference from original to update, compatible or not, as "TYPE #/path"
  * ("MAX_LENGTH_INCREASED #/properties/s/maxLength"), in the order found (at most
  * JSON_SCHEMA_REASONS_MAX). Returns whether all are compatible. */
-bool json_schema_differences(const struct json_schema *original,
-                             const struct json_schema *update, struct compat_reasons *out);
+bool json_schema_differences(const struct json_schema *original, const struct json_schema *update,
+                             struct compat_reasons *out);
 
 #endif

@@ -34,15 +34,15 @@
 /* Message families of Confluent's Difference.error(). */
 enum msg {
     M_NONE,
-    M_KEYWORD,       /* a keyword added or removed */
-    M_INCREASED,     /* a value increased */
-    M_DECREASED,     /* a value decreased */
-    M_CHANGED,       /* a value changed */
-    M_NARROWED,      /* fewer elements */
-    M_EXTENDED,      /* more elements */
-    M_TYPE,          /* a type changed */
-    M_ADDED_OPEN,    /* a property or item added to an open content model */
-    M_REQ_UNOPEN,    /* a required property added to an unopen content model */
+    M_KEYWORD,    /* a keyword added or removed */
+    M_INCREASED,  /* a value increased */
+    M_DECREASED,  /* a value decreased */
+    M_CHANGED,    /* a value changed */
+    M_NARROWED,   /* fewer elements */
+    M_EXTENDED,   /* more elements */
+    M_TYPE,       /* a type changed */
+    M_ADDED_OPEN, /* a property or item added to an open content model */
+    M_REQ_UNOPEN, /* a required property added to an unopen content model */
     M_REMOVED_CLOSED,
     M_REMOVED_NOT_COVERED,
     M_ADDED_NOT_COVERED,
@@ -50,136 +50,136 @@ enum msg {
 };
 
 /* X(type, compatible under STRICT, message family) */
-#define DIFF_TYPES(X)                                                                             \
-    X(ID_CHANGED, 1, M_NONE)                                                                      \
-    X(DESCRIPTION_CHANGED, 1, M_NONE)                                                             \
-    X(TITLE_CHANGED, 1, M_NONE)                                                                   \
-    X(DEFAULT_CHANGED, 1, M_NONE)                                                                 \
-    X(SCHEMA_ADDED, 0, M_NONE)                                                                    \
-    X(SCHEMA_REMOVED, 1, M_NONE)                                                                  \
-    X(TYPE_EXTENDED, 1, M_NONE)                                                                   \
-    X(TYPE_NARROWED, 0, M_TYPE)                                                                   \
-    X(TYPE_CHANGED, 0, M_TYPE)                                                                    \
-    X(MAX_LENGTH_ADDED, 0, M_KEYWORD)                                                             \
-    X(MAX_LENGTH_REMOVED, 1, M_NONE)                                                              \
-    X(MAX_LENGTH_INCREASED, 1, M_NONE)                                                            \
-    X(MAX_LENGTH_DECREASED, 0, M_DECREASED)                                                       \
-    X(MIN_LENGTH_ADDED, 0, M_KEYWORD)                                                             \
-    X(MIN_LENGTH_REMOVED, 1, M_NONE)                                                              \
-    X(MIN_LENGTH_INCREASED, 0, M_INCREASED)                                                       \
-    X(MIN_LENGTH_DECREASED, 1, M_NONE)                                                            \
-    X(PATTERN_ADDED, 0, M_KEYWORD)                                                                \
-    X(PATTERN_REMOVED, 1, M_NONE)                                                                 \
-    X(PATTERN_CHANGED, 0, M_CHANGED)                                                              \
-    X(MAXIMUM_ADDED, 0, M_KEYWORD)                                                                \
-    X(MAXIMUM_REMOVED, 1, M_NONE)                                                                 \
-    X(MAXIMUM_INCREASED, 1, M_NONE)                                                               \
-    X(MAXIMUM_DECREASED, 0, M_DECREASED)                                                          \
-    X(MINIMUM_ADDED, 0, M_KEYWORD)                                                                \
-    X(MINIMUM_REMOVED, 1, M_NONE)                                                                 \
-    X(MINIMUM_INCREASED, 0, M_INCREASED)                                                          \
-    X(MINIMUM_DECREASED, 1, M_NONE)                                                               \
-    X(EXCLUSIVE_MAXIMUM_ADDED, 0, M_KEYWORD)                                                      \
-    X(EXCLUSIVE_MAXIMUM_REMOVED, 1, M_NONE)                                                       \
-    X(EXCLUSIVE_MAXIMUM_INCREASED, 1, M_NONE)                                                     \
-    X(EXCLUSIVE_MAXIMUM_DECREASED, 0, M_DECREASED)                                                \
-    X(EXCLUSIVE_MINIMUM_ADDED, 0, M_KEYWORD)                                                      \
-    X(EXCLUSIVE_MINIMUM_REMOVED, 1, M_NONE)                                                       \
-    X(EXCLUSIVE_MINIMUM_INCREASED, 0, M_INCREASED)                                                \
-    X(EXCLUSIVE_MINIMUM_DECREASED, 1, M_NONE)                                                     \
-    X(MULTIPLE_OF_ADDED, 0, M_KEYWORD)                                                            \
-    X(MULTIPLE_OF_REMOVED, 1, M_NONE)                                                             \
-    X(MULTIPLE_OF_EXPANDED, 0, M_INCREASED)                                                       \
-    X(MULTIPLE_OF_REDUCED, 1, M_NONE)                                                             \
-    X(MULTIPLE_OF_CHANGED, 0, M_CHANGED)                                                          \
-    X(REQUIRED_ATTRIBUTE_ADDED, 0, M_KEYWORD)                                                     \
-    X(REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED, 1, M_NONE)                                           \
-    X(REQUIRED_ATTRIBUTE_REMOVED, 1, M_NONE)                                                      \
-    X(MAX_PROPERTIES_ADDED, 0, M_KEYWORD)                                                         \
-    X(MAX_PROPERTIES_REMOVED, 1, M_NONE)                                                          \
-    X(MAX_PROPERTIES_INCREASED, 1, M_NONE)                                                        \
-    X(MAX_PROPERTIES_DECREASED, 0, M_DECREASED)                                                   \
-    X(MIN_PROPERTIES_ADDED, 0, M_KEYWORD)                                                         \
-    X(MIN_PROPERTIES_REMOVED, 1, M_NONE)                                                          \
-    X(MIN_PROPERTIES_INCREASED, 0, M_INCREASED)                                                   \
-    X(MIN_PROPERTIES_DECREASED, 1, M_NONE)                                                        \
-    X(ADDITIONAL_PROPERTIES_ADDED, 1, M_NONE)                                                     \
-    X(ADDITIONAL_PROPERTIES_REMOVED, 0, M_KEYWORD)                                                \
-    X(ADDITIONAL_PROPERTIES_EXTENDED, 1, M_NONE)                                                  \
-    X(ADDITIONAL_PROPERTIES_NARROWED, 0, M_NARROWED)                                              \
-    X(DEPENDENCY_ARRAY_ADDED, 0, M_KEYWORD)                                                       \
-    X(DEPENDENCY_ARRAY_REMOVED, 1, M_NONE)                                                        \
-    X(DEPENDENCY_ARRAY_EXTENDED, 0, M_EXTENDED)                                                   \
-    X(DEPENDENCY_ARRAY_NARROWED, 1, M_NONE)                                                       \
-    X(DEPENDENCY_ARRAY_CHANGED, 0, M_CHANGED)                                                     \
-    X(DEPENDENCY_SCHEMA_ADDED, 0, M_KEYWORD)                                                      \
-    X(DEPENDENCY_SCHEMA_REMOVED, 1, M_NONE)                                                       \
-    X(REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                             \
-    X(REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                \
-    X(OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                             \
-    X(PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1, M_NONE)                          \
-    X(REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 0, M_REQ_UNOPEN)                           \
-    X(REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL, 1, M_NONE)                    \
-    X(OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 1, M_NONE)                                 \
-    X(PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL, 1, M_NONE)                                        \
-    X(PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1, M_NONE)                           \
-    X(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0, M_REMOVED_CLOSED)                            \
-    X(PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                     \
-    X(PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_REMOVED_NOT_COVERED)     \
-    X(PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                       \
-    X(PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_ADDED_NOT_COVERED)         \
-    X(UNEVALUATED_PROPERTIES_ADDED, 1, M_NONE)                                                    \
-    X(UNEVALUATED_PROPERTIES_REMOVED, 0, M_KEYWORD)                                               \
-    X(UNEVALUATED_PROPERTIES_EXTENDED, 1, M_NONE)                                                 \
-    X(UNEVALUATED_PROPERTIES_NARROWED, 0, M_NARROWED)                                             \
-    X(MAX_ITEMS_ADDED, 0, M_KEYWORD)                                                              \
-    X(MAX_ITEMS_REMOVED, 1, M_NONE)                                                               \
-    X(MAX_ITEMS_INCREASED, 1, M_NONE)                                                             \
-    X(MAX_ITEMS_DECREASED, 0, M_DECREASED)                                                        \
-    X(MIN_ITEMS_ADDED, 0, M_KEYWORD)                                                              \
-    X(MIN_ITEMS_REMOVED, 1, M_NONE)                                                               \
-    X(MIN_ITEMS_INCREASED, 0, M_INCREASED)                                                        \
-    X(MIN_ITEMS_DECREASED, 1, M_NONE)                                                             \
-    X(MAX_CONTAINS_ADDED, 0, M_KEYWORD)                                                           \
-    X(MAX_CONTAINS_REMOVED, 1, M_NONE)                                                            \
-    X(MAX_CONTAINS_INCREASED, 1, M_NONE)                                                          \
-    X(MAX_CONTAINS_DECREASED, 0, M_DECREASED)                                                     \
-    X(MIN_CONTAINS_ADDED, 0, M_KEYWORD)                                                           \
-    X(MIN_CONTAINS_REMOVED, 1, M_NONE)                                                            \
-    X(MIN_CONTAINS_INCREASED, 0, M_INCREASED)                                                     \
-    X(MIN_CONTAINS_DECREASED, 1, M_NONE)                                                          \
-    X(UNIQUE_ITEMS_ADDED, 0, M_KEYWORD)                                                           \
-    X(UNIQUE_ITEMS_REMOVED, 1, M_NONE)                                                            \
-    X(ADDITIONAL_ITEMS_ADDED, 1, M_NONE)                                                          \
-    X(ADDITIONAL_ITEMS_REMOVED, 0, M_KEYWORD)                                                     \
-    X(ADDITIONAL_ITEMS_EXTENDED, 1, M_NONE)                                                       \
-    X(ADDITIONAL_ITEMS_NARROWED, 0, M_NARROWED)                                                   \
-    X(UNEVALUATED_ITEMS_ADDED, 1, M_NONE)                                                         \
-    X(UNEVALUATED_ITEMS_REMOVED, 0, M_KEYWORD)                                                    \
-    X(UNEVALUATED_ITEMS_EXTENDED, 1, M_NONE)                                                      \
-    X(UNEVALUATED_ITEMS_NARROWED, 0, M_NARROWED)                                                  \
-    X(ITEM_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                                          \
-    X(ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1, M_NONE)                              \
-    X(ITEM_ADDED_TO_CLOSED_CONTENT_MODEL, 1, M_NONE)                                              \
-    X(ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL, 1, M_NONE)                                            \
-    X(ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1, M_NONE)                               \
-    X(ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0, M_REMOVED_CLOSED)                                \
-    X(ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                         \
-    X(ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_REMOVED_NOT_COVERED)         \
-    X(ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                           \
-    X(ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_ADDED_NOT_COVERED)             \
-    X(ENUM_ARRAY_EXTENDED, 1, M_NONE)                                                             \
-    X(ENUM_ARRAY_NARROWED, 0, M_NARROWED)                                                         \
-    X(ENUM_ARRAY_CHANGED, 0, M_TYPE)                                                              \
-    X(COMBINED_TYPE_EXTENDED, 1, M_NONE)                                                          \
-    X(COMBINED_TYPE_CHANGED, 0, M_TYPE)                                                           \
-    X(PRODUCT_TYPE_EXTENDED, 0, M_EXTENDED)                                                       \
-    X(PRODUCT_TYPE_NARROWED, 1, M_NONE)                                                           \
-    X(SUM_TYPE_EXTENDED, 1, M_EXTENDED)                                                           \
-    X(SUM_TYPE_NARROWED, 0, M_NARROWED)                                                           \
-    X(COMBINED_TYPE_SUBSCHEMAS_CHANGED, 0, M_TYPE)                                                \
-    X(NOT_TYPE_EXTENDED, 0, M_EXTENDED)                                                           \
-    X(NOT_TYPE_NARROWED, 1, M_NONE)                                                               \
+#define DIFF_TYPES(X)                                                                              \
+    X(ID_CHANGED, 1, M_NONE)                                                                       \
+    X(DESCRIPTION_CHANGED, 1, M_NONE)                                                              \
+    X(TITLE_CHANGED, 1, M_NONE)                                                                    \
+    X(DEFAULT_CHANGED, 1, M_NONE)                                                                  \
+    X(SCHEMA_ADDED, 0, M_NONE)                                                                     \
+    X(SCHEMA_REMOVED, 1, M_NONE)                                                                   \
+    X(TYPE_EXTENDED, 1, M_NONE)                                                                    \
+    X(TYPE_NARROWED, 0, M_TYPE)                                                                    \
+    X(TYPE_CHANGED, 0, M_TYPE)                                                                     \
+    X(MAX_LENGTH_ADDED, 0, M_KEYWORD)                                                              \
+    X(MAX_LENGTH_REMOVED, 1, M_NONE)                                                               \
+    X(MAX_LENGTH_INCREASED, 1, M_NONE)                                                             \
+    X(MAX_LENGTH_DECREASED, 0, M_DECREASED)                                                        \
+    X(MIN_LENGTH_ADDED, 0, M_KEYWORD)                                                              \
+    X(MIN_LENGTH_REMOVED, 1, M_NONE)                                                               \
+    X(MIN_LENGTH_INCREASED, 0, M_INCREASED)                                                        \
+    X(MIN_LENGTH_DECREASED, 1, M_NONE)                                                             \
+    X(PATTERN_ADDED, 0, M_KEYWORD)                                                                 \
+    X(PATTERN_REMOVED, 1, M_NONE)                                                                  \
+    X(PATTERN_CHANGED, 0, M_CHANGED)                                                               \
+    X(MAXIMUM_ADDED, 0, M_KEYWORD)                                                                 \
+    X(MAXIMUM_REMOVED, 1, M_NONE)                                                                  \
+    X(MAXIMUM_INCREASED, 1, M_NONE)                                                                \
+    X(MAXIMUM_DECREASED, 0, M_DECREASED)                                                           \
+    X(MINIMUM_ADDED, 0, M_KEYWORD)                                                                 \
+    X(MINIMUM_REMOVED, 1, M_NONE)                                                                  \
+    X(MINIMUM_INCREASED, 0, M_INCREASED)                                                           \
+    X(MINIMUM_DECREASED, 1, M_NONE)                                                                \
+    X(EXCLUSIVE_MAXIMUM_ADDED, 0, M_KEYWORD)                                                       \
+    X(EXCLUSIVE_MAXIMUM_REMOVED, 1, M_NONE)                                                        \
+    X(EXCLUSIVE_MAXIMUM_INCREASED, 1, M_NONE)                                                      \
+    X(EXCLUSIVE_MAXIMUM_DECREASED, 0, M_DECREASED)                                                 \
+    X(EXCLUSIVE_MINIMUM_ADDED, 0, M_KEYWORD)                                                       \
+    X(EXCLUSIVE_MINIMUM_REMOVED, 1, M_NONE)                                                        \
+    X(EXCLUSIVE_MINIMUM_INCREASED, 0, M_INCREASED)                                                 \
+    X(EXCLUSIVE_MINIMUM_DECREASED, 1, M_NONE)                                                      \
+    X(MULTIPLE_OF_ADDED, 0, M_KEYWORD)                                                             \
+    X(MULTIPLE_OF_REMOVED, 1, M_NONE)                                                              \
+    X(MULTIPLE_OF_EXPANDED, 0, M_INCREASED)                                                        \
+    X(MULTIPLE_OF_REDUCED, 1, M_NONE)                                                              \
+    X(MULTIPLE_OF_CHANGED, 0, M_CHANGED)                                                           \
+    X(REQUIRED_ATTRIBUTE_ADDED, 0, M_KEYWORD)                                                      \
+    X(REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED, 1, M_NONE)                                            \
+    X(REQUIRED_ATTRIBUTE_REMOVED, 1, M_NONE)                                                       \
+    X(MAX_PROPERTIES_ADDED, 0, M_KEYWORD)                                                          \
+    X(MAX_PROPERTIES_REMOVED, 1, M_NONE)                                                           \
+    X(MAX_PROPERTIES_INCREASED, 1, M_NONE)                                                         \
+    X(MAX_PROPERTIES_DECREASED, 0, M_DECREASED)                                                    \
+    X(MIN_PROPERTIES_ADDED, 0, M_KEYWORD)                                                          \
+    X(MIN_PROPERTIES_REMOVED, 1, M_NONE)                                                           \
+    X(MIN_PROPERTIES_INCREASED, 0, M_INCREASED)                                                    \
+    X(MIN_PROPERTIES_DECREASED, 1, M_NONE)                                                         \
+    X(ADDITIONAL_PROPERTIES_ADDED, 1, M_NONE)                                                      \
+    X(ADDITIONAL_PROPERTIES_REMOVED, 0, M_KEYWORD)                                                 \
+    X(ADDITIONAL_PROPERTIES_EXTENDED, 1, M_NONE)                                                   \
+    X(ADDITIONAL_PROPERTIES_NARROWED, 0, M_NARROWED)                                               \
+    X(DEPENDENCY_ARRAY_ADDED, 0, M_KEYWORD)                                                        \
+    X(DEPENDENCY_ARRAY_REMOVED, 1, M_NONE)                                                         \
+    X(DEPENDENCY_ARRAY_EXTENDED, 0, M_EXTENDED)                                                    \
+    X(DEPENDENCY_ARRAY_NARROWED, 1, M_NONE)                                                        \
+    X(DEPENDENCY_ARRAY_CHANGED, 0, M_CHANGED)                                                      \
+    X(DEPENDENCY_SCHEMA_ADDED, 0, M_KEYWORD)                                                       \
+    X(DEPENDENCY_SCHEMA_REMOVED, 1, M_NONE)                                                        \
+    X(REQUIRED_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                              \
+    X(REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                 \
+    X(OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                              \
+    X(PROPERTY_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1, M_NONE)                           \
+    X(REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 0, M_REQ_UNOPEN)                            \
+    X(REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL, 1, M_NONE)                     \
+    X(OPTIONAL_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL, 1, M_NONE)                                  \
+    X(PROPERTY_REMOVED_FROM_OPEN_CONTENT_MODEL, 1, M_NONE)                                         \
+    X(PROPERTY_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1, M_NONE)                            \
+    X(PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0, M_REMOVED_CLOSED)                             \
+    X(PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                      \
+    X(PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_REMOVED_NOT_COVERED)      \
+    X(PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                        \
+    X(PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_ADDED_NOT_COVERED)          \
+    X(UNEVALUATED_PROPERTIES_ADDED, 1, M_NONE)                                                     \
+    X(UNEVALUATED_PROPERTIES_REMOVED, 0, M_KEYWORD)                                                \
+    X(UNEVALUATED_PROPERTIES_EXTENDED, 1, M_NONE)                                                  \
+    X(UNEVALUATED_PROPERTIES_NARROWED, 0, M_NARROWED)                                              \
+    X(MAX_ITEMS_ADDED, 0, M_KEYWORD)                                                               \
+    X(MAX_ITEMS_REMOVED, 1, M_NONE)                                                                \
+    X(MAX_ITEMS_INCREASED, 1, M_NONE)                                                              \
+    X(MAX_ITEMS_DECREASED, 0, M_DECREASED)                                                         \
+    X(MIN_ITEMS_ADDED, 0, M_KEYWORD)                                                               \
+    X(MIN_ITEMS_REMOVED, 1, M_NONE)                                                                \
+    X(MIN_ITEMS_INCREASED, 0, M_INCREASED)                                                         \
+    X(MIN_ITEMS_DECREASED, 1, M_NONE)                                                              \
+    X(MAX_CONTAINS_ADDED, 0, M_KEYWORD)                                                            \
+    X(MAX_CONTAINS_REMOVED, 1, M_NONE)                                                             \
+    X(MAX_CONTAINS_INCREASED, 1, M_NONE)                                                           \
+    X(MAX_CONTAINS_DECREASED, 0, M_DECREASED)                                                      \
+    X(MIN_CONTAINS_ADDED, 0, M_KEYWORD)                                                            \
+    X(MIN_CONTAINS_REMOVED, 1, M_NONE)                                                             \
+    X(MIN_CONTAINS_INCREASED, 0, M_INCREASED)                                                      \
+    X(MIN_CONTAINS_DECREASED, 1, M_NONE)                                                           \
+    X(UNIQUE_ITEMS_ADDED, 0, M_KEYWORD)                                                            \
+    X(UNIQUE_ITEMS_REMOVED, 1, M_NONE)                                                             \
+    X(ADDITIONAL_ITEMS_ADDED, 1, M_NONE)                                                           \
+    X(ADDITIONAL_ITEMS_REMOVED, 0, M_KEYWORD)                                                      \
+    X(ADDITIONAL_ITEMS_EXTENDED, 1, M_NONE)                                                        \
+    X(ADDITIONAL_ITEMS_NARROWED, 0, M_NARROWED)                                                    \
+    X(UNEVALUATED_ITEMS_ADDED, 1, M_NONE)                                                          \
+    X(UNEVALUATED_ITEMS_REMOVED, 0, M_KEYWORD)                                                     \
+    X(UNEVALUATED_ITEMS_EXTENDED, 1, M_NONE)                                                       \
+    X(UNEVALUATED_ITEMS_NARROWED, 0, M_NARROWED)                                                   \
+    X(ITEM_ADDED_TO_OPEN_CONTENT_MODEL, 0, M_ADDED_OPEN)                                           \
+    X(ITEM_WITH_EMPTY_SCHEMA_ADDED_TO_OPEN_CONTENT_MODEL, 1, M_NONE)                               \
+    X(ITEM_ADDED_TO_CLOSED_CONTENT_MODEL, 1, M_NONE)                                               \
+    X(ITEM_REMOVED_FROM_OPEN_CONTENT_MODEL, 1, M_NONE)                                             \
+    X(ITEM_WITH_FALSE_REMOVED_FROM_CLOSED_CONTENT_MODEL, 1, M_NONE)                                \
+    X(ITEM_REMOVED_FROM_CLOSED_CONTENT_MODEL, 0, M_REMOVED_CLOSED)                                 \
+    X(ITEM_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                          \
+    X(ITEM_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_REMOVED_NOT_COVERED)          \
+    X(ITEM_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 1, M_NONE)                            \
+    X(ITEM_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL, 0, M_ADDED_NOT_COVERED)              \
+    X(ENUM_ARRAY_EXTENDED, 1, M_NONE)                                                              \
+    X(ENUM_ARRAY_NARROWED, 0, M_NARROWED)                                                          \
+    X(ENUM_ARRAY_CHANGED, 0, M_TYPE)                                                               \
+    X(COMBINED_TYPE_EXTENDED, 1, M_NONE)                                                           \
+    X(COMBINED_TYPE_CHANGED, 0, M_TYPE)                                                            \
+    X(PRODUCT_TYPE_EXTENDED, 0, M_EXTENDED)                                                        \
+    X(PRODUCT_TYPE_NARROWED, 1, M_NONE)                                                            \
+    X(SUM_TYPE_EXTENDED, 1, M_EXTENDED)                                                            \
+    X(SUM_TYPE_NARROWED, 0, M_NARROWED)                                                            \
+    X(COMBINED_TYPE_SUBSCHEMAS_CHANGED, 0, M_TYPE)                                                 \
+    X(NOT_TYPE_EXTENDED, 0, M_EXTENDED)                                                            \
+    X(NOT_TYPE_NARROWED, 1, M_NONE)                                                                \
     X(TOO_COMPLEX, 0, M_TOO_COMPLEX)
 
 enum dtype {
@@ -272,9 +272,9 @@ struct cmp {
     size_t n;
     size_t cap;
     int depth;
-    bool gave_up;            /* a limit was met somewhere: the verdict is a refusal */
-    bool optimistic;         /* a cycle was assumed compatible in this pass */
-    const struct cmp *seed;  /* the pairs an earlier pass found incompatible, or NULL */
+    bool gave_up;           /* a limit was met somewhere: the verdict is a refusal */
+    bool optimistic;        /* a cycle was assumed compatible in this pass */
+    const struct cmp *seed; /* the pairs an earlier pass found incompatible, or NULL */
 };
 
 static size_t pair_hash(const void *o, const void *u, size_t cap)
@@ -484,8 +484,8 @@ static void compare(struct cmp *c, const struct json_schema_node *o,
                     const struct json_schema_node *u, struct dlist *out, struct strbuf *path);
 
 /* compare() into a list of its own, paths as in out; true when compatible. */
-static bool trial(struct cmp *c, const struct json_schema_node *o,
-                  const struct json_schema_node *u, struct dlist *tmp, struct strbuf *path)
+static bool trial(struct cmp *c, const struct json_schema_node *o, const struct json_schema_node *u,
+                  struct dlist *tmp, struct strbuf *path)
 {
     *tmp = (struct dlist){0};
     compare(c, o, u, tmp, path);
@@ -502,8 +502,8 @@ static bool false_kind(const struct json_schema_node *n)
     return n && n->kind == JSK_FALSE;
 }
 
-static void compare_count(struct dlist *d, struct strbuf *p, const char *attr, int64_t o,
-                          int64_t u, enum dtype added)
+static void compare_count(struct dlist *d, struct strbuf *p, const char *attr, int64_t o, int64_t u,
+                          enum dtype added)
 {
     /* added, removed, increased, decreased follow each other in the table */
     if (o == u)
@@ -595,7 +595,8 @@ static void compare_number(struct dlist *d, struct strbuf *p, const struct json_
                   EXCLUSIVE_MINIMUM_ADDED);
     const struct json_schema_num *om = &o->multiple_of, *um = &u->multiple_of;
     if (om->present || um->present) {
-        bool equal = om->present && um->present && multiple(om->text, um->text, om->value, um->value) &&
+        bool equal = om->present && um->present &&
+                     multiple(om->text, um->text, om->value, um->value) &&
                      multiple(um->text, om->text, um->value, om->value);
         if (equal)
             ;
@@ -750,7 +751,8 @@ static void property_removed(struct cmp *c, struct dlist *d, struct strbuf *p,
     }
     const struct json_schema_node *partial = object_partial(u, op->name, op->name_len);
     if (partial) {
-        covered(c, d, p, op->schema, partial, PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        covered(c, d, p, op->schema, partial,
+                PROPERTY_REMOVED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
                 PROPERTY_REMOVED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL);
     } else {
         add(d, p,
@@ -779,7 +781,8 @@ static void property_added(struct cmp *c, struct dlist *d, struct strbuf *p,
     }
     const struct json_schema_node *partial = object_partial(o, up->name, up->name_len);
     if (partial) {
-        covered(c, d, p, partial, up->schema, PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
+        covered(c, d, p, partial, up->schema,
+                PROPERTY_ADDED_IS_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL,
                 PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL);
     }
     if (required)
@@ -828,16 +831,14 @@ static const struct json_schema_dep *dep_of(const struct json_schema_node *n, co
         else
             hi = mid;
     }
-    for (; lo < n->n_deps && name_cmp(n->deps[lo].name, n->deps[lo].name_len, name, len) == 0;
-         lo++)
+    for (; lo < n->n_deps && name_cmp(n->deps[lo].name, n->deps[lo].name_len, name, len) == 0; lo++)
         if ((n->deps[lo].schema != NULL) == schema)
             return &n->deps[lo];
     return NULL;
 }
 
 static void compare_dependencies(struct cmp *c, struct dlist *d, struct strbuf *p,
-                                 const struct json_schema_node *o,
-                                 const struct json_schema_node *u)
+                                 const struct json_schema_node *o, const struct json_schema_node *u)
 {
     size_t m = enter_s(p, "dependencies");
     for (int schema = 0; schema < 2; schema++) {
@@ -852,8 +853,9 @@ static void compare_dependencies(struct cmp *c, struct dlist *d, struct strbuf *
                     continue; /* judged from the original's side */
                 size_t m2 = enter(p, ad->name, ad->name_len);
                 if (!bd) {
-                    enum dtype t = schema ? (side ? DEPENDENCY_SCHEMA_ADDED : DEPENDENCY_SCHEMA_REMOVED)
-                                          : (side ? DEPENDENCY_ARRAY_ADDED : DEPENDENCY_ARRAY_REMOVED);
+                    enum dtype t =
+                        schema ? (side ? DEPENDENCY_SCHEMA_ADDED : DEPENDENCY_SCHEMA_REMOVED)
+                               : (side ? DEPENDENCY_ARRAY_ADDED : DEPENDENCY_ARRAY_REMOVED);
                     add(d, p, t, NULL);
                 } else if (schema) {
                     compare(c, ad->schema, bd->schema, d, p);
@@ -1009,8 +1011,8 @@ static void compare_array(struct cmp *c, struct dlist *d, struct strbuf *p,
     }
     compare_additional(c, d, p, "additionalItems", o->additional_items_permitted,
                        o->additional_items, u->additional_items_permitted, u->additional_items,
-                       ADDITIONAL_ITEMS_ADDED, ADDITIONAL_ITEMS_REMOVED,
-                       ADDITIONAL_ITEMS_EXTENDED, ADDITIONAL_ITEMS_NARROWED);
+                       ADDITIONAL_ITEMS_ADDED, ADDITIONAL_ITEMS_REMOVED, ADDITIONAL_ITEMS_EXTENDED,
+                       ADDITIONAL_ITEMS_NARROWED);
     compare_unevaluated(c, d, p, "unevaluatedItems", o->unevaluated, u->unevaluated,
                         UNEVALUATED_ITEMS_ADDED);
     compare_count(d, p, "maxItems", o->max_items, u->max_items, MAX_ITEMS_ADDED);
@@ -1038,9 +1040,9 @@ static size_t distinct(const struct json_schema_node *n, const struct json_schem
         const struct json_schema_node *b = n->subs[i];
         char *t = value_text(b->json);
         size_t j = 0;
-        while (j < k && !(out[j]->kind == b->kind &&
-                          out[j]->requires_integer == b->requires_integer &&
-                          strcmp(text[j], t) == 0))
+        while (j < k &&
+               !(out[j]->kind == b->kind && out[j]->requires_integer == b->requires_integer &&
+                 strcmp(text[j], t) == 0))
             j++;
         if (j == k) {
             text[k] = t;
@@ -1282,56 +1284,76 @@ static void describe(struct strbuf *b, const struct diff *df, const char *r, con
     const char *sep = "#/";
     switch (dtypes[df->type].msg) {
     case M_KEYWORD:
-        strbuf_printf(b, "The keyword at path '%s%s' in the %s schema is not present in the %s schema",
+        strbuf_printf(b,
+                      "The keyword at path '%s%s' in the %s schema is not present in the %s schema",
                       sep, path, r, w);
         break;
     case M_INCREASED:
-        strbuf_printf(b, "The value at path '%s%s' in the %s schema is more than its value in the %s schema",
-                      sep, path, r, w);
+        strbuf_printf(
+            b, "The value at path '%s%s' in the %s schema is more than its value in the %s schema",
+            sep, path, r, w);
         break;
     case M_DECREASED:
-        strbuf_printf(b, "The value at path '%s%s' in the %s schema is less than its value in the %s schema",
-                      sep, path, r, w);
+        strbuf_printf(
+            b, "The value at path '%s%s' in the %s schema is less than its value in the %s schema",
+            sep, path, r, w);
         break;
     case M_CHANGED:
         strbuf_printf(b, "The value at path '%s%s' is different between the %s and %s schema", sep,
                       path, r, w);
         break;
     case M_NARROWED:
-        strbuf_printf(b, "An array or combined type at path '%s%s' has fewer elements in the %s schema than the %s schema",
+        strbuf_printf(b,
+                      "An array or combined type at path '%s%s' has fewer elements in the %s "
+                      "schema than the %s schema",
                       sep, path, r, w);
         break;
     case M_EXTENDED:
-        strbuf_printf(b, "An array or combined type at path '%s%s' has more elements in the %s schema than the %s schema",
+        strbuf_printf(b,
+                      "An array or combined type at path '%s%s' has more elements in the %s schema "
+                      "than the %s schema",
                       sep, path, r, w);
         break;
     case M_TYPE:
-        strbuf_printf(b, "A type at path '%s%s' is different between the %s schema and the %s schema",
+        strbuf_printf(b,
+                      "A type at path '%s%s' is different between the %s schema and the %s schema",
                       sep, path, r, w);
         break;
     case M_ADDED_OPEN:
-        strbuf_printf(b, "The %s schema has an open content model and has a property or item at path '%s%s' which is missing in the %s schema",
+        strbuf_printf(b,
+                      "The %s schema has an open content model and has a property or item at path "
+                      "'%s%s' which is missing in the %s schema",
                       r, sep, path, w);
         break;
     case M_REQ_UNOPEN:
-        strbuf_printf(b, "The %s schema has an unopen content model and has a required property at path '%s%s' which is missing in the %s schema",
+        strbuf_printf(b,
+                      "The %s schema has an unopen content model and has a required property at "
+                      "path '%s%s' which is missing in the %s schema",
                       r, sep, path, w);
         break;
     case M_REMOVED_CLOSED:
-        strbuf_printf(b, "The %s has a closed content model and is missing a property or item present at path '%s%s' in the %s schema",
+        strbuf_printf(b,
+                      "The %s has a closed content model and is missing a property or item present "
+                      "at path '%s%s' in the %s schema",
                       r, sep, path, w);
         break;
     case M_REMOVED_NOT_COVERED:
-        strbuf_printf(b, "A property or item is missing in the %s schema but present at path '%s%s' in the %s schema and is not covered by its partially open content model",
+        strbuf_printf(b,
+                      "A property or item is missing in the %s schema but present at path '%s%s' "
+                      "in the %s schema and is not covered by its partially open content model",
                       r, sep, path, w);
         break;
     case M_ADDED_NOT_COVERED:
-        strbuf_printf(b, "The %s schema has a property or item at path '%s%s' which is missing in the %s schema and is not covered by its partially open content model",
+        strbuf_printf(b,
+                      "The %s schema has a property or item at path '%s%s' which is missing in the "
+                      "%s schema and is not covered by its partially open content model",
                       r, sep, path, w);
         break;
     case M_TOO_COMPLEX:
-        strbuf_printf(b, "The %s and %s schemas are too large or too deeply recursive to compare at path '%s%s'",
-                      r, w, sep, path);
+        strbuf_printf(
+            b,
+            "The %s and %s schemas are too large or too deeply recursive to compare at path '%s%s'",
+            r, w, sep, path);
         break;
     case M_NONE:
         break;
@@ -1379,8 +1401,8 @@ static void diff_schemas(const struct json_schema *original, const struct json_s
         compare(&c, json_schema_root(original), json_schema_root(update), d, &path);
         strbuf_destroy(&path);
         struct cmp next = {0};
-        bool done = !c.optimistic || c.gave_up ||
-                    collect_incompatible(&c, &next, pass ? &seed : NULL);
+        bool done =
+            !c.optimistic || c.gave_up || collect_incompatible(&c, &next, pass ? &seed : NULL);
         gave_up = c.gave_up || (!done && pass + 1 == FIXPOINT_PASSES_MAX);
         cmp_destroy(&c);
         cmp_destroy(&seed);
@@ -1420,16 +1442,16 @@ bool json_schema_can_read(const struct json_schema *reader, const struct json_sc
     return ok;
 }
 
-bool json_schema_compat_can_read(const void *reader, const void *writer,
-                                 const char *reader_role, const char *writer_role,
-                                 struct compat_reasons *reasons, void *data)
+bool json_schema_compat_can_read(const void *reader, const void *writer, const char *reader_role,
+                                 const char *writer_role, struct compat_reasons *reasons,
+                                 void *data)
 {
     (void)data;
     return json_schema_can_read(reader, writer, reader_role, writer_role, reasons);
 }
 
-bool json_schema_differences(const struct json_schema *original,
-                             const struct json_schema *update, struct compat_reasons *out)
+bool json_schema_differences(const struct json_schema *original, const struct json_schema *update,
+                             struct compat_reasons *out)
 {
     struct dlist d;
     diff_schemas(original, update, &d);

@@ -39,8 +39,7 @@ static struct json_schema *parse_refs(const char *text, const struct ref *refs)
 {
     struct json_schema *s = NULL;
     char err[JSON_SCHEMA_ERR_MAX];
-    int rc = json_schema_parse(text, strlen(text), refs_lookup, (void *)refs, &s, err,
-                               sizeof(err));
+    int rc = json_schema_parse(text, strlen(text), refs_lookup, (void *)refs, &s, err, sizeof(err));
     if (rc != 0)
         test_fail(__FILE__, __LINE__, "parse failed: %s\n--- schema:\n%s", err, text);
     return s;
@@ -81,12 +80,12 @@ static char *canonical(const char *text, bool normalize)
 /* ---- compatibility by level ---- */
 
 static const char *const level_names[COMPAT_LEVEL_COUNT] = {
-    "NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE", "FULL",
-    "FULL_TRANSITIVE"};
+    "NONE", "BACKWARD",       "BACKWARD_TRANSITIVE", "FORWARD", "FORWARD_TRANSITIVE",
+    "FULL", "FULL_TRANSITIVE"};
 
 /* Checks every directed verdict's reasons while passing it on. */
-static bool checked_can_read(const void *reader, const void *writer, const char *rr,
-                             const char *wr, struct compat_reasons *reasons, void *data)
+static bool checked_can_read(const void *reader, const void *writer, const char *rr, const char *wr,
+                             struct compat_reasons *reasons, void *data)
 {
     (void)data;
     struct compat_reasons mine;
@@ -116,14 +115,18 @@ struct compat_case {
     const char *expect;
 };
 
-#define V(t) {t, NULL}
+#define V(t)                                                                                       \
+    {                                                                                              \
+        t, NULL                                                                                    \
+    }
 #define ALL "yyyyyyy"
 #define BACK_ONLY "yyynnnn" /* the new schema reads old data; old readers may not read new */
 #define FWD_ONLY "ynnyynn"  /* old readers read new data; the new schema may not read old */
 #define NEITHER "ynnnnnn"
 
 #define OBJ(props) "{\"type\":\"object\",\"properties\":{" props "}}"
-#define CLOSED(props) "{\"type\":\"object\",\"properties\":{" props "},\"additionalProperties\":false}"
+#define CLOSED(props)                                                                              \
+    "{\"type\":\"object\",\"properties\":{" props "},\"additionalProperties\":false}"
 #define STR "{\"type\":\"string\"}"
 #define INT "{\"type\":\"integer\"}"
 #define NUM "{\"type\":\"number\"}"
@@ -142,24 +145,34 @@ static const struct ref address_v2_ok[] = {
 #define WITH_ADDRESS OBJ("\"id\":" STR ",\"addr\":{\"$ref\":\"address.json\"}")
 
 #define TREE(extra)                                                                                \
-    "{\"type\":\"object\",\"properties\":{\"v\":" extra                                           \
+    "{\"type\":\"object\",\"properties\":{\"v\":" extra                                            \
     ",\"kids\":{\"type\":\"array\",\"items\":{\"$ref\":\"#\"}}}}"
 
 static const struct compat_case compat_cases[] = {
     {"identical", {V(OBJ("\"a\":" STR))}, V(OBJ("\"a\":" STR)), ALL},
-    {"layout and member order only", {V(OBJ("\"a\":" STR ",\"b\":" INT))},
+    {"layout and member order only",
+     {V(OBJ("\"a\":" STR ",\"b\":" INT))},
      V("{ \"properties\" : { \"b\" : {\"type\":\"integer\"},\n \"a\": {\"type\":\"string\"} },"
        " \"type\": \"object\" }"),
      ALL},
-    {"optional property added to an open content model", {V(OBJ("\"a\":" STR))},
-     V(OBJ("\"a\":" STR ",\"b\":" INT)), FWD_ONLY},
-    {"property removed from an open content model", {V(OBJ("\"a\":" STR ",\"b\":" INT))},
-     V(OBJ("\"a\":" STR)), BACK_ONLY},
-    {"property with an empty schema added to an open content model", {V(OBJ("\"a\":" STR))},
-     V(OBJ("\"a\":" STR ",\"b\":{}")), ALL},
-    {"optional property added to a closed content model", {V(CLOSED("\"a\":" STR))},
-     V(CLOSED("\"a\":" STR ",\"b\":" INT)), BACK_ONLY},
-    {"required property added to a closed content model", {V(CLOSED("\"a\":" STR))},
+    {"optional property added to an open content model",
+     {V(OBJ("\"a\":" STR))},
+     V(OBJ("\"a\":" STR ",\"b\":" INT)),
+     FWD_ONLY},
+    {"property removed from an open content model",
+     {V(OBJ("\"a\":" STR ",\"b\":" INT))},
+     V(OBJ("\"a\":" STR)),
+     BACK_ONLY},
+    {"property with an empty schema added to an open content model",
+     {V(OBJ("\"a\":" STR))},
+     V(OBJ("\"a\":" STR ",\"b\":{}")),
+     ALL},
+    {"optional property added to a closed content model",
+     {V(CLOSED("\"a\":" STR))},
+     V(CLOSED("\"a\":" STR ",\"b\":" INT)),
+     BACK_ONLY},
+    {"required property added to a closed content model",
+     {V(CLOSED("\"a\":" STR))},
      V("{\"type\":\"object\",\"properties\":{\"a\":" STR ",\"b\":" INT
        "},\"required\":[\"b\"],\"additionalProperties\":false}"),
      NEITHER},
@@ -169,10 +182,14 @@ static const struct compat_case compat_cases[] = {
        ",\"b\":{\"type\":\"integer\",\"default\":0}},\"required\":[\"b\"],"
        "\"additionalProperties\":false}"),
      BACK_ONLY},
-    {"property removed from a closed content model", {V(CLOSED("\"a\":" STR ",\"b\":" INT))},
-     V(CLOSED("\"a\":" STR)), FWD_ONLY},
+    {"property removed from a closed content model",
+     {V(CLOSED("\"a\":" STR ",\"b\":" INT))},
+     V(CLOSED("\"a\":" STR)),
+     FWD_ONLY},
     {"property of schema false removed from a closed content model",
-     {V(CLOSED("\"a\":" STR ",\"b\":false"))}, V(CLOSED("\"a\":" STR)), ALL},
+     {V(CLOSED("\"a\":" STR ",\"b\":false"))},
+     V(CLOSED("\"a\":" STR)),
+     ALL},
     {"property added, covered by a partially open content model",
      {V("{\"type\":\"object\",\"properties\":{\"a\":" STR "},\"additionalProperties\":" STR "}")},
      V("{\"type\":\"object\",\"properties\":{\"a\":" STR ",\"b\":" STR
@@ -191,20 +208,24 @@ static const struct compat_case compat_cases[] = {
      ALL},
     {"content model closed", {V(OBJ("\"a\":" STR))}, V(CLOSED("\"a\":" STR)), FWD_ONLY},
     {"content model opened", {V(CLOSED("\"a\":" STR))}, V(OBJ("\"a\":" STR)), BACK_ONLY},
-    {"additionalProperties schema added", {V(OBJ("\"a\":" STR))},
+    {"additionalProperties schema added",
+     {V(OBJ("\"a\":" STR))},
      V("{\"type\":\"object\",\"properties\":{\"a\":" STR "},\"additionalProperties\":" STR "}"),
      FWD_ONLY},
     {"additionalProperties schema widened",
      {V("{\"type\":\"object\",\"additionalProperties\":" INT "}")},
-     V("{\"type\":\"object\",\"additionalProperties\":" NUM "}"), BACK_ONLY},
+     V("{\"type\":\"object\",\"additionalProperties\":" NUM "}"),
+     BACK_ONLY},
     {"unevaluatedProperties false added",
      {V("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
         "\"properties\":{\"a\":" STR "}}")},
      V("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
        "\"properties\":{\"a\":" STR "},\"unevaluatedProperties\":false}"),
      FWD_ONLY},
-    {"required added to an existing property", {V(OBJ("\"a\":" STR))},
-     V("{\"type\":\"object\",\"properties\":{\"a\":" STR "},\"required\":[\"a\"]}"), FWD_ONLY},
+    {"required added to an existing property",
+     {V(OBJ("\"a\":" STR))},
+     V("{\"type\":\"object\",\"properties\":{\"a\":" STR "},\"required\":[\"a\"]}"),
+     FWD_ONLY},
     {"required added to an existing property with a default",
      {V(OBJ("\"a\":{\"type\":\"string\",\"default\":\"x\"}"))},
      V("{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"default\":\"x\"}},"
@@ -212,87 +233,161 @@ static const struct compat_case compat_cases[] = {
      ALL},
     {"required removed",
      {V("{\"type\":\"object\",\"properties\":{\"a\":" STR "},\"required\":[\"a\"]}")},
-     V(OBJ("\"a\":" STR)), BACK_ONLY},
+     V(OBJ("\"a\":" STR)),
+     BACK_ONLY},
     {"string to integer", {V(PROP(STR))}, V(PROP(INT)), NEITHER},
     {"integer to number", {V(PROP(INT))}, V(PROP(NUM)), BACK_ONLY},
     {"number to integer", {V(PROP(NUM))}, V(PROP(INT)), FWD_ONLY},
-    {"string made nullable", {V(PROP(STR))}, V(PROP("{\"type\":[\"string\",\"null\"]}")),
+    {"string made nullable",
+     {V(PROP(STR))},
+     V(PROP("{\"type\":[\"string\",\"null\"]}")),
      BACK_ONLY},
-    {"type list extended", {V(PROP("{\"type\":[\"string\",\"null\"]}"))},
-     V(PROP("{\"type\":[\"string\",\"null\",\"integer\"]}")), BACK_ONLY},
-    {"type list reordered", {V(PROP("{\"type\":[\"string\",\"null\"]}"))},
-     V(PROP("{\"type\":[\"null\",\"string\"]}")), ALL},
-    {"maxLength added", {V(PROP(STR))}, V(PROP("{\"type\":\"string\",\"maxLength\":10}")),
+    {"type list extended",
+     {V(PROP("{\"type\":[\"string\",\"null\"]}"))},
+     V(PROP("{\"type\":[\"string\",\"null\",\"integer\"]}")),
+     BACK_ONLY},
+    {"type list reordered",
+     {V(PROP("{\"type\":[\"string\",\"null\"]}"))},
+     V(PROP("{\"type\":[\"null\",\"string\"]}")),
+     ALL},
+    {"maxLength added",
+     {V(PROP(STR))},
+     V(PROP("{\"type\":\"string\",\"maxLength\":10}")),
      FWD_ONLY},
-    {"maxLength increased", {V(PROP("{\"type\":\"string\",\"maxLength\":10}"))},
-     V(PROP("{\"type\":\"string\",\"maxLength\":20}")), BACK_ONLY},
-    {"minLength increased", {V(PROP("{\"type\":\"string\",\"minLength\":1}"))},
-     V(PROP("{\"type\":\"string\",\"minLength\":5}")), FWD_ONLY},
-    {"pattern added", {V(PROP(STR))}, V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}")),
+    {"maxLength increased",
+     {V(PROP("{\"type\":\"string\",\"maxLength\":10}"))},
+     V(PROP("{\"type\":\"string\",\"maxLength\":20}")),
+     BACK_ONLY},
+    {"minLength increased",
+     {V(PROP("{\"type\":\"string\",\"minLength\":1}"))},
+     V(PROP("{\"type\":\"string\",\"minLength\":5}")),
      FWD_ONLY},
-    {"pattern changed", {V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}"))},
-     V(PROP("{\"type\":\"string\",\"pattern\":\"^b\"}")), NEITHER},
-    {"pattern removed", {V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}"))}, V(PROP(STR)),
-     BACK_ONLY},
-    {"maximum decreased", {V(PROP("{\"type\":\"number\",\"maximum\":100}"))},
-     V(PROP("{\"type\":\"number\",\"maximum\":50.5}")), FWD_ONLY},
-    {"minimum decreased", {V(PROP("{\"type\":\"number\",\"minimum\":0}"))},
-     V(PROP("{\"type\":\"number\",\"minimum\":-1}")), BACK_ONLY},
-    {"exclusiveMinimum added", {V(PROP(NUM))},
-     V(PROP("{\"type\":\"number\",\"exclusiveMinimum\":0}")), FWD_ONLY},
-    {"exclusiveMaximum increased", {V(PROP("{\"type\":\"number\",\"exclusiveMaximum\":5}"))},
-     V(PROP("{\"type\":\"number\",\"exclusiveMaximum\":6}")), BACK_ONLY},
-    {"multipleOf expanded", {V(PROP("{\"type\":\"number\",\"multipleOf\":2}"))},
-     V(PROP("{\"type\":\"number\",\"multipleOf\":4}")), FWD_ONLY},
-    {"multipleOf changed", {V(PROP("{\"type\":\"number\",\"multipleOf\":2}"))},
-     V(PROP("{\"type\":\"number\",\"multipleOf\":3}")), NEITHER},
-    {"multipleOf spelled with another scale", {V(PROP("{\"type\":\"number\",\"multipleOf\":0.5}"))},
-     V(PROP("{\"type\":\"number\",\"multipleOf\":0.50}")), ALL},
-    {"multipleOf reduced in decimals", {V(PROP("{\"type\":\"number\",\"multipleOf\":0.1}"))},
-     V(PROP("{\"type\":\"number\",\"multipleOf\":0.01}")), BACK_ONLY},
-    {"enum extended", {V(PROP("{\"enum\":[\"a\",\"b\"]}"))}, V(PROP("{\"enum\":[\"a\",\"b\",\"c\"]}")),
-     BACK_ONLY},
-    {"enum changed", {V(PROP("{\"enum\":[\"a\",\"b\"]}"))}, V(PROP("{\"enum\":[\"a\",\"c\"]}")),
+    {"pattern added",
+     {V(PROP(STR))},
+     V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}")),
+     FWD_ONLY},
+    {"pattern changed",
+     {V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}"))},
+     V(PROP("{\"type\":\"string\",\"pattern\":\"^b\"}")),
      NEITHER},
-    {"enum reordered", {V(PROP("{\"enum\":[\"a\",1,null]}"))}, V(PROP("{\"enum\":[null,\"a\",1]}")),
+    {"pattern removed",
+     {V(PROP("{\"type\":\"string\",\"pattern\":\"^a\"}"))},
+     V(PROP(STR)),
+     BACK_ONLY},
+    {"maximum decreased",
+     {V(PROP("{\"type\":\"number\",\"maximum\":100}"))},
+     V(PROP("{\"type\":\"number\",\"maximum\":50.5}")),
+     FWD_ONLY},
+    {"minimum decreased",
+     {V(PROP("{\"type\":\"number\",\"minimum\":0}"))},
+     V(PROP("{\"type\":\"number\",\"minimum\":-1}")),
+     BACK_ONLY},
+    {"exclusiveMinimum added",
+     {V(PROP(NUM))},
+     V(PROP("{\"type\":\"number\",\"exclusiveMinimum\":0}")),
+     FWD_ONLY},
+    {"exclusiveMaximum increased",
+     {V(PROP("{\"type\":\"number\",\"exclusiveMaximum\":5}"))},
+     V(PROP("{\"type\":\"number\",\"exclusiveMaximum\":6}")),
+     BACK_ONLY},
+    {"multipleOf expanded",
+     {V(PROP("{\"type\":\"number\",\"multipleOf\":2}"))},
+     V(PROP("{\"type\":\"number\",\"multipleOf\":4}")),
+     FWD_ONLY},
+    {"multipleOf changed",
+     {V(PROP("{\"type\":\"number\",\"multipleOf\":2}"))},
+     V(PROP("{\"type\":\"number\",\"multipleOf\":3}")),
+     NEITHER},
+    {"multipleOf spelled with another scale",
+     {V(PROP("{\"type\":\"number\",\"multipleOf\":0.5}"))},
+     V(PROP("{\"type\":\"number\",\"multipleOf\":0.50}")),
      ALL},
-    {"enum removed beside a type", {V(PROP("{\"type\":\"string\",\"enum\":[\"a\",\"b\"]}"))},
-     V(PROP(STR)), BACK_ONLY},
+    {"multipleOf reduced in decimals",
+     {V(PROP("{\"type\":\"number\",\"multipleOf\":0.1}"))},
+     V(PROP("{\"type\":\"number\",\"multipleOf\":0.01}")),
+     BACK_ONLY},
+    {"enum extended",
+     {V(PROP("{\"enum\":[\"a\",\"b\"]}"))},
+     V(PROP("{\"enum\":[\"a\",\"b\",\"c\"]}")),
+     BACK_ONLY},
+    {"enum changed",
+     {V(PROP("{\"enum\":[\"a\",\"b\"]}"))},
+     V(PROP("{\"enum\":[\"a\",\"c\"]}")),
+     NEITHER},
+    {"enum reordered",
+     {V(PROP("{\"enum\":[\"a\",1,null]}"))},
+     V(PROP("{\"enum\":[null,\"a\",1]}")),
+     ALL},
+    {"enum removed beside a type",
+     {V(PROP("{\"type\":\"string\",\"enum\":[\"a\",\"b\"]}"))},
+     V(PROP(STR)),
+     BACK_ONLY},
     {"const changed", {V(PROP("{\"const\":1}"))}, V(PROP("{\"const\":2}")), NEITHER},
-    {"const kept", {V(PROP("{\"const\":{\"x\":[1,2]}}"))}, V(PROP("{\"const\":{\"x\":[1,2]}}")),
+    {"const kept",
+     {V(PROP("{\"const\":{\"x\":[1,2]}}"))},
+     V(PROP("{\"const\":{\"x\":[1,2]}}")),
      ALL},
-    {"oneOf branch added", {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
-     V(PROP("{\"oneOf\":[" STR "," INT ",{\"type\":\"boolean\"}]}")), BACK_ONLY},
-    {"oneOf branch removed", {V(PROP("{\"oneOf\":[" STR "," INT ",{\"type\":\"boolean\"}]}"))},
-     V(PROP("{\"oneOf\":[" STR "," INT "]}")), FWD_ONLY},
-    {"oneOf to anyOf", {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
-     V(PROP("{\"anyOf\":[" STR "," INT "]}")), BACK_ONLY},
-    {"oneOf branches reordered", {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
-     V(PROP("{\"oneOf\":[" INT "," STR "]}")), ALL},
-    {"oneOf branch changes type", {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
-     V(PROP("{\"oneOf\":[" STR ",{\"type\":\"boolean\"}]}")), NEITHER},
-    {"oneOf branch widened", {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
-     V(PROP("{\"oneOf\":[" STR "," NUM "]}")), BACK_ONLY},
-    {"allOf branch added", {V("{\"allOf\":[{\"properties\":{\"a\":" STR "}}]}")},
-     V("{\"allOf\":[{\"properties\":{\"a\":" STR "}},{\"required\":[\"a\"]}]}"), FWD_ONLY},
+    {"oneOf branch added",
+     {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
+     V(PROP("{\"oneOf\":[" STR "," INT ",{\"type\":\"boolean\"}]}")),
+     BACK_ONLY},
+    {"oneOf branch removed",
+     {V(PROP("{\"oneOf\":[" STR "," INT ",{\"type\":\"boolean\"}]}"))},
+     V(PROP("{\"oneOf\":[" STR "," INT "]}")),
+     FWD_ONLY},
+    {"oneOf to anyOf",
+     {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
+     V(PROP("{\"anyOf\":[" STR "," INT "]}")),
+     BACK_ONLY},
+    {"oneOf branches reordered",
+     {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
+     V(PROP("{\"oneOf\":[" INT "," STR "]}")),
+     ALL},
+    {"oneOf branch changes type",
+     {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
+     V(PROP("{\"oneOf\":[" STR ",{\"type\":\"boolean\"}]}")),
+     NEITHER},
+    {"oneOf branch widened",
+     {V(PROP("{\"oneOf\":[" STR "," INT "]}"))},
+     V(PROP("{\"oneOf\":[" STR "," NUM "]}")),
+     BACK_ONLY},
+    {"allOf branch added",
+     {V("{\"allOf\":[{\"properties\":{\"a\":" STR "}}]}")},
+     V("{\"allOf\":[{\"properties\":{\"a\":" STR "}},{\"required\":[\"a\"]}]}"),
+     FWD_ONLY},
     {"singleton oneOf to its branch", {V(PROP("{\"oneOf\":[" STR "]}"))}, V(PROP(STR)), ALL},
-    {"object made nullable through oneOf", {V(OBJ("\"a\":" STR))},
-     V("{\"oneOf\":[{\"type\":\"null\"}," OBJ("\"a\":" STR) "]}"), BACK_ONLY},
-    {"array items type changed", {V(PROP("{\"type\":\"array\",\"items\":" STR "}"))},
-     V(PROP("{\"type\":\"array\",\"items\":" INT "}")), NEITHER},
-    {"array items widened", {V(PROP("{\"type\":\"array\",\"items\":" INT "}"))},
-     V(PROP("{\"type\":\"array\",\"items\":" NUM "}")), BACK_ONLY},
-    {"array items schema added", {V(PROP("{\"type\":\"array\"}"))},
-     V(PROP("{\"type\":\"array\",\"items\":" STR "}")), FWD_ONLY},
-    {"maxItems added", {V(PROP("{\"type\":\"array\"}"))},
-     V(PROP("{\"type\":\"array\",\"maxItems\":3}")), FWD_ONLY},
-    {"minItems decreased", {V(PROP("{\"type\":\"array\",\"minItems\":3}"))},
-     V(PROP("{\"type\":\"array\",\"minItems\":1}")), BACK_ONLY},
-    {"uniqueItems added", {V(PROP("{\"type\":\"array\"}"))},
-     V(PROP("{\"type\":\"array\",\"uniqueItems\":true}")), FWD_ONLY},
+    {"object made nullable through oneOf",
+     {V(OBJ("\"a\":" STR))},
+     V("{\"oneOf\":[{\"type\":\"null\"}," OBJ("\"a\":" STR) "]}"),
+     BACK_ONLY},
+    {"array items type changed",
+     {V(PROP("{\"type\":\"array\",\"items\":" STR "}"))},
+     V(PROP("{\"type\":\"array\",\"items\":" INT "}")),
+     NEITHER},
+    {"array items widened",
+     {V(PROP("{\"type\":\"array\",\"items\":" INT "}"))},
+     V(PROP("{\"type\":\"array\",\"items\":" NUM "}")),
+     BACK_ONLY},
+    {"array items schema added",
+     {V(PROP("{\"type\":\"array\"}"))},
+     V(PROP("{\"type\":\"array\",\"items\":" STR "}")),
+     FWD_ONLY},
+    {"maxItems added",
+     {V(PROP("{\"type\":\"array\"}"))},
+     V(PROP("{\"type\":\"array\",\"maxItems\":3}")),
+     FWD_ONLY},
+    {"minItems decreased",
+     {V(PROP("{\"type\":\"array\",\"minItems\":3}"))},
+     V(PROP("{\"type\":\"array\",\"minItems\":1}")),
+     BACK_ONLY},
+    {"uniqueItems added",
+     {V(PROP("{\"type\":\"array\"}"))},
+     V(PROP("{\"type\":\"array\",\"uniqueItems\":true}")),
+     FWD_ONLY},
     {"tuple item removed from an open content model",
      {V(PROP("{\"type\":\"array\",\"items\":[" STR "," INT "]}"))},
-     V(PROP("{\"type\":\"array\",\"items\":[" STR "]}")), BACK_ONLY},
+     V(PROP("{\"type\":\"array\",\"items\":[" STR "]}")),
+     BACK_ONLY},
     {"tuple item added to a closed content model",
      {V(PROP("{\"type\":\"array\",\"items\":[" STR "],\"additionalItems\":false}"))},
      V(PROP("{\"type\":\"array\",\"items\":[" STR "," INT "],\"additionalItems\":false}")),
@@ -312,41 +407,58 @@ static const struct compat_case compat_cases[] = {
     {"$ref replaced by the same schema inline",
      {V("{\"$defs\":{\"a\":" STR "},\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":"
         "\"#/$defs/a\"}}}")},
-     V(OBJ("\"x\":" STR)), ALL},
+     V(OBJ("\"x\":" STR)),
+     ALL},
     {"recursive schema unchanged", {V(TREE(STR))}, V(TREE(STR)), ALL},
     {"recursive schema widened inside the recursion", {V(TREE(INT))}, V(TREE(NUM)), BACK_ONLY},
     {"true to false", {V("true")}, V("false"), FWD_ONLY},
     {"empty schema narrowed to a string", {V(PROP("{}"))}, V(PROP(STR)), FWD_ONLY},
     {"title, description and default changed",
      {V("{\"title\":\"A\",\"description\":\"x\",\"type\":\"string\",\"default\":\"a\"}")},
-     V("{\"title\":\"B\",\"description\":\"y\",\"type\":\"string\",\"default\":\"b\"}"), ALL},
+     V("{\"title\":\"B\",\"description\":\"y\",\"type\":\"string\",\"default\":\"b\"}"),
+     ALL},
     {"connect.type bytes on both sides",
      {V(PROP("{\"type\":\"string\",\"connect.type\":\"bytes\"}"))},
-     V(PROP("{\"type\":\"number\",\"connect.type\":\"bytes\"}")), ALL},
-    {"not widened", {V("{\"not\":" STR "}")}, V("{\"not\":{\"type\":[\"string\",\"null\"]}}"),
+     V(PROP("{\"type\":\"number\",\"connect.type\":\"bytes\"}")),
+     ALL},
+    {"not widened",
+     {V("{\"not\":" STR "}")},
+     V("{\"not\":{\"type\":[\"string\",\"null\"]}}"),
      FWD_ONLY},
     {"dependency array extended",
      {V("{\"type\":\"object\",\"dependencies\":{\"a\":[\"b\"]}}")},
-     V("{\"type\":\"object\",\"dependencies\":{\"a\":[\"b\",\"c\"]}}"), FWD_ONLY},
+     V("{\"type\":\"object\",\"dependencies\":{\"a\":[\"b\",\"c\"]}}"),
+     FWD_ONLY},
     {"dependency schema removed",
      {V("{\"type\":\"object\",\"dependencies\":{\"a\":{\"required\":[\"b\"]}}}")},
-     V("{\"type\":\"object\"}"), BACK_ONLY},
-    {"minProperties increased", {V("{\"type\":\"object\",\"minProperties\":1}")},
-     V("{\"type\":\"object\",\"minProperties\":2}"), FWD_ONLY},
-    {"nested property changes type", {V(OBJ("\"o\":" OBJ("\"p\":" OBJ("\"q\":" STR))))},
-     V(OBJ("\"o\":" OBJ("\"p\":" OBJ("\"q\":" INT)))), NEITHER},
+     V("{\"type\":\"object\"}"),
+     BACK_ONLY},
+    {"minProperties increased",
+     {V("{\"type\":\"object\",\"minProperties\":1}")},
+     V("{\"type\":\"object\",\"minProperties\":2}"),
+     FWD_ONLY},
+    {"nested property changes type",
+     {V(OBJ("\"o\":" OBJ("\"p\":" OBJ("\"q\":" STR))))},
+     V(OBJ("\"o\":" OBJ("\"p\":" OBJ("\"q\":" INT)))),
+     NEITHER},
     {"draft 4 exclusiveMaximum boolean beside a lower maximum",
      {V("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"number\","
         "\"maximum\":10}")},
      V("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"number\","
        "\"maximum\":5,\"exclusiveMaximum\":true}"),
      FWD_ONLY},
-    {"referenced schema, reference unchanged", {{WITH_ADDRESS, address_v1}},
-     {WITH_ADDRESS, address_v1}, ALL},
-    {"referenced schema changes a property's type", {{WITH_ADDRESS, address_v1}},
-     {WITH_ADDRESS, address_v2_bad}, NEITHER},
-    {"referenced schema gains a maxLength", {{WITH_ADDRESS, address_v1}},
-     {WITH_ADDRESS, address_v2_ok}, FWD_ONLY},
+    {"referenced schema, reference unchanged",
+     {{WITH_ADDRESS, address_v1}},
+     {WITH_ADDRESS, address_v1},
+     ALL},
+    {"referenced schema changes a property's type",
+     {{WITH_ADDRESS, address_v1}},
+     {WITH_ADDRESS, address_v2_bad},
+     NEITHER},
+    {"referenced schema gains a maxLength",
+     {{WITH_ADDRESS, address_v1}},
+     {WITH_ADDRESS, address_v2_ok},
+     FWD_ONLY},
     {"2020-12 $ref with a sibling keyword",
      {V("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"$defs\":{\"s\":" STR
         "},\"properties\":{\"a\":{\"$ref\":\"#/$defs/s\"}}}")},
@@ -359,7 +471,9 @@ static const struct compat_case compat_cases[] = {
        "},\"properties\":{\"a\":{\"$ref\":\"#/definitions/s\",\"maxLength\":5}}}"),
      ALL},
     {"a keyword of another kind beside a type removed (Everit gives it a node of its own)",
-     {V(PROP("{\"type\":\"string\",\"minimum\":1}"))}, V(PROP(STR)), BACK_ONLY},
+     {V(PROP("{\"type\":\"string\",\"minimum\":1}"))},
+     V(PROP(STR)),
+     BACK_ONLY},
     {"const is no keyword in draft 4",
      {V("{\"$schema\":\"http://json-schema.org/draft-04/schema#\",\"type\":\"string\","
         "\"const\":\"a\"}")},
@@ -369,16 +483,21 @@ static const struct compat_case compat_cases[] = {
     {"transitive: maxLength back under an older version",
      {V(PROP("{\"type\":\"string\",\"maxLength\":30}")),
       V(PROP("{\"type\":\"string\",\"maxLength\":10}"))},
-     V(PROP("{\"type\":\"string\",\"maxLength\":20}")), "yynnnnn"},
+     V(PROP("{\"type\":\"string\",\"maxLength\":20}")),
+     "yynnnnn"},
     {"transitive: forward only against the latest",
      {V(PROP("{\"type\":\"string\",\"maxLength\":10}")),
       V(PROP("{\"type\":\"string\",\"maxLength\":30}"))},
-     V(PROP("{\"type\":\"string\",\"maxLength\":20}")), "ynnynnn"},
+     V(PROP("{\"type\":\"string\",\"maxLength\":20}")),
+     "ynnynnn"},
     {"transitive: unchanged through three versions",
-     {V(PROP(INT)), V(PROP(INT)), V(PROP(INT))}, V(PROP(INT)), ALL},
+     {V(PROP(INT)), V(PROP(INT)), V(PROP(INT))},
+     V(PROP(INT)),
+     ALL},
     {"transitive: widened step by step",
      {V(PROP(INT)), V(PROP("{\"type\":[\"integer\",\"null\"]}"))},
-     V(PROP("{\"type\":[\"integer\",\"null\",\"string\"]}")), BACK_ONLY},
+     V(PROP("{\"type\":[\"integer\",\"null\",\"string\"]}")),
+     BACK_ONLY},
 };
 
 TEST(registry_json_schema_compat_levels_table)
@@ -402,8 +521,8 @@ TEST(registry_json_schema_compat_levels_table)
             struct compat_reasons r;
             compat_reasons_init(&r);
             size_t failed_at = 99;
-            bool got = compat_check((enum compat_level)lv, next, earlier, n, checked_can_read,
-                                    NULL, &r, &failed_at);
+            bool got = compat_check((enum compat_level)lv, next, earlier, n, checked_can_read, NULL,
+                                    &r, &failed_at);
             if (got != want)
                 test_fail(__FILE__, __LINE__, "case \"%s\": %s is %s, expected %s (%s)", c->name,
                           level_names[lv], got ? "compatible" : "incompatible",
@@ -419,8 +538,8 @@ TEST(registry_json_schema_compat_levels_table)
     }
 }
 
-static void assert_differences(const char *original, const char *update,
-                               const char *const *want, bool want_ok)
+static void assert_differences(const char *original, const char *update, const char *const *want,
+                               bool want_ok)
 {
     struct json_schema *a = parse(original), *b = parse(update);
     struct compat_reasons r;
@@ -447,18 +566,16 @@ TEST(registry_json_schema_differences_paths)
                                           "MIN_LENGTH_ADDED #/properties/s/minLength",
                                           "PATTERN_REMOVED #/properties/s/pattern", NULL};
     assert_differences(OBJ("\"s\":{\"type\":\"string\",\"maxLength\":5,\"pattern\":\"x\"}"),
-                       OBJ("\"s\":{\"type\":\"string\",\"maxLength\":6,\"minLength\":1}"),
-                       strings, false);
+                       OBJ("\"s\":{\"type\":\"string\",\"maxLength\":6,\"minLength\":1}"), strings,
+                       false);
     static const char *const objects[] = {
-        "TITLE_CHANGED #/", "REQUIRED_ATTRIBUTE_ADDED #/required/a",
-        "TYPE_EXTENDED #/properties/a",
+        "TITLE_CHANGED #/", "REQUIRED_ATTRIBUTE_ADDED #/required/a", "TYPE_EXTENDED #/properties/a",
         "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL #/properties/b", NULL};
     assert_differences("{\"title\":\"x\",\"type\":\"object\",\"properties\":{\"a\":" INT "}}",
                        "{\"type\":\"object\",\"properties\":{\"a\":" NUM ",\"b\":" STR
                        "},\"required\":[\"a\"]}",
                        objects, false);
-    static const char *const combined[] = {"SUM_TYPE_EXTENDED #/", "TYPE_EXTENDED #/anyOf/0",
-                                           NULL};
+    static const char *const combined[] = {"SUM_TYPE_EXTENDED #/", "TYPE_EXTENDED #/anyOf/0", NULL};
     assert_differences("{\"anyOf\":[" INT "," STR "]}",
                        "{\"anyOf\":[" NUM "," STR ",{\"type\":\"null\"}]}", combined, true);
     static const char *const items[] = {"ITEM_ADDED_TO_CLOSED_CONTENT_MODEL #/items/1",
@@ -480,8 +597,10 @@ TEST(registry_json_schema_differences_paths)
 
 TEST(registry_json_schema_verbose_reasons)
 {
-    struct json_schema *old = parse(OBJ("\"n\":" NUM ",\"s\":{\"type\":\"string\",\"maxLength\":9}"));
-    struct json_schema *neu = parse(OBJ("\"n\":" INT ",\"s\":{\"type\":\"string\",\"maxLength\":5}"));
+    struct json_schema *old =
+        parse(OBJ("\"n\":" NUM ",\"s\":{\"type\":\"string\",\"maxLength\":9}"));
+    struct json_schema *neu =
+        parse(OBJ("\"n\":" INT ",\"s\":{\"type\":\"string\",\"maxLength\":5}"));
     struct compat_reasons r;
     compat_reasons_init(&r);
     ASSERT(!json_schema_can_read(neu, old, "new", "old", &r));
@@ -583,13 +702,14 @@ TEST(registry_json_schema_cycle_assumption_is_revisited)
      * cycle A -> C -> A is assumed compatible and (C, C') cached so; "second" then compares
      * (C, C') directly. Only the fixpoint pass finds that C' reaches an A' whose y changed. */
 #define DEFS(y)                                                                                    \
-    "\"definitions\":{\"A\":{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":"             \
-    "\"#/definitions/C\"},\"y\":{\"type\":\"" y "\"}}},\"C\":{\"type\":\"object\","             \
+    "\"definitions\":{\"A\":{\"type\":\"object\",\"properties\":{\"x\":{\"$ref\":"                 \
+    "\"#/definitions/C\"},\"y\":{\"type\":\"" y "\"}}},\"C\":{\"type\":\"object\","                \
     "\"properties\":{\"z\":{\"$ref\":\"#/definitions/A\"}}}}"
     struct json_schema *o = parse("{" DEFS("string") ",\"type\":\"object\",\"properties\":{"
-                                  "\"first\":{\"$ref\":\"#/definitions/A\"},"
-                                  "\"second\":{\"$ref\":\"#/definitions/C\"}}}");
-    struct json_schema *u = parse("{" DEFS("integer") ",\"type\":\"object\",\"properties\":{"
+                                                     "\"first\":{\"$ref\":\"#/definitions/A\"},"
+                                                     "\"second\":{\"$ref\":\"#/definitions/C\"}}}");
+    struct json_schema *u =
+        parse("{" DEFS("integer") ",\"type\":\"object\",\"properties\":{"
                                   "\"first\":{\"anyOf\":[{\"$ref\":\"#/definitions/A\"},{}]},"
                                   "\"second\":{\"$ref\":\"#/definitions/C\"}}}");
 #undef DEFS
@@ -622,7 +742,8 @@ static const struct bad_case bad_cases[] = {
     {"{\"a\":1,\"a\":2}", "not valid JSON at byte 0: an object gives a member name twice"},
     {"{\"type\":5}", "#: type must be a string or a non-empty array of strings, not a number"},
     {"{\"type\":\"strin\"}", "#: unknown type \"strin\""},
-    {"{\"type\":[]}", "#: type must be a string or a non-empty array of strings, not an empty array"},
+    {"{\"type\":[]}",
+     "#: type must be a string or a non-empty array of strings, not an empty array"},
     {"{\"type\":[\"string\",\"string\"]}", "#: type names \"string\" twice"},
     {"{\"type\":[\"string\",1]}", "#: type must hold strings only, not a number"},
     {"{\"properties\":[]}", "#: properties must be an object, not an array"},
@@ -644,7 +765,8 @@ static const struct bad_case bad_cases[] = {
     {"{\"$ref\":5}", "#: $ref must be a string, not a number"},
     {"{\"properties\":{\"a\":{\"$ref\":\"#/definitions/missing\"}}}",
      "#/properties/a: $ref \"#/definitions/missing\" points to nothing"},
-    {"{\"$ref\":\"other.json\"}", "#: $ref \"other.json\": no schema reference named \"other.json\""},
+    {"{\"$ref\":\"other.json\"}",
+     "#: $ref \"other.json\": no schema reference named \"other.json\""},
     {"{\"$ref\":\"#\"}", "#: $ref \"#\" only leads back to itself"},
     {"{\"$ref\":\"#foo\"}", "#: $ref \"#foo\": only JSON pointers are supported after '#'"},
     {"{\"type\":\"number\",\"multipleOf\":0}", "#: multipleOf must be greater than 0, not 0"},
@@ -656,7 +778,8 @@ static const struct bad_case bad_cases[] = {
     {"{\"title\":5}", "#: title must be a string, not a number"},
     {"{\"type\":\"array\",\"items\":5}",
      "#: items must be a schema or an array of schemas, not a number"},
-    {"{\"type\":\"array\",\"uniqueItems\":\"yes\"}", "#: uniqueItems must be a boolean, not a string"},
+    {"{\"type\":\"array\",\"uniqueItems\":\"yes\"}",
+     "#: uniqueItems must be a boolean, not a string"},
     {"{\"dependencies\":{\"a\":5}}",
      "#/dependencies/a: a dependency must be an array of strings or a schema, not a number"},
     {"{\"definitions\":[]}", "#: definitions must be an object, not an array"},
