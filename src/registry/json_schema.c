@@ -69,6 +69,7 @@ struct loader {
     size_t n_pending;
     size_t cap_pending;
     struct strbuf path;
+    size_t bytes; /* of the model so far */
     char *err;
     size_t errcap;
     int rc;
@@ -225,12 +226,32 @@ static void memo_put(struct loader *L, const struct json_value *v, struct json_s
     L->memo_n++;
 }
 
+/* ---- the model's memory ---- */
+
+/* Zeroed memory for the model, counted against JSON_SCHEMA_MEMORY_MAX: past it the load fails
+ * (-ERR_TOO_LARGE), the memory is still given so that callers need no check of their own, and
+ * load() stops at its next call. */
+static void *model_calloc(struct loader *L, size_t n, size_t size)
+{
+    L->bytes += n * size + 16;
+    if (L->bytes > JSON_SCHEMA_MEMORY_MAX)
+        fail(L, -ERR_TOO_LARGE, "the schema needs more than %u MiB of memory",
+             JSON_SCHEMA_MEMORY_MAX >> 20);
+    return arena_calloc(&L->s->arena, n, size);
+}
+
+static char *model_strndup(struct loader *L, const char *s, size_t n)
+{
+    L->bytes += n + 16;
+    return arena_strndup(&L->s->arena, s, n);
+}
+
 /* ---- keyword readers ---- */
 
 static struct json_schema_node *new_node(struct loader *L, enum json_schema_kind kind,
                                          const struct json_value *json)
 {
-    struct json_schema_node *n = arena_calloc(&L->s->arena, 1, sizeof(*n));
+    struct json_schema_node *n = model_calloc(L, 1, sizeof(*n));
     n->kind = kind;
     n->json = json;
     n->min_length = n->max_length = -1;
@@ -324,7 +345,7 @@ static int check_string_set(struct loader *L, const struct json_value *v, const 
 {
     if (v->type != JSON_ARRAY)
         return fail(L, -ERR_INVALID, "%s must be an array of strings, not %s", key, type_name(v));
-    const struct json_value **s = arena_calloc(&L->s->arena, v->n + 1, sizeof(*s));
+    const struct json_value **s = model_calloc(L, v->n + 1, sizeof(*s));
     size_t n = 0;
     for (const struct json_value *a = v->child; a; a = a->next) {
         if (a->type != JSON_STRING)
@@ -366,7 +387,7 @@ static int load_schema_map(struct loader *L, size_t doc, const struct json_value
         return 0;
     if (v->type != JSON_OBJECT)
         return fail(L, -ERR_INVALID, "%s must be an object, not %s", key, type_name(v));
-    struct json_schema_prop *p = arena_calloc(&L->s->arena, v->n + 1, sizeof(*p));
+    struct json_schema_prop *p = model_calloc(L, v->n + 1, sizeof(*p));
     size_t i = 0;
     size_t mark = path_push(L, key, strlen(key));
     for (const struct json_value *m = v->child; m; m = m->next, i++) {
@@ -391,7 +412,7 @@ static int load_schema_list(struct loader *L, size_t doc, const struct json_valu
     if (v->type != JSON_ARRAY || v->n == 0)
         return fail(L, -ERR_INVALID, "%s must be a non-empty array of schemas, not %s", key,
                     v->type == JSON_ARRAY ? "an empty array" : type_name(v));
-    const struct json_schema_node **list = arena_calloc(&L->s->arena, v->n, sizeof(*list));
+    const struct json_schema_node **list = model_calloc(L, v->n, sizeof(*list));
     size_t i = 0;
     for (const struct json_value *a = v->child; a; a = a->next, i++) {
         size_t mark = path_push_index(L, key, i);
@@ -507,14 +528,14 @@ static int load_object(struct loader *L, size_t doc, const struct json_value *o,
         const struct json_value *d = member(L, o, dep_keys[i]);
         cap += d && d->type == JSON_OBJECT ? d->n : 0;
     }
-    struct json_schema_dep *deps = arena_calloc(&L->s->arena, cap + 1, sizeof(*deps));
+    struct json_schema_dep *deps = model_calloc(L, cap + 1, sizeof(*deps));
     if (load_dependencies(L, doc, o, "dependencies", true, true, deps, &n->n_deps) ||
         load_dependencies(L, doc, o, "dependentRequired", true, false, deps, &n->n_deps) ||
         load_dependencies(L, doc, o, "dependentSchemas", false, true, deps, &n->n_deps))
         return L->rc;
     qsort(deps, n->n_deps, sizeof(*deps), dep_cmp);
     n->deps = deps;
-    struct json_schema_prop *byname = arena_calloc(&L->s->arena, n->n_props + 1, sizeof(*byname));
+    struct json_schema_prop *byname = model_calloc(L, n->n_props + 1, sizeof(*byname));
     if (n->n_props)
         memcpy(byname, n->props, n->n_props * sizeof(*byname));
     qsort(byname, n->n_props, sizeof(*byname), prop_cmp);
@@ -662,7 +683,7 @@ static int load_type(struct loader *L, size_t doc, const struct json_value *o,
         return L->rc;
     struct json_schema_node *any = new_node(L, JSK_COMBINED, o);
     any->criterion = JSC_ANY;
-    const struct json_schema_node **subs = arena_calloc(&L->s->arena, t->n, sizeof(*subs));
+    const struct json_schema_node **subs = model_calloc(L, t->n, sizeof(*subs));
     for (const struct json_value *a = t->child; a; a = a->next) {
         subs[any->n_subs] = load_typed(L, doc, o, a->str);
         if (L->rc)
@@ -720,7 +741,7 @@ static void queue_ref(struct loader *L, struct json_schema_node *n, size_t doc)
     MEM_GROW(L->pending, L->cap_pending, L->n_pending + 1);
     L->pending[L->n_pending].node = n;
     L->pending[L->n_pending].doc = doc;
-    L->pending[L->n_pending].where = arena_strndup(&L->s->arena, strbuf_str(&L->path), L->path.len);
+    L->pending[L->n_pending].where = model_strndup(L, strbuf_str(&L->path), L->path.len);
     L->n_pending++;
 }
 
@@ -832,7 +853,7 @@ static const struct json_schema_node *load(struct loader *L, size_t doc, const s
     } else if (b.n > 1) {
         n->kind = JSK_COMBINED;
         n->criterion = JSC_ALL;
-        const struct json_schema_node **subs = arena_calloc(&L->s->arena, b.n, sizeof(*subs));
+        const struct json_schema_node **subs = model_calloc(L, b.n, sizeof(*subs));
         memcpy(subs, b.v, b.n * sizeof(*subs));
         n->subs = subs;
         n->n_subs = b.n;

@@ -47,7 +47,8 @@
  * 4, if in draft 6, dependentRequired before 2019-09, ...) are kept in the text only.
  *
  * Limits: JSON nesting at most JSON_SCHEMA_DEPTH_MAX levels, the text (and each referenced
- * document) at most JSON_SCHEMA_TEXT_MAX bytes, JSON_SCHEMA_DOCS_MAX documents per schema;
+ * document) at most JSON_SCHEMA_TEXT_MAX bytes, JSON_SCHEMA_DOCS_MAX documents per schema, the
+ * model at most JSON_SCHEMA_MEMORY_MAX bytes;
  * deeper or larger input is refused, never a stack overflow. Recursion through $ref is
  * followed without recursion in C (each subschema is modelled once). A comparison looks at each
  * pair of nodes once per pass (memoized, as Confluent's; a cycle is assumed compatible, then
@@ -69,13 +70,14 @@
 #include "base/strbuf.h"
 #include "registry/compat_level.h"
 
-#define JSON_SCHEMA_DEPTH_MAX 128         /* JSON nesting of one document */
-#define JSON_SCHEMA_TEXT_MAX (1u << 20)   /* bytes of one document */
-#define JSON_SCHEMA_DOCS_MAX 64           /* documents: the schema and its references */
-#define JSON_SCHEMA_ERR_MAX 320           /* room a refusal's message needs */
-#define JSON_SCHEMA_PAIRS_MAX 100000      /* node pairs one comparison may judge */
-#define JSON_SCHEMA_COMPARE_DEPTH_MAX 256 /* nested pairs in one comparison */
-#define JSON_SCHEMA_REASONS_MAX 100       /* reasons kept per comparison */
+#define JSON_SCHEMA_DEPTH_MAX 128          /* JSON nesting of one document */
+#define JSON_SCHEMA_TEXT_MAX (1u << 20)    /* bytes of one document */
+#define JSON_SCHEMA_DOCS_MAX 64            /* documents: the schema and its references */
+#define JSON_SCHEMA_ERR_MAX 320            /* room a refusal's message needs */
+#define JSON_SCHEMA_MEMORY_MAX (64u << 20) /* bytes of one schema's model (beside its JSON) */
+#define JSON_SCHEMA_PAIRS_MAX 100000       /* node pairs one comparison may judge */
+#define JSON_SCHEMA_COMPARE_DEPTH_MAX 256  /* nested pairs in one comparison */
+#define JSON_SCHEMA_REASONS_MAX 100        /* reasons kept per comparison */
 
 enum json_schema_kind {
     JSK_TRUE,        /* true */

@@ -893,6 +893,16 @@ TEST_T(registry_json_schema_depth_limits, 30)
     ASSERT_EQ(parse_error(b.p, b.len, err, sizeof(err)), -ERR_TOO_LARGE);
     ASSERT(strstr(err, "not valid JSON at byte ") == err);
     strbuf_destroy(&b);
+    /* A text within the size limit whose model would outgrow the memory limit. */
+    strbuf_init(&b);
+    strbuf_puts(&b, "{\"anyOf\":[{}");
+    for (int i = 0; i < 300000; i++)
+        strbuf_puts(&b, ",{}");
+    strbuf_puts(&b, "]}");
+    ASSERT_CMP(b.len, <=, JSON_SCHEMA_TEXT_MAX);
+    ASSERT_EQ(parse_error(b.p, b.len, err, sizeof(err)), -ERR_TOO_LARGE);
+    ASSERT(strstr(err, ": the schema needs more than 64 MiB of memory") != NULL);
+    strbuf_destroy(&b);
     /* A chain of many $refs costs no stack. */
     strbuf_init(&b);
     strbuf_puts(&b, "{\"$ref\":\"#/definitions/d0\",\"definitions\":{");
