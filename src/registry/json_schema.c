@@ -1015,6 +1015,12 @@ static int find_doc(struct loader *L, size_t from, const char *url, size_t *out)
     }
     struct json_schema_source src = {NULL, 0};
     int rc = L->lookup ? L->lookup(url, &src, L->data) : -ERR_NOT_FOUND;
+    /* Confluent registers a reference at its name resolved against the root's $id: an
+     * absolute $ref under the $id's directory names the reference by the rest. */
+    const char *base = s->docs[0].id, *slash = base ? strrchr(base, '/') : NULL;
+    size_t dir = slash ? (size_t)(slash - base) + 1 : 0;
+    if (rc == -ERR_NOT_FOUND && L->lookup && dir && strncmp(url, base, dir) == 0 && url[dir])
+        rc = L->lookup(url + dir, &src, L->data);
     if (rc != 0)
         return fail(L, -ERR_INVALID, "$ref \"%s\": no schema reference named \"%s\"", url, url);
     char *where = mem_strdup(strbuf_str(&L->path));
@@ -1047,6 +1053,23 @@ static int resolve_one(struct loader *L, struct json_schema_node *n, size_t doc)
         return fail(L, -ERR_INVALID, "$ref \"%s\": only JSON pointers are supported after '#'",
                     ref);
     const struct json_value *v = pointer_walk(root, frag);
+    if (!v && strncmp(frag, "/$defs/", 7) == 0) {
+        /* Confluent copies a document's top-level definitions into its $defs (where $defs
+         * lacks the name), so "#/$defs/X" finds a definitions/X */
+        const char *end = strchr(frag + 7, '/');
+        size_t name_end = end ? (size_t)(end - frag) : strlen(frag);
+        char *named = mem_strndup(frag, name_end); /* "/$defs/X" */
+        const struct json_value *defs = json_member(root, "$defs");
+        if (!pointer_walk(root, named) && (!defs || defs->type == JSON_OBJECT)) {
+            struct strbuf alt;
+            strbuf_init(&alt);
+            strbuf_puts(&alt, "/definitions/");
+            strbuf_puts(&alt, frag + 7);
+            v = pointer_walk(root, strbuf_str(&alt));
+            strbuf_destroy(&alt);
+        }
+        mem_free(named);
+    }
     if (!v)
         return fail(L, -ERR_INVALID, "$ref \"%s\" points to nothing", ref);
     strbuf_reset(&L->path);

@@ -22,9 +22,11 @@
  *     2019-09 on it is one more kind beside them, an allOf member when there are others) is a
  *     URL: "#" plus a JSON pointer ("#/definitions/X", "#/$defs/X", "#/properties/a/items", with
  *     ~0 ~1 and %XX escapes) is resolved in the same document, as is a URL equal to the root's
- *     $id (or id, draft 4) before the '#'. Any other URL is a Confluent schema reference whose
- *     name is the URL: the caller's lookup gives its text, parsed as a document of its own
- *     (the part after '#' a pointer in it). A pointer to nothing, a reference the lookup does
+ *     $id (or id, draft 4) before the '#'; "#/$defs/X" finds a top-level definitions/X when
+ *     $defs has no X, as Confluent merges the two. Any other URL is a Confluent schema
+ *     reference whose name is the URL (or, for a URL under the root $id's directory, the rest
+ *     of it): the caller's lookup gives its text, parsed as a document of its own (the part
+ *     after '#' a pointer in it). A pointer to nothing, a reference the lookup does
  *     not know and a chain of $refs that only leads back to itself are refused; so are
  *     anchors ("#foo"). Only the root's $id is a base: a nested $id does not move relative
  *     references.

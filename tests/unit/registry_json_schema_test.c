@@ -838,6 +838,24 @@ TEST(registry_json_schema_reference_errors)
     ASSERT_EQ(m->props[0].schema->target->kind, JSK_NUMBER);
     ASSERT(m->props[0].schema->target == json_schema_root(s)->props[1].schema->target);
     json_schema_free(s);
+    /* Under the root $id's directory, a reference is named by the rest of its URL; and
+     * "#/$defs/X" finds definitions/X, as Confluent merges them. */
+    static const struct ref named[] = {{"addr.json", "{\"type\":\"string\"}"}, {NULL, NULL}};
+    s = parse_refs("{\"$id\":\"https://x.test/s/order.json\",\"definitions\":{\"n\":"
+                   "{\"type\":\"integer\"}},\"properties\":{\"a\":{\"$ref\":"
+                   "\"https://x.test/s/addr.json\"},\"b\":{\"$ref\":\"#/$defs/n\"}}}",
+                   named);
+    ASSERT_EQ(json_schema_root(s)->props[0].schema->target->kind, JSK_STRING);
+    ASSERT_EQ(json_schema_root(s)->props[1].schema->target->kind, JSK_NUMBER);
+    json_schema_free(s);
+    char err2[JSON_SCHEMA_ERR_MAX];
+    ASSERT_EQ(parse_error("{\"$defs\":{\"n\":{}},\"definitions\":{\"m\":{}},\"$ref\":"
+                          "\"#/$defs/n/x\"}",
+                          strlen("{\"$defs\":{\"n\":{}},\"definitions\":{\"m\":{}},\"$ref\":"
+                                 "\"#/$defs/n/x\"}"),
+                          err2, sizeof(err2)),
+              -ERR_INVALID);
+    ASSERT_STREQ(err2, "#: $ref \"#/$defs/n/x\" points to nothing");
     /* A short error buffer still gets a NUL-terminated prefix. */
     char small[8];
     parse_error("{\"type\":5}", 10, small, sizeof(small));
