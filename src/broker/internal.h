@@ -239,6 +239,8 @@ void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t requ
                      const uint8_t *body, size_t len);
 /* Answers every request still waiting (50003) and frees the service. */
 void schemas_stop(struct broker *b);
+/* The registry's families for /metrics (broker/metrics.h lists them). */
+void schemas_metrics_write(struct broker *b, struct strbuf *out);
 /* Whether a live version of subject uses schema id, as this broker's store knows it now
  * (after applying what its replica of _schemas has committed). */
 bool schemas_subject_uses(struct broker *b, const char *subject, int32_t id);

@@ -25,6 +25,9 @@
  *   streampulse_group_members{group}                       gauge
  *   streampulse_group_committed_offset{group,topic,partition} gauge
  *   streampulse_group_lag{group,topic,partition}           gauge
+ *   streampulse_schema_registry_subjects, _schemas        gauge
+ *   streampulse_schema_registry_records_applied_total, _records_skipped_total   counter
+ *   streampulse_schema_registry_waiting_requests          gauge
  *   and the families of cluster_metrics_write (broker/cluster.h)
  * Lag is max(0, HW - committed offset), the definition `streampulse group describe` uses (its
  * log end is what ListOffsets(latest) answers: the high watermark). Partitions without a
@@ -328,5 +331,6 @@ void broker_metrics_write(struct broker *b, struct strbuf *out)
     write_storage(b, out);
     write_partitions(b, out);
     write_groups(b, out);
+    schemas_metrics_write(b, out); /* schemas.c */
     cluster_metrics_write(b, out); /* cluster_status.c */
 }

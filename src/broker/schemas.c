@@ -39,6 +39,7 @@
 #include "base/list.h"
 #include "base/log.h"
 #include "base/mem.h"
+#include "base/prom.h"
 #include "base/time.h"
 #include "broker/cluster.h"
 #include "broker/config.h"
@@ -517,6 +518,39 @@ bool schemas_subject_uses(struct broker *b, const char *subject, int32_t id)
         if (s->v[i].id == id && !s->v[i].deleted)
             return true;
     return false;
+}
+
+void schemas_metrics_write(struct broker *b, struct strbuf *out)
+{
+    struct schemas *sr = b->schemas;
+    size_t subjects = 0;
+    if (sr) {
+        size_t it = 0;
+        const char *k;
+        void *v;
+        while (strmap_next(&sr->st.subjects, &it, &k, &v))
+            subjects += reg_subject_live(v) > 0;
+    }
+    static const struct {
+        const char *name, *help;
+        enum prom_type type;
+    } fams[] = {
+        {"streampulse_schema_registry_subjects", "Subjects with a live version, as this broker's "
+         "store knows them.", PROM_GAUGE},
+        {"streampulse_schema_registry_schemas", "Schema ids in this broker's store.", PROM_GAUGE},
+        {"streampulse_schema_registry_records_applied_total", "_schemas records applied to the "
+         "store.", PROM_COUNTER},
+        {"streampulse_schema_registry_records_skipped_total", "_schemas records the store did not "
+         "understand (skipped).", PROM_COUNTER},
+        {"streampulse_schema_registry_waiting_requests", "REST requests waiting: for a commit, "
+         "the leader, or the store to catch up.", PROM_GAUGE},
+    };
+    uint64_t vals[] = {subjects, sr ? sr->st.n_ids : 0, sr ? sr->st.applied : 0,
+                       sr ? sr->st.skipped : 0, sr ? sr->n_ops : 0};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        prom_family(out, fams[i].name, fams[i].type, fams[i].help);
+        prom_sample_u64(out, fams[i].name, NULL, 0, vals[i]);
+    }
 }
 
 /* ---- hooks from cluster.c ---- */

@@ -258,22 +258,17 @@ static void print_record(const struct consume_opts *o, const rd_kafka_message_t 
     strbuf_init(&value);
     bool k = o->decode && decoded(o, m, m->key, m->key_len, &key);
     bool v = o->decode && decoded(o, m, m->payload, m->len, &value);
-    rd_kafka_message_t dm = *m; /* the decoded texts in place of the bytes */
-    if (k) {
-        dm.key = key.p;
-        dm.key_len = key.len;
-    }
-    if (v) {
-        dm.payload = value.p;
-        dm.len = value.len;
-    }
+    /* the decoded texts in place of the bytes (m itself is passed on: librdkafka finds its
+     * headers and timestamp through it) */
+    struct fmt_bytes kb = {key.p, key.len}, vb = {value.p, value.len};
     if (o->json) {
         fmt_write_json(stdout, m, k ? strbuf_str(&key) : NULL, v ? strbuf_str(&value) : NULL);
     } else if (o->fmt) {
-        fmt_write(stdout, o->fmt, &dm);
+        fmt_write(stdout, o->fmt, m, k ? &kb : NULL, v ? &vb : NULL);
     } else {
-        if (dm.payload)
-            fwrite(dm.payload, 1, dm.len, stdout);
+        const void *p = v ? vb.p : m->payload;
+        if (p)
+            fwrite(p, 1, v ? vb.len : m->len, stdout);
         putchar('\n');
     }
     strbuf_destroy(&key);

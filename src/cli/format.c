@@ -153,8 +153,11 @@ static void write_headers_plain(FILE *out, const rd_kafka_message_t *m)
     }
 }
 
-void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m)
+void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m,
+               const struct fmt_bytes *key, const struct fmt_bytes *value)
 {
+    const void *kp = key ? key->p : m->key, *vp = value ? value->p : m->payload;
+    size_t kn = key ? key->len : m->key_len, vn = value ? value->len : m->len;
     for (size_t i = 0; i < f->len; i++) {
         const struct fmt_tok *t = &f->toks[i];
         switch (t->field) {
@@ -162,12 +165,12 @@ void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m)
             fwrite(t->lit, 1, t->lit_len, out);
             break;
         case 'k':
-            if (m->key)
-                fwrite(m->key, 1, m->key_len, out);
+            if (kp)
+                fwrite(kp, 1, kn, out);
             break;
         case 'v':
-            if (m->payload)
-                fwrite(m->payload, 1, m->len, out);
+            if (vp)
+                fwrite(vp, 1, vn, out);
             break;
         case 'p':
             fprintf(out, "%" PRId32, m->partition);
@@ -185,10 +188,10 @@ void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m)
             write_headers_plain(out, m);
             break;
         case 'K':
-            fprintf(out, "%zd", m->key ? (ssize_t)m->key_len : (ssize_t)-1);
+            fprintf(out, "%zd", kp ? (ssize_t)kn : (ssize_t)-1);
             break;
         case 'S':
-            fprintf(out, "%zd", m->payload ? (ssize_t)m->len : (ssize_t)-1);
+            fprintf(out, "%zd", vp ? (ssize_t)vn : (ssize_t)-1);
             break;
         }
     }

@@ -30,8 +30,17 @@ struct fmt;
 int fmt_compile(const char *spec, struct fmt **out, char *err, size_t err_cap);
 void fmt_free(struct fmt *f);
 
-/* Writes one record through a compiled format string. */
-void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m);
+/* Bytes written in place of a record's key or value (a record decoded through its schema). */
+struct fmt_bytes {
+    const void *p;
+    size_t len;
+};
+
+/* Writes one record through a compiled format string; key and value, when not NULL, replace
+ * the record's own (%k, %v, %K, %S). m must be librdkafka's own message (its headers and
+ * timestamp are looked up through it), never a copy. */
+void fmt_write(FILE *out, const struct fmt *f, const rd_kafka_message_t *m,
+               const struct fmt_bytes *key, const struct fmt_bytes *value);
 
 /* Writes one record as a JSON object followed by '\n'. key_json / value_json, when not NULL,
  * are JSON texts written as the key's / value's member instead of the bytes as a string (a

@@ -16,8 +16,10 @@
 #include <string.h>
 
 #include "base/errors.h"
+#include "base/json_parse.h"
 #include "base/mem.h"
 #include "registry/avro.h"
+#include "registry/json_schema.h"
 #include "registry/protobuf.h"
 
 struct dep {
@@ -33,6 +35,7 @@ struct reg_schema {
     enum reg_type type;
     struct avro_schema *avro;
     struct proto_schema *proto;
+    struct json_schema *json;
     struct dep deps[REG_REFS_MAX];
     size_t n_deps;
 };
@@ -56,7 +59,7 @@ const char *reg_type_name(enum reg_type t)
 
 bool reg_type_supported(enum reg_type t)
 {
-    return t == REG_AVRO || t == REG_PROTOBUF;
+    return t == REG_AVRO || t == REG_PROTOBUF || t == REG_JSON;
 }
 
 enum reg_type reg_schema_type(const struct reg_schema *s)
@@ -185,6 +188,18 @@ static int proto_lookup(const char *name, struct proto_source *src, void *data)
     return -ERR_NOT_FOUND;
 }
 
+/* A JSON Schema $ref to another document: the reference of that name (its URL). */
+static int json_lookup(const char *url, struct json_schema_source *src, void *data)
+{
+    const struct reg_schema *s = data;
+    for (size_t i = 0; i < s->n_deps; i++)
+        if (!strcmp(s->deps[i].name, url)) {
+            *src = (struct json_schema_source){s->deps[i].text, s->deps[i].len};
+            return 0;
+        }
+    return -ERR_NOT_FOUND;
+}
+
 int reg_schema_parse(enum reg_type t, const char *text, size_t len, const struct reg_ref *refs,
                      size_t n_refs, reg_resolve_fn resolve, void *data, bool lenient,
                      struct reg_schema **out, char *err, size_t errcap)
@@ -208,8 +223,10 @@ int reg_schema_parse(enum reg_type t, const char *text, size_t len, const struct
         rv.lenient = lenient;
         if (t == REG_AVRO)
             rc = avro_parse_with_deps(&rv, text, len, &s->avro, why, sizeof why);
-        else
+        else if (t == REG_PROTOBUF)
             rc = proto_parse(text, len, proto_lookup, s, &s->proto, why, sizeof why);
+        else
+            rc = json_schema_parse(text, len, json_lookup, s, &s->json, why, sizeof why);
         if (rc != 0) {
             snprintf(err, errcap, "Invalid schema: %s", why);
             rc = -ERR_INVALID;
@@ -229,6 +246,7 @@ void reg_schema_free(struct reg_schema *s)
         return;
     avro_schema_free(s->avro); /* before the references its model points into */
     proto_free(s->proto);
+    json_schema_free(s->json);
     for (size_t i = s->n_deps; i-- > 0;) {
         avro_schema_free(s->deps[i].avro);
         mem_free(s->deps[i].name);
@@ -245,8 +263,10 @@ void reg_schema_canonical(const struct reg_schema *s, bool normalize, struct str
             avro_normalized(s->avro, out);
         else
             avro_canonical(s->avro, out);
-    } else {
+    } else if (s->type == REG_PROTOBUF) {
         proto_canonical(s->proto, normalize, out);
+    } else {
+        json_schema_canonical(s->json, normalize, out);
     }
 }
 
@@ -257,8 +277,18 @@ int reg_schema_decode(const struct reg_schema *s, const uint8_t *p, size_t n, st
         return avro_decode_json(s->avro, p, n, out, err, errcap);
     if (s->type == REG_PROTOBUF)
         return proto_decode_json(s->proto, p, n, out, err, errcap);
-    snprintf(err, errcap, "schema type %s is not decoded", reg_type_name(s->type));
-    return -ERR_INVALID;
+    /* JSON Schema: the payload is the JSON document itself */
+    struct json_doc d = {0};
+    struct json_limits lim = {.depth_max = JSON_SCHEMA_DEPTH_MAX, .values_max = 1u << 22};
+    char why[128];
+    int rc = json_parse(&d, (const char *)p, n, &lim, why, sizeof why);
+    json_doc_free(&d);
+    if (rc != 0) {
+        snprintf(err, errcap, "the payload is not JSON: %s", why);
+        return -ERR_INVALID;
+    }
+    strbuf_append(out, p, n);
+    return 0;
 }
 
 bool reg_schema_can_read(const void *reader, const void *writer, const char *reader_role,
@@ -275,6 +305,8 @@ bool reg_schema_can_read(const void *reader, const void *writer, const char *rea
     }
     if (r->type == REG_AVRO)
         return avro_can_read(r->avro, w->avro, reader_role, writer_role, reasons);
+    if (r->type == REG_JSON)
+        return json_schema_can_read(r->json, w->json, reader_role, writer_role, reasons);
     struct proto_reasons pr = {0};
     bool ok = proto_can_read(r->proto, w->proto, reader_role, writer_role,
                              reasons ? &pr : NULL);

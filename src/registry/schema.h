@@ -1,5 +1,5 @@
-/* One registered schema, whatever its language: the registry's view of registry/avro.h and
- * registry/protobuf.h (and JSON Schema once it lands) behind one type.
+/* One registered schema, whatever its language: the registry's view of registry/avro.h,
+ * registry/protobuf.h and registry/json_schema.h behind one type.
  *
  *   reg_schema_parse()      text + schema type + Confluent references -> a parsed schema, or
  *                           the refusal's text (the REST API answers 42201 with it)
@@ -11,7 +11,8 @@
  * a subject and version into the stored text, type and references of that version; the
  * references' references are resolved too (at most REG_REFS_MAX schemas in all, REG_REF_DEPTH_MAX
  * deep, a cycle refused). Avro sees every named type of the resolved schemas; Protobuf's imports
- * are looked up by reference name across them all.
+ * and JSON Schema's $refs to other documents are looked up by reference name (an import path, a
+ * URL) across them all.
  *
  * Pure: no global state, nothing kept from the resolver but copies. */
 #ifndef SP_REGISTRY_SCHEMA_H
@@ -67,8 +68,8 @@ int reg_schema_parse(enum reg_type t, const char *text, size_t len, const struct
 void reg_schema_free(struct reg_schema *s);
 enum reg_type reg_schema_type(const struct reg_schema *s);
 
-/* Appends the stored form: Avro's canonical string, Protobuf's canonical text (with
- * normalize, each language's normalized form). */
+/* Appends the stored form: Avro's canonical string, Protobuf's canonical text, JSON Schema's
+ * compact document (with normalize, each language's normalized form). */
 void reg_schema_canonical(const struct reg_schema *s, bool normalize, struct strbuf *out);
 
 /* A record's payload after the magic byte and the schema id, p[0, n) (for Protobuf the
