@@ -6,7 +6,7 @@ mode=${1:-build}
 cd "$(dirname "$0")/.."
 
 build_pkgs="gcc make librdkafka-dev libzstd-dev liblz4-dev libsnappy-dev zlib1g-dev libssl-dev"
-test_pkgs="kcat openssl strace python3 python3-kafka python3-confluent-kafka python3-avro python3-protobuf python3-requests clang libclang-rt-14-dev nodejs npm procps iproute2 libfiu-dev fiu-utils golang-go golang-github-shopify-sarama-dev"
+test_pkgs="kcat openssl strace python3 python3-kafka python3-confluent-kafka python3-avro python3-protobuf python3-jsonschema python3-requests clang libclang-rt-14-dev nodejs npm procps iproute2 libfiu-dev fiu-utils golang-go golang-github-shopify-sarama-dev"
 pkgs=$build_pkgs
 [ "$mode" = test ] && pkgs="$pkgs $test_pkgs"
 

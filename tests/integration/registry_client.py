@@ -1,7 +1,8 @@
 """The schema registry through Debian's confluent-kafka (1.7): SchemaRegistryClient's every
 call, the errors it raises, then records produced and consumed through the broker with the
-legacy AvroProducer / AvroConsumer (python3-avro) and with ProtobufSerializer /
-ProtobufDeserializer (python3-protobuf, the message class built at run time).
+legacy AvroProducer / AvroConsumer (python3-avro), with ProtobufSerializer /
+ProtobufDeserializer (python3-protobuf, the message class built at run time) and with
+JSONSerializer / JSONDeserializer (python3-jsonschema).
 
 usage: registry_client.py BROKER REGISTRY_URL TOPIC_PREFIX
 Prints one line per step; exits non-zero (with the failing assertion) on any difference."""
@@ -153,3 +154,43 @@ reg = sr.get_latest_version(ptopic + "-value")
 assert reg.schema.schema_type == "PROTOBUF", reg.schema.schema_type
 assert "message Event" in reg.schema.schema_str, reg.schema.schema_str
 print("ProtobufSerializer/ProtobufDeserializer: %d records equal" % len(back))
+
+# JSON Schema records, and a compatibility refusal of JSON Schema's own rules
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
+
+jschema = json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": "Reading",
+                      "type": "object", "additionalProperties": False,
+                      "properties": {"sensor": {"type": "string"},
+                                     "celsius": {"type": "number"}},
+                      "required": ["sensor"]})
+jtopic = prefix + "readings"
+jprod = SerializingProducer({"bootstrap.servers": broker,
+                             "value.serializer": JSONSerializer(jschema, sr)})
+readings = [{"sensor": "s%d" % i, "celsius": i / 2} for i in range(6)]
+for r in readings:
+    jprod.produce(jtopic, value=r)
+assert jprod.flush(30) == 0
+jcons = DeserializingConsumer({"bootstrap.servers": broker, "group.id": "j-" + uuid.uuid4().hex,
+                               "auto.offset.reset": "earliest",
+                               "value.deserializer": JSONDeserializer(jschema)})
+jcons.subscribe([jtopic])
+jback = []
+for _ in range(300):
+    m = jcons.poll(0.1)
+    if m is not None and m.error() is None:
+        jback.append(m.value())
+    if len(jback) == len(readings):
+        break
+jcons.close()
+assert jback == readings, (jback, readings)
+jreg = sr.get_latest_version(jtopic + "-value")
+assert jreg.schema.schema_type == "JSON", jreg.schema.schema_type
+# a closed content model that gains a required property: old data lacks it (BACKWARD refuses)
+narrowed = json.loads(jschema)
+narrowed["properties"]["unit"] = {"type": "string"}
+narrowed["required"] = ["sensor", "unit"]
+assert sr.test_compatibility(jtopic + "-value", Schema(json.dumps(narrowed), "JSON")) is False
+widened = json.loads(jschema)
+widened["properties"]["unit"] = {"type": "string"}
+assert sr.test_compatibility(jtopic + "-value", Schema(json.dumps(widened), "JSON")) is True
+print("JSONSerializer/JSONDeserializer: %d records equal; compatibility judged" % len(jback))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The schema registry on one node (schema.registry.listener): Debian's confluent-kafka client
 # against it (registry_client.py: every SchemaRegistryClient call, Avro records through
-# AvroProducer/AvroConsumer, Protobuf records through ProtobufSerializer/Deserializer), and
-# @kafkajs/confluent-schema-registry (node/schema_registry.js: Avro, Protobuf with an import); a
+# AvroProducer/AvroConsumer, Protobuf and JSON Schema records through the Protobuf and JSON
+# serializers and deserializers), and @kafkajs/confluent-schema-registry
+# (node/schema_registry.js: Avro, Protobuf with an import, JSON Schema); a
 # `_schemas` topic written in Confluent's record formats by a plain producer loads as is; bad
 # input gets Confluent's error codes and the broker keeps serving; after kill -9 every subject,
 # version, id and config is the same.
@@ -33,7 +34,7 @@ note "registry at $REGISTRY: confluent-kafka's SchemaRegistryClient, Avro and Pr
 $PY "$ROOT/tests/integration/registry_client.py" "$BROKER" "http://$REGISTRY" "py-" ||
     fail "registry_client.py"
 
-note "@kafkajs/confluent-schema-registry: Avro, and Protobuf with an import, through kafkajs records"
+note "@kafkajs/confluent-schema-registry: Avro, Protobuf with an import, JSON Schema, through kafkajs records"
 node "$NODE_DIR/schema_registry.js" "$BROKER" "http://$REGISTRY" "js-" || fail "schema_registry.js"
 
 note "streampulse schema: register, get, list, check, delete, config"
@@ -74,6 +75,10 @@ py_id2=$(curl -s "http://$REGISTRY/subjects/py-orders-value/versions/latest" | s
     fail "consume --decode js-orders"
 grep -q '"value":{"id":"o1","total":{"cents":5,"currency":"EUR"}}' "$TMP/dec3" ||
     fail "kafkajs' Protobuf records (no message indexes) decoded: $(cat "$TMP/dec3")"
+"$SP" consume -b "$BROKER" -t py-readings -e -D --registry "$REGISTRY" -n 1 >"$TMP/dec5" ||
+    fail "consume --decode py-readings"
+[ "$(cat "$TMP/dec5")" = '{"sensor": "s0", "celsius": 0.0}' ] ||
+    fail "JSON Schema records decoded: $(cat "$TMP/dec5")"
 printf 'not framed\n' | "$SP" produce -b "$BROKER" -t py-orders >/dev/null || fail "produce"
 "$SP" consume -b "$BROKER" -t py-orders -e -D --registry "$REGISTRY" -o -1 >"$TMP/dec4" \
     2>"$TMP/dec4.err" || fail "consume --decode of an unframed record"

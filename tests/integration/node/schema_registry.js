@@ -1,7 +1,7 @@
 // @kafkajs/confluent-schema-registry against StreamPulse's registry: register, then encode and
-// decode through records produced and consumed with kafkajs, for Avro and Protobuf (a schema
-// that imports another through a reference), and the library's look-ups by subject and
-// version. usage: node schema_registry.js BROKER REGISTRY_URL PREFIX
+// decode through records produced and consumed with kafkajs, for Avro, Protobuf (a schema that
+// imports another through a reference) and JSON Schema, and the library's look-ups by subject
+// and version. usage: node schema_registry.js BROKER REGISTRY_URL PREFIX
 'use strict';
 const assert = require('assert');
 const { Kafka, logLevel } = require('kafkajs');
@@ -65,6 +65,18 @@ async function main() {
   const back = await roundTrip(`${prefix}orders`, orderId, orders);
   assert.deepStrictEqual(JSON.parse(JSON.stringify(back)), orders);
   console.log(`protobuf with an import: id ${orderId}, ${orders.length} records equal`);
+
+  // JSON Schema
+  const jsonSchema = {
+    $schema: 'http://json-schema.org/draft-07/schema#', title: 'Click', type: 'object',
+    properties: { page: { type: 'string' }, ms: { type: 'integer' } }, required: ['page'],
+  };
+  const { id: jsonId } = await registry.register(
+    { type: SchemaType.JSON, schema: JSON.stringify(jsonSchema) }, { subject: `${prefix}clicks-value` });
+  const clicks = [{ page: '/a', ms: 12 }, { page: '/b', ms: 30 }];
+  assert.deepStrictEqual(await roundTrip(`${prefix}clicks`, jsonId, clicks), clicks);
+  await assert.rejects(registry.encode(jsonId, { ms: 1 }), /invalid payload/i); // no page
+  console.log(`json schema: id ${jsonId}, ${clicks.length} records equal, invalid refused`);
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
