@@ -73,6 +73,7 @@ struct sr_op {
     uint64_t from_id;
     struct reg_result res; /* WRITING: the answer to send once committed */
     int64_t end_offset;    /* WRITING: the offset after its records */
+    uint64_t write_seq;    /* WRITING: which append is its own */
     int32_t fwd_to;        /* FORWARDED: the leader asked, and our request id */
     uint64_t fwd_id;
 };
@@ -88,6 +89,7 @@ struct schemas {
     struct list_node forwarded;
     size_t n_ops;
     uint64_t next_fwd_id;
+    uint64_t write_seq; /* appends made */
     int64_t create_asked_ms; /* the last time the topic's creation was asked, or 0 */
     struct reactor_timer timer;
 };
@@ -260,13 +262,20 @@ static void ask_topic(struct schemas *sr)
     cluster_submit(sr->b->cluster, &cmd, schemas_topic_create_done, NULL);
 }
 
+/* One append in flight: which op's it is (an op failed meanwhile is not the one writing). */
+struct append_token {
+    struct broker *b;
+    uint64_t seq;
+};
+
 static void append_done(void *arg, int rc, int64_t base_offset)
 {
-    struct broker *b = arg;
-    struct schemas *sr = b->schemas;
+    struct append_token tok = *(struct append_token *)arg;
+    mem_free(arg);
+    struct schemas *sr = tok.b->schemas;
     struct sr_op *op = sr ? sr->writing : NULL;
-    if (!op)
-        return;
+    if (!op || op->write_seq != tok.seq)
+        return; /* answered already (leadership moved, deadline, stop) */
     if (rc != 0) {
         log_warn("schemas_write_failed", "error=\"%s\"", err_str(rc));
         op_fail(sr, op, 50001, "Error in the backend data store: the write was not committed "
@@ -303,9 +312,13 @@ static int append_writes(struct schemas *sr, struct sr_op *op, struct partition 
     mem_free(values);
     sr->writing = op;
     op->state = OP_WRITING;
-    int rc = broker_internal_append(sr->b, p, batch, len, append_done, sr->b);
+    op->write_seq = ++sr->write_seq;
+    struct append_token *tok = mem_alloc(sizeof(*tok));
+    *tok = (struct append_token){sr->b, op->write_seq};
+    int rc = broker_internal_append(sr->b, p, batch, len, append_done, tok);
     mem_free(batch);
     if (rc != 0) {
+        mem_free(tok); /* not called back when refused at once */
         sr->writing = NULL;
         op->state = OP_QUEUED;
     }
