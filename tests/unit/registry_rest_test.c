@@ -407,3 +407,32 @@ TEST(registry_forwarded_requests_round_trip_and_refuse_garbage)
         ASSERT_EQ(schemas_rpc_answer_decode(p, cut, &status, &raw, &body, &blen), -ERR_CORRUPT);
     mem_free(p);
 }
+
+TEST(registry_json_schemas_register_with_refs_and_levels)
+{
+    struct reg_store st;
+    reg_store_init(&st);
+    EXPECT(&st, "POST /subjects/addr.json/versions",
+           "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":"
+           "{\\\"city\\\":{\\\"type\\\":\\\"string\\\"}}}\"}",
+           200, "{\"id\":1}");
+    const char *person = "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\","
+                         "\\\"properties\\\":{\\\"home\\\":{\\\"$ref\\\":\\\"addr.json\\\"}}}\","
+                         "\"references\":[{\"name\":\"addr.json\",\"subject\":\"addr.json\","
+                         "\"version\":1}]}";
+    EXPECT(&st, "POST /subjects/person-value/versions", person, 200, "{\"id\":2}");
+    EXPECT(&st, "GET /schemas/ids/2", NULL, 200, "{\"schemaType\":\"JSON\",\"references\":");
+    /* an open content model (additionalProperties true by default) that narrows a type */
+    EXPECT(&st, "POST /subjects/n-value/versions",
+           "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":"
+           "{\\\"n\\\":{\\\"type\\\":\\\"number\\\"}}}\"}",
+           200, "{\"id\":3}");
+    EXPECT(&st, "POST /subjects/n-value/versions",
+           "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":\\\"object\\\",\\\"properties\\\":"
+           "{\\\"n\\\":{\\\"type\\\":\\\"string\\\"}}}\"}",
+           409, "incompatible");
+    EXPECT(&st, "POST /subjects/x-value/versions",
+           "{\"schemaType\":\"JSON\",\"schema\":\"{\\\"type\\\":7}\"}", 422, "42201");
+    EXPECT(&st, "GET /schemas/types", NULL, 200, "[\"JSON\",\"PROTOBUF\",\"AVRO\"]");
+    reg_store_destroy(&st);
+}
