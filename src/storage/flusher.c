@@ -28,12 +28,14 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "storage/epoch_cache.h"
 #include "storage/io.h"
 
 struct completion {
     struct flush_req *req;
     int64_t target;
     uint64_t gen;
+    uint64_t epochs_version; /* of the leader-epoch snapshot stored, 0 none */
     int rc;
 };
 
@@ -60,6 +62,8 @@ struct job {
     size_t first_file; /* range in the thread's file array */
     size_t n_files;
     struct fileref *dir;
+    struct epoch_cache *epochs; /* snapshot to store after the files (owned), or NULL */
+    uint64_t epochs_version;
     int64_t target;
     uint64_t gen;
     int rc;
@@ -81,14 +85,12 @@ static void wake_reactor(struct flusher *fl)
     }
 }
 
-/* Times one sync and folds it into the stats (under the mutex, taken briefly). */
-static int timed_sync(struct flusher *fl, int fd, bool dir)
+/* Folds n syncs that took since t0_ns (and failed if rc) into the stats, under the mutex. */
+static void account(struct flusher *fl, int64_t t0_ns, int rc, unsigned n)
 {
-    int64_t t0 = time_mono_ns();
-    int rc = dir ? io_fsync_dir(fd) : io_fdatasync(fd);
-    uint64_t dt = (uint64_t)(time_mono_ns() - t0);
+    uint64_t dt = (uint64_t)(time_mono_ns() - t0_ns);
     lock(fl);
-    fl->stats.syncs++;
+    fl->stats.syncs += n;
     fl->stats.sync_ns_total += dt;
     if (dt > fl->stats.sync_ns_max)
         fl->stats.sync_ns_max = dt;
@@ -96,6 +98,22 @@ static int timed_sync(struct flusher *fl, int fd, bool dir)
     if (rc != 0)
         fl->stats.sync_errors++;
     unlock(fl);
+}
+
+static int timed_sync(struct flusher *fl, int fd, bool dir)
+{
+    int64_t t0 = time_mono_ns();
+    int rc = dir ? io_fsync_dir(fd) : io_fdatasync(fd);
+    account(fl, t0, rc, 1);
+    return rc;
+}
+
+/* The checkpoint's store: the temp file's fdatasync and the directory's fsync. */
+static int timed_epochs_store(struct flusher *fl, const struct epoch_cache *c, int dirfd)
+{
+    int64_t t0 = time_mono_ns();
+    int rc = epoch_cache_store(c, dirfd);
+    account(fl, t0, rc, 2);
     return rc;
 }
 
@@ -111,9 +129,19 @@ static void run_jobs(struct flusher *fl, struct job *jobs, size_t n_jobs, struct
             fileref_put(f);
         }
         if (job->dir) {
-            if (job->rc == 0)
+            /* the checkpoint's store ends with the directory's fsync */
+            if (job->rc == 0 && job->epochs)
+                job->rc = timed_epochs_store(fl, job->epochs, job->dir->fd);
+            else if (job->rc == 0)
                 job->rc = timed_sync(fl, job->dir->fd, true);
             fileref_put(job->dir);
+        }
+        if (job->epochs) {
+            epoch_cache_free(job->epochs);
+            mem_free(job->epochs);
+            job->epochs = NULL;
+        } else {
+            job->epochs_version = 0;
         }
         if (job->rc != 0)
             log_error("fsync_failed", "error=\"%s\"", strerror(-job->rc));
@@ -139,10 +167,13 @@ static void *flusher_main(void *arg)
             MEM_GROW(jobs, cap_jobs, n_jobs + 1);
             MEM_GROW(files, cap_files, n_files + r->n_files);
             memcpy(files + n_files, r->files, r->n_files * sizeof(*files));
-            jobs[n_jobs++] = (struct job){r, n_files, r->n_files, r->dir, r->target, r->gen, 0};
+            CHECK(!r->epochs || r->dir);
+            jobs[n_jobs++] = (struct job){
+                r, n_files, r->n_files, r->dir, r->epochs, r->epochs_version, r->target, r->gen, 0};
             n_files += r->n_files;
             r->n_files = 0;
             r->dir = NULL;
+            r->epochs = NULL;
             r->queued = false;
             r->running = true;
         }
@@ -152,8 +183,8 @@ static void *flusher_main(void *arg)
         lock(fl);
         for (size_t j = 0; j < n_jobs; j++) {
             MEM_GROW(fl->done, fl->cap_done, fl->n_done + 1);
-            fl->done[fl->n_done++] =
-                (struct completion){jobs[j].req, jobs[j].target, jobs[j].gen, jobs[j].rc};
+            fl->done[fl->n_done++] = (struct completion){
+                jobs[j].req, jobs[j].target, jobs[j].gen, jobs[j].epochs_version, jobs[j].rc};
             jobs[j].req->running = false;
         }
         CHECK(pthread_cond_broadcast(&fl->idle_cv) == 0);
@@ -242,7 +273,7 @@ int flusher_poll(struct flusher *fl)
         if (fl->done_head == fl->n_done)
             fl->done_head = fl->n_done = 0;
         unlock(fl);
-        c.req->done(c.req, c.target, c.gen, c.rc, true);
+        c.req->done(c.req, c.target, c.gen, c.epochs_version, c.rc, true);
         n++;
         lock(fl);
     }
@@ -278,8 +309,19 @@ static bool has_file(const struct flush_req *req, const struct fileref *f)
     return false;
 }
 
+static void drop_epochs(struct flush_req *req)
+{
+    if (!req->epochs)
+        return;
+    epoch_cache_free(req->epochs);
+    mem_free(req->epochs);
+    req->epochs = NULL;
+    req->epochs_version = 0;
+}
+
 void flusher_submit(struct flusher *fl, struct flush_req *req, struct fileref **files, size_t n,
-                    struct fileref *dir, int64_t target, uint64_t gen)
+                    struct fileref *dir, struct epoch_cache *epochs, uint64_t epochs_version,
+                    int64_t target, uint64_t gen)
 {
     lock(fl);
     CHECK(req->fl == fl);
@@ -297,6 +339,11 @@ void flusher_submit(struct flusher *fl, struct flush_req *req, struct fileref **
         else
             req->dir = dir;
     }
+    if (epochs) {
+        drop_epochs(req);
+        req->epochs = epochs;
+        req->epochs_version = epochs_version;
+    }
     req->target = target;
     req->gen = gen;
     if (!req->queued) {
@@ -309,6 +356,16 @@ void flusher_submit(struct flusher *fl, struct flush_req *req, struct fileref **
         fl->tail = req;
         CHECK(pthread_cond_signal(&fl->work_cv) == 0);
     }
+    unlock(fl);
+}
+
+void flusher_quiesce(struct flusher *fl, struct flush_req *req)
+{
+    lock(fl);
+    CHECK(req->fl == fl);
+    drop_epochs(req);
+    while (req->running)
+        CHECK(pthread_cond_wait(&fl->idle_cv, &fl->mu) == 0);
     unlock(fl);
 }
 
@@ -353,6 +410,6 @@ void flusher_detach(struct flusher *fl, struct flush_req *req)
     req->fl = NULL;
     unlock(fl);
     for (size_t i = 0; i < n_mine; i++)
-        req->done(req, mine[i].target, mine[i].gen, mine[i].rc, false);
+        req->done(req, mine[i].target, mine[i].gen, mine[i].epochs_version, mine[i].rc, false);
     mem_free(mine);
 }
