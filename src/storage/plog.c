@@ -22,9 +22,12 @@
  *      leader-epoch checkpoint: recovery trusts the checkpoint below the recovery point's
  *      segment and derives the epochs from the batches from there on.
  *
- * Leader-epoch checkpoint: the first append of a new epoch only changes memory; the next sync
- * of the partition stores the checkpoint after the data (on the flusher thread, or inline
- * without one), and until that completes the recovery point stays below the new epoch. Stores
+ * Leader-epoch checkpoint: the first append of a new epoch only changes memory. Without a
+ * flusher the next sync stores it. With one, it is stored only once the recovery point is due
+ * to pass the new epoch (flush_done then asks for a sync that carries it: the flusher stores it
+ * after the data, off the reactor, at most once per PLOG_RP_INTERVAL_MS), so a burst of new
+ * leaders (thousands of partitions created or started at once) costs the flusher nothing more;
+ * until it completes the recovery point stays below the new epoch. Stores
  * on the reactor (truncation, raised epochs, close) first quiesce the flusher's request.
  *
  * Recovery point: `recovery-point` holds an offset below which every segment, its index files
@@ -114,6 +117,8 @@ struct plog {
     uint64_t epochs_submitted; /* version last handed to the flusher with a sync */
     int64_t epoch_unsynced;    /* start of the first epoch the durable checkpoint may lack, or
                                   INT64_MAX: the recovery point never passes it (invariant 10) */
+    bool epochs_wanted;        /* the recovery point waits for the checkpoint: store it with
+                                  the next sync */
     bool fenced;
     bool dir_dirty;         /* a file was created/deleted since the last handover */
     struct fileref **extra; /* sealed index files awaiting their first sync */
@@ -251,6 +256,7 @@ static void epochs_stored(struct plog *log, uint64_t v)
         return;
     log->epochs_dirty = false;
     log->epoch_unsynced = INT64_MAX;
+    log->epochs_wanted = false;
 }
 
 /* Stores the checkpoint from the reactor thread, after any store of the flusher's. */
@@ -268,7 +274,7 @@ static int store_epochs_now(struct plog *log)
 /* A copy of the epochs for the flusher to store, if they changed since the last one handed. */
 static struct epoch_cache *epochs_snapshot(struct plog *log)
 {
-    if (!log->epochs_dirty || log->epochs_submitted == log->epochs_version)
+    if (!log->epochs_wanted || !log->epochs_dirty || log->epochs_submitted == log->epochs_version)
         return NULL;
     struct epoch_cache *c = mem_calloc(1, sizeof(*c));
     epoch_cache_init(c);
@@ -585,8 +591,13 @@ static void flush_done(struct flush_req *req, int64_t target, uint64_t gen,
         if (d > log->durable)
             log->durable = d;
         int64_t rp = MIN(log->durable, log->epoch_unsynced);
-        if (rp > log->rp && time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS)
+        bool due = time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS;
+        if (rp > log->rp && due)
             write_recovery_point(log, rp, false);
+        if (due && rp < log->durable && !log->epochs_wanted && log->req.fl) {
+            log->epochs_wanted = true; /* a sync that stores the checkpoint */
+            plog_flush(log);
+        }
     }
     if (notify && log->cb)
         log->cb(log, log->durable, rc, log->cb_data);

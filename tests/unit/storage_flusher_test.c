@@ -315,8 +315,7 @@ TEST(storage_flusher_roll_flushes_and_syncs_directory)
     ASSERT_CMP(plog_durable_offset(log), >, 0);
     struct flusher_stats stats;
     flusher_get_stats(fl, &stats);
-    /* the first roll's sync: sealed log, its 2 index files, the new segment, then the
-     * leader-epoch checkpoint of epoch 0 (its temp file, the directory) */
+    /* the first roll's sync: sealed log, its 2 index files, the new segment, the directory */
     ASSERT_CMP(stats.syncs, >=, 5);
     plog_close(log);
     flusher_stop(fl);
