@@ -6,8 +6,9 @@
  *   build/bench/scale/partition_roundtrip BROKERS consume PREFIX TOPICS PARTS [RECORDS]
  *
  * The topics are PREFIX-0000 .. PREFIX-(TOPICS-1), PARTS partitions each.
- *   create:  CreateTopics, one topic per request in turn (replication factor 1), until all
- *            exist; prints `create ms=F partitions=N per_s=F`.
+ *   create:  CreateTopics, one topic per request in turn (replication factor 1; a request the
+ *            controller timed out is sent again), then Metadata until every partition has a
+ *            leader; prints `create ms=F partitions=N per_s=F` over the whole.
  *   leaders: Metadata until every partition of every topic has a leader (bounded by TIMEOUT_S,
  *            default 120); prints `leaders ms=F partitions=N`.
  *   produce: RECORDS records (default: one per partition) of 100 bytes spread round robin over
@@ -75,8 +76,9 @@ static void conf_set(rd_kafka_conf_t *conf, const char *k, const char *v)
     }
 }
 
-/* One CreateTopics request for topic i; an existing topic counts as created. */
-static int create_one(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r, int i)
+/* One CreateTopics request for topic i; an existing topic counts as created. Returns 0, 1 for
+ * a retriable refusal (the controller timed out: the creation goes on), -1 otherwise. */
+static int create_once(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r, int i)
 {
     char name[256], err[512];
     topic_name(r, i, name, sizeof(name));
@@ -103,6 +105,8 @@ static int create_one(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r, 
         rd_kafka_resp_err_t e = n == 1 ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__FAIL;
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
             rc = 0;
+        else if (e == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT || e == RD_KAFKA_RESP_ERR_NOT_CONTROLLER)
+            rc = 1;
         else
             fprintf(stderr, "partition_roundtrip: %s: %s\n", name,
                     n == 1 && rd_kafka_topic_result_error_string(res[0])
@@ -116,6 +120,18 @@ static int create_one(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r, 
     return rc;
 }
 
+static int create_one(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r, int i)
+{
+    double deadline = now_ms() + WAIT_MAX_S * 1e3;
+    int rc;
+    struct timespec pause = {0, 50 * 1000000};
+    while ((rc = create_once(rk, q, r, i)) == 1 && now_ms() < deadline)
+        nanosleep(&pause, NULL); /* ask again: it finds the topic once created */
+    return rc;
+}
+
+static int wait_leaders(rd_kafka_t *rk, const struct run *r);
+
 static int do_create(const struct run *r)
 {
     rd_kafka_t *rk = client(r, RD_KAFKA_PRODUCER, rd_kafka_conf_new());
@@ -124,6 +140,8 @@ static int do_create(const struct run *r)
     int rc = 0;
     for (int i = 0; i < r->topics && rc == 0; i++)
         rc = create_one(rk, q, r, i);
+    if (rc == 0)
+        rc = wait_leaders(rk, r);
     double ms = now_ms() - t0;
     if (rc == 0) {
         long n = (long)r->topics * r->parts;
@@ -153,23 +171,32 @@ static long led_partitions(rd_kafka_t *rk, const struct run *r)
     return led;
 }
 
-static int do_leaders(const struct run *r)
+/* Until every partition has a leader (at most r->timeout_s). */
+static int wait_leaders(rd_kafka_t *rk, const struct run *r)
 {
-    rd_kafka_t *rk = client(r, RD_KAFKA_PRODUCER, rd_kafka_conf_new());
     long want = (long)r->topics * r->parts, led = -1;
     double t0 = now_ms(), deadline = t0 + r->timeout_s * 1e3;
     struct timespec pause = {0, 20 * 1000000};
     while ((led = led_partitions(rk, r)) != want && now_ms() < deadline)
         nanosleep(&pause, NULL); /* re-ask: leaders appear as the broker elects them */
-    double ms = now_ms() - t0;
-    rd_kafka_destroy(rk);
     if (led != want) {
         fprintf(stderr, "partition_roundtrip: %ld of %ld partitions have a leader after %d s\n",
                 led, want, r->timeout_s);
         return 1;
     }
-    printf("leaders ms=%.1f partitions=%ld\n", ms, want);
     return 0;
+}
+
+static int do_leaders(const struct run *r)
+{
+    rd_kafka_t *rk = client(r, RD_KAFKA_PRODUCER, rd_kafka_conf_new());
+    double t0 = now_ms();
+    int rc = wait_leaders(rk, r);
+    double ms = now_ms() - t0;
+    rd_kafka_destroy(rk);
+    if (rc == 0)
+        printf("leaders ms=%.1f partitions=%ld\n", ms, (long)r->topics * r->parts);
+    return rc;
 }
 
 struct produce_state {
