@@ -13,7 +13,11 @@
  *      flusher_poll never touches a freed plog.
  *   3. The thread only touches files through references it owns, so segment deletion or plog
  *      close never pulls an fd from under a sync.
- *   4. The thread never holds the mutex while syncing. */
+ *   4. The thread never holds the mutex while syncing.
+ *   5. A pass (everything taken at once) may be spread over the helper threads, one request
+ *      per helper at a time, a request's files synced in order by one thread; completions are
+ *      posted only after every request of the pass has finished, each with its own result, so
+ *      an append is reported durable only after its own files' syncs returned. */
 #include "storage/flusher.h"
 
 #include <errno.h>
@@ -30,6 +34,8 @@
 #include "base/time.h"
 #include "storage/epoch_cache.h"
 #include "storage/io.h"
+
+#define FLUSHER_HELPERS 15 /* threads that sync with the flusher's own: 16 syncs at once */
 
 struct completion {
     struct flush_req *req;
@@ -54,6 +60,19 @@ struct flusher {
     int efd;
     bool stop;
     struct flusher_stats stats;
+    /* helpers: while the thread runs a pass of several requests, they take requests of it too */
+    pthread_t helpers[FLUSHER_HELPERS];
+    int n_helpers;
+    pthread_mutex_t pool_mu;  /* protects the pool_ fields (never held while syncing) */
+    pthread_cond_t pool_go;   /* helpers wait for a pass */
+    pthread_cond_t pool_idle; /* the thread waits for the helpers to finish theirs */
+    struct job *pool_jobs;    /* the pass: [pool_next, pool_n) not yet taken */
+    size_t pool_n;
+    size_t pool_next;
+    struct fileref **pool_files;
+    uint64_t pool_pass; /* bumped per pass */
+    int pool_busy;      /* helpers inside the current pass */
+    bool pool_stop;
 };
 
 /* One taken request, as the thread sees it. */
@@ -117,35 +136,91 @@ static int timed_epochs_store(struct flusher *fl, const struct epoch_cache *c, i
     return rc;
 }
 
+static void run_job(struct flusher *fl, struct job *job, struct fileref **files)
+{
+    for (size_t i = 0; i < job->n_files; i++) {
+        struct fileref *f = files[job->first_file + i];
+        /* after a failure the log is fenced: syncing the rest would prove nothing */
+        if (job->rc == 0)
+            job->rc = timed_sync(fl, f->fd, false);
+        fileref_put(f);
+    }
+    if (job->dir) {
+        /* the checkpoint's store ends with the directory's fsync */
+        if (job->rc == 0 && job->epochs)
+            job->rc = timed_epochs_store(fl, job->epochs, job->dir->fd);
+        else if (job->rc == 0)
+            job->rc = timed_sync(fl, job->dir->fd, true);
+        fileref_put(job->dir);
+    }
+    if (job->epochs) {
+        epoch_cache_free(job->epochs);
+        mem_free(job->epochs);
+        job->epochs = NULL;
+    } else {
+        job->epochs_version = 0;
+    }
+    if (job->rc != 0)
+        log_error("fsync_failed", "error=\"%s\"", strerror(-job->rc));
+}
+
+/* Takes and runs requests of the current pass until none is left. Called with pool_mu held;
+ * returns with it held. */
+static void take_jobs(struct flusher *fl)
+{
+    while (fl->pool_next < fl->pool_n) {
+        struct job *job = &fl->pool_jobs[fl->pool_next++];
+        struct fileref **files = fl->pool_files;
+        CHECK(pthread_mutex_unlock(&fl->pool_mu) == 0);
+        run_job(fl, job, files);
+        CHECK(pthread_mutex_lock(&fl->pool_mu) == 0);
+    }
+}
+
+static void *helper_main(void *arg)
+{
+    struct flusher *fl = arg;
+    CHECK(pthread_mutex_lock(&fl->pool_mu) == 0);
+    uint64_t seen = fl->pool_pass;
+    for (;;) {
+        while (!fl->pool_stop && fl->pool_pass == seen)
+            CHECK(pthread_cond_wait(&fl->pool_go, &fl->pool_mu) == 0);
+        if (fl->pool_stop)
+            break;
+        seen = fl->pool_pass;
+        fl->pool_busy++;
+        take_jobs(fl);
+        if (--fl->pool_busy == 0)
+            CHECK(pthread_cond_signal(&fl->pool_idle) == 0);
+    }
+    CHECK(pthread_mutex_unlock(&fl->pool_mu) == 0);
+    return NULL;
+}
+
+/* Runs a pass: each request's files and directory in order, different requests in parallel
+ * on the helpers (the disk serves concurrent syncs of different files at once; one thread
+ * syncing ten thousand partitions in turn was the bound of a many-partition produce). Returns
+ * once every request of the pass has its result; none is reported before. */
 static void run_jobs(struct flusher *fl, struct job *jobs, size_t n_jobs, struct fileref **files)
 {
-    for (size_t j = 0; j < n_jobs; j++) {
-        struct job *job = &jobs[j];
-        for (size_t i = 0; i < job->n_files; i++) {
-            struct fileref *f = files[job->first_file + i];
-            /* after a failure the log is fenced: syncing the rest would prove nothing */
-            if (job->rc == 0)
-                job->rc = timed_sync(fl, f->fd, false);
-            fileref_put(f);
-        }
-        if (job->dir) {
-            /* the checkpoint's store ends with the directory's fsync */
-            if (job->rc == 0 && job->epochs)
-                job->rc = timed_epochs_store(fl, job->epochs, job->dir->fd);
-            else if (job->rc == 0)
-                job->rc = timed_sync(fl, job->dir->fd, true);
-            fileref_put(job->dir);
-        }
-        if (job->epochs) {
-            epoch_cache_free(job->epochs);
-            mem_free(job->epochs);
-            job->epochs = NULL;
-        } else {
-            job->epochs_version = 0;
-        }
-        if (job->rc != 0)
-            log_error("fsync_failed", "error=\"%s\"", strerror(-job->rc));
+    if (n_jobs < 2 || fl->n_helpers == 0) {
+        for (size_t j = 0; j < n_jobs; j++)
+            run_job(fl, &jobs[j], files);
+        return;
     }
+    CHECK(pthread_mutex_lock(&fl->pool_mu) == 0);
+    fl->pool_jobs = jobs;
+    fl->pool_n = n_jobs;
+    fl->pool_next = 0;
+    fl->pool_files = files;
+    fl->pool_pass++;
+    CHECK(pthread_cond_broadcast(&fl->pool_go) == 0);
+    take_jobs(fl);
+    while (fl->pool_busy > 0)
+        CHECK(pthread_cond_wait(&fl->pool_idle, &fl->pool_mu) == 0);
+    fl->pool_jobs = NULL; /* a helper waking late finds nothing to take */
+    fl->pool_n = fl->pool_next = 0;
+    CHECK(pthread_mutex_unlock(&fl->pool_mu) == 0);
 }
 
 static void *flusher_main(void *arg)
@@ -198,6 +273,20 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
+static void stop_helpers(struct flusher *fl)
+{
+    CHECK(pthread_mutex_lock(&fl->pool_mu) == 0);
+    fl->pool_stop = true;
+    CHECK(pthread_cond_broadcast(&fl->pool_go) == 0);
+    CHECK(pthread_mutex_unlock(&fl->pool_mu) == 0);
+    for (int i = 0; i < fl->n_helpers; i++)
+        CHECK(pthread_join(fl->helpers[i], NULL) == 0);
+    fl->n_helpers = 0;
+    pthread_cond_destroy(&fl->pool_idle);
+    pthread_cond_destroy(&fl->pool_go);
+    pthread_mutex_destroy(&fl->pool_mu);
+}
+
 int flusher_start(struct flusher **out)
 {
     struct flusher *fl = mem_calloc(1, sizeof(*fl));
@@ -211,8 +300,16 @@ int flusher_start(struct flusher **out)
     CHECK(pthread_mutex_init(&fl->mu, NULL) == 0);
     CHECK(pthread_cond_init(&fl->work_cv, NULL) == 0);
     CHECK(pthread_cond_init(&fl->idle_cv, NULL) == 0);
+    CHECK(pthread_mutex_init(&fl->pool_mu, NULL) == 0);
+    CHECK(pthread_cond_init(&fl->pool_go, NULL) == 0);
+    CHECK(pthread_cond_init(&fl->pool_idle, NULL) == 0);
+    /* helpers are an optimization: fewer (or none) if threads cannot be had */
+    while (fl->n_helpers < FLUSHER_HELPERS &&
+           pthread_create(&fl->helpers[fl->n_helpers], NULL, helper_main, fl) == 0)
+        fl->n_helpers++;
     int rc = pthread_create(&fl->thread, NULL, flusher_main, fl);
     if (rc != 0) {
+        stop_helpers(fl);
         pthread_cond_destroy(&fl->idle_cv);
         pthread_cond_destroy(&fl->work_cv);
         pthread_mutex_destroy(&fl->mu);
@@ -233,6 +330,7 @@ void flusher_stop(struct flusher *fl)
     CHECK(pthread_cond_signal(&fl->work_cv) == 0);
     unlock(fl);
     CHECK(pthread_join(fl->thread, NULL) == 0);
+    stop_helpers(fl);
     /* the thread drained the queue; plogs left open sync inline from now on */
     lock(fl);
     for (struct flush_req *r = fl->attached; r; r = r->reg_next)
