@@ -1277,6 +1277,9 @@ int64_t raft_next_deadline(const struct raft *r)
 {
     if (r->role != RAFT_LEADER)
         return r->election_deadline_ms;
+    /* alone in its group: no one to send heartbeats to, its own quorum is always there */
+    if (sole_voter(r) && conf(r)->n_learners == 0 && r->transferee == RAFT_NONE)
+        return INT64_MAX;
     int64_t d = MIN(r->heartbeat_deadline_ms, r->quorum_deadline_ms);
     return r->transferee != RAFT_NONE ? MIN(d, r->transfer_deadline_ms) : d;
 }
