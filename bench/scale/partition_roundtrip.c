@@ -102,7 +102,8 @@ static int create_once(rd_kafka_t *rk, rd_kafka_queue_t *q, const struct run *r,
         size_t n;
         const rd_kafka_topic_result_t **res =
             rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
-        rd_kafka_resp_err_t e = n == 1 ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__FAIL;
+        rd_kafka_resp_err_t e =
+            n == 1 ? rd_kafka_topic_result_error(res[0]) : RD_KAFKA_RESP_ERR__FAIL;
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR || e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS)
             rc = 0;
         else if (e == RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT || e == RD_KAFKA_RESP_ERR_NOT_CONTROLLER)

@@ -101,7 +101,8 @@ struct cluster {
     struct cgroup *groups;
     size_t n_groups;
     size_t cap_groups;
-    struct strmap group_index; /* group_key() -> index in groups + 1 (creation was quadratic) */
+    /* group_key() -> index in groups + 1 (a linear search made creation quadratic) */
+    struct strmap group_index;
     int64_t next_balance_ms; /* next preferred-leader pass (cluster_balance.c), 0: not set */
     bool moving;             /* a local partition has a reassignment in progress (moves_tick) */
     int64_t next_move_ms;

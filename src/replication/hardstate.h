@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #define RAFT_HARD_STATE_FILE "raft-hard-state"
-#define RAFT_HARD_STATE_SIZE 32                          /* one record */
+#define RAFT_HARD_STATE_SIZE 32                              /* one record */
 #define RAFT_HARD_STATE_FILE_SIZE (2 * RAFT_HARD_STATE_SIZE) /* the file: two slots */
 
 struct raft_hard_state {

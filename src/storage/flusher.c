@@ -258,8 +258,8 @@ static void *flusher_main(void *arg)
         lock(fl);
         for (size_t j = 0; j < n_jobs; j++) {
             MEM_GROW(fl->done, fl->cap_done, fl->n_done + 1);
-            fl->done[fl->n_done++] = (struct completion){
-                jobs[j].req, jobs[j].target, jobs[j].gen, jobs[j].epochs_version, jobs[j].rc};
+            fl->done[fl->n_done++] = (struct completion){jobs[j].req, jobs[j].target, jobs[j].gen,
+                                                         jobs[j].epochs_version, jobs[j].rc};
             jobs[j].req->running = false;
         }
         CHECK(pthread_cond_broadcast(&fl->idle_cv) == 0);

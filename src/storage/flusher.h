@@ -52,18 +52,18 @@ struct flush_req {
      * detaching (then only the state is updated, no callback runs) */
     void (*done)(struct flush_req *req, int64_t target, uint64_t gen, uint64_t epochs_version,
                  int rc, bool notify);
-    struct flusher *fl;        /* NULL when not attached (or the flusher stopped) */
-    struct fileref **files;    /* to fdatasync at the next sync; refs owned */
-    size_t n_files;            /* entries in files */
-    size_t cap_files;          /* entries allocated */
-    struct fileref *dir;       /* directory to fsync at the next sync (ref owned), or NULL */
-    struct epoch_cache *epochs; /* leader-epoch snapshot to store after the files (owned), or NULL */
-    uint64_t epochs_version;   /* the owner's version of that snapshot */
-    int64_t target;            /* durable offset the next sync establishes */
-    uint64_t gen;              /* owner's generation for target */
-    bool queued;               /* in the flusher's queue */
-    bool running;              /* the thread is syncing it */
-    struct flush_req *next;    /* queue link */
+    struct flusher *fl;         /* NULL when not attached (or the flusher stopped) */
+    struct fileref **files;     /* to fdatasync at the next sync; refs owned */
+    size_t n_files;             /* entries in files */
+    size_t cap_files;           /* entries allocated */
+    struct fileref *dir;        /* directory to fsync at the next sync (ref owned), or NULL */
+    struct epoch_cache *epochs; /* epoch snapshot to store after the files (owned), or NULL */
+    uint64_t epochs_version;    /* the owner's version of that snapshot */
+    int64_t target;             /* durable offset the next sync establishes */
+    uint64_t gen;               /* owner's generation for target */
+    bool queued;                /* in the flusher's queue */
+    bool running;               /* the thread is syncing it */
+    struct flush_req *next;     /* queue link */
     struct flush_req *reg_prev; /* attached list */
     struct flush_req *reg_next;
 };

@@ -36,9 +36,9 @@
  * thousands of partitions flush at once): without fsync after a successful flush at most every
  * PLOG_RP_INTERVAL_MS (a stale value only costs scanning, a torn one fails its CRC and costs a
  * full validation), and with fdatasync at close, after recovery and when lowered. Older
- * releases' plain decimal files are read too. An unclean open validates from the segment holding it.
- * A clean open additionally requires it to equal the LEO found by the tail check, so a log whose
- * close could not sync (or that was fenced) is validated even when the broker says "clean".
+ * releases' plain decimal files are read too. An unclean open validates from the segment holding
+ * it. A clean open additionally requires it to equal the LEO found by the tail check, so a log
+ * whose close could not sync (or that was fenced) is validated even when the broker says "clean".
  *
  * Read hints: reads by sequential consumers start where the previous read ended; the end of
  * each read (offset -> position) is remembered in a few slots, plus the start of the last
@@ -112,7 +112,7 @@ struct plog {
     int64_t durable;
     int64_t size_bytes;
     struct epoch_cache epochs;
-    bool epochs_dirty; /* memory differs from the checkpoint (stored at close) */
+    bool epochs_dirty;         /* memory differs from the checkpoint (stored at close) */
     uint64_t epochs_version;   /* bumped at every change of epochs in memory */
     uint64_t epochs_submitted; /* version last handed to the flusher with a sync */
     int64_t epoch_unsynced;    /* start of the first epoch the durable checkpoint may lack, or
@@ -575,8 +575,8 @@ static int sync_all_inline(struct plog *log)
     return rc != 0 ? rc : crc;
 }
 
-static void flush_done(struct flush_req *req, int64_t target, uint64_t gen,
-                       uint64_t epochs_version, int rc, bool notify)
+static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, uint64_t epochs_version,
+                       int rc, bool notify)
 {
     struct plog *log = (struct plog *)((char *)req - offsetof(struct plog, req));
     if (rc != 0) {

@@ -364,9 +364,8 @@ static int par_fdatasync(int fd)
 {
     int now = __atomic_add_fetch(&par.in_flight, 1, __ATOMIC_SEQ_CST);
     int seen = __atomic_load_n(&par.in_flight_max, __ATOMIC_SEQ_CST);
-    while (now > seen &&
-           !__atomic_compare_exchange_n(&par.in_flight_max, &seen, now, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST)) {
+    while (now > seen && !__atomic_compare_exchange_n(&par.in_flight_max, &seen, now, false,
+                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     struct timespec disk = {0, 2 * 1000 * 1000}; /* a disk's latency, so syncs overlap */
     nanosleep(&disk, NULL);
