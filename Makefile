@@ -8,6 +8,7 @@
 #   make sim             Raft simulation seeds (tests/sim): 4 fault profiles, then a sanitizer run
 #   make bench           benchmark against a fresh broker, with the loopback TCP ceiling
 #   make bench-cluster   single node vs a three-node cluster (acks=all), leader failover times
+#   make bench-scale     10,000 and 50,000 partitions and 10,000 idle connections on one node
 #   make unit            unit tests only (sanitizer build)
 #   make layers          the include rules of docs/ARCHITECTURE.md (part of make test)
 #   make integration     integration tests only
@@ -65,7 +66,7 @@ SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
 ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
 
-.PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster deps clean format docs
+.PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster bench-scale deps clean format docs
 
 all: $(BUILD)/streampulse $(BUILD)/unit_tests $(ITEST_BINS)
 
@@ -162,6 +163,13 @@ bench:
 bench-cluster:
 	@$(MAKE) --no-print-directory $(BUILD)/streampulse
 	bench/cluster
+
+# The scale benchmark (bench/scale/run): partitions by the tens of thousands on one node
+# (creation rate, RSS, descriptors, restarts, one record per partition) and idle connections.
+bench-scale:
+	@scripts/deps.sh build
+	@$(MAKE) --no-print-directory $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+	bench/scale/run
 
 format:
 	clang-format -i $$(find src tests bench -name '*.[ch]')

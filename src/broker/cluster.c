@@ -33,10 +33,12 @@
 #include <sys/stat.h>
 
 #include "base/check.h"
+#include "base/endian.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/siphash.h"
+#include "base/strmap.h"
 #include "base/time.h"
 #include "broker/authz.h"
 #include "broker/cluster_configs.h"
@@ -100,6 +102,8 @@ struct cluster {
     struct cgroup *groups;
     size_t n_groups;
     size_t cap_groups;
+    /* group_key() -> index in groups + 1 (a linear search made creation quadratic) */
+    struct strmap group_index;
     int64_t next_balance_ms; /* next preferred-leader pass (cluster_balance.c), 0: not set */
     bool moving;             /* a local partition has a reassignment in progress (moves_tick) */
     int64_t next_move_ms;
@@ -320,12 +324,29 @@ int16_t partition_leader_check(struct broker *b, struct partition *p)
     return raft_role(replica_raft(rp)) == RAFT_LEADER ? KERR_NONE : KERR_NOT_LEADER_OR_FOLLOWER;
 }
 
+/* The index key of a group: the topic's bytes and the big-endian partition (two keys of equal
+ * length have topics of equal length, so it is unambiguous). Returns its length. */
+static size_t group_key(char out[TOPIC_NAME_MAX + 4], const char *topic, int32_t partition)
+{
+    size_t n = strnlen(topic, TOPIC_NAME_MAX);
+    memcpy(out, topic, n);
+    be_put32((uint8_t *)out + n, (uint32_t)partition);
+    return n + 4;
+}
+
+static void group_index_set(struct cluster *c, size_t i)
+{
+    char key[TOPIC_NAME_MAX + 4];
+    size_t n = group_key(key, c->groups[i].topic, c->groups[i].partition);
+    strmap_put(&c->group_index, key, n, (void *)(uintptr_t)(i + 1));
+}
+
 static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, int32_t partition)
 {
-    for (size_t i = 0; i < c->n_groups; i++)
-        if (c->groups[i].partition == partition && !strcmp(c->groups[i].topic, topic))
-            return &c->groups[i];
-    return NULL;
+    char key[TOPIC_NAME_MAX + 4];
+    size_t n = group_key(key, topic, partition);
+    uintptr_t v = (uintptr_t)strmap_get(&c->group_index, key, n);
+    return v ? &c->groups[v - 1] : NULL;
 }
 
 /* Leadership of a local replica changed: waits of the old term can no longer be settled here
@@ -365,8 +386,12 @@ static void group_remove_at(struct cluster *c, size_t i)
         p->group = NULL;
     host_remove_group(c->host, cg->g);
     log_info("cluster_replica_removed", "topic=%s partition=%" PRId32, cg->topic, cg->partition);
+    char key[TOPIC_NAME_MAX + 4];
+    strmap_del(&c->group_index, key, group_key(key, cg->topic, cg->partition));
     mem_free(cg->topic);
     c->groups[i] = c->groups[--c->n_groups];
+    if (i < c->n_groups)
+        group_index_set(c, i);
 }
 
 /* The local topic for image topic t (matched by name), created or grown as needed. NULL on
@@ -483,6 +508,7 @@ static void reconcile(struct cluster *c)
             }
             c->groups[c->n_groups++] =
                 (struct cgroup){mem_strdup(t->name), pi, t->id, g, time_mono_ms()};
+            group_index_set(c, c->n_groups - 1);
             /* a new partition: its preferred replica stands at once rather than after an
              * election timeout, so the topic takes writes right after CreateTopics (as in
              * Kafka, where the controller names the leader); a replica that was not created
@@ -921,6 +947,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     struct transport_peer_config peers[BROKER_VOTERS_MAX];
     struct ctl_voter voters[BROKER_VOTERS_MAX];
     struct cluster *c = mem_calloc(1, sizeof(*c));
+    strmap_init(&c->group_index);
     c->b = b;
     if (cfg->cluster_secret_file[0] != '\0') {
         char why[BROKER_PATH_MAX + 128];
@@ -1144,6 +1171,7 @@ void cluster_stop(struct broker *b)
     for (size_t i = 0; i < c->n_groups; i++)
         mem_free(c->groups[i].topic);
     mem_free(c->groups);
+    strmap_destroy(&c->group_index);
     mem_free(c);
     b->cluster = NULL;
 }

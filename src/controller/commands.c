@@ -388,6 +388,8 @@ static bool uuid_eq(struct kuuid a, struct kuuid b)
 static void push_leader_moves(const struct ctl_image *img, const int32_t *ids, size_t n_ids,
                               struct ctl_recs *out)
 {
+    if (n_ids == 0)
+        return; /* the common case, every tick: no partition walk */
     for (size_t i = 0; i < img->n_topics; i++) {
         const struct ctl_topic *t = img->topics[i];
         for (int32_t p = 0; p < t->n_partitions; p++) {

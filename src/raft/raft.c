@@ -95,8 +95,10 @@ struct raft {
     size_t n_confs;
     size_t cap_confs;
 
-    struct peer peers[PEERS_MAX]; /* the members of conf(r) (voters and learners), self included */
+    struct peer *peers; /* the members of conf(r) (voters and learners), self included */
     size_t n_peers;
+    size_t cap_peers; /* 1 for a group of one, else PEERS_MAX (grown once: a single-replica
+                         partition does not carry room for 21 peers) */
 
     int64_t election_deadline_ms;  /* follower, candidates */
     int64_t heartbeat_deadline_ms; /* leader */
@@ -289,11 +291,19 @@ static void rebuild_peers(struct raft *r)
 {
     struct peer old[PEERS_MAX];
     size_t n_old = r->n_peers;
-    memcpy(old, r->peers, sizeof(old));
+    if (n_old > 0)
+        memcpy(old, r->peers, n_old * sizeof(*old));
     r->n_peers = 0;
     const struct raft_conf *c = conf(r);
     const int32_t *sides[3] = {c->voters, c->old, c->learners};
     size_t ns[3] = {c->n_voters, c->n_old, c->n_learners};
+    size_t want = MAX(ns[0] + ns[1] + ns[2], (size_t)1); /* at least the distinct ids */
+    if (want > r->cap_peers) {
+        /* the old array's progress is in `old`; callers find peers again after a rebuild */
+        mem_free(r->peers);
+        r->cap_peers = want == 1 ? 1 : PEERS_MAX;
+        r->peers = mem_calloc(r->cap_peers, sizeof(*r->peers));
+    }
     for (int s = 0; s < 3; s++) {
         for (size_t i = 0; i < ns[s]; i++) {
             int32_t id = sides[s][i];
@@ -1277,6 +1287,9 @@ int64_t raft_next_deadline(const struct raft *r)
 {
     if (r->role != RAFT_LEADER)
         return r->election_deadline_ms;
+    /* alone in its group: no one to send heartbeats to, its own quorum is always there */
+    if (sole_voter(r) && conf(r)->n_learners == 0 && r->transferee == RAFT_NONE)
+        return INT64_MAX;
     int64_t d = MIN(r->heartbeat_deadline_ms, r->quorum_deadline_ms);
     return r->transferee != RAFT_NONE ? MIN(d, r->transfer_deadline_ms) : d;
 }
@@ -1656,6 +1669,7 @@ void raft_free(struct raft *r)
     if (!r)
         return;
     termlog_free(&r->log);
+    mem_free(r->peers);
     for (size_t i = 0; i < r->n_bufs; i++)
         mem_free(r->bufs[i]);
     mem_free(r->bufs);

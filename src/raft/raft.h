@@ -228,13 +228,14 @@ void raft_free(struct raft *r);
 /* Advances the clock (ms, monotonic; earlier values are ignored): election timeouts,
  * heartbeats, CheckQuorum, leadership-transfer timeout, append re-sends. */
 void raft_tick(struct raft *r, int64_t now_ms);
-/* The earliest time at which raft_tick has work to do. Any input may move it, so read it again
- * after each; ticking earlier or more often is harmless. Lets an adapter running thousands of
- * groups keep them in a timer wheel instead of ticking each one. But the core's clock moves
- * only with raft_tick, and every timeout restarts from it: a driver that ticks only at
- * deadlines must tick a group to the current time before feeding it any other input (a
- * heartbeat would otherwise restart the election timer from a stale clock, and followers
- * would campaign under a live leader). replication/host.c does this. */
+/* The earliest time at which raft_tick has work to do, INT64_MAX if none (a leader that is the
+ * only member of its group: no heartbeats, no quorum to check). Any input may move it, so read
+ * it again after each; ticking earlier or more often is harmless. Lets an adapter running thousands
+ * of groups keep them in a timer wheel instead of ticking each one. But the core's clock moves only
+ * with raft_tick, and every timeout restarts from it: a driver that ticks only at deadlines must
+ * tick a group to the current time before feeding it any other input (a heartbeat would otherwise
+ * restart the election timer from a stale clock, and followers would campaign under a live leader).
+ * replication/host.c does this. */
 int64_t raft_next_deadline(const struct raft *r);
 
 /* Feeds a received message. Returns 0, or -ERR_INVALID if it was malformed, not for this node

@@ -1,12 +1,21 @@
 /* A Raft replica's hard state on disk: term and vote (raft.h contract 2), plus a commit hint.
  *
- * File `raft-hard-state` in the partition directory, 32 bytes, big-endian:
+ * File `raft-hard-state` in the partition directory: two slots of 32 bytes, each a record,
+ * big-endian:
  *   0 magic "RHS1" | 4 term i64 | 12 vote i32 | 16 commit i64 | 24 reserved u32 (0) |
  *   28 crc u32 (CRC-32C of bytes 0..27)
- * Written whole by io_write_file_atomic (temp file, fdatasync, rename, directory fsync), so a
- * crash leaves either the old or the new file, never a mix; a file that is there but does not
- * check out is corruption (-ERR_CORRUPT), never silently read as "no vote": forgetting a vote
- * would let this node vote twice in one term.
+ * A store overwrites the slot that does not hold the newest record in place (one pwrite and one
+ * fdatasync: no temp file, rename or directory fsync, which at thousands of partitions made
+ * every start slow) and the newest valid slot is the state; the newest is the one with the
+ * larger term, then commit, then a vote (successive stores never lower any of them). A crash
+ * mid-store tears only the slot being written, whose store had not returned, so the other
+ * slot's state is the one every message sent so far was based on. The first store writes the
+ * whole file by io_write_file_atomic. A 32-byte file (one record, written whole by older
+ * releases) is read as before; older releases cannot read the two-slot file (a downgrade must
+ * keep the data directory of that release). A file that is there but has no valid record is
+ * corruption (-ERR_CORRUPT), never silently read as "no vote": forgetting a vote would let
+ * this node vote twice in one term. (A newest slot damaged after its store completed is
+ * indistinguishable from a torn one and reads as the older slot.)
  *
  * The commit hint is an index known to be committed and durable in the log when the file was
  * written (the plog does not persist its high watermark). It may lag; it is only a head start
@@ -17,7 +26,8 @@
 #include <stdint.h>
 
 #define RAFT_HARD_STATE_FILE "raft-hard-state"
-#define RAFT_HARD_STATE_SIZE 32
+#define RAFT_HARD_STATE_SIZE 32                              /* one record */
+#define RAFT_HARD_STATE_FILE_SIZE (2 * RAFT_HARD_STATE_SIZE) /* the file: two slots */
 
 struct raft_hard_state {
     int64_t term;   /* current term (>= 0) */
@@ -29,8 +39,8 @@ struct raft_hard_state {
  * Returns 0, -ERR_CORRUPT (wrong size, magic, CRC or out-of-range fields) or -errno. */
 int raft_hard_state_load(int dirfd, struct raft_hard_state *hs);
 
-/* Replaces the file durably (see above) before returning. Returns 0 or -errno (the old file is
- * then intact). */
+/* Stores hs durably (see above) before returning. Returns 0 or -errno (the newest record before
+ * the call is then intact). */
 int raft_hard_state_store(int dirfd, const struct raft_hard_state *hs);
 
 #endif

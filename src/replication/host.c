@@ -10,7 +10,8 @@
  *
  * Invariants (host_check):
  *   1. Every group is in the map under its key, and in the heap exactly once (heap_idx names
- *      its slot) unless it is dirty, being ticked or failed; the heap is ordered by slot_ms.
+ *      its slot) unless it is dirty, being ticked, failed or without a deadline (a leader
+ *      alone in its group); the heap is ordered by slot_ms.
  *   2. A group is in the dirty list iff g->dirty; while any is dirty the flush timer is armed
  *      or a flush is running.
  *   3. n_leaders == the number of groups whose reported leadership says leading.
@@ -206,6 +207,12 @@ static void schedule(struct host *h, struct host_group *g)
     }
     int64_t now = reactor_now_ms(h->r);
     int64_t d = raft_next_deadline(replica_raft(g->rp));
+    if (d == INT64_MAX) {
+        /* a leader alone in its group has nothing to time: only an input touches it again
+         * (every input ticks it to the current time first) */
+        heap_remove(h, g);
+        return;
+    }
     d = MIN(MAX(d, now + 1), now + HOST_DEADLINE_MAX_MS);
     int64_t tick = h->opt.tick_ms;
     heap_set(h, g, (d + tick - 1) / tick * tick);

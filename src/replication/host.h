@@ -22,7 +22,9 @@
  * the same tick_ms slot are ticked together and their heartbeats share a frame), and only
  * groups whose slot has come are ticked. A group's deadline is read again at the end of every
  * iteration in which anything happened to it (an input from the host, a message it sent, a
- * commit); as a safety net no group waits longer than HOST_DEADLINE_MAX_MS between ticks.
+ * commit); as a safety net no group waits longer than HOST_DEADLINE_MAX_MS between ticks,
+ * except a leader alone in its group (no deadline at all: thousands of single-replica
+ * partitions cost nothing while idle), which is ticked only before its next input.
  * The core's clock moves only with raft_tick and every timeout is measured from it, so each
  * input to a group (message, proposal, transfer) is preceded by a tick to the reactor's time;
  * otherwise a heartbeat would restart the election timer from a stale clock.

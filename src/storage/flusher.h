@@ -18,6 +18,7 @@
 
 struct flusher;
 struct fileref;
+struct epoch_cache;
 
 /* Starts the thread. Returns 0 and *out, or -errno. */
 int flusher_start(struct flusher **out);
@@ -46,19 +47,23 @@ void flusher_get_stats(const struct flusher *fl, struct flusher_stats *out);
  * runs is grouped into the next one. Completions come back through req->done on the reactor
  * thread. All fields below `done` are protected by the flusher's mutex while attached. */
 struct flush_req {
-    /* called on the reactor thread for each completed sync; notify is false when the owner is
+    /* called on the reactor thread for each completed sync; epochs_version is that of the
+     * leader-epoch snapshot the sync stored (0: none); notify is false when the owner is
      * detaching (then only the state is updated, no callback runs) */
-    void (*done)(struct flush_req *req, int64_t target, uint64_t gen, int rc, bool notify);
-    struct flusher *fl;        /* NULL when not attached (or the flusher stopped) */
-    struct fileref **files;    /* to fdatasync at the next sync; refs owned */
-    size_t n_files;            /* entries in files */
-    size_t cap_files;          /* entries allocated */
-    struct fileref *dir;       /* directory to fsync at the next sync (ref owned), or NULL */
-    int64_t target;            /* durable offset the next sync establishes */
-    uint64_t gen;              /* owner's generation for target */
-    bool queued;               /* in the flusher's queue */
-    bool running;              /* the thread is syncing it */
-    struct flush_req *next;    /* queue link */
+    void (*done)(struct flush_req *req, int64_t target, uint64_t gen, uint64_t epochs_version,
+                 int rc, bool notify);
+    struct flusher *fl;         /* NULL when not attached (or the flusher stopped) */
+    struct fileref **files;     /* to fdatasync at the next sync; refs owned */
+    size_t n_files;             /* entries in files */
+    size_t cap_files;           /* entries allocated */
+    struct fileref *dir;        /* directory to fsync at the next sync (ref owned), or NULL */
+    struct epoch_cache *epochs; /* epoch snapshot to store after the files (owned), or NULL */
+    uint64_t epochs_version;    /* the owner's version of that snapshot */
+    int64_t target;             /* durable offset the next sync establishes */
+    uint64_t gen;               /* owner's generation for target */
+    bool queued;                /* in the flusher's queue */
+    bool running;               /* the thread is syncing it */
+    struct flush_req *next;     /* queue link */
     struct flush_req *reg_prev; /* attached list */
     struct flush_req *reg_next;
 };
@@ -66,9 +71,17 @@ struct flush_req {
 /* Registers req (its `done` set, other fields zero). Reactor thread. */
 void flusher_attach(struct flusher *fl, struct flush_req *req);
 /* Adds files (taking over the n references in files[]), the directory (a reference, or NULL)
- * and the target, and queues req if it is not queued. */
+ * and the target, and queues req if it is not queued. epochs (owned from here, or NULL) is a
+ * leader-epoch snapshot of version epochs_version, replacing one not yet taken: once the files
+ * are synced the thread stores it as the directory's checkpoint (epoch_cache_store, whose
+ * directory fsync stands for the directory's), and the completion names its version. A
+ * snapshot needs the directory (dir, or one given earlier for the same sync). */
 void flusher_submit(struct flusher *fl, struct flush_req *req, struct fileref **files, size_t n,
-                    struct fileref *dir, int64_t target, uint64_t gen);
+                    struct fileref *dir, struct epoch_cache *epochs, uint64_t epochs_version,
+                    int64_t target, uint64_t gen);
+/* Drops req's snapshot not yet taken and waits until no sync of req is running, so the caller
+ * may write the checkpoint itself without a store of the thread's overtaking it. */
+void flusher_quiesce(struct flusher *fl, struct flush_req *req);
 /* Unqueues req, waits for its running sync, applies its undelivered completions with
  * notify=false and unregisters it. Files not yet synced stay in req->files/req->dir for the
  * owner. Afterwards req->fl is NULL. */

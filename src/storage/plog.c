@@ -18,13 +18,27 @@
  *      last batch: the gap belongs to it).
  *   9. At most one segment is `swapping` (swap_pending), and only while a clean job is in
  *      flight (clean_job); it is neither deleted nor has index files written meanwhile.
+ *  10. The recovery point on disk never exceeds the start of an epoch missing from the durable
+ *      leader-epoch checkpoint: recovery trusts the checkpoint below the recovery point's
+ *      segment and derives the epochs from the batches from there on.
+ *
+ * Leader-epoch checkpoint: the first append of a new epoch only changes memory. Without a
+ * flusher the next sync stores it. With one, it is stored only once the recovery point is due
+ * to pass the new epoch (flush_done then asks for a sync that carries it: the flusher stores it
+ * after the data, off the reactor, at most once per PLOG_RP_INTERVAL_MS), so a burst of new
+ * leaders (thousands of partitions created or started at once) costs the flusher nothing more;
+ * until it completes the recovery point stays below the new epoch. Stores
+ * on the reactor (truncation, raised epochs, close) first quiesce the flusher's request.
  *
  * Recovery point: `recovery-point` holds an offset below which every segment, its index files
- * and the directory entries were fdatasync'ed. It is rewritten (temp + rename, no fsync: a stale
- * value only costs scanning) after a successful flush at most every PLOG_RP_INTERVAL_MS, and
- * with fsync at close and after recovery. An unclean open validates from the segment holding it.
- * A clean open additionally requires it to equal the LEO found by the tail check, so a log whose
- * close could not sync (or that was fenced) is validated even when the broker says "clean".
+ * and the directory entries were fdatasync'ed. It is a fixed-size record with a CRC, rewritten
+ * in place by one pwrite (no temp file or rename: those cost the reactor most of its time when
+ * thousands of partitions flush at once): without fsync after a successful flush at most every
+ * PLOG_RP_INTERVAL_MS (a stale value only costs scanning, a torn one fails its CRC and costs a
+ * full validation), and with fdatasync at close, after recovery and when lowered. Older
+ * releases' plain decimal files are read too. An unclean open validates from the segment holding
+ * it. A clean open additionally requires it to equal the LEO found by the tail check, so a log
+ * whose close could not sync (or that was fenced) is validated even when the broker says "clean".
  *
  * Read hints: reads by sequential consumers start where the previous read ended; the end of
  * each read (offset -> position) is remembered in a few slots, plus the start of the last
@@ -53,6 +67,7 @@
 #include <unistd.h>
 
 #include "base/check.h"
+#include "base/crc32c.h"
 #include "base/endian.h"
 #include "base/errors.h"
 #include "base/log.h"
@@ -97,7 +112,13 @@ struct plog {
     int64_t durable;
     int64_t size_bytes;
     struct epoch_cache epochs;
-    bool epochs_dirty; /* memory differs from the checkpoint (stored at close) */
+    bool epochs_dirty;         /* memory differs from the checkpoint (stored at close) */
+    uint64_t epochs_version;   /* bumped at every change of epochs in memory */
+    uint64_t epochs_submitted; /* version last handed to the flusher with a sync */
+    int64_t epoch_unsynced;    /* start of the first epoch the durable checkpoint may lack, or
+                                  INT64_MAX: the recovery point never passes it (invariant 10) */
+    bool epochs_wanted;        /* the recovery point waits for the checkpoint: store it with
+                                  the next sync */
     bool fenced;
     bool dir_dirty;         /* a file was created/deleted since the last handover */
     struct fileref **extra; /* sealed index files awaiting their first sync */
@@ -221,6 +242,48 @@ static void hints_clear(struct plog *log)
     log->append_hint.offset = -1;
 }
 
+/* The epochs in memory changed: the checkpoint is stored at the next sync or at close. */
+static void epochs_changed(struct plog *log)
+{
+    log->epochs_dirty = true;
+    log->epochs_version++;
+}
+
+/* The checkpoint now on disk (synced) holds the epochs of version v. */
+static void epochs_stored(struct plog *log, uint64_t v)
+{
+    if (v != log->epochs_version)
+        return;
+    log->epochs_dirty = false;
+    log->epoch_unsynced = INT64_MAX;
+    log->epochs_wanted = false;
+}
+
+/* Stores the checkpoint from the reactor thread, after any store of the flusher's. */
+static int store_epochs_now(struct plog *log)
+{
+    if (log->req.fl)
+        flusher_quiesce(log->req.fl, &log->req);
+    int dfd = dirfd_of(log);
+    int rc = dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd);
+    if (rc == 0)
+        epochs_stored(log, log->epochs_version);
+    return rc;
+}
+
+/* A copy of the epochs for the flusher to store, if they changed since the last one handed. */
+static struct epoch_cache *epochs_snapshot(struct plog *log)
+{
+    if (!log->epochs_wanted || !log->epochs_dirty || log->epochs_submitted == log->epochs_version)
+        return NULL;
+    struct epoch_cache *c = mem_calloc(1, sizeof(*c));
+    epoch_cache_init(c);
+    for (size_t i = 0; i < log->epochs.n; i++)
+        epoch_cache_assign(c, log->epochs.e[i].epoch, log->epochs.e[i].start);
+    log->epochs_submitted = log->epochs_version;
+    return c;
+}
+
 /* Whether the batch after offset may start later than offset (a compaction gap). */
 static bool gap_possible(const struct plog *log, int64_t offset)
 {
@@ -229,13 +292,8 @@ static bool gap_possible(const struct plog *log, int64_t offset)
 
 /* ---- small offset files ---- */
 
-static int read_offset_file(int dirfd, const char *name, int64_t *out)
+static int parse_offset(const char *buf, int64_t *out)
 {
-    char buf[32];
-    ssize_t n = io_read_small_file(dirfd, name, buf, sizeof(buf) - 1);
-    if (n < 0)
-        return n == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)n;
-    buf[n] = 0;
     char *end;
     errno = 0;
     long long v = strtoll(buf, &end, 10);
@@ -245,6 +303,16 @@ static int read_offset_file(int dirfd, const char *name, int64_t *out)
     return 0;
 }
 
+static int read_offset_file(int dirfd, const char *name, int64_t *out)
+{
+    char buf[32];
+    ssize_t n = io_read_small_file(dirfd, name, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return n == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)n;
+    buf[n] = 0;
+    return parse_offset(buf, out);
+}
+
 static int write_offset_file(int dirfd, const char *name, int64_t v, bool sync)
 {
     char buf[32];
@@ -252,10 +320,72 @@ static int write_offset_file(int dirfd, const char *name, int64_t v, bool sync)
     return io_write_file_atomic(dirfd, name, buf, (size_t)n, sync);
 }
 
+/* The recovery point is rewritten in place (storage/plog.h "Recovery point"): a fixed-size
+ * record, the offset in RP_DIGITS decimal digits, a space, the CRC-32C of those digits in hex
+ * and a newline, so a torn write is detected rather than believed. */
+#define RP_DIGITS 20
+#define RP_RECORD_LEN (RP_DIGITS + 1 + 8 + 1)
+
+static void rp_format(char out[RP_RECORD_LEN + 1], int64_t v)
+{
+    snprintf(out, RP_RECORD_LEN + 1, "%0*" PRId64, RP_DIGITS, v);
+    uint32_t crc = crc32c(0, out, RP_DIGITS);
+    snprintf(out + RP_DIGITS, RP_RECORD_LEN + 1 - RP_DIGITS, " %08" PRIx32 "\n", crc);
+}
+
+/* Reads the recovery point: the fixed-size record, or the plain decimal line of older
+ * releases (written whole by temp + rename). */
+static int read_recovery_point(int dirfd, int64_t *out)
+{
+    char buf[RP_RECORD_LEN + 2];
+    ssize_t n = io_read_small_file(dirfd, RECOVERY_POINT_FILE, buf, sizeof(buf) - 1);
+    if (n < 0)
+        return n == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)n;
+    buf[n] = 0;
+    if (n != RP_RECORD_LEN)
+        return parse_offset(buf, out); /* the older layout */
+    char want[RP_RECORD_LEN + 1];
+    int64_t v;
+    buf[RP_DIGITS] = 0;
+    if (parse_offset(buf, &v) != 0)
+        return -ERR_CORRUPT;
+    rp_format(want, v);
+    buf[RP_DIGITS] = ' ';
+    if (memcmp(want, buf, RP_RECORD_LEN) != 0)
+        return -ERR_CORRUPT;
+    *out = v;
+    return 0;
+}
+
+/* Overwrites the record in place (one pwrite: no temp file, no rename), creating the file if
+ * it is missing; with sync, fdatasyncs it (and the directory when it was created). */
+static int store_recovery_point(int dirfd, int64_t v, bool sync)
+{
+    char rec[RP_RECORD_LEN + 1];
+    rp_format(rec, v);
+    bool created = false;
+    int fd = openat(dirfd, RECOVERY_POINT_FILE, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        fd = io_create(dirfd, RECOVERY_POINT_FILE, O_WRONLY | O_CLOEXEC, 0644);
+        created = fd >= 0;
+    } else if (fd < 0) {
+        fd = -errno;
+    }
+    if (fd < 0)
+        return fd;
+    int rc = io_pwrite_all(fd, rec, RP_RECORD_LEN, 0, NULL);
+    if (rc == 0 && sync)
+        rc = io_fdatasync(fd);
+    close(fd);
+    if (rc == 0 && sync && created)
+        rc = io_fsync_dir(dirfd);
+    return rc;
+}
+
 static void write_recovery_point(struct plog *log, int64_t rp, bool sync)
 {
     int dfd = dirfd_of(log);
-    int rc = dfd < 0 ? dfd : write_offset_file(dfd, RECOVERY_POINT_FILE, rp, sync);
+    int rc = dfd < 0 ? dfd : store_recovery_point(dfd, rp, sync);
     if (rc != 0) {
         log_warn("recovery_point_write_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
         return;
@@ -445,17 +575,29 @@ static int sync_all_inline(struct plog *log)
     return rc != 0 ? rc : crc;
 }
 
-static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, int rc, bool notify)
+static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, uint64_t epochs_version,
+                       int rc, bool notify)
 {
     struct plog *log = (struct plog *)((char *)req - offsetof(struct plog, req));
     if (rc != 0) {
         fence(log, "fdatasync", rc);
-    } else if (!log->fenced && gen == log->gen) {
+    } else if (!log->fenced) {
+        /* a stored checkpoint counts even after a truncation if the epochs are the same */
+        if (epochs_version)
+            epochs_stored(log, epochs_version);
+    }
+    if (rc == 0 && !log->fenced && gen == log->gen) {
         int64_t d = MIN(target, leo(log));
         if (d > log->durable)
             log->durable = d;
-        if (log->durable > log->rp && time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS)
-            write_recovery_point(log, log->durable, false);
+        int64_t rp = MIN(log->durable, log->epoch_unsynced);
+        bool due = time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS;
+        if (rp > log->rp && due)
+            write_recovery_point(log, rp, false);
+        if (due && rp < log->durable && !log->epochs_wanted && log->req.fl) {
+            log->epochs_wanted = true; /* a sync that stores the checkpoint */
+            plog_flush(log);
+        }
     }
     if (notify && log->cb)
         log->cb(log, log->durable, rc, log->cb_data);
@@ -477,24 +619,34 @@ void plog_flush(struct plog *log)
     bool dir = log->dir_dirty;
     if (rc == 0 && dir)
         rc = dir_ref(log, &dref);
+    struct epoch_cache *epochs = rc == 0 && log->req.fl ? epochs_snapshot(log) : NULL;
+    if (rc == 0 && epochs && !dref)
+        rc = dir_ref(log, &dref);
     if (rc != 0) {
         /* what cannot be synced fences the log, as a failed fdatasync would */
         for (size_t i = 0; i < n; i++)
             fileref_put(files[i]);
         mem_free(files);
-        flush_done(&log->req, leo(log), log->gen, rc, true);
+        if (epochs) {
+            epoch_cache_free(epochs);
+            mem_free(epochs);
+        }
+        flush_done(&log->req, leo(log), log->gen, 0, rc, true);
         return;
     }
     log->dir_dirty = false;
     if (log->req.fl) {
-        flusher_submit(log->req.fl, &log->req, files, n, dref, leo(log), log->gen);
+        flusher_submit(log->req.fl, &log->req, files, n, dref, epochs, log->epochs_submitted,
+                       leo(log), log->gen);
         mem_free(files);
         return;
     }
     fileref_put(dref);
     rc = sync_inline(log, files, n, dir);
     mem_free(files);
-    flush_done(&log->req, leo(log), log->gen, rc, true);
+    if (rc == 0 && log->epochs_dirty)
+        rc = store_epochs_now(log);
+    flush_done(&log->req, leo(log), log->gen, 0, rc, true);
 }
 
 /* ---- open / recovery ---- */
@@ -589,7 +741,7 @@ static int rebuild_epochs(struct plog *log, size_t upto)
             epoch_cache_assign(&log->epochs, b.epoch, b.base);
         }
     }
-    log->epochs_dirty = true;
+    epochs_changed(log);
     return 0;
 }
 
@@ -663,7 +815,7 @@ static int restart_at(struct plog *log, int64_t start)
     push_segment(log, seg);
     log->dir_dirty = true;
     epoch_cache_truncate_end(&log->epochs, start);
-    log->epochs_dirty = true;
+    epochs_changed(log);
     return 0;
 }
 
@@ -782,7 +934,7 @@ static int reset_dir(struct plog *log, int64_t offset)
     if (rc == 0)
         rc = write_offset_file(dfd, LOG_START_FILE, offset, true);
     if (rc == 0)
-        rc = write_offset_file(dfd, RECOVERY_POINT_FILE, offset, true);
+        rc = store_recovery_point(dfd, offset, true);
     if (rc == 0)
         rc = io_fsync_dir(dfd);
     if (rc == 0)
@@ -813,6 +965,7 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
     sanitize_config(&log->cfg);
     log->req.done = flush_done;
     log->rp = -1;
+    log->epoch_unsynced = INT64_MAX;
     hints_clear(log);
     epoch_cache_init(&log->epochs);
 
@@ -823,7 +976,7 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
                  err_str(r));
     if (r != 0)
         ls_file = -1;
-    r = read_offset_file(dfd, RECOVERY_POINT_FILE, &rp);
+    r = read_recovery_point(dfd, &rp);
     if (r != 0 && r != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" RECOVERY_POINT_FILE " error=\"%s\"", dir,
                  err_str(r));
@@ -892,16 +1045,21 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
             goto out_close;
     }
     if (epoch_cache_truncate_end(&log->epochs, leo(log)))
-        log->epochs_dirty = true;
+        epochs_changed(log);
     if (epoch_cache_truncate_start(&log->epochs, log->log_start))
-        log->epochs_dirty = true;
+        epochs_changed(log);
     log->clean_first_dirty = MIN(log->clean_first_dirty, leo(log));
-    if (log->epochs_dirty || ec_rc == -ENOENT) {
-        rc = epoch_cache_store(&log->epochs, dfd);
+    /* a fresh log has nothing the checkpoint could tell: its first sync after an append
+     * stores one (and without it, recovery reads the epochs from the batches) */
+    if (log->epochs_dirty || (ec_rc == -ENOENT && !fresh)) {
+        rc = store_epochs_now(log);
         if (rc != 0)
             goto out_close;
-        log->epochs_dirty = false;
     }
+    /* a fresh log's recovery point needs no sync of its own: the directory's below covers
+     * its entry, and a lost or torn record only means validating an empty log */
+    if (fresh)
+        write_recovery_point(log, leo(log), false);
     /* whatever recovery touched (or a previous run left unsynced) is made durable now, so
      * durable == LEO is true and the recovery point can say so */
     rc = sync_all_inline(log);
@@ -909,9 +1067,9 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         goto out_close;
     log->hw = leo(log);
     log->durable = leo(log);
-    if (rp != leo(log))
+    if (!fresh && rp != leo(log))
         write_recovery_point(log, leo(log), true);
-    else
+    else if (!fresh)
         log->rp = rp;
     if (active(log)->size > 0)
         active(log)->first_append_ms = time_wall_ms();
@@ -946,6 +1104,10 @@ static void free_log(struct plog *log)
         fileref_put(log->req.files[i]);
     mem_free(log->req.files);
     fileref_put(log->req.dir);
+    if (log->req.epochs) {
+        epoch_cache_free(log->req.epochs);
+        mem_free(log->req.epochs);
+    }
     epoch_cache_free(&log->epochs);
     fdcache_forget(&log->dir_fe);
     mem_free(log->dir);
@@ -964,7 +1126,7 @@ void plog_close(struct plog *log)
         seal_segment(log, active(log));
         int rc = sync_all_inline(log);
         if (rc == 0 && log->epochs_dirty)
-            rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+            rc = store_epochs_now(log);
         if (rc == 0)
             write_recovery_point(log, leo(log), true);
         else
@@ -1132,11 +1294,9 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     }
     bool new_epoch = epoch_cache_assign(&log->epochs, epoch, base);
     if (new_epoch) {
-        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
-        if (rc != 0) {
-            epoch_cache_truncate_end(&log->epochs, base);
-            goto out_error;
-        }
+        /* stored with the next sync (invariant 10 keeps the recovery point below it) */
+        epochs_changed(log);
+        log->epoch_unsynced = MIN(log->epoch_unsynced, base);
     }
     kbatch_set_base_offset(batch, base);
     kbatch_set_leader_epoch(batch, epoch);
@@ -1154,7 +1314,7 @@ int plog_append(struct plog *log, uint8_t *batch, size_t len, int32_t epoch, int
     rc = segment_append(a, batch, len, &b, log->cfg.index_interval_bytes);
     if (rc != 0) {
         if (new_epoch)
-            epoch_cache_truncate_end(&log->epochs, base);
+            epoch_cache_truncate_end(&log->epochs, base); /* version stays bumped: harmless */
         goto out_error;
     }
     if (a->first_append_ms < 0)
@@ -1490,7 +1650,8 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
     log->hw = MIN(log->hw, leo(log));
     log->durable = MIN(log->durable, leo(log));
     if (epoch_cache_truncate_end(&log->epochs, leo(log))) {
-        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
+        epochs_changed(log);
+        rc = store_epochs_now(log);
         if (rc != 0) {
             fence(log, "epoch_checkpoint", rc);
             return rc;
@@ -1498,7 +1659,8 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
     }
     if (log->rp > leo(log)) {
         /* invariant 7: the truncated range will be rewritten before it is synced again */
-        rc = write_offset_file(dirfd_of(log), RECOVERY_POINT_FILE, leo(log), true);
+        int dfd = dirfd_of(log);
+        rc = dfd < 0 ? dfd : store_recovery_point(dfd, leo(log), true);
         if (rc != 0) {
             fence(log, "recovery_point", rc);
             return rc;
@@ -1530,7 +1692,7 @@ static void after_front_delete(struct plog *log)
     log->log_start = MAX(log->log_start, log->segs[0]->base);
     log->hw = MAX(log->hw, log->log_start);
     if (epoch_cache_truncate_start(&log->epochs, log->log_start))
-        log->epochs_dirty = true;
+        epochs_changed(log);
     /* deletions are rare: make them durable now rather than resurrect segments after a crash */
     int rc = io_fsync_dir(dirfd_of(log));
     if (rc != 0)
@@ -1549,7 +1711,7 @@ int plog_truncate_prefix(struct plog *log, int64_t new_start)
     log->log_start = new_start;
     bool deleted = drop_below_start(log);
     if (epoch_cache_truncate_start(&log->epochs, log->log_start))
-        log->epochs_dirty = true;
+        epochs_changed(log);
     if (deleted)
         after_front_delete(log);
     DCHECK((plog_check(log), true));
@@ -1621,6 +1783,8 @@ int plog_reset(struct plog *log, int64_t offset)
         return -ERR_FENCED;
     if (log->clean_job)
         clean_job_abandon(log->clean_job);
+    if (log->req.fl)
+        flusher_quiesce(log->req.fl, &log->req); /* no checkpoint store of its overtakes ours */
     int dfd = dirfd_of(log);
     /* the commit point: once the marker is durable, the reset happens (open finishes it) */
     int rc = write_offset_file(dfd, LOG_RESET_FILE, offset, true);
@@ -1653,7 +1817,8 @@ int plog_reset(struct plog *log, int64_t offset)
     log->rp_written_ms = time_mono_ms();
     epoch_cache_free(&log->epochs);
     epoch_cache_init(&log->epochs);
-    log->epochs_dirty = false;
+    log->epochs_version++;
+    epochs_stored(log, log->epochs_version); /* reset_dir stored the empty checkpoint */
     log->clean_first_dirty = 0;
     log->clean_gaps_below = -1;
     log->clean_horizon_ms = -1;
@@ -1734,10 +1899,8 @@ int plog_raise_epochs(struct plog *log, int32_t floor)
         return 0;
     rc = rebuild_epochs(log, log->n_segs);
     if (rc == 0)
-        rc = epoch_cache_store(&log->epochs, dirfd_of(log));
-    if (rc == 0)
-        log->epochs_dirty = false;
-    else
+        rc = store_epochs_now(log);
+    if (rc != 0)
         fence(log, "raise_epochs", rc);
     log_info("log_epochs_raised", "dir=%s batches=%zu epoch=%" PRId32, log->dir, raised, floor);
     return rc;

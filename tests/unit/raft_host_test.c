@@ -43,6 +43,7 @@ static struct {
     struct hnode n[NODES + 1]; /* by id 1..NODES */
     struct host_options opt[NODES + 1];
     int n_groups;
+    bool sole; /* node_start gives each group the node alone as its voter */
 } W;
 
 static void on_flusher(struct reactor *r, int fd, uint32_t events, void *data)
@@ -89,13 +90,18 @@ static void node_start(int32_t id)
     ASSERT_EQ(host_new(W.r, &tc, &W.opt[id], &n->h), 0);
     mkdir(n->dir, 0755);
     int32_t voters[NODES] = {1, 2, 3};
+    size_t n_voters = NODES;
+    if (W.sole) {
+        voters[0] = id;
+        n_voters = 1;
+    }
     struct host_group_callbacks cb = {.on_leader = on_leader, .data = n};
     for (int p = 0; p < W.n_groups; p++) {
         char dir[600];
         snprintf(dir, sizeof(dir), "%s/%s-%d", n->dir, TOPIC, p);
         struct plog_config cfg = su_config();
         ASSERT_EQ(plog_open(dir, &cfg, W.fl, NULL, true, &n->logs[p], NULL), 0);
-        ASSERT_EQ(host_add_group(n->h, TOPIC, p, n->logs[p], voters, NODES, &cb, NULL), 0);
+        ASSERT_EQ(host_add_group(n->h, TOPIC, p, n->logs[p], voters, n_voters, &cb, NULL), 0);
     }
     struct host_stats st;
     host_get_stats(n->h, &st);
@@ -554,5 +560,25 @@ TEST_T(raft_host_failed_replicas_lead_nothing_and_stop_ticking, 30)
     NT_PUMP_UNTIL(W.r, all_committed(props), 3000);
     W.n[1].h = h1;
     storage_io_set(NULL);
+    world_free();
+}
+
+/* Groups whose leader is alone in them have nothing to time: once they lead they are not
+ * ticked at all while idle (thousands of single-replica partitions cost no CPU), and an input
+ * still reaches them (a proposal commits). */
+TEST_T(raft_host_sole_leaders_are_not_ticked_while_idle, 30)
+{
+    world_init(4);
+    W.sole = true;
+    node_start(1);
+    NT_PUMP_UNTIL(W.r, host_leader_count(W.n[1].h) == 4, 3000);
+    struct host_stats s0, s1;
+    host_get_stats(W.n[1].h, &s0);
+    nt_pump_for(W.r, 2500); /* over two safety-net intervals (HOST_DEADLINE_MAX_MS) */
+    host_get_stats(W.n[1].h, &s1);
+    ASSERT_EQ(s1.group_ticks - s0.group_ticks, 0);
+    struct prop props[4];
+    propose_all(1, 3, props);
+    NT_PUMP_UNTIL(W.r, all_committed(props), 3000);
     world_free();
 }

@@ -812,6 +812,68 @@ TEST_T(raft_replica_config_change_survives_reopen, 120)
     world_free();
 }
 
+/* The hard state is stored in place, alternating between two slots: the newest valid slot is
+ * the state, a torn newest slot leaves the one before it, an older release's single record is
+ * read and replaced by the two-slot layout at the next store. */
+TEST(raft_replica_hard_state_two_slots_in_place)
+{
+    const char *dir = su_dir("hs2");
+    ASSERT_EQ(mkdir(dir, 0755), 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, RAFT_HARD_STATE_FILE);
+    struct raft_hard_state hs;
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){3, 1, 10}), 0);
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_EQ(st.st_size, RAFT_HARD_STATE_FILE_SIZE);
+    ino_t ino = st.st_ino;
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){4, RAFT_NONE, 10}), 0);
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){4, 2, 12}), 0);
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_EQ(st.st_ino, ino); /* in place: no rename */
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, 4);
+    ASSERT_EQ(hs.vote, 2);
+    ASSERT_EQ(hs.commit, 12);
+    /* the third store went to slot 0: tear it, the second store's state remains */
+    int fd = open(path, O_RDWR);
+    uint8_t b = 0xff;
+    ASSERT_EQ(pwrite(fd, &b, 1, 20), 1);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, 4);
+    ASSERT_EQ(hs.vote, RAFT_NONE);
+    ASSERT_EQ(hs.commit, 10);
+    /* the next store overwrites the torn slot */
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){5, 1, 12}), 0);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, 5);
+    /* both slots bad: corruption */
+    ASSERT_EQ(pwrite(fd, &b, 1, 20), 1);
+    ASSERT_EQ(pwrite(fd, &b, 1, 20 + RAFT_HARD_STATE_SIZE), 1);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), -ERR_CORRUPT);
+    close(fd);
+    /* an older release's file: one 32-byte record */
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){9, 3, 40}), 0);
+    fd = open(path, O_RDWR);
+    uint8_t rec[RAFT_HARD_STATE_FILE_SIZE];
+    ASSERT_EQ(pread(fd, rec, sizeof(rec), 0), (ssize_t)sizeof(rec));
+    int slot = rec[11] == 9 ? 0 : 1; /* the term's low byte */
+    ASSERT_EQ(pwrite(fd, rec + slot * RAFT_HARD_STATE_SIZE, RAFT_HARD_STATE_SIZE, 0),
+              RAFT_HARD_STATE_SIZE);
+    ASSERT_EQ(ftruncate(fd, RAFT_HARD_STATE_SIZE), 0);
+    close(fd);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, 9);
+    ASSERT_EQ(hs.vote, 3);
+    ASSERT_EQ(raft_hard_state_store(dfd, &(struct raft_hard_state){10, RAFT_NONE, 40}), 0);
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_EQ(st.st_size, RAFT_HARD_STATE_FILE_SIZE);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, 10);
+    close(dfd);
+}
+
 TEST(raft_replica_corrupt_hard_state_fails_open)
 {
     W.fl = NULL;

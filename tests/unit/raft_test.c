@@ -1297,6 +1297,20 @@ TEST(raft_next_deadline_names_the_next_timer)
     rt_node_free(&n);
 }
 
+/* A leader alone in its group has no timer (thousands of such groups on one node cost nothing
+ * while idle). */
+TEST(raft_next_deadline_sole_leader_has_none)
+{
+    struct rt_node n;
+    int32_t one[] = {1};
+    rt_node_init(&n, 1, one, 1, NULL, 0, 0, -1, false, true);
+    raft_tick(n.r, raft_next_deadline(n.r));
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_next_deadline(n.r), INT64_MAX);
+    rt_node_free(&n);
+}
+
 /* ---- random input (FuzzStep) ------------------------------------------------------------------
  */
 

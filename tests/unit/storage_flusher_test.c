@@ -1,6 +1,10 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "base/errors.h"
 #include "storage/flusher.h"
@@ -345,5 +349,70 @@ TEST(storage_flusher_sync_overtaken_by_truncation_does_not_count)
     wait_calls(fl, &st, 2);
     ASSERT_EQ(plog_durable_offset(log), 50);
     plog_close(log);
+    flusher_stop(fl);
+}
+
+/* Many partitions flushed at once: their syncs run in parallel on the helpers, and each keeps
+ * its own result (one partition's failed sync fences it alone; every other is durable). */
+static struct {
+    ino_t bad_ino;     /* fdatasync of this inode fails */
+    int in_flight;     /* syncs running now */
+    int in_flight_max; /* most at once */
+} par;
+
+static int par_fdatasync(int fd)
+{
+    int now = __atomic_add_fetch(&par.in_flight, 1, __ATOMIC_SEQ_CST);
+    int seen = __atomic_load_n(&par.in_flight_max, __ATOMIC_SEQ_CST);
+    while (now > seen && !__atomic_compare_exchange_n(&par.in_flight_max, &seen, now, false,
+                                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+    }
+    struct timespec disk = {0, 2 * 1000 * 1000}; /* a disk's latency, so syncs overlap */
+    nanosleep(&disk, NULL);
+    struct stat st;
+    bool bad = fstat(fd, &st) == 0 && st.st_ino == par.bad_ino;
+    int rc = bad ? -1 : fdatasync(fd);
+    __atomic_sub_fetch(&par.in_flight, 1, __ATOMIC_SEQ_CST);
+    if (bad)
+        errno = EIO;
+    return rc;
+}
+
+TEST(storage_flusher_many_logs_sync_in_parallel_each_with_its_result)
+{
+    enum { N = 32, BAD = 7 };
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct cb_state st[N] = {{0}};
+    struct plog *logs[N];
+    for (int i = 0; i < N; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "p%d", i);
+        logs[i] = open_with(fl, name, &st[i]);
+        su_append(logs[i], 10, 100, 1000, 0);
+    }
+    struct stat sb;
+    ASSERT_EQ(stat(su_dir("p7/00000000000000000000.log"), &sb), 0);
+    par.bad_ino = sb.st_ino;
+    struct storage_io io = storage_io_default;
+    io.fdatasync = par_fdatasync;
+    storage_io_set(&io);
+    for (int i = 0; i < N; i++)
+        plog_flush(logs[i]);
+    for (int i = 0; i < N; i++)
+        wait_calls(fl, &st[i], 1);
+    storage_io_set(NULL);
+    ASSERT_CMP(par.in_flight_max, >, 1);
+    for (int i = 0; i < N; i++) {
+        if (i == BAD) {
+            ASSERT_NE(st[i].last_rc, 0);
+            ASSERT(plog_fenced(logs[i]));
+            ASSERT_EQ(plog_durable_offset(logs[i]), 0);
+        } else {
+            ASSERT_EQ(st[i].last_rc, 0);
+            ASSERT_EQ(plog_durable_offset(logs[i]), 10);
+        }
+        plog_close(logs[i]);
+    }
     flusher_stop(fl);
 }

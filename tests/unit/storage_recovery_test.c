@@ -389,3 +389,46 @@ TEST(storage_recovery_unclean_open_of_synced_log_syncs_no_segment)
     plog_close(log);
     storage_io_set(NULL);
 }
+
+/* The recovery point is a fixed-size record with a CRC, rewritten in place; the plain decimal
+ * file of older releases is read too, and a record that fails its CRC (a torn write) is not
+ * believed: every segment is validated. */
+TEST(storage_recovery_point_record_old_layout_and_torn)
+{
+    const char *dir = su_dir("p");
+    struct plog_config cfg = su_config();
+    cfg.segment_bytes = 8 * 1024;
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    for (int i = 0; i < 30; i++)
+        su_append(log, 10, 100, 1000 + i, 0);
+    int segs = plog_segment_count(log);
+    ASSERT_CMP(segs, >=, 3);
+    plog_close(log);
+    char rec_text[64];
+    int fd = open(su_dir("p/recovery-point"), O_RDONLY);
+    ASSERT_CMP(fd, >=, 0);
+    ssize_t n = read(fd, rec_text, sizeof(rec_text) - 1);
+    close(fd);
+    ASSERT_EQ(n, 30);
+    rec_text[n] = 0;
+    ASSERT_EQ(strncmp(rec_text, "00000000000000000300 ", 21), 0);
+    ASSERT_EQ(rec_text[29], '\n');
+    struct plog_recovery rec;
+    /* the record: only the segment holding it is validated */
+    log = su_open(dir, &cfg, false, &rec);
+    ASSERT_EQ(rec.segments_validated, 1);
+    ASSERT_EQ(plog_end_offset(log), 300);
+    plog_close(log);
+    /* an older release's file */
+    write_file(dir, "recovery-point", "300\n", 4);
+    log = su_open(dir, &cfg, false, &rec);
+    ASSERT_EQ(rec.segments_validated, 1);
+    plog_close(log);
+    /* a torn record: its digits no longer match the CRC */
+    rec_text[17] = '1';
+    write_file(dir, "recovery-point", rec_text, 30);
+    log = su_open(dir, &cfg, false, &rec);
+    ASSERT_EQ(rec.segments_validated, segs);
+    ASSERT_EQ(plog_end_offset(log), 300);
+    plog_close(log);
+}
