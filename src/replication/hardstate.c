@@ -81,9 +81,10 @@ int raft_hard_state_load(int dirfd, struct raft_hard_state *hs)
     return 0;
 }
 
-/* Overwrites the slot not holding the newest record and fdatasyncs; 1 if the file is not in
- * the two-slot layout (missing, or an older release's), else 0 or -errno. */
-static int store_in_place(int dirfd, const uint8_t rec[RAFT_HARD_STATE_SIZE])
+/* Overwrites the slot not holding the newest record, leaving the file open in *fd (not yet
+ * synced); 1 if the file is not in the two-slot layout (missing, or an older release's), else
+ * 0 or -errno. */
+static int write_in_place(int dirfd, const uint8_t rec[RAFT_HARD_STATE_SIZE], int *fd_out)
 {
     int fd = openat(dirfd, RAFT_HARD_STATE_FILE, O_RDWR | O_CLOEXEC);
     if (fd < 0)
@@ -93,26 +94,40 @@ static int store_in_place(int dirfd, const uint8_t rec[RAFT_HARD_STATE_SIZE])
     int rc = 1;
     if (n == RAFT_HARD_STATE_FILE_SIZE) {
         int slot = newest_slot(buf, NULL) == 0 ? 1 : 0;
-        rc = io_pwrite_all(fd, rec, RAFT_HARD_STATE_SIZE, (off_t)slot * RAFT_HARD_STATE_SIZE,
-                           NULL);
-        if (rc == 0)
-            rc = io_fdatasync(fd);
+        rc = io_pwrite_all(fd, rec, RAFT_HARD_STATE_SIZE, (off_t)slot * RAFT_HARD_STATE_SIZE, NULL);
     } else if (n < 0) {
         rc = (int)n;
     }
-    close(fd);
-    return rc;
+    if (rc != 0) {
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+int raft_hard_state_write(int dirfd, const struct raft_hard_state *hs, int *fd)
+{
+    if (dirfd < 0)
+        return dirfd; /* the caller's directory could not be opened: -errno */
+    uint8_t rec[RAFT_HARD_STATE_SIZE];
+    encode(rec, hs);
+    return write_in_place(dirfd, rec, fd);
 }
 
 int raft_hard_state_store(int dirfd, const struct raft_hard_state *hs)
 {
-    if (dirfd < 0)
-        return dirfd; /* the caller's directory could not be opened: -errno */
-    uint8_t file[RAFT_HARD_STATE_FILE_SIZE] = {0};
-    encode(file, hs);
-    int rc = store_in_place(dirfd, file);
+    int fd = -1;
+    int rc = raft_hard_state_write(dirfd, hs, &fd);
+    if (rc == 0) {
+        rc = io_fdatasync(fd);
+        close(fd);
+        return rc;
+    }
     if (rc != 1)
         return rc;
     /* the first store (or the first after an upgrade) lays the file out whole */
+    uint8_t file[RAFT_HARD_STATE_FILE_SIZE] = {0};
+    encode(file, hs);
     return io_write_file_atomic(dirfd, RAFT_HARD_STATE_FILE, file, sizeof(file), true);
 }

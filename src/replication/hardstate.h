@@ -39,6 +39,15 @@ struct raft_hard_state {
  * Returns 0, -ERR_CORRUPT (wrong size, magic, CRC or out-of-range fields) or -errno. */
 int raft_hard_state_load(int dirfd, struct raft_hard_state *hs);
 
+/* The first half of a store, for a caller that syncs elsewhere (replication/replica.c hands
+ * the fdatasync to the flusher): writes hs into the slot not holding the newest record and
+ * returns 0 with the file's descriptor in *fd, for the caller to fdatasync and close. Until that
+ * fdatasync returned, hs is not durable and the caller must neither report it (raft.h contract
+ * 2) nor write again: a second write would overwrite the slot of the last durable state. Returns
+ * 1 when the file is not in the two-slot layout (missing, or an older release's; then
+ * raft_hard_state_store lays it out, durably), or -errno (the newest record is intact). */
+int raft_hard_state_write(int dirfd, const struct raft_hard_state *hs, int *fd);
+
 /* Stores hs durably (see above) before returning. Returns 0 or -errno (the newest record before
  * the call is then intact). */
 int raft_hard_state_store(int dirfd, const struct raft_hard_state *hs);

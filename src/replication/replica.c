@@ -14,6 +14,8 @@
  *   3. Every conflog record at or above the log start names a CONFIG entry of the log (its
  *      index below LEO and its term the log's term there).
  *   4. HW == commit + 1 (clamped by the plog to [log start, LEO]).
+ *   5. hs_queued implies hs_syncing: at most one hard-state write is not yet durable, so the
+ *      file's other slot always holds a durable state (replication/hardstate.h).
  *
  * States: open (replica_open) -> failed (fail(): any storage error; terminal, inputs refused)
  * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
@@ -26,10 +28,11 @@
  * copied into the scratch batch before appending.
  *
  * Durability: appended entries become durable through the plog's flusher; the flush callback
- * reports raft_persisted(durable - 1, term there). Hard state is written synchronously inside
- * process() (temp file + fdatasync + rename + directory fsync) and reported after the ready's
- * advance. Batching the hard-state fsyncs of many groups into one is a later step (the
- * contract allows it: report after the batch is durable). A CONFIG entry's side record is
+ * reports raft_persisted(durable - 1, term there). Hard state is written inside process() and
+ * its fdatasync handed to the flusher (plog_sync_side_file), which runs the syncs of many groups
+ * in parallel; the core hears of it (raft_persisted_hard_state) when the sync returned, and
+ * holds its replies and its own vote until then (raft.h contract 2). The first store of a
+ * group lays the file out whole, synchronously. A CONFIG entry's side record is
  * fdatasync'ed before its control batch is appended, so whatever the log keeps after a crash
  * has its configuration.
  *
@@ -76,15 +79,18 @@ struct replica {
     struct plog *log; /* borrowed */
     struct replica_options opt;
     struct raft *r;
-    struct conflog cl;         /* CONFIG entries' configurations */
-    struct raft_hard_state hs; /* as last written */
-    struct raft_log_start ls;  /* `raft-log-start` as last written (or loaded) */
-    int failed;                /* 0, or the error that failed the replica */
-    bool busy;                 /* inside process() */
-    bool ready_taken;          /* between raft_ready and raft_advance */
-    int64_t durable_reported;  /* last index reported with raft_persisted */
-    int64_t commit;            /* last commit applied (HW - 1) */
-    uint8_t *scratch;          /* batch being appended (plog_append writes into it) */
+    struct conflog cl;              /* CONFIG entries' configurations */
+    struct raft_hard_state hs;      /* as last written (durable unless hs_syncing) */
+    bool hs_syncing;                /* hs is written, its fdatasync is with the flusher */
+    bool hs_queued;                 /* hs_next waits for that sync to return */
+    struct raft_hard_state hs_next; /* term and vote of the newest ready, commit its commit */
+    struct raft_log_start ls;       /* `raft-log-start` as last written (or loaded) */
+    int failed;                     /* 0, or the error that failed the replica */
+    bool busy;                      /* inside process() */
+    bool ready_taken;               /* between raft_ready and raft_advance */
+    int64_t durable_reported;       /* last index reported with raft_persisted */
+    int64_t commit;                 /* last commit applied (HW - 1) */
+    uint8_t *scratch;               /* batch being appended (plog_append writes into it) */
     size_t scratch_cap;
     uint8_t **props; /* proposal copies, freed after the ready that wrote them */
     size_t n_props;
@@ -162,6 +168,7 @@ static int64_t log_term_at(const struct replica *rp, int64_t i)
 
 __attribute__((unused)) static void replica_check(const struct replica *rp)
 {
+    CHECK(!rp->hs_queued || rp->hs_syncing);
     if (rp->failed)
         return;
     CHECK(plog_end_offset(rp->log) == raft_last_index(rp->r) + 1);
@@ -255,16 +262,94 @@ static void flush_done_cb(struct plog *log, int64_t durable_offset, int rc, void
 
 /* ---- applying a ready (contract 3) ---- */
 
-static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit)
+/* The state to write for term, vote and commit: the hint must be committed and durable here, so
+ * a crash cannot leave it above the log, and never lower than the last one written. */
+static struct raft_hard_state hard_state_of(const struct replica *rp, int64_t term, int32_t vote,
+                                            int64_t commit)
 {
-    /* the hint must be committed and durable here, so a crash cannot leave it above the log */
     int64_t hint = MIN(commit, plog_durable_offset(rp->log) - 1);
     hint = MAX(hint, rp->hs.commit);
-    struct raft_hard_state hs = {.term = term, .vote = vote, .commit = hint};
+    return (struct raft_hard_state){.term = term, .vote = vote, .commit = hint};
+}
+
+/* Synchronous store (open and close paths). */
+static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit)
+{
+    struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
     int rc = raft_hard_state_store(plog_dirfd(rp->log), &hs);
     if (rc == 0)
         rp->hs = hs;
     return rc;
+}
+
+static void hard_state_synced(struct plog *log, int rc, void *data);
+
+/* A ready's hard state: written now and synced by the flusher, so that the groups of a whole
+ * broker changing term at once (a restart: every sole voter campaigns) sync in parallel. One
+ * sync at a time (hardstate.h): a state that comes while one is in flight waits in hs_next,
+ * the newest replacing an older one (the core holds its replies until it hears of the state it
+ * is in, and ignores reports of older ones). Returns 0 with *durable set when the state is
+ * durable already (the first store, or no flusher), 0 with it clear when a report follows from
+ * hard_state_synced, or -errno. */
+static int store_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit,
+                            bool *durable)
+{
+    *durable = false;
+    if (rp->hs_syncing) {
+        rp->hs_next = (struct raft_hard_state){.term = term, .vote = vote, .commit = commit};
+        rp->hs_queued = true;
+        return 0;
+    }
+    struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
+    int fd = -1;
+    int rc = raft_hard_state_write(plog_dirfd(rp->log), &hs, &fd);
+    if (rc == 1) {
+        rc = raft_hard_state_store(plog_dirfd(rp->log), &hs);
+        if (rc == 0) {
+            rp->hs = hs;
+            *durable = true;
+        }
+        return rc;
+    }
+    if (rc != 0)
+        return rc;
+    rp->hs = hs;
+    rc = plog_sync_side_file(rp->log, fileref_new(fd), hard_state_synced, rp);
+    if (rc == PLOG_SIDE_QUEUED) {
+        rp->hs_syncing = true;
+        return 0;
+    }
+    *durable = rc == 0;
+    return rc;
+}
+
+/* Reports a durable hard state to the core and stores the one that waited. */
+static void hard_state_synced(struct plog *log, int rc, void *data)
+{
+    struct replica *rp = data;
+    (void)log;
+    CHECK(rp->hs_syncing && !rp->busy);
+    rp->hs_syncing = false;
+    if (rc != 0)
+        fail(rp, "hard_state", rc);
+    if (rp->failed) {
+        rp->hs_queued = false;
+        return;
+    }
+    raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
+    while (rp->hs_queued && !rp->hs_syncing && !rp->failed) {
+        rp->hs_queued = false;
+        bool durable;
+        struct raft_hard_state n = rp->hs_next;
+        rc = store_hard_state(rp, n.term, n.vote, n.commit, &durable);
+        if (rc == -ENOSPC)
+            nospace_warn(rp, "hard_state"); /* as in process(): never reported, nothing lost */
+        else if (rc != 0)
+            fail(rp, "hard_state", rc);
+        else if (durable)
+            raft_persisted_hard_state(rp->r, n.term, n.vote);
+    }
+    process(rp);
 }
 
 /* ---- visibility: the Kafka high watermark ---- */
@@ -632,8 +717,7 @@ static void process(struct replica *rp)
         int rc = 0;
         bool hs_written = false;
         if (rd.hard_state_changed) {
-            rc = write_hard_state(rp, rd.hs_term, rd.hs_vote, rd.commit);
-            hs_written = rc == 0;
+            rc = store_hard_state(rp, rd.hs_term, rd.hs_vote, rd.commit, &hs_written);
             if (rc == -ENOSPC) {
                 /* never reported durable: the core holds its replies and its own vote, and
                  * campaigns again later; nothing is lost */
@@ -893,8 +977,10 @@ void replica_close(struct replica *rp)
     const struct raft_conf *c = raft_conf(rp->r);
     bool sole = c->n_old == 0 && c->n_voters == 1 && c->voters[0] == raft_id(rp->r);
     if (!rp->failed && rp->commit > rp->hs.commit && !sole)
-        (void)write_hard_state(rp, rp->hs.term, rp->hs.vote, rp->commit);
+        (void)write_hard_state(rp, rp->hs.term, rp->hs.vote, rp->commit); /* syncs an in-flight
+                                                                             write too */
     plog_set_flush_cb(rp->log, NULL, NULL);
+    plog_side_cancel(rp->log);
     raft_free(rp->r);
     conflog_free(&rp->cl);
     free_props(rp, rp->n_props);
@@ -1098,6 +1184,11 @@ int replica_compact(struct replica *rp, int64_t new_start)
 }
 
 /* ---- status ---- */
+
+bool replica_hard_state_syncing(const struct replica *rp)
+{
+    return rp->hs_syncing;
+}
 
 int replica_failed(const struct replica *rp)
 {

@@ -149,6 +149,9 @@ int replica_compact(struct replica *rp, int64_t new_start);
 
 /* 0, or the error that failed the replica (see above). */
 int replica_failed(const struct replica *rp);
+/* A hard-state write of this replica waits for its fdatasync (the flusher's): the core holds
+ * its replies until it returns. */
+bool replica_hard_state_syncing(const struct replica *rp);
 
 /* Status for metrics and the admin API. */
 struct replica_status {

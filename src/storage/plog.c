@@ -135,6 +135,10 @@ struct plog {
     void *cb_data;
     struct plog_hooks hooks; /* derived-state hooks (plog_set_hooks); zeroed: none */
     struct flush_req req;
+    struct flush_req side_req; /* plog_sync_side_file: one side file's sync at a time */
+    bool side_busy;            /* that sync is in flight */
+    plog_side_cb side_cb;
+    void *side_data;
     int64_t clean_first_dirty;   /* cleaner checkpoint: offsets below were compacted */
     int64_t clean_gaps_below;    /* offsets below may have gaps (the cleaner rewrote them) */
     int64_t clean_horizon_ms;    /* earliest delete horizon of a kept tombstone, -1 none */
@@ -649,6 +653,54 @@ void plog_flush(struct plog *log)
     flush_done(&log->req, leo(log), log->gen, 0, rc, true);
 }
 
+static void side_done(struct flush_req *req, int64_t target, uint64_t gen, uint64_t epochs_version,
+                      int rc, bool notify)
+{
+    struct plog *log = (struct plog *)((char *)req - offsetof(struct plog, side_req));
+    (void)target;
+    (void)gen;
+    (void)epochs_version;
+    plog_side_cb cb = log->side_cb;
+    void *data = log->side_data;
+    log->side_busy = false;
+    log->side_cb = NULL;
+    log->side_data = NULL;
+    if (notify && cb)
+        cb(log, rc, data);
+}
+
+int plog_sync_side_file(struct plog *log, struct fileref *f, plog_side_cb cb, void *data)
+{
+    if (!log->side_req.fl) {
+        int rc = io_fdatasync(f->fd);
+        fileref_put(f);
+        return rc;
+    }
+    CHECK(!log->side_busy && cb);
+    log->side_busy = true;
+    log->side_cb = cb;
+    log->side_data = data;
+    flusher_submit(log->side_req.fl, &log->side_req, &f, 1, NULL, NULL, 0, 0, 0);
+    return PLOG_SIDE_QUEUED;
+}
+
+void plog_side_cancel(struct plog *log)
+{
+    if (!log->side_busy)
+        return;
+    /* waits out a running sync and drops its completion (side_done without notice), so the
+     * next side sync, perhaps a new owner's, is never answered by this one's */
+    struct flusher *fl = log->side_req.fl;
+    flusher_detach(fl, &log->side_req);
+    for (size_t i = 0; i < log->side_req.n_files; i++)
+        fileref_put(log->side_req.files[i]);
+    log->side_req.n_files = 0;
+    log->side_busy = false;
+    log->side_cb = NULL;
+    log->side_data = NULL;
+    flusher_attach(fl, &log->side_req);
+}
+
 /* ---- open / recovery ---- */
 
 static bool parse_segment_name(const char *name, int64_t *base)
@@ -1077,8 +1129,11 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         log_info("log_recovered",
                  "dir=%s segments=%d validated=%d truncated_bytes=%" PRId64 " log_end=%" PRId64,
                  dir, rec->segments, rec->segments_validated, rec->truncated_bytes, leo(log));
-    if (fl)
+    if (fl) {
         flusher_attach(fl, &log->req);
+        log->side_req.done = side_done;
+        flusher_attach(fl, &log->side_req);
+    }
     DCHECK((plog_check(log), true));
     *out = log;
     return 0;
@@ -1103,6 +1158,9 @@ static void free_log(struct plog *log)
     for (size_t i = 0; i < log->req.n_files; i++)
         fileref_put(log->req.files[i]);
     mem_free(log->req.files);
+    for (size_t i = 0; i < log->side_req.n_files; i++)
+        fileref_put(log->side_req.files[i]);
+    mem_free(log->side_req.files);
     fileref_put(log->req.dir);
     if (log->req.epochs) {
         epoch_cache_free(log->req.epochs);
@@ -1122,6 +1180,8 @@ void plog_close(struct plog *log)
         clean_job_abandon(log->clean_job);
     if (log->req.fl)
         flusher_detach(log->req.fl, &log->req);
+    if (log->side_req.fl)
+        flusher_detach(log->side_req.fl, &log->side_req);
     if (!log->fenced) {
         seal_segment(log, active(log));
         int rc = sync_all_inline(log);
@@ -1141,6 +1201,8 @@ int plog_destroy(struct plog *log)
         clean_job_abandon(log->clean_job);
     if (log->req.fl)
         flusher_detach(log->req.fl, &log->req);
+    if (log->side_req.fl)
+        flusher_detach(log->side_req.fl, &log->side_req);
     char *dir = mem_strdup(log->dir);
     free_log(log);
     int rc = io_remove_tree(AT_FDCWD, dir);

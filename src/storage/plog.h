@@ -238,6 +238,19 @@ typedef void (*plog_flush_cb)(struct plog *log, int64_t durable_offset, int rc, 
 void plog_set_flush_cb(struct plog *log, plog_flush_cb cb, void *data);
 void plog_flush(struct plog *log);
 
+/* Durability of a side file of the partition (the Raft hard state, which the replica writes
+ * itself): an fdatasync of f, the caller's reference (taken), off the reactor thread, so that
+ * thousands of groups changing term at once (a restart) sync in parallel rather than one after
+ * another. With a flusher: returns PLOG_SIDE_QUEUED and later calls cb(log, rc, data) on the
+ * reactor thread (from flusher_poll) once the sync returned, unless the plog is closed first
+ * (then nothing is known of that sync). At most one side sync per plog is in flight (CHECK).
+ * Without a flusher it syncs here and returns 0 or -errno; cb is not called. */
+#define PLOG_SIDE_QUEUED 1
+typedef void (*plog_side_cb)(struct plog *log, int rc, void *data);
+int plog_sync_side_file(struct plog *log, struct fileref *f, plog_side_cb cb, void *data);
+/* The side sync in flight (if any) calls no callback when it returns (its owner is going). */
+void plog_side_cancel(struct plog *log);
+
 /* Hooks for state derived from the log's batches (the broker's producer state, which keeps
  * snapshots named by offset next to the segments). Both run on the reactor thread, from inside
  * the plog call named; they may read the log (plog_scan_headers) but must not append, truncate

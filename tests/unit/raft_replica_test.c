@@ -214,7 +214,8 @@ static bool all_durable(void)
     for (int32_t id = 1; id <= NODES; id++) {
         struct tnode *n = node(id);
         if (n->up && !replica_failed(n->rp) &&
-            plog_durable_offset(n->log) < plog_end_offset(n->log))
+            (plog_durable_offset(n->log) < plog_end_offset(n->log) ||
+             replica_hard_state_syncing(n->rp)))
             return false;
     }
     return true;
@@ -1450,6 +1451,8 @@ static void no_send_cb(struct replica *rp, const struct raft_msg *m, void *data)
     test_fail(__FILE__, __LINE__, "a sole voter sent a message");
 }
 
+static void wait_hard_state(struct flusher *fl, struct replica *rp);
+
 static struct replica *open_sole(const char *dir, struct flusher *fl, struct plog **log,
                                  int64_t now)
 {
@@ -1463,6 +1466,7 @@ static struct replica *open_sole(const char *dir, struct flusher *fl, struct plo
     struct replica *rp;
     ASSERT_EQ(replica_open(*log, &o, now, &rp), 0);
     replica_tick(rp, now); /* it campaigns at once: no election timeout */
+    wait_hard_state(fl, rp);
     ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
     return rp;
 }
@@ -1475,6 +1479,18 @@ static int64_t be64_at(const uint8_t *p)
     return (int64_t)v;
 }
 
+/* Waits (bounded) until rp's hard state is durable (the flusher syncs it), polling the flusher:
+ * a sole voter leads once its vote for itself is. */
+static void wait_hard_state(struct flusher *fl, struct replica *rp)
+{
+    for (int i = 0; i < 500 && replica_hard_state_syncing(rp); i++) {
+        struct pollfd p = {.fd = flusher_fd(fl), .events = POLLIN};
+        ASSERT_CMP(poll(&p, 1, 20), >=, 0);
+        flusher_poll(fl);
+    }
+    ASSERT(!replica_hard_state_syncing(rp));
+}
+
 /* Waits (bounded) until log's durable offset reaches want, polling the flusher. */
 static void wait_durable(struct flusher *fl, struct plog *log, int64_t want)
 {
@@ -1484,6 +1500,53 @@ static void wait_durable(struct flusher *fl, struct plog *log, int64_t want)
         flusher_poll(fl);
     }
     ASSERT_CMP(plog_durable_offset(log), >=, want);
+}
+
+/* A term change's hard state is written at once and synced by the flusher: the sole voter leads
+ * only once that sync returned (its vote for itself counts only then), and the file holds the
+ * new term. The first store of a new group lays the file out whole, synchronously. */
+TEST_T(raft_replica_hard_state_sync_goes_through_the_flusher, 60)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/hs", test_tmpdir());
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct plog *log;
+    struct replica *rp = open_sole(dir, fl, &log, 1000);
+    int64_t term1 = raft_term(replica_raft(rp));
+    replica_close(rp);
+    plog_close(log);
+
+    struct plog_config cfg = su_config();
+    ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, &log, NULL), 0);
+    struct replica_options o;
+    replica_options_default(&o, 1, 7);
+    o.bootstrap.n_voters = 1;
+    o.bootstrap.voters[0] = 1;
+    o.send = no_send_cb;
+    ASSERT_EQ(replica_open(log, &o, 2000, &rp), 0);
+    struct flusher_stats st0, st1;
+    flusher_get_stats(fl, &st0);
+    replica_tick(rp, 2000);
+    ASSERT(replica_hard_state_syncing(rp));
+    ASSERT(raft_role(replica_raft(rp)) != RAFT_LEADER); /* not before its vote is durable */
+    ASSERT_CMP(raft_term(replica_raft(rp)), >, term1);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    ASSERT_CMP(dfd, >=, 0);
+    struct raft_hard_state hs;
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, raft_term(replica_raft(rp))); /* written before the sync */
+    ASSERT_EQ(hs.vote, 1);
+    wait_hard_state(fl, rp);
+    flusher_get_stats(fl, &st1);
+    ASSERT_CMP(st1.syncs, >, st0.syncs);
+    ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
+    ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+    ASSERT_EQ(hs.term, raft_term(replica_raft(rp)));
+    close(dfd);
+    replica_close(rp);
+    plog_close(log);
+    flusher_stop(fl);
 }
 
 /* acks=1 (durable false) is visible at once and not synced; acks=all (durable true) is synced at
@@ -1616,6 +1679,7 @@ TEST_T(raft_replica_sole_voter_survives_a_full_disk, 60)
     g_full = false;
     storage_io_set(NULL);
     replica_tick(rp, 1010); /* a sole voter campaigns at once */
+    wait_hard_state(fl, rp);
     ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
     ASSERT_CMP(raft_term(replica_raft(rp)), >, term1);
     b = su_batch(2, 10, 1700000000002LL, 3, &len);
