@@ -380,7 +380,7 @@ void partition_producers_open(struct broker *b, struct partition *p)
                                                 .appended = on_appended});
 }
 
-void partition_producers_close(struct partition *p, bool destroy)
+void partition_producers_close(struct partition *p, bool destroy, bool sync)
 {
     struct partition_producers *pp = p->producers;
     if (!pp)
@@ -389,7 +389,7 @@ void partition_producers_close(struct partition *p, bool destroy)
     int64_t leo = plog_end_offset(p->log);
     bool current = pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] == leo;
     if (!destroy && !pp->broken && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
-        write_snapshot(pp, leo, true);
+        write_snapshot(pp, leo, sync);
         dir_close(pp);
     }
     mem_free(pp->snaps);

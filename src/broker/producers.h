@@ -47,8 +47,9 @@ void broker_producers_stop(struct broker *b);
  * plog hooks. Never fails: a log that cannot be read leaves the state "broken" (see above). */
 void partition_producers_open(struct broker *b, struct partition *p);
 /* Writes the closing snapshot (unless destroy, or the log is fenced) and frees the state. Call
- * before the log is closed. */
-void partition_producers_close(struct partition *p, bool destroy);
+ * before the log is closed. sync false leaves the snapshot unsynced, for a stop that syncs the
+ * filesystem next (plog_close_many; a snapshot lost or torn is rebuilt from the log). */
+void partition_producers_close(struct partition *p, bool destroy, bool sync);
 
 /* Judges a client's batch (header h) before it is appended at now_ms. Batches without a
  * producer id pass. Returns KERR_NONE to append; KERR_NONE with *duplicate set when the batch

@@ -139,7 +139,7 @@ out_free_buf:
     return rc;
 }
 
-int epoch_cache_store(const struct epoch_cache *c, int dirfd)
+int epoch_cache_store(const struct epoch_cache *c, int dirfd, bool sync)
 {
     size_t cap = 32 + c->n * EPOCH_LINE_MAX;
     char *buf = mem_alloc(cap);
@@ -147,7 +147,7 @@ int epoch_cache_store(const struct epoch_cache *c, int dirfd)
     for (size_t i = 0; i < c->n; i++)
         len += (size_t)snprintf(buf + len, cap - len, "%" PRId32 " %" PRId64 "\n", c->e[i].epoch,
                                 c->e[i].start);
-    int rc = io_write_file_atomic(dirfd, EPOCH_CACHE_FILE, buf, len, true);
+    int rc = io_write_file_atomic(dirfd, EPOCH_CACHE_FILE, buf, len, sync);
     mem_free(buf);
     return rc;
 }

@@ -55,7 +55,9 @@ bool epoch_cache_truncate_start(struct epoch_cache *c, int64_t start);
  * invariant 1; c is left empty) or -errno. */
 int epoch_cache_load(struct epoch_cache *c, int dirfd);
 
-/* Persists the checkpoint atomically (temp + fdatasync + rename + directory fsync). */
-int epoch_cache_store(const struct epoch_cache *c, int dirfd);
+/* Persists the checkpoint atomically (temp + fdatasync + rename + directory fsync); with sync
+ * false only the temp file and the rename (for a caller that syncs the filesystem next: a
+ * checkpoint lost or torn meanwhile is rebuilt from the batches at open). */
+int epoch_cache_store(const struct epoch_cache *c, int dirfd, bool sync);
 
 #endif

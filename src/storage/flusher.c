@@ -131,7 +131,7 @@ static int timed_sync(struct flusher *fl, int fd, bool dir)
 static int timed_epochs_store(struct flusher *fl, const struct epoch_cache *c, int dirfd)
 {
     int64_t t0 = time_mono_ns();
-    int rc = epoch_cache_store(c, dirfd);
+    int rc = epoch_cache_store(c, dirfd, true);
     account(fl, t0, rc, 2);
     return rc;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/errors.h"
@@ -23,6 +24,7 @@ const struct storage_io storage_io_default = {
     .openat = real_openat,
     .renameat = renameat,
     .unlinkat = unlinkat,
+    .syncfs = syncfs,
 };
 
 static const struct storage_io *current_io = &storage_io_default;
@@ -70,6 +72,26 @@ int io_fdatasync(int fd)
 int io_fsync_dir(int dirfd)
 {
     return storage_io_get()->fsync(dirfd) == 0 ? 0 : -errno;
+}
+
+int io_syncfs(int fd)
+{
+    const struct storage_io *io = storage_io_get();
+    if (!io->syncfs)
+        return -ENOSYS; /* a table without it (older tests' fault injection): callers fall back */
+    return io->syncfs(fd) == 0 ? 0 : -errno;
+}
+
+bool io_syncfs_reports_errors(void)
+{
+    static int known = -1; /* the kernel does not change under a running process */
+    if (known < 0) {
+        struct utsname u;
+        int major = 0, minor = 0;
+        known = uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+                (major > 5 || (major == 5 && minor >= 8));
+    }
+    return known == 1;
 }
 
 int io_ftruncate(int fd, off_t len)

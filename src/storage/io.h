@@ -24,6 +24,7 @@ struct storage_io {
     int (*openat)(int dirfd, const char *name, int flags, mode_t mode); /* only with O_CREAT */
     int (*renameat)(int olddirfd, const char *oldname, int newdirfd, const char *newname);
     int (*unlinkat)(int dirfd, const char *name, int flags);
+    int (*syncfs)(int fd); /* the whole filesystem of fd; NULL: io_syncfs gives -ENOSYS */
 };
 
 /* The real syscalls. */
@@ -38,6 +39,12 @@ const struct storage_io *storage_io_get(void);
 int io_pwrite_all(int fd, const void *buf, size_t n, off_t off, size_t *written);
 int io_fdatasync(int fd);
 int io_fsync_dir(int dirfd);
+/* Writes back every dirty file and the journal of fd's filesystem and waits (syncfs(2)). Only
+ * Linux 5.8 and later report write-back errors of the files through it
+ * (io_syncfs_reports_errors); earlier kernels return 0 regardless, so a caller that relies on
+ * it for durability must check that first. */
+int io_syncfs(int fd);
+bool io_syncfs_reports_errors(void);
 int io_ftruncate(int fd, off_t len);
 /* Creates (O_CREAT) name in dirfd: returns the fd or -errno. */
 int io_create(int dirfd, const char *name, int flags, mode_t mode);

@@ -269,7 +269,7 @@ static int store_epochs_now(struct plog *log)
     if (log->req.fl)
         flusher_quiesce(log->req.fl, &log->req);
     int dfd = dirfd_of(log);
-    int rc = dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd);
+    int rc = dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, true);
     if (rc == 0)
         epochs_stored(log, log->epochs_version);
     return rc;
@@ -978,7 +978,7 @@ static int reset_dir(struct plog *log, int64_t offset)
     if (rc == 0) {
         struct epoch_cache empty;
         epoch_cache_init(&empty);
-        rc = epoch_cache_store(&empty, dfd);
+        rc = epoch_cache_store(&empty, dfd, true);
         epoch_cache_free(&empty);
     }
     if (rc == 0)
@@ -1193,6 +1193,91 @@ void plog_close(struct plog *log)
             log_error("partition_close_sync_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
     }
     free_log(log);
+}
+
+bool plog_close_many_syncs_fs(size_t n)
+{
+    return n >= 2 && io_syncfs_reports_errors();
+}
+
+/* The first half of a batched close: the log's closing writes, unsynced. 0 or -errno (then the
+ * log is closed the slow way). */
+static int close_writes(struct plog *log)
+{
+    if (log->clean_job)
+        clean_job_abandon(log->clean_job);
+    if (log->req.fl)
+        flusher_detach(log->req.fl, &log->req);
+    if (log->side_req.fl)
+        flusher_detach(log->side_req.fl, &log->side_req);
+    if (log->fenced)
+        return 0;
+    seal_segment(log, active(log));
+    if (!log->epochs_dirty)
+        return 0;
+    int dfd = dirfd_of(log);
+    return dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, false);
+}
+
+void plog_close_many(struct plog **logs, size_t n)
+{
+    int fsfd = -1;
+    struct stat st0;
+    for (size_t i = 0; fsfd < 0 && plog_close_many_syncs_fs(n) && i < n; i++) {
+        int dfd = logs[i]->fenced ? -1 : dirfd_of(logs[i]);
+        if (dfd >= 0 && fstat(dfd, &st0) == 0)
+            fsfd = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* the cache may close dfd meanwhile */
+    }
+    if (fsfd < 0) {
+        for (size_t i = 0; i < n; i++)
+            plog_close(logs[i]);
+        return;
+    }
+    /* which logs take the fast way: on fsfd's filesystem, and their writes made */
+    bool *fast = mem_calloc(n, sizeof(*fast));
+    for (size_t i = 0; i < n; i++) {
+        struct plog *log = logs[i];
+        struct stat st;
+        int dfd = log->fenced ? -1 : dirfd_of(log);
+        fast[i] = dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev;
+        if (fast[i] && close_writes(log) != 0)
+            fast[i] = false;
+    }
+    int rc = io_syncfs(fsfd);
+    if (rc != 0)
+        log_warn("close_syncfs_failed", "logs=%zu error=\"%s\" note=\"each log syncs its own\"", n,
+                 err_str(rc));
+    size_t n_rp = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct plog *log = logs[i];
+        if (!fast[i] || rc != 0) {
+            fast[i] = false;
+            if (!log->fenced)
+                plog_close(log); /* what is left of it: the syncs, the recovery point */
+            else
+                free_log(log);
+            logs[i] = NULL;
+            continue;
+        }
+        if (log->epochs_dirty)
+            epochs_stored(log, log->epochs_version);
+        write_recovery_point(log, leo(log), false);
+        n_rp++;
+    }
+    int rc2 = n_rp > 0 ? io_syncfs(fsfd) : 0;
+    if (rc2 != 0)
+        log_warn("close_syncfs_failed",
+                 "logs=%zu error=\"%s\" note=\"recovery points synced one by one\"", n_rp,
+                 err_str(rc2));
+    for (size_t i = 0; i < n; i++) {
+        if (!fast[i])
+            continue;
+        if (rc2 != 0)
+            write_recovery_point(logs[i], leo(logs[i]), true);
+        free_log(logs[i]);
+    }
+    mem_free(fast);
+    close(fsfd);
 }
 
 int plog_destroy(struct plog *log)

@@ -87,6 +87,22 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
  * marked recoverable, so its next open validates it. */
 void plog_close(struct plog *log);
 
+/* A clean stop's close of many logs: what plog_close does for each, with two filesystem-wide
+ * syncs (io_syncfs) in place of each log's own, which one after another took most of a stop at
+ * thousands of partitions. First every log's closing writes (its active segment sealed, its
+ * leader-epoch checkpoint) are made unsynced, then one syncfs makes them and every segment's
+ * data durable; only then are the recovery points written, and a second syncfs makes them
+ * durable: a recovery point never becomes durable before what it covers. Logs on another
+ * filesystem than the first, and every log when syncfs cannot be relied on
+ * (!plog_close_many_syncs_fs: an older kernel, fewer than two logs) or when the first syncfs
+ * fails, are closed by plog_close instead, with their own syncs and errors. A failed second
+ * syncfs writes each recovery point again, synced. Frees the logs (not the array). */
+void plog_close_many(struct plog **logs, size_t n);
+/* Whether plog_close_many(logs, n) makes the logs durable with filesystem-wide syncs, so that
+ * their owners may write their own files in the partition directories (producer snapshots)
+ * unsynced just before it: the first syncfs covers them too. */
+bool plog_close_many_syncs_fs(size_t n);
+
 /* Closes and removes the log's directory and everything in it (topic deletion). */
 int plog_destroy(struct plog *log);
 

@@ -49,13 +49,13 @@ static void fx_init(struct fx *f, int64_t segment_bytes)
 /* A crash as far as producer state goes: no closing snapshot. */
 static void fx_crash(struct fx *f)
 {
-    partition_producers_close(&f->p, true);
+    partition_producers_close(&f->p, true, true);
     plog_close(f->p.log);
 }
 
 static void fx_close(struct fx *f)
 {
-    partition_producers_close(&f->p, false);
+    partition_producers_close(&f->p, false, true);
     plog_close(f->p.log);
 }
 

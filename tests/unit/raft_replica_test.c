@@ -611,9 +611,9 @@ static int crash_unlinkat(int dirfd, const char *name, int flags)
     return crashed_fd(dirfd) ? (errno = EIO, -1) : unlinkat(dirfd, name, flags);
 }
 
-static const struct storage_io crash_io = {crash_pwrite,   crash_fdatasync, crash_fsync,
-                                           crash_ftruncate, crash_openat,   crash_renameat,
-                                           crash_unlinkat};
+static const struct storage_io crash_io = {
+    crash_pwrite, crash_fdatasync, crash_fsync,    crash_ftruncate,
+    crash_openat, crash_renameat,  crash_unlinkat, NULL};
 
 static int cmp_str(const void *a, const void *b)
 {

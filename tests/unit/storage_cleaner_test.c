@@ -741,14 +741,14 @@ static int t_unlinkat(int d, const char *n, int f)
     return io_step() ? unlinkat(d, n, f) : -1;
 }
 
-static const struct storage_io counting_io = {t_pwrite, t_fdatasync, t_fsync,   t_ftruncate,
-                                              t_openat, t_renameat,  t_unlinkat};
+static const struct storage_io counting_io = {t_pwrite, t_fdatasync, t_fsync,    t_ftruncate,
+                                              t_openat, t_renameat,  t_unlinkat, NULL};
 static int real_openat(int d, const char *n, int f, mode_t m)
 {
     return openat(d, n, f, m);
 }
-static const struct storage_io nosync_io = {pwrite,      nosync,   nosync,  ftruncate,
-                                            real_openat, renameat, unlinkat};
+static const struct storage_io nosync_io = {pwrite,      nosync,   nosync,   ftruncate,
+                                            real_openat, renameat, unlinkat, NULL};
 
 /* These tests simulate process crashes, for which the file system does not matter: tmpfs
  * (when there is one) spares them the disk's metadata journaling, and the test a minute. */

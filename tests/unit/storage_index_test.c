@@ -95,7 +95,7 @@ TEST(storage_epoch_cache_semantics_and_file)
     const char *dir = su_dir("e");
     ASSERT_EQ(mkdir(dir, 0755), 0);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
-    ASSERT_EQ(epoch_cache_store(&c, dfd), 0);
+    ASSERT_EQ(epoch_cache_store(&c, dfd, true), 0);
     struct epoch_cache d;
     epoch_cache_init(&d);
     ASSERT_EQ(epoch_cache_load(&d, dfd), 0);

@@ -224,8 +224,8 @@ static int pc_unlinkat(int dirfd, const char *name, int flags)
     return dead() ? (errno = EIO, -1) : unlinkat(dirfd, name, flags);
 }
 
-static const struct storage_io pc_io = {pc_pwrite, pc_fdatasync, pc_fsync,   pc_ftruncate,
-                                        pc_openat, pc_renameat,  pc_unlinkat};
+static const struct storage_io pc_io = {pc_pwrite, pc_fdatasync, pc_fsync,    pc_ftruncate,
+                                        pc_openat, pc_renameat,  pc_unlinkat, NULL};
 
 TEST_T(storage_plog_reset_crash_at_every_step_leaves_old_or_new, 60)
 {
