@@ -235,8 +235,9 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
     error_answer(resp, 50002, "Operation timed out");
 }
 
-int registry_http_start(struct reactor *r, const char *host, int port, bool basic,
-                        struct broker *b, struct registry_http **out)
+int registry_http_start(struct reactor *r, const char *host, int port,
+                        const struct listener_tls *tls, bool basic, struct broker *b,
+                        struct registry_http **out)
 {
     struct registry_http *rh = mem_calloc(1, sizeof(*rh));
     rh->b = b;
@@ -244,7 +245,7 @@ int registry_http_start(struct reactor *r, const char *host, int port, bool basi
     struct httpd_limits lim = {.max_connections = REGISTRY_MAX_CONNECTIONS,
                                .timeout_ms = REGISTRY_TIMEOUT_MS,
                                .body_max = SCHEMAS_BODY_MAX};
-    int rc = httpd_open(r, host, port, &lim, NULL, handle, rh, &rh->h);
+    int rc = httpd_open(r, host, port, &lim, tls, handle, rh, &rh->h);
     if (rc != 0) {
         mem_free(rh);
         return rc;
