@@ -16,7 +16,8 @@
  * one line a second, with the count of lines left out); checks a handler makes only to filter
  * (Metadata's topic list, ListGroups) are counted but not logged. The schema registry's
  * requests are decided here too (authz_allows_principal: its resource types REGISTRY and
- * SUBJECT, the HTTP Basic user's principal), counted and logged the same way (api=SchemaRegistry). */
+ * SUBJECT, the HTTP Basic user's principal), counted and logged the same way
+ * (api=SchemaRegistry). */
 #ifndef SP_BROKER_AUTHZ_H
 #define SP_BROKER_AUTHZ_H
 
@@ -56,7 +57,8 @@ bool authz_allows_some_topic(struct request *req, enum acl_operation op);
 
 /* As authz_allows, for a principal and host that are not a Kafka session's: the schema
  * registry's listener (server/registry_http.c) with its HTTP Basic user; host as inet_ntop
- * writes the client's address (IPv4-mapped IPv6 as IPv4). name is NUL-terminated. Always true with the authorizer off. */
+ * writes the client's address (IPv4-mapped IPv6 as IPv4). name is NUL-terminated. Always true
+ * with the authorizer off. */
 bool authz_allows_principal(struct broker *b, const char *principal, const char *host,
                             enum acl_operation op, enum acl_resource_type t, const char *name,
                             bool audit);

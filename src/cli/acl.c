@@ -3,8 +3,8 @@
  * DeleteAcls (31).
  *
  * A command line names resources (--topic, --group, --transactional-id, --registry-subject,
- * each repeatable, and --cluster, --registry-global) and entries (principals x hosts x operations, with a permission). The command is
- * the product of the two:
+ * each repeatable, and --cluster, --registry-global) and entries (principals x hosts x
+ * operations, with a permission). The command is the product of the two:
  *   add     one binding per (resource, principal, host, operation);
  *   remove  one filter per the same product, what was not given left open (any principal, host,
  *           operation, permission);
@@ -136,7 +136,8 @@ static const char acl_help[] =
     "On a PLAINTEXT connection (the default) the ACL requests are sent directly, so every\n"
     "resource type and every error of the broker comes through; -X security.protocol=SSL or\n"
     "SASL_* goes through librdkafka 2.0.2, which has no --transactional-id nor the registry's\n"
-    "resources and cannot tell an empty listing from a refused one. Exit 1 when the broker refused a binding or filter.\n"
+    "resources and cannot tell an empty listing from a refused one. Exit 1 when the broker\n"
+    "refused a binding or filter.\n"
     "\n" CLI_COMMON_HELP;
 
 static const struct option acl_longopts[] = {

@@ -155,10 +155,11 @@ int acl_binding_set_strings(struct acl_binding *b, const char *name, size_t name
 bool acl_resource_type_concrete(enum acl_resource_type t);
 
 /* Whether b may be stored: a concrete resource type (acl_resource_type_concrete), pattern type
- * (LITERAL or PREFIXED; a REGISTRY binding LITERAL ACL_REGISTRY_NAME or "*" only), operation (ALL..DESCRIBE_TOKENS) and permission (DENY or ALLOW); each string
- * NUL-terminated inside its buffer; a non-empty resource name; a principal that is
- * "User:" followed by a name of printable bytes (no control bytes), "*" meaning everyone; a host
- * that is "*" or a literal inet_pton reads as IPv4 or IPv6. Returns 0 or -ERR_INVALID. */
+ * (LITERAL or PREFIXED; a REGISTRY binding LITERAL ACL_REGISTRY_NAME or "*" only), operation
+ * (ALL..DESCRIBE_TOKENS) and permission (DENY or ALLOW); each string NUL-terminated inside its
+ * buffer; a non-empty resource name; a principal that is "User:" followed by a name of printable
+ * bytes (no control bytes), "*" meaning everyone; a host that is "*" or a literal inet_pton reads
+ * as IPv4 or IPv6. Returns 0 or -ERR_INVALID. */
 int acl_binding_check(const struct acl_binding *b);
 
 /* Whether the principal string p would be valid in a binding (see acl_binding_check). */
@@ -261,8 +262,8 @@ bool acl_super_users_contains(const struct acl_super_users *su, const char *prin
 /* --- Names, as Kafka's kafka-acls CLI spells them ---------------------------------------- */
 
 /* Never NULL. Operations, resource types and permissions in Kafka's Pascal case ("Read",
- * "ClusterAction", "TransactionalId", "Allow"; "Registry", "Subject"); pattern types in upper case as Kafka prints them
- * ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or "UNKNOWN"). */
+ * "ClusterAction", "TransactionalId", "Allow"; "Registry", "Subject"); pattern types in upper
+ * case as Kafka prints them ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or "UNKNOWN"). */
 const char *acl_resource_type_name(enum acl_resource_type t);
 const char *acl_pattern_type_name(enum acl_pattern_type t);
 const char *acl_operation_name(enum acl_operation op);
