@@ -423,7 +423,8 @@ static bool dispatch(struct schemas *sr, struct sr_op *op)
     if (leader >= 0 && leader != sr->b->cfg->node_id &&
         (reg_rest_is_write(req) || forward_read)) {
         if (req->authz) { /* a listing or a schema id: see the authorization note above */
-            op_fail(sr, op, REG_AUTHZ_DENIED, "User is denied this request here: with "
+            op_fail(sr, op, REG_AUTHZ_DENIED,
+                    "User is denied this request here: with "
                     "authorization on, listings and schema ids are answered by brokers that "
                     "hold a replica of _schemas");
             return true;

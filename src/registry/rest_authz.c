@@ -73,8 +73,8 @@ void reg_authz_need(const struct reg_rest_req *req, struct reg_need *out)
         if ((n == 3 || n == 4) && seg_is(req, 1, "ids") && get &&
             (n == 3 || seg_is(req, 3, "schema") || seg_is(req, 3, "versions") ||
              seg_is(req, 3, "subjects")))
-            *out = (struct reg_need){.kind = REG_NEED_SCHEMA_ID, .name = req->segs[2],
-                                     .op = REG_OP_READ};
+            *out = (struct reg_need){
+                .kind = REG_NEED_SCHEMA_ID, .name = req->segs[2], .op = REG_OP_READ};
     } else if ((!strcmp(top, "config") || !strcmp(top, "mode")) && n <= 2) {
         enum reg_resource r = n == 2 ? REG_RESOURCE_SUBJECT : REG_RESOURCE_REGISTRY;
         const char *name = n == 2 ? req->segs[1] : NULL;
@@ -82,8 +82,8 @@ void reg_authz_need(const struct reg_rest_req *req, struct reg_need *out)
             need(out, r, name, REG_OP_DESCRIBE_CONFIGS);
         else if (method_is(req, "PUT") || method_is(req, "DELETE"))
             need(out, r, name, REG_OP_ALTER_CONFIGS);
-    } else if (!strcmp(top, "compatibility") && (n == 4 || n == 5) &&
-               seg_is(req, 1, "subjects") && seg_is(req, 3, "versions")) {
+    } else if (!strcmp(top, "compatibility") && (n == 4 || n == 5) && seg_is(req, 1, "subjects") &&
+               seg_is(req, 3, "versions")) {
         if (method_is(req, "POST"))
             need(out, REG_RESOURCE_SUBJECT, req->segs[2], REG_OP_READ);
     }
@@ -95,8 +95,8 @@ static void denied(struct reg_result *res, enum reg_op op, const char *what, con
         reg_rest_error(res, REG_AUTHZ_DENIED, "User is denied operation %s on %s: %s",
                        reg_op_name(op), what, name);
     else
-        reg_rest_error(res, REG_AUTHZ_DENIED, "User is denied operation %s on %s",
-                       reg_op_name(op), what);
+        reg_rest_error(res, REG_AUTHZ_DENIED, "User is denied operation %s on %s", reg_op_name(op),
+                       what);
 }
 
 /* Confluent's SCHEMA_READ: READ on at least one subject that has a version with the id. */

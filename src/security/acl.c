@@ -132,8 +132,8 @@ static bool host_valid(const char *h)
 
 bool acl_resource_type_concrete(enum acl_resource_type t)
 {
-    return in_range((int)t, ACL_RESOURCE_TOPIC, ACL_RESOURCE_USER) ||
-           t == ACL_RESOURCE_REGISTRY || t == ACL_RESOURCE_SUBJECT;
+    return in_range((int)t, ACL_RESOURCE_TOPIC, ACL_RESOURCE_USER) || t == ACL_RESOURCE_REGISTRY ||
+           t == ACL_RESOURCE_SUBJECT;
 }
 
 static bool types_storable(const struct acl_binding *b)

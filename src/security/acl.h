@@ -263,7 +263,8 @@ bool acl_super_users_contains(const struct acl_super_users *su, const char *prin
 
 /* Never NULL. Operations, resource types and permissions in Kafka's Pascal case ("Read",
  * "ClusterAction", "TransactionalId", "Allow"; "Registry", "Subject"); pattern types in upper
- * case as Kafka prints them ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or "UNKNOWN"). */
+ * case as Kafka prints them ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or
+ * "UNKNOWN"). */
 const char *acl_resource_type_name(enum acl_resource_type t);
 const char *acl_pattern_type_name(enum acl_pattern_type t);
 const char *acl_operation_name(enum acl_operation op);

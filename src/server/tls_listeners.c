@@ -65,8 +65,7 @@ static int cluster_start(struct tls_listeners *t, struct broker_config *cfg, cha
 /* An HTTP listener's context from settings (NULL: none, plain HTTP) into *ctx and *hook.
  * Returns 0 or -1 with err naming what (its keys). */
 static int http_start(const struct tls_settings *settings, const char *name, const char *what,
-                      struct tls_context **ctx, struct listener_tls *hook, char *err,
-                      size_t errcap)
+                      struct tls_context **ctx, struct listener_tls *hook, char *err, size_t errcap)
 {
     if (!settings)
         return 0;
@@ -129,8 +128,8 @@ int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, c
         if (!t)
             t = mem_calloc(1, sizeof(*t));
         if (http_start(cfg->admin_port >= 0 ? cfg->admin_ssl : NULL, "admin",
-                       "admin.listener (admin.listener.ssl.*)", &t->admin_ctx, &t->admin_hook,
-                       err, errcap) != 0 ||
+                       "admin.listener (admin.listener.ssl.*)", &t->admin_ctx, &t->admin_hook, err,
+                       errcap) != 0 ||
             http_start(cfg->registry_port >= 0 ? cfg->registry_ssl : NULL, "schema-registry",
                        "schema.registry.listener (schema.registry.listener.ssl.*)",
                        &t->registry_ctx, &t->registry_hook, err, errcap) != 0) {

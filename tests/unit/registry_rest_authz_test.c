@@ -118,8 +118,8 @@ static bool fake_allows(void *data, enum reg_resource r, const char *name, enum 
     ASSERT(r == REG_RESOURCE_REGISTRY ? name == NULL : name != NULL);
     for (size_t i = 0; i < f->n; i++)
         if (f->rules[i].resource == r && f->rules[i].op == op &&
-            (r == REG_RESOURCE_REGISTRY || !strncmp(name, f->rules[i].prefix,
-                                                    strlen(f->rules[i].prefix))))
+            (r == REG_RESOURCE_REGISTRY ||
+             !strncmp(name, f->rules[i].prefix, strlen(f->rules[i].prefix))))
             return true;
     return false;
 }
@@ -137,8 +137,8 @@ static struct answer run(struct reg_store *st, const struct reg_authz *z, const 
     snprintf(buf, sizeof buf, "%s", line);
     char *sp = strchr(buf, ' ');
     *sp = '\0';
-    struct reg_rest_req q = {.method = buf, .body = body ? body : "",
-                             .body_len = body ? strlen(body) : 0, .authz = z};
+    struct reg_rest_req q = {
+        .method = buf, .body = body ? body : "", .body_len = body ? strlen(body) : 0, .authz = z};
     for (char *seg = strtok(sp + 1, "/"); seg; seg = strtok(NULL, "/"))
         q.segs[q.n_segs++] = seg;
     struct reg_result res;
@@ -160,7 +160,7 @@ static struct answer run(struct reg_store *st, const struct reg_authz *z, const 
     do {                                                                                           \
         struct answer a_ = run((st_), (z_), (line_), (body_));                                     \
         if (a_.status != (want_status_) || !strstr(a_.body, (want_text_)))                         \
-            test_fail(__FILE__, __LINE__, "%s\n    got %d %s\n    want %d ...%s...", (line_),     \
+            test_fail(__FILE__, __LINE__, "%s\n    got %d %s\n    want %d ...%s...", (line_),      \
                       a_.status, a_.body, (want_status_), (want_text_));                           \
     } while (0)
 
@@ -190,7 +190,8 @@ TEST(registry_authz_denies_with_40301_filters_lists_and_reads_ids_by_subject)
     ASSERT_EQ(f.audited, 2);
     /* a listing names only what it may describe, and such checks are not audited */
     EXPECT(&st, &z, "GET /subjects", NULL, 200, "[\"orders-key\",\"orders-value\"]");
-    EXPECT(&st, NULL, "GET /subjects", NULL, 200, "[\"orders-key\",\"orders-value\",\"pay-value\"]");
+    EXPECT(&st, NULL, "GET /subjects", NULL, 200,
+           "[\"orders-key\",\"orders-value\",\"pay-value\"]");
     ASSERT_EQ(f.audited, 2);
     ASSERT_CMP(f.quiet, >=, 3);
     /* ids: READ on some subject using it */
@@ -201,7 +202,8 @@ TEST(registry_authz_denies_with_40301_filters_lists_and_reads_ids_by_subject)
            "[{\"subject\":\"orders-value\",\"version\":1}]");
     EXPECT(&st, &z, "GET /schemas/ids/99", NULL, 404, "\"error_code\":40403");
     /* the registry as a whole and other subjects' settings: refused */
-    EXPECT(&st, &z, "GET /config", NULL, 403, "User is denied operation DescribeConfigs on Registry");
+    EXPECT(&st, &z, "GET /config", NULL, 403,
+           "User is denied operation DescribeConfigs on Registry");
     EXPECT(&st, &z, "PUT /config", "{\"compatibility\":\"NONE\"}", 403,
            "User is denied operation AlterConfigs on Registry\"");
     EXPECT(&st, &z, "GET /config/pay-value", NULL, 403,

@@ -763,8 +763,8 @@ TEST(security_acl_registry_and_subject_types_store_and_decide_as_kafka_types)
     ASSERT_EQ(az(s, "User:alice", ACL_OP_ALTER_CONFIGS, ACL_RESOURCE_REGISTRY, ACL_REGISTRY_NAME),
               ACL_DENIED);
     /* filters: by type, and ANY sees every type */
-    struct acl_filter f = {ACL_RESOURCE_SUBJECT, ACL_PATTERN_ANY, NULL, NULL, NULL, ACL_OP_ANY,
-                           ACL_PERM_ANY};
+    struct acl_filter f = {ACL_RESOURCE_SUBJECT, ACL_PATTERN_ANY, NULL, NULL, NULL,
+                           ACL_OP_ANY,           ACL_PERM_ANY};
     ASSERT_EQ(acl_filter_check(&f), 0);
     size_t pos = 0, n = 0;
     while (acl_store_next(s, &f, &pos))
