@@ -9,7 +9,8 @@
 # message), GET /subjects lists only what each may describe, GET /schemas/ids/{id} follows
 # Confluent's SCHEMA_READ rule (READ on a subject using the id), the global config is refused
 # to alice and allowed to admin; denials are counted (streampulse_authorizations_total) and
-# logged (api=SchemaRegistry). Then HTTPS on the listener (schema.registry.listener.ssl.*)
+# logged (api=SchemaRegistry). On three nodes, ACLs made at node 1 are enforced at a node that
+# forwards its writes to `_schemas`' leader, and decided there. Then HTTPS on the listener (schema.registry.listener.ssl.*)
 # bound beyond loopback, with SchemaRegistryClient's ssl.ca.location, and the startup refused
 # for BASIC beyond loopback without a keystore. With NONE and the authorizer on, requests are
 # User:ANONYMOUS's.
@@ -121,6 +122,36 @@ denied_after=$(denied_count)
 grep 'authorization_denied' "$BROKER_LOG" | grep -q 'api=SchemaRegistry' ||
     fail "no authorization_denied line for the registry in the broker log"
 stop_broker
+
+note "three nodes: ACLs made at node 1 enforced at a node that forwards writes to the leader"
+start_cluster 3 "${AUTHZ[@]}"
+B1=127.0.0.1:${CL_PORT[1]}
+for u in admin alice bob; do
+    echo "$u-pw" | "$SP" user create "$u" --password-stdin -b "$B1" >/dev/null || fail "user create $u at node 1"
+done
+"$SP" acl add -b "$B1" --allow-principal User:alice --operation Write --registry-subject orders-value >/dev/null &&
+    "$SP" acl add -b "$B1" --allow-principal User:bob --operation Read --registry-subject orders-value >/dev/null ||
+    fail "acl add at node 1"
+at() { # NODE USER METHOD PATH [BODY]: as code, at node NODE's registry
+    local n=$1
+    shift
+    REGISTRY=${CL_REG[$n]} code "$@"
+}
+seeded() { [ "$(at 1 admin POST /subjects/seed-value/versions '{"schema":"\"int\""}')" = 200 ]; }
+WAIT_S=20 poll_until seeded || fail "admin cannot register at node 1: $(cat "$TMP/body")"
+lead=$(kcat -L -b "$B1" -t _schemas 2>/dev/null | sed -n 's/.*partition 0, leader \([0-9]*\),.*/\1/p')
+[ -n "$lead" ] || fail "no leader of _schemas"
+f=1
+[ "$lead" != 1 ] || f=2
+alice_at_f() { [ "$(at $f alice POST /subjects/orders-value/versions '{"schema":"\"long\""}')" = 200 ]; }
+poll_until alice_at_f || fail "alice at node $f (not the leader, $lead): $(cat "$TMP/body")"
+got=$(at $f bob POST /subjects/orders-value/versions '{"schema":"\"string\""}')
+[ "$got" = 403 ] && grep -qF '"error_code":40301' "$TMP/body" || fail "bob at node $f: $got $(cat "$TMP/body")"
+grep 'authorization_denied' "$TMP/node$f.log" | grep -q 'principal=User:bob' ||
+    fail "bob's denial not decided at node $f, the one he asked"
+bob_lists() { [ "$(at $f bob GET /subjects)" = 200 ] && [ "$(cat "$TMP/body")" = '["orders-value"]' ]; }
+poll_until bob_lists || fail "bob's subjects at node $f: $(cat "$TMP/body")"
+for i in 1 2 3; do stop_node "$i"; done
 
 note "refused: BASIC beyond loopback without schema.registry.listener.ssl.keystore.location"
 RPORT=$(free_port)
