@@ -5,7 +5,9 @@
  * A binding (struct acl_binding) says: PRINCIPAL from HOST is ALLOWed or DENYed OPERATION on the
  * resources of RESOURCE_TYPE that a PATTERN names. The pattern is LITERAL (the name itself, or
  * "*" for every resource of the type) or PREFIXED (every name that starts with it). Codes are
- * Kafka's wire values, so the fields of CreateAcls, DescribeAcls and DeleteAcls map 1:1.
+ * Kafka's wire values, so the fields of CreateAcls, DescribeAcls and DeleteAcls map 1:1; the
+ * schema registry's two resource types (REGISTRY, SUBJECT) have codes of ours beyond Kafka's,
+ * and the same rules.
  *
  * The decision (acl_authorize), for a request by principal P from host H to do operation OP on
  * the resource of type T named N:
