@@ -57,8 +57,8 @@ bool authz_allows_some_topic(struct request *req, enum acl_operation op);
 
 /* As authz_allows, for a principal and host that are not a Kafka session's: the schema
  * registry's listener (server/registry_http.c) with its HTTP Basic user; host as inet_ntop
- * writes the client's address (IPv4-mapped IPv6 as IPv4). name is NUL-terminated. Always true
- * with the authorizer off. */
+ * writes the client's address (IPv4-mapped IPv6 as IPv4). name is NUL-terminated; one over
+ * ACL_NAME_MAX bytes is allowed to super users only. Always true with the authorizer off. */
 bool authz_allows_principal(struct broker *b, const char *principal, const char *host,
                             enum acl_operation op, enum acl_resource_type t, const char *name,
                             bool audit);

@@ -116,6 +116,12 @@ got=$(code bob GET /subjects)
 [ "$(code bob GET /subjects/orders-value/versions/latest)" = 200 ] || fail "bob reads: $(cat "$TMP/body")"
 [ "$(code bob DELETE /subjects/orders-value)" = 403 ] || fail "bob deletes: $(cat "$TMP/body")"
 [ "$(code admin GET /subjects/orders-value/versions)" = 200 ] || fail "admin: $(cat "$TMP/body")"
+# a subject longer than any binding's name (255 bytes): a super user's, nobody else's
+long=orders-$(printf 'x%.0s' $(seq 1 300))
+[ "$(code admin POST "/subjects/$long/versions" '{"schema":"\"int\""}')" = 200 ] ||
+    fail "admin registers a 307-byte subject: $(cat "$TMP/body")"
+[ "$(code alice POST "/subjects/$long/versions" '{"schema":"\"int\""}')" = 403 ] ||
+    fail "alice registers a 307-byte subject: $(cat "$TMP/body")"
 denied_after=$(denied_count)
 [ -n "$denied_before" ] && [ "$denied_after" -ge $((denied_before + 10)) ] ||
     fail "denials not counted: $denied_before -> $denied_after"
