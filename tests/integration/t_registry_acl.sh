@@ -11,7 +11,8 @@
 # to alice and allowed to admin; denials are counted (streampulse_authorizations_total) and
 # logged (api=SchemaRegistry). On three nodes, ACLs made at node 1 are enforced at a node that
 # forwards its writes to `_schemas`' leader, and decided there. Then HTTPS on the listener (schema.registry.listener.ssl.*)
-# bound beyond loopback, with SchemaRegistryClient's ssl.ca.location, and the startup refused
+# bound beyond loopback, with SchemaRegistryClient's ssl.ca.location, its certificate reloaded on
+# SIGHUP, and the startup refused
 # for BASIC beyond loopback without a keystore. With NONE and the authorizer on, requests are
 # User:ANONYMOUS's.
 # timeout: 60
@@ -170,8 +171,10 @@ timeout 20 "$SP" serve --set "log.dirs=$TMP/refused" --set "listeners=PLAINTEXT:
     fail "BASIC on 0.0.0.0 without TLS: exit $rc: $(cat "$TMP/refused.out")"
 
 note "HTTPS beyond loopback: SchemaRegistryClient with ssl.ca.location"
+RKS=$TMP/registry-keystore.pem
+cp "$P/keystore.pem" "$RKS"
 start_broker "${AUTHZ[@]}" --set "schema.registry.listener=0.0.0.0:$RPORT" \
-    --set "schema.registry.listener.ssl.keystore.location=$P/keystore.pem"
+    --set "schema.registry.listener.ssl.keystore.location=$RKS"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$RPORT/subjects" || true)" != 200 ] ||
     fail "plain HTTP answered on the HTTPS port"
 # requests lets REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE override the session's verify, which is
@@ -198,6 +201,14 @@ PYEOF
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$P/evil-ca.pem" -u bob:bob-pw \
     "https://127.0.0.1:$RPORT/subjects" || true)
 [ "$code" = 000 ] || fail "a client trusting another CA got an answer: $code"
+# a new certificate on SIGHUP, as the admin listener's
+R=127.0.0.1:$RPORT
+[ "$(cert_serial "$R" "$P/ca.pem")" = 1001 ] || fail "first registry certificate: $(cert_serial "$R" "$P/ca.pem")"
+cp "$P/keystore2.pem" "$RKS.new" && mv "$RKS.new" "$RKS"
+kill -HUP "$BROKER_PID"
+poll_until grep -q "event=tls_reloaded listener=schema-registry why=sighup .*serial=1002" "$BROKER_LOG" ||
+    fail "SIGHUP did not reload the registry's keystore"
+[ "$(cert_serial "$R" "$P/ca.pem")" = 1002 ] || fail "after SIGHUP: serial $(cert_serial "$R" "$P/ca.pem")"
 stop_broker
 
 note "authentication NONE with the authorizer on: requests are User:ANONYMOUS's"
