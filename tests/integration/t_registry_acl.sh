@@ -9,12 +9,12 @@
 # message), GET /subjects lists only what each may describe, GET /schemas/ids/{id} follows
 # Confluent's SCHEMA_READ rule (READ on a subject using the id), the global config is refused
 # to alice and allowed to admin; denials are counted (streampulse_authorizations_total) and
-# logged (api=SchemaRegistry). On three nodes, ACLs made at node 1 are enforced at a node that
-# forwards its writes to `_schemas`' leader, and decided there. Then HTTPS on the listener (schema.registry.listener.ssl.*)
-# bound beyond loopback, with SchemaRegistryClient's ssl.ca.location, its certificate reloaded on
-# SIGHUP, and the startup refused
-# for BASIC beyond loopback without a keystore. With NONE and the authorizer on, requests are
-# User:ANONYMOUS's.
+# logged (api=SchemaRegistry); a subject longer than any binding's name is a super user's only.
+# On three nodes, ACLs made at node 1 are enforced at a node that forwards its writes to
+# `_schemas`' leader, and decided there. Then HTTPS on the listener
+# (schema.registry.listener.ssl.*) bound beyond loopback, with SchemaRegistryClient's
+# ssl.ca.location, its certificate reloaded on SIGHUP; the startup refused for BASIC beyond
+# loopback without a keystore; with NONE and the authorizer on, requests are User:ANONYMOUS's.
 # timeout: 60
 source "$(dirname "$0")/lib.sh"
 P=$TMP/pki
