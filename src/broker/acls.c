@@ -11,7 +11,9 @@
  *   - DescribeAcls lists the committed bindings that match the filter (acl_filter_matches),
  *     grouped by resource pattern in the image's order.
  *   - CreateAcls checks each binding (acl_binding_check: INVALID_REQUEST with the reason) and
- *     turns each into one ACL controller command.
+ *     turns each into one ACL controller command. Besides Kafka's resource types it takes the
+ *     schema registry's, REGISTRY (100) and SUBJECT (101) of security/acl.h; Kafka's clients
+ *     see those only when they list with resource type ANY.
  *   - DeleteAcls finds, per filter, the committed bindings that match it and removes each with
  *     one ACL command; a filter's result lists them, each with its command's error.
  * Creations and deletions are answered once every command is; they are visible at every node
@@ -258,7 +260,8 @@ int handle_create_acls(struct request *req)
                 res->error_message = kstr_c(
                     "Invalid binding: the resource type, pattern type (LITERAL or PREFIXED), "
                     "operation and permission must be concrete, the principal User:NAME and "
-                    "the host * or an IP address");
+                    "the host * or an IP address; a Registry (100) binding is LITERAL "
+                    "schema-registry or *");
                 continue;
             }
             submit(req->b, op, &bd, false, &res->error_code, &res->error_message);

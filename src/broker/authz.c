@@ -184,9 +184,8 @@ static const char *session_host(struct session *s)
     return s->acl_host;
 }
 
-static void log_denied(struct authz *z, struct request *req, const char *principal,
-                       const char *host, enum acl_operation op, enum acl_resource_type t,
-                       const char *name)
+static void log_denied(struct authz *z, const char *api, const char *principal, const char *host,
+                       enum acl_operation op, enum acl_resource_type t, const char *name)
 {
     int64_t now = time_mono_ms();
     if (z->last_log_ms != 0 && now - z->last_log_ms < LOG_EVERY_MS) {
@@ -195,10 +194,28 @@ static void log_denied(struct authz *z, struct request *req, const char *princip
     }
     log_info("authorization_denied",
              "principal=%s host=%s operation=%s resource=%s:%s api=%s not_logged=%" PRIu64,
-             principal, host, acl_operation_name(op), acl_resource_type_name(t), name,
-             kafka_api_name(req->hdr.api_key), z->unlogged);
+             principal, host, acl_operation_name(op), acl_resource_type_name(t), name, api,
+             z->unlogged);
     z->last_log_ms = now;
     z->unlogged = 0;
+}
+
+/* The decision for principal from host, counted (and with audit, a denial logged as api's). */
+static bool decide_for(struct authz *z, const char *api, const char *principal, const char *host,
+                       enum acl_operation op, enum acl_resource_type t, struct kstr name,
+                       bool audit)
+{
+    char nm[ACL_NAME_MAX + 1];
+    bool ok = name.len > 0 && acl_str_copy(nm, sizeof(nm), name.p, (size_t)name.len) == 0;
+    ok = ok && acl_authorize(z->store, principal, host, op, t, nm, &z->settings) == ACL_ALLOWED;
+    if (ok) {
+        z->allowed++;
+        return true;
+    }
+    z->denied++;
+    if (audit)
+        log_denied(z, api, principal, host, op, t, name.len > 0 ? nm : "");
+    return false;
 }
 
 static bool decide(struct request *req, enum acl_operation op, enum acl_resource_type t,
@@ -207,19 +224,24 @@ static bool decide(struct request *req, enum acl_operation op, enum acl_resource
     struct authz *z = ready(req->b);
     if (!z)
         return true;
-    char nm[ACL_NAME_MAX + 1];
-    bool ok = name.len > 0 && acl_str_copy(nm, sizeof(nm), name.p, (size_t)name.len) == 0;
-    const char *principal = session_principal(req->s);
-    const char *host = session_host(req->s);
-    ok = ok && acl_authorize(z->store, principal, host, op, t, nm, &z->settings) == ACL_ALLOWED;
-    if (ok) {
+    return decide_for(z, kafka_api_name(req->hdr.api_key), session_principal(req->s),
+                      session_host(req->s), op, t, name, audit);
+}
+
+bool authz_allows_principal(struct broker *b, const char *principal, const char *host,
+                            enum acl_operation op, enum acl_resource_type t, const char *name,
+                            bool audit)
+{
+    struct authz *z = ready(b);
+    if (!z)
+        return true;
+    /* a subject name may be longer than any binding's (ACL_NAME_MAX): no binding can name it,
+     * but a super user may still do everything */
+    if (strlen(name) > ACL_NAME_MAX && acl_super_users_contains(z->super_users, principal)) {
         z->allowed++;
         return true;
     }
-    z->denied++;
-    if (audit)
-        log_denied(z, req, principal, host, op, t, name.len > 0 ? nm : "");
-    return false;
+    return decide_for(z, "SchemaRegistry", principal, host, op, t, kstr_c(name), audit);
 }
 
 bool authz_allows(struct request *req, enum acl_operation op, enum acl_resource_type t,
@@ -279,6 +301,7 @@ bool authz_allows_some_topic(struct request *req, enum acl_operation op)
         }
     }
     z->denied++;
-    log_denied(z, req, principal, host, op, ACL_RESOURCE_TOPIC, "(any)");
+    log_denied(z, kafka_api_name(req->hdr.api_key), principal, host, op, ACL_RESOURCE_TOPIC,
+               "(any)");
     return false;
 }

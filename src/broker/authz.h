@@ -14,7 +14,10 @@
  *
  * Denials are counted in streampulse_authorizations_total{result="denied"} and logged (at most
  * one line a second, with the count of lines left out); checks a handler makes only to filter
- * (Metadata's topic list, ListGroups) are counted but not logged. */
+ * (Metadata's topic list, ListGroups) are counted but not logged. The schema registry's
+ * requests are decided here too (authz_allows_principal: its resource types REGISTRY and
+ * SUBJECT, the HTTP Basic user's principal), counted and logged the same way
+ * (api=SchemaRegistry). */
 #ifndef SP_BROKER_AUTHZ_H
 #define SP_BROKER_AUTHZ_H
 
@@ -51,6 +54,14 @@ bool authz_allows_cluster(struct request *req, enum acl_operation op);
  * by InitProducerId without IDEMPOTENT_WRITE on the cluster): some ALLOW binding for op (or
  * ALL) on topics applies to it and the topics it names are not all denied to it. */
 bool authz_allows_some_topic(struct request *req, enum acl_operation op);
+
+/* As authz_allows, for a principal and host that are not a Kafka session's: the schema
+ * registry's listener (server/registry_http.c) with its HTTP Basic user; host as inet_ntop
+ * writes the client's address (IPv4-mapped IPv6 as IPv4). name is NUL-terminated; one over
+ * ACL_NAME_MAX bytes is allowed to super users only. Always true with the authorizer off. */
+bool authz_allows_principal(struct broker *b, const char *principal, const char *host,
+                            enum acl_operation op, enum acl_resource_type t, const char *name,
+                            bool audit);
 
 /* Counters for /metrics. */
 void authz_counts(const struct broker *b, uint64_t *allowed, uint64_t *denied);

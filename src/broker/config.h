@@ -104,6 +104,8 @@ struct broker_config {
     struct tls_settings *admin_ssl;           /* admin.listener.ssl.*: HTTPS and Basic auth
                                                  (owned by the config); NULL: plain HTTP */
     char registry_host[BROKER_HOST_MAX];      /* schema.registry.listener: the REST API */
+    struct tls_settings *registry_ssl;        /* schema.registry.listener.ssl.*: HTTPS (owned
+                                                 by the config); NULL: plain HTTP */
     int registry_port;                        /* -1: no schema registry (empty value) */
     int32_t registry_replication_factor;      /* schema.registry.topic.replication.factor */
     char registry_auth_method[16];            /* schema.registry.authentication.method */

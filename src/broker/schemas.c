@@ -27,7 +27,15 @@
  *   QUEUED    --dispatch: someone else leads (or no local replica)--> FORWARDED
  *   WRITING   --committed and applied--> answered;  --append failed--> answered (50001)
  *   FORWARDED --answer from the leader--> answered (relayed)
- *   any       --deadline--> answered (50002, or 50003 for a forward) */
+ *   any       --deadline--> answered (50002, or 50003 for a forward)
+ *
+ * Authorization (registry/rest_authz.h; a request with its authz hook, from this broker's
+ * listener): a route that needs one resource is decided in schemas_handle, before the op is
+ * queued or forwarded, so the broker the client talks to decides; the op then carries no hook.
+ * Listings and schema ids are decided against the store when the op is evaluated here (the hook
+ * stays on it); one this broker would have to forward (no replica of `_schemas`) is refused,
+ * since the leader cannot filter for a principal it does not know. Requests forwarded to us
+ * carry no hook: their asker decided. */
 #include "broker/schemas.h"
 
 #include <inttypes.h>
@@ -48,6 +56,7 @@
 #include "controller/image.h"
 #include "kafka/batch.h"
 #include "registry/rest.h"
+#include "registry/rest_authz.h"
 #include "registry/store.h"
 #include "replication/host.h"
 #include "replication/replica.h"
@@ -413,6 +422,13 @@ static bool dispatch(struct schemas *sr, struct sr_op *op)
     }
     if (leader >= 0 && leader != sr->b->cfg->node_id &&
         (reg_rest_is_write(req) || forward_read)) {
+        if (req->authz) { /* a listing or a schema id: see the authorization note above */
+            op_fail(sr, op, REG_AUTHZ_DENIED,
+                    "User is denied this request here: with "
+                    "authorization on, listings and schema ids are answered by brokers that "
+                    "hold a replica of _schemas");
+            return true;
+        }
         forward(sr, op, leader);
         return op->state == OP_FORWARDED;
     }
@@ -512,6 +528,29 @@ static bool admit(struct schemas *sr, struct sr_op *op)
     return true;
 }
 
+/* A route that needs one resource, decided now (see the authorization note above): true if the
+ * op may go on (its hook kept only if the store must decide more), else answered 403. */
+static bool authorize_early(struct schemas *sr, struct sr_op *op, const struct reg_rest_req *req)
+{
+    if (!req->authz)
+        return true;
+    struct reg_need nd;
+    reg_authz_need(req, &nd);
+    if (nd.kind == REG_NEED_OPEN)
+        return true;
+    if (nd.kind != REG_NEED_RESOURCE) {
+        op->req.req.authz = req->authz;
+        return true;
+    }
+    struct reg_result res;
+    reg_result_init(&res);
+    bool ok = reg_authz_check(&sr->st, req, &res);
+    if (!ok)
+        op_answer(sr, op, &res);
+    reg_result_free(&res);
+    return ok;
+}
+
 void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_done_fn done,
                     void *arg)
 {
@@ -519,7 +558,8 @@ void schemas_handle(struct broker *b, const struct reg_rest_req *req, schemas_do
     struct sr_op *op = op_new(sr, req);
     op->done = done;
     op->arg = arg;
-    admit(sr, op);
+    if (authorize_early(sr, op, req))
+        admit(sr, op);
 }
 
 bool schemas_subject_uses(struct broker *b, const char *subject, int32_t id)

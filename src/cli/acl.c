@@ -2,9 +2,9 @@
  * (kafka.admin.AclCommand) manages them, through CreateAcls (30), DescribeAcls (29) and
  * DeleteAcls (31).
  *
- * A command line names resources (--topic, --group, --transactional-id, each repeatable, and
- * --cluster) and entries (principals x hosts x operations, with a permission). The command is
- * the product of the two:
+ * A command line names resources (--topic, --group, --transactional-id, --registry-subject,
+ * each repeatable, and --cluster, --registry-global) and entries (principals x hosts x
+ * operations, with a permission). The command is the product of the two:
  *   add     one binding per (resource, principal, host, operation);
  *   remove  one filter per the same product, what was not given left open (any principal, host,
  *           operation, permission);
@@ -74,6 +74,8 @@ enum {
     OPT_GROUP,
     OPT_CLUSTER,
     OPT_TXN_ID,
+    OPT_REGISTRY_SUBJECT,
+    OPT_REGISTRY_GLOBAL,
     OPT_PATTERN,
     OPT_ALLOW_PRINCIPAL,
     OPT_DENY_PRINCIPAL,
@@ -107,6 +109,8 @@ static const char acl_help[] =
     "Resources (repeatable and combinable; the literal name \"*\" is every resource of its type):\n"
     "      --topic NAME               --group NAME\n"
     "      --transactional-id ID      --cluster          (the one cluster resource)\n"
+    "      --registry-subject NAME    a schema registry subject (Redpanda's rpk flag)\n"
+    "      --registry-global          the schema registry as a whole (global config and mode)\n"
     "      --resource-pattern-type T  literal (default) or prefixed: the pattern the names make;\n"
     "                                 list and remove also take any (any pattern type, the name\n"
     "                                 exactly) and match (every pattern that covers the name:\n"
@@ -131,8 +135,9 @@ static const char acl_help[] =
     "\n"
     "On a PLAINTEXT connection (the default) the ACL requests are sent directly, so every\n"
     "resource type and every error of the broker comes through; -X security.protocol=SSL or\n"
-    "SASL_* goes through librdkafka 2.0.2, which has no --transactional-id and cannot tell an\n"
-    "empty listing from a refused one. Exit 1 when the broker refused a binding or filter.\n"
+    "SASL_* goes through librdkafka 2.0.2, which has no --transactional-id nor the registry's\n"
+    "resources and cannot tell an empty listing from a refused one. Exit 1 when the broker\n"
+    "refused a binding or filter.\n"
     "\n" CLI_COMMON_HELP;
 
 static const struct option acl_longopts[] = {
@@ -140,6 +145,8 @@ static const struct option acl_longopts[] = {
     {"group", required_argument, NULL, OPT_GROUP},
     {"cluster", no_argument, NULL, OPT_CLUSTER},
     {"transactional-id", required_argument, NULL, OPT_TXN_ID},
+    {"registry-subject", required_argument, NULL, OPT_REGISTRY_SUBJECT},
+    {"registry-global", no_argument, NULL, OPT_REGISTRY_GLOBAL},
     {"resource-pattern-type", required_argument, NULL, OPT_PATTERN},
     {"allow-principal", required_argument, NULL, OPT_ALLOW_PRINCIPAL},
     {"deny-principal", required_argument, NULL, OPT_DENY_PRINCIPAL},
@@ -192,6 +199,7 @@ struct acl_opts {
     uint32_t ops;              /* --operation: bit 1 << enum acl_operation */
     const char *bad_operation; /* the first --operation that did not parse */
     bool cluster;              /* --cluster given */
+    bool registry_global;      /* --registry-global given */
     bool producer;             /* --producer */
     bool consumer;             /* --consumer */
     bool idempotent;           /* --idempotent */
@@ -243,6 +251,10 @@ static const char *resource_flag(enum acl_resource_type t)
         return "--cluster";
     case ACL_RESOURCE_TRANSACTIONAL_ID:
         return "--transactional-id";
+    case ACL_RESOURCE_SUBJECT:
+        return "--registry-subject";
+    case ACL_RESOURCE_REGISTRY:
+        return "--registry-global";
     default:
         return "?";
     }
@@ -257,6 +269,10 @@ static const char *resource_words(enum acl_resource_type t)
         return "a group";
     case ACL_RESOURCE_CLUSTER:
         return "the cluster";
+    case ACL_RESOURCE_SUBJECT:
+        return "a subject";
+    case ACL_RESOURCE_REGISTRY:
+        return "the registry";
     default:
         return "a transactional id";
     }
@@ -277,6 +293,10 @@ static uint32_t valid_ops(enum acl_resource_type t)
                OP(ALTER_CONFIGS) | OP(IDEMPOTENT_WRITE) | OP(ALTER) | OP(DESCRIBE);
     case ACL_RESOURCE_TRANSACTIONAL_ID:
         return OP(ALL) | OP(DESCRIBE) | OP(WRITE);
+    case ACL_RESOURCE_SUBJECT: /* Redpanda's Schema Registry Authorization */
+    case ACL_RESOURCE_REGISTRY:
+        return OP(ALL) | OP(READ) | OP(WRITE) | OP(DELETE) | OP(DESCRIBE) | OP(DESCRIBE_CONFIGS) |
+               OP(ALTER_CONFIGS);
     default:
         return 0;
     }
@@ -979,6 +999,12 @@ static int parse_opt(struct acl_opts *o, int opt, const char *arg)
     case OPT_CLUSTER:
         o->cluster = true;
         return 0;
+    case OPT_REGISTRY_SUBJECT:
+        add_resource(o, ACL_RESOURCE_SUBJECT, arg);
+        return 0;
+    case OPT_REGISTRY_GLOBAL:
+        o->registry_global = true;
+        return 0;
     case OPT_PATTERN:
         o->pattern_arg = arg;
         return 0;
@@ -1037,8 +1063,8 @@ static int parse_args(struct cli_common *c, struct acl_opts *o, int argc, char *
     }
     if (optind < argc) {
         cli_error(c,
-                  "unexpected argument '%s' (name resources with --topic, --group, --cluster "
-                  "or --transactional-id)",
+                  "unexpected argument '%s' (name resources with --topic, --group, --cluster, "
+                  "--transactional-id, --registry-subject or --registry-global)",
                   argv[optind]);
         return -1;
     }
@@ -1147,16 +1173,21 @@ static int check_pattern(const struct cli_common *c, struct acl_opts *o)
             return -1;
         }
     }
-    if (o->cluster && p == ACL_PATTERN_PREFIXED) {
-        cli_error(c, "--cluster: the cluster resource has a literal pattern only");
+    if ((o->cluster || o->registry_global) && p == ACL_PATTERN_PREFIXED) {
+        cli_error(c, "%s: the %s resource has a literal pattern only",
+                  o->cluster ? "--cluster" : "--registry-global",
+                  o->cluster ? "cluster" : "registry");
         return -1;
     }
     if (o->cluster || o->idempotent)
         add_resource(o, ACL_RESOURCE_CLUSTER, ACL_CLUSTER_NAME);
+    if (o->registry_global)
+        add_resource(o, ACL_RESOURCE_REGISTRY, ACL_REGISTRY_NAME);
     for (size_t i = 0; i < o->res.n; i++) {
         struct acl *a = &o->res.v[i];
         bool filter_type = p == ACL_PATTERN_ANY || p == ACL_PATTERN_MATCH;
-        a->pattern = a->type == ACL_RESOURCE_CLUSTER && !filter_type ? ACL_PATTERN_LITERAL : p;
+        bool single = a->type == ACL_RESOURCE_CLUSTER || a->type == ACL_RESOURCE_REGISTRY;
+        a->pattern = single && !filter_type ? ACL_PATTERN_LITERAL : p;
     }
     return 0;
 }
@@ -1181,8 +1212,9 @@ static int check_names(const struct cli_common *c, const struct acl_opts *o)
 static int resource_ops(const struct cli_common *c, const struct acl_opts *o, const struct acl *a,
                         uint32_t *mask)
 {
-    const char *name = a->type == ACL_RESOURCE_CLUSTER ? "" : a->name;
-    const char *sep = a->type == ACL_RESOURCE_CLUSTER ? "" : " ";
+    bool single = a->type == ACL_RESOURCE_CLUSTER || a->type == ACL_RESOURCE_REGISTRY;
+    const char *name = single ? "" : a->name;
+    const char *sep = single ? "" : " ";
     if (o->producer || o->consumer) {
         const char *roles = !o->consumer   ? "--producer grants"
                             : !o->producer ? "--consumer grants"
@@ -1328,7 +1360,8 @@ static int check_args(struct cli_common *c, struct acl_opts *o, struct acl_list 
     }
     const char *why = NULL;
     if (o->res.n == 0)
-        why = "name a resource: --topic, --group, --cluster or --transactional-id";
+        why = "name a resource: --topic, --group, --cluster, --transactional-id, "
+              "--registry-subject or --registry-global";
     else if (add && !o->allow_princ.n && !o->deny_princ.n)
         why = "give --allow-principal or --deny-principal";
     else if (add && !o->ops && !o->producer && !o->consumer)
@@ -1350,19 +1383,24 @@ static void opts_free(struct acl_opts *o)
     mem_free(o->deny_hosts.v);
 }
 
-static bool has_txn_id(const struct acl_list *items)
+/* The first item librdkafka 2.0.2 cannot carry (a type it does not know), or NULL. */
+static const struct acl *rdk_unsupported(const struct acl_list *items)
 {
-    for (size_t i = 0; i < items->n; i++)
-        if (items->v[i].type == ACL_RESOURCE_TRANSACTIONAL_ID)
-            return true;
-    return false;
+    for (size_t i = 0; i < items->n; i++) {
+        enum acl_resource_type t = items->v[i].type;
+        if (t == ACL_RESOURCE_TRANSACTIONAL_ID || t == ACL_RESOURCE_SUBJECT ||
+            t == ACL_RESOURCE_REGISTRY)
+            return &items->v[i];
+    }
+    return NULL;
 }
 
 static int run_sub(struct cli_common *c, struct acl_opts *o, struct acl_list *items)
 {
-    if (!plaintext(c) && has_txn_id(items)) {
-        cli_error(c, "--transactional-id: librdkafka 2.0.2 has no TransactionalId resource type; "
-                     "use a PLAINTEXT listener");
+    const struct acl *unsupported = plaintext(c) ? NULL : rdk_unsupported(items);
+    if (unsupported) {
+        cli_error(c, "%s: librdkafka 2.0.2 has no %s resource type; use a PLAINTEXT listener",
+                  resource_flag(unsupported->type), acl_resource_type_name(unsupported->type));
         return CLI_EXIT_USAGE;
     }
     if (!strcmp(o->sub, "remove") && !o->force) {

@@ -124,9 +124,16 @@ static bool quota_valid(const struct ctl_rec_quota *q)
            (q->deleted ? q->value == 0 : isfinite(q->value) && q->value > 0);
 }
 
+/* Resource types: Kafka's TOPIC..USER (2..7), and the schema registry's REGISTRY (100) and
+ * SUBJECT (101) of security/acl.h. */
+static bool acl_resource_type_valid(int8_t t)
+{
+    return (t >= 2 && t <= 7) || t == 100 || t == 101;
+}
+
 static bool acl_valid(const struct ctl_rec_acl *a)
 {
-    return a->resource_type >= 2 && a->resource_type <= 7 &&
+    return acl_resource_type_valid(a->resource_type) &&
            (a->pattern_type == 3 || a->pattern_type == 4) && a->operation >= 2 &&
            a->operation <= 14 && (a->permission == 2 || a->permission == 3) &&
            a->resource_name[0] != '\0' && a->principal[0] != '\0' && a->host[0] != '\0';

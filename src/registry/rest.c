@@ -18,6 +18,7 @@
 #include "base/json.h"
 #include "base/json_parse.h"
 #include "base/mem.h"
+#include "registry/rest_authz.h"
 
 #define JSON_BODY_DEPTH_MAX 64
 
@@ -596,6 +597,8 @@ static void route_subjects(const struct reg_store *st, const struct reg_rest_req
             continue;
         if (prefix && strncmp(s->name, prefix, strlen(prefix)))
             continue;
+        if (!reg_authz_may_list(req, s->name))
+            continue;
         names[n++] = s->name;
     }
     qsort(names, n, sizeof(*names), cmp_names);
@@ -787,7 +790,8 @@ static void route_id(const struct reg_store *st, const struct reg_rest_req *req,
         const struct reg_subject *s = v;
         for (size_t i = 0; i < s->n; i++)
             if (s->v[i].id == id->id && (deleted || !s->v[i].deleted)) {
-                names[nn++] = s->name;
+                if (reg_authz_may_list(req, s->name))
+                    names[nn++] = s->name;
                 break;
             }
     }
@@ -1033,6 +1037,8 @@ void reg_rest_handle(const struct reg_store *st, const struct reg_rest_req *req,
 {
     size_t n = req->n_segs;
     bool get = method_is(req, "GET") || method_is(req, "HEAD");
+    if (!reg_authz_check(st, req, out))
+        return;
     if (n == 0) {
         get ? (void)strbuf_puts(&out->body, "{}") : not_allowed(out);
         return;

@@ -49,6 +49,8 @@ struct reg_param {
     const char *value;
 };
 
+struct reg_authz;
+
 struct reg_rest_req {
     const char *method; /* NUL-terminated: "GET", "POST", ... */
     const char *segs[REG_SEGS_MAX]; /* path segments, percent-decoded, NUL-terminated */
@@ -57,6 +59,9 @@ struct reg_rest_req {
     size_t n_params;
     const char *body;
     size_t body_len;
+    const struct reg_authz *authz; /* NULL: every request allowed (no authorizer, or a request
+                                      forwarded here: authorized where the client asked);
+                                      else as registry/rest_authz.h says */
 };
 
 struct reg_write {
@@ -79,7 +84,8 @@ void reg_result_free(struct reg_result *r);
 /* Whether the request may change the state (register, delete, PUT/DELETE config and mode). */
 bool reg_rest_is_write(const struct reg_rest_req *req);
 
-/* Evaluates req against st into *out (initialised by the caller). */
+/* Evaluates req against st into *out (initialised by the caller): first the authorization
+ * (reg_authz_check: 403, 40301 when denied), then the route. */
 void reg_rest_handle(const struct reg_store *st, const struct reg_rest_req *req,
                      struct reg_result *out);
 

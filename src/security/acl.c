@@ -130,9 +130,15 @@ static bool host_valid(const char *h)
     return inet_pton(AF_INET, h, addr) == 1 || inet_pton(AF_INET6, h, addr) == 1;
 }
 
+bool acl_resource_type_concrete(enum acl_resource_type t)
+{
+    return in_range((int)t, ACL_RESOURCE_TOPIC, ACL_RESOURCE_USER) || t == ACL_RESOURCE_REGISTRY ||
+           t == ACL_RESOURCE_SUBJECT;
+}
+
 static bool types_storable(const struct acl_binding *b)
 {
-    return in_range((int)b->resource_type, ACL_RESOURCE_TOPIC, ACL_RESOURCE_USER) &&
+    return acl_resource_type_concrete(b->resource_type) &&
            (b->pattern_type == ACL_PATTERN_LITERAL || b->pattern_type == ACL_PATTERN_PREFIXED) &&
            in_range((int)b->operation, ACL_OP_ALL, ACL_OP_DESCRIBE_TOKENS) &&
            (b->permission == ACL_PERM_DENY || b->permission == ACL_PERM_ALLOW);
@@ -146,6 +152,11 @@ int acl_binding_check(const struct acl_binding *b)
         !terminated(b->principal, sizeof(b->principal)) || !terminated(b->host, sizeof(b->host)))
         return -ERR_INVALID;
     if (b->resource_name[0] == '\0' || !acl_principal_valid(b->principal) || !host_valid(b->host))
+        return -ERR_INVALID;
+    /* the registry is one resource: a prefix or another name would cover nothing or it */
+    if (b->resource_type == ACL_RESOURCE_REGISTRY &&
+        (b->pattern_type != ACL_PATTERN_LITERAL ||
+         (strcmp(b->resource_name, ACL_REGISTRY_NAME) && strcmp(b->resource_name, ACL_WILDCARD))))
         return -ERR_INVALID;
     return 0;
 }
@@ -200,7 +211,7 @@ static bool pattern_covers(const struct acl_binding *b, const char *name)
 
 int acl_filter_check(const struct acl_filter *f)
 {
-    if (!in_range((int)f->resource_type, ACL_RESOURCE_ANY, ACL_RESOURCE_USER) ||
+    if ((f->resource_type != ACL_RESOURCE_ANY && !acl_resource_type_concrete(f->resource_type)) ||
         !in_range((int)f->pattern_type, ACL_PATTERN_ANY, ACL_PATTERN_PREFIXED) ||
         !in_range((int)f->operation, ACL_OP_ANY, ACL_OP_DESCRIBE_TOKENS) ||
         !in_range((int)f->permission, ACL_PERM_ANY, ACL_PERM_ALLOW))
@@ -454,7 +465,7 @@ enum acl_result acl_authorize(const struct acl_store *store, const char *princip
     CHECK(store != NULL && principal != NULL && host != NULL && resource_name != NULL);
     DCHECK(store_check(store));
     if (!in_range((int)operation, ACL_OP_ALL, ACL_OP_DESCRIBE_TOKENS) ||
-        !in_range((int)resource_type, ACL_RESOURCE_TOPIC, ACL_RESOURCE_USER))
+        !acl_resource_type_concrete(resource_type))
         return ACL_DENIED;
     if (s != NULL && acl_super_users_contains(s->super_users, principal))
         return ACL_ALLOWED;
@@ -566,7 +577,7 @@ bool acl_super_users_contains(const struct acl_super_users *su, const char *prin
 
 /* --- Names ------------------------------------------------------------------------------ */
 
-/* One value's names; each table is indexed by the value's code. */
+/* One value's names; each table starts with its UNKNOWN (code 0). */
 struct name {
     int code;
     const char *pascal; /* Kafka's SecurityUtils spelling: "ClusterAction" */
@@ -582,6 +593,8 @@ static const struct name resource_names[] = {
     {ACL_RESOURCE_TRANSACTIONAL_ID, "TransactionalId", "TRANSACTIONAL_ID"},
     {ACL_RESOURCE_DELEGATION_TOKEN, "DelegationToken", "DELEGATION_TOKEN"},
     {ACL_RESOURCE_USER, "User", "USER"},
+    {ACL_RESOURCE_REGISTRY, "Registry", "REGISTRY"},
+    {ACL_RESOURCE_SUBJECT, "Subject", "SUBJECT"},
 };
 
 static const struct name pattern_names[] = {
@@ -617,10 +630,11 @@ static const struct name permission_names[] = {
 
 static const struct name *name_of(const struct name *t, size_t n, int code)
 {
-    if (code < 0 || (size_t)code >= n)
-        code = 0;
-    CHECK(t[code].code == code);
-    return &t[code];
+    for (size_t i = 0; i < n; i++)
+        if (t[i].code == code)
+            return &t[i];
+    CHECK(t[0].code == 0);
+    return &t[0];
 }
 
 static int parse_name(const struct name *t, size_t n, const char *s)

@@ -5,7 +5,9 @@
  * A binding (struct acl_binding) says: PRINCIPAL from HOST is ALLOWed or DENYed OPERATION on the
  * resources of RESOURCE_TYPE that a PATTERN names. The pattern is LITERAL (the name itself, or
  * "*" for every resource of the type) or PREFIXED (every name that starts with it). Codes are
- * Kafka's wire values, so the fields of CreateAcls, DescribeAcls and DeleteAcls map 1:1.
+ * Kafka's wire values, so the fields of CreateAcls, DescribeAcls and DeleteAcls map 1:1; the
+ * schema registry's two resource types (REGISTRY, SUBJECT) have codes of ours beyond Kafka's,
+ * and the same rules.
  *
  * The decision (acl_authorize), for a request by principal P from host H to do operation OP on
  * the resource of type T named N:
@@ -44,6 +46,7 @@
 #define ACL_WILDCARD "*"        /* LITERAL name of every resource; host of every host */
 #define ACL_WILDCARD_PRINCIPAL "User:*"
 #define ACL_CLUSTER_NAME "kafka-cluster" /* the one CLUSTER resource's name */
+#define ACL_REGISTRY_NAME "schema-registry" /* the one REGISTRY resource's name */
 
 enum acl_resource_type {
     ACL_RESOURCE_UNKNOWN = 0,
@@ -54,6 +57,12 @@ enum acl_resource_type {
     ACL_RESOURCE_TRANSACTIONAL_ID = 5,
     ACL_RESOURCE_DELEGATION_TOKEN = 6,
     ACL_RESOURCE_USER = 7,
+    /* The schema registry's resources (Redpanda 25.2's "registry" and "subject"). Not Kafka's:
+     * Redpanda keeps them off the Kafka ACL APIs (rpk sends them to the registry's own
+     * /security/acls), so there is no wire code to share; these are ours, far above Kafka's
+     * range so a future Kafka type cannot collide. */
+    ACL_RESOURCE_REGISTRY = 100, /* the registry as a whole: one resource, ACL_REGISTRY_NAME */
+    ACL_RESOURCE_SUBJECT = 101,  /* a subject, by name (LITERAL, PREFIXED, LITERAL "*") */
 };
 
 enum acl_pattern_type {
@@ -98,7 +107,7 @@ enum acl_result {
 /* One ACL. The strings live in the struct (fixed buffers, NUL-terminated), so a binding is a
  * plain value: copy it with =, no release. */
 struct acl_binding {
-    enum acl_resource_type resource_type;  /* TOPIC..USER */
+    enum acl_resource_type resource_type;  /* TOPIC..USER, REGISTRY, SUBJECT */
     enum acl_pattern_type pattern_type;    /* LITERAL or PREFIXED */
     char resource_name[ACL_NAME_MAX + 1];  /* non-empty; LITERAL "*" is every resource */
     char principal[ACL_PRINCIPAL_MAX + 1]; /* "User:NAME", or "User:*" for everyone */
@@ -144,11 +153,15 @@ int acl_binding_set_strings(struct acl_binding *b, const char *name, size_t name
                             const char *principal, size_t principal_len, const char *host,
                             size_t host_len);
 
-/* Whether b may be stored: a concrete resource type (TOPIC..USER), pattern type (LITERAL or
- * PREFIXED), operation (ALL..DESCRIBE_TOKENS) and permission (DENY or ALLOW); each string
- * NUL-terminated inside its buffer; a non-empty resource name; a principal that is
- * "User:" followed by a name of printable bytes (no control bytes), "*" meaning everyone; a host
- * that is "*" or a literal inet_pton reads as IPv4 or IPv6. Returns 0 or -ERR_INVALID. */
+/* Whether the resource type is a concrete one (TOPIC..USER, REGISTRY, SUBJECT). */
+bool acl_resource_type_concrete(enum acl_resource_type t);
+
+/* Whether b may be stored: a concrete resource type (acl_resource_type_concrete), pattern type
+ * (LITERAL or PREFIXED; a REGISTRY binding LITERAL ACL_REGISTRY_NAME or "*" only), operation
+ * (ALL..DESCRIBE_TOKENS) and permission (DENY or ALLOW); each string NUL-terminated inside its
+ * buffer; a non-empty resource name; a principal that is "User:" followed by a name of printable
+ * bytes (no control bytes), "*" meaning everyone; a host that is "*" or a literal inet_pton reads
+ * as IPv4 or IPv6. Returns 0 or -ERR_INVALID. */
 int acl_binding_check(const struct acl_binding *b);
 
 /* Whether the principal string p would be valid in a binding (see acl_binding_check). */
@@ -251,8 +264,9 @@ bool acl_super_users_contains(const struct acl_super_users *su, const char *prin
 /* --- Names, as Kafka's kafka-acls CLI spells them ---------------------------------------- */
 
 /* Never NULL. Operations, resource types and permissions in Kafka's Pascal case ("Read",
- * "ClusterAction", "TransactionalId", "Allow"); pattern types in upper case as Kafka prints them
- * ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or "UNKNOWN"). */
+ * "ClusterAction", "TransactionalId", "Allow"; "Registry", "Subject"); pattern types in upper
+ * case as Kafka prints them ("LITERAL", "PREFIXED"). A value out of range gives "Unknown" (or
+ * "UNKNOWN"). */
 const char *acl_resource_type_name(enum acl_resource_type t);
 const char *acl_pattern_type_name(enum acl_pattern_type t);
 const char *acl_operation_name(enum acl_operation op);

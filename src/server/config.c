@@ -45,6 +45,7 @@ enum ctype {
     C_CLUSTER,  /* cluster_host + cluster_port: host:port, or empty */
     C_BOOTSTRAP, /* quorum_bootstrap text + bootstrap[]: host:port,... or empty */
     C_ADMIN_SSL, /* admin.listener.<ssl key>: char[] field of the admin listener's tls_settings */
+    C_REGISTRY_SSL, /* schema.registry.listener.<ssl key>: the registry listener's, likewise */
 };
 
 struct key {
@@ -246,8 +247,24 @@ static const struct key keys[] = {
      "`BASIC`: every request to the schema registry needs HTTP Basic credentials, the name "
      "and password of a SCRAM user (`streampulse user`; either mechanism); wrong ones get 401, "
      "held longer after each failure from that address. `NONE` (the default): no "
-     "credentials are asked. The listener is plain HTTP: with BASIC keep it on loopback or "
-     "behind a TLS proxy, or the passwords cross the network in the clear"},
+     "credentials are asked. With the authorizer on (`authorizer.class.name`) each request is "
+     "also checked against the ACLs of the registry's resource types (`streampulse acl "
+     "--registry-subject`, `--registry-global`) for the Basic user's `User:NAME` (with NONE: "
+     "`User:ANONYMOUS`). BASIC beyond loopback needs "
+     "`schema.registry.listener.ssl.keystore.location`, else the broker refuses to start"},
+    {"schema.registry.listener.ssl.keystore.location", C_REGISTRY_SSL, S(keystore_location), "",
+     0, 0, 1, 0,
+     "HTTPS on the schema registry's listener: a PEM file with its private key and certificate "
+     "chain (as `ssl.keystore.location`); reloaded on SIGHUP and when the file changes"},
+    {"schema.registry.listener.ssl.key.password", C_REGISTRY_SSL, S(key_password), "", 0, 0, 1,
+     0, "password of an encrypted schema registry listener key (reported as sensitive)"},
+    {"schema.registry.listener.ssl.truststore.location", C_REGISTRY_SSL, S(truststore_location),
+     "", 0, 0, 1, 0,
+     "PEM CA certificates that registry clients' certificates must chain to, with "
+     "`schema.registry.listener.ssl.client.auth` (in addition to Basic credentials, never "
+     "instead)"},
+    {"schema.registry.listener.ssl.client.auth", C_REGISTRY_SSL, S(client_auth), "none", 0, 0, 1,
+     0, "`none`, `requested` or `required`: client certificates on the schema registry listener"},
     {"admin.listener", C_ADMIN, F(admin_host), "127.0.0.1:9644", 0, 0, 1, 0,
      "HTTP admin listener (`/metrics`, `/healthz`, `/v1/...`); empty turns it off; port 0 "
      "picks a free port. Beyond loopback (anything but 127.0.0.0/8, `::1`, `localhost`) it "
@@ -495,6 +512,7 @@ struct state {
     int n_map;
     struct tls_settings *ssl; /* the plain ssl.* keys */
     struct tls_settings *admin_ssl; /* admin.listener.ssl.*: each key's default unless given */
+    struct tls_settings *registry_ssl; /* schema.registry.listener.ssl.*: likewise */
     struct ssl_override *overrides; /* BROKER_LISTENERS_MAX of them */
     int n_overrides;
 };
@@ -645,10 +663,13 @@ static bool is_ssl(const struct key *k)
 }
 
 /* Which struct a key's off is into: 0 broker_config, 1 the ssl.* settings, 2 the admin
- * listener's. */
+ * listener's, 3 the schema registry listener's. */
 static int field_space(const struct key *k)
 {
-    return k->type == C_ADMIN_SSL ? 2 : is_ssl(k) ? 1 : 0;
+    return k->type == C_ADMIN_SSL      ? 2
+           : k->type == C_REGISTRY_SSL ? 3
+           : is_ssl(k)                 ? 1
+                                       : 0;
 }
 
 /* Whether a and b write the same field (aliases such as log.retention.hours/.ms). */
@@ -734,16 +755,25 @@ static int apply_override(struct state *st, const char *name, const char *value,
     return 0;
 }
 
-/* admin.listener.<ssl key>=value: a TLS setting of the admin listener (the explicit rows of
- * keys[] and every other ssl.* key alike). Returns 0, 1 if name is not of that form, or -1
- * with err. */
-static int apply_admin_ssl(struct state *st, const char *name, const char *value, char *err,
-                           size_t errcap)
+/* admin.listener.<ssl key>=value, schema.registry.listener.<ssl key>=value: a TLS setting of
+ * the admin or the schema registry's listener (the explicit rows of keys[] and every other
+ * ssl.* key alike). Returns 0, 1 if name is not of that form, or -1 with err. */
+static int apply_http_ssl(struct state *st, const char *name, const char *value, char *err,
+                          size_t errcap)
 {
-    static const char prefix[] = "admin.listener.";
-    if (strncmp(name, prefix, sizeof(prefix) - 1) != 0)
+    static const char admin[] = "admin.listener.", registry[] = "schema.registry.listener.";
+    size_t skip;
+    struct tls_settings *into;
+    if (strncmp(name, admin, sizeof(admin) - 1) == 0) {
+        skip = sizeof(admin) - 1;
+        into = st->admin_ssl;
+    } else if (strncmp(name, registry, sizeof(registry) - 1) == 0) {
+        skip = sizeof(registry) - 1;
+        into = st->registry_ssl;
+    } else {
         return 1;
-    const struct key *k = find_key(name + sizeof(prefix) - 1);
+    }
+    const struct key *k = find_key(name + skip);
     if (!k || (!is_ssl(k) && k->type != C_REFUSED) || strncmp(k->name, "ssl.", 4) != 0) {
         snprintf(err, errcap, "unknown config key '%s'", name);
         return -1;
@@ -754,7 +784,7 @@ static int apply_admin_ssl(struct state *st, const char *name, const char *value
         snprintf(err, errcap, "%s is not supported: %s", name, k->doc);
         return -1;
     }
-    return apply_ssl(k, st->admin_ssl, name, value, err, errcap);
+    return apply_ssl(k, into, name, value, err, errcap);
 }
 
 /* Applies name=value. Returns 0 or -1 with err. */
@@ -777,7 +807,7 @@ static void hostport_field(struct broker_config *cfg, enum ctype type, char **ho
 
 static int apply(struct state *st, const char *name, const char *value, char *err, size_t errcap)
 {
-    int arc = apply_admin_ssl(st, name, value, err, errcap);
+    int arc = apply_http_ssl(st, name, value, err, errcap);
     if (arc <= 0)
         return arc;
     const struct key *k = find_key(name);
@@ -1007,7 +1037,8 @@ static int apply(struct state *st, const char *name, const char *value, char *er
         snprintf(err, errcap, "%s is not supported: %s", name, k->doc);
         return -1;
     case C_ADMIN_SSL:
-        return -1; /* not reached: apply_admin_ssl took it */
+    case C_REGISTRY_SSL:
+        return -1; /* not reached: apply_http_ssl took it */
     }
     return -1;
 }
@@ -1050,6 +1081,7 @@ static void describe(struct broker_config *cfg, const struct state *st)
             continue;
         const char *field = field_space(k) == 1   ? (const char *)st->ssl + k->off
                             : field_space(k) == 2 ? (const char *)st->admin_ssl + k->off
+                            : field_space(k) == 3 ? (const char *)st->registry_ssl + k->off
                                                   : (const char *)cfg + k->off;
         char buf[BROKER_PATH_MAX + 64];
         bool sensitive = field_space(k) != 0
@@ -1300,6 +1332,37 @@ bool config_host_is_loopback(const char *host)
     return false; /* "" (every interface), other names: they may resolve to anything */
 }
 
+/* schema.registry.listener and its TLS: HTTPS when schema.registry.listener.ssl.keystore.location
+ * is set; with BASIC, a listener beyond loopback needs HTTPS (the passwords would cross the
+ * network in the clear), as the admin listener does. */
+static int registry_settle(struct broker_config *cfg, const struct state *st, char *err,
+                           size_t errcap)
+{
+    bool https = st->registry_ssl->keystore_location[0] != '\0';
+    if (cfg->registry_port < 0) {
+        if (https)
+            log_warn("config_registry_ssl_ignored",
+                     "reason=\"schema.registry.listener is empty (off)\"");
+        return 0;
+    }
+    if (!https) {
+        if (!cfg->registry_basic_auth || config_host_is_loopback(cfg->registry_host))
+            return 0;
+        snprintf(err, errcap, "schema.registry.listener=%s%s%s:%d is not a loopback address and "
+                 "schema.registry.authentication.method=BASIC: beyond loopback the passwords "
+                 "need HTTPS: set schema.registry.listener.ssl.keystore.location (a PEM file with "
+                 "its key and certificate chain), or bind it to 127.0.0.1",
+                 strchr(cfg->registry_host, ':') ? "[" : "", cfg->registry_host,
+                 strchr(cfg->registry_host, ':') ? "]" : "", cfg->registry_port);
+        return -1;
+    }
+    cfg->registry_ssl = mem_alloc(sizeof(*cfg->registry_ssl));
+    *cfg->registry_ssl = *st->registry_ssl;
+    return tls_settings_check(cfg->registry_ssl,
+                              "schema.registry.listener (schema.registry.listener.ssl.*)", err,
+                              errcap);
+}
+
 /* admin.listener and its TLS: HTTPS when admin.listener.ssl.keystore.location is set, which
  * then needs a super user to log in with; a listener beyond loopback needs HTTPS. */
 static int admin_settle(struct broker_config *cfg, const struct state *st, char *err,
@@ -1419,6 +1482,9 @@ static void state_free(struct state *st)
     if (st->admin_ssl)
         memset(st->admin_ssl->key_password, 0, sizeof(st->admin_ssl->key_password));
     mem_free(st->admin_ssl);
+    if (st->registry_ssl)
+        memset(st->registry_ssl->key_password, 0, sizeof(st->registry_ssl->key_password));
+    mem_free(st->registry_ssl);
     mem_free(st->ssl);
     mem_free(st->overrides);
 }
@@ -1433,9 +1499,12 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
             continue; /* defaults come from the primary key */
         char kerr[512];
         CHECK(apply(st, keys[i].name, keys[i].dflt, kerr, sizeof(kerr)) == 0);
-        if (is_ssl(&keys[i])) /* the admin listener's TLS starts from the defaults too */
+        if (is_ssl(&keys[i])) { /* the HTTP listeners' TLS starts from the defaults too */
             CHECK(apply_ssl(&keys[i], st->admin_ssl, keys[i].name, keys[i].dflt, kerr,
                             sizeof(kerr)) == 0);
+            CHECK(apply_ssl(&keys[i], st->registry_ssl, keys[i].name, keys[i].dflt, kerr,
+                            sizeof(kerr)) == 0);
+        }
     }
 
     if (file) {
@@ -1493,6 +1562,8 @@ static int config_read(struct state *stp, const char *file, char *const *sets, i
         return -1;
     if (admin_settle(cfg, st, err, errcap) != 0)
         return -1;
+    if (registry_settle(cfg, st, err, errcap) != 0)
+        return -1;
     if (cfg->default_replication_factor > 1 && cfg->n_voters == 0)
         log_warn("config_replication_factor", "default.replication.factor=%d but this node "
                  "starts alone: topics created with -1 fail until enough brokers join",
@@ -1509,6 +1580,7 @@ static int config_load_state(struct broker_config *cfg, const char *file, char *
     struct state st = {.cfg = cfg};
     st.ssl = mem_calloc(1, sizeof(*st.ssl));
     st.admin_ssl = mem_calloc(1, sizeof(*st.admin_ssl));
+    st.registry_ssl = mem_calloc(1, sizeof(*st.registry_ssl));
     st.overrides = mem_calloc(BROKER_LISTENERS_MAX, sizeof(*st.overrides));
     int rc = config_read(&st, file, sets, nsets, err, errcap);
     if (rc == 0)
@@ -1541,6 +1613,10 @@ void config_free(struct broker_config *cfg)
         memset(cfg->admin_ssl->key_password, 0, sizeof(cfg->admin_ssl->key_password));
     mem_free(cfg->admin_ssl);
     cfg->admin_ssl = NULL;
+    if (cfg->registry_ssl)
+        memset(cfg->registry_ssl->key_password, 0, sizeof(cfg->registry_ssl->key_password));
+    mem_free(cfg->registry_ssl);
+    cfg->registry_ssl = NULL;
     for (int i = 0; i < cfg->n_entries; i++)
         mem_free(cfg->entries[i].value);
     mem_free(cfg->entries);
@@ -1587,6 +1663,8 @@ void config_write_reference(FILE *out)
     fprintf(out, "| `admin.listener.ssl.*` | (the `ssl.*` default) | any other `ssl.*` setting "
                  "for the admin listener (`admin.listener.ssl.enabled.protocols`, ...); its TLS "
                  "is its own: the `ssl.*` values of the Kafka listeners do not apply to it |\n");
+    fprintf(out, "| `schema.registry.listener.ssl.*` | (the `ssl.*` default) | any other `ssl.*` "
+                 "setting for the schema registry's listener, likewise its own |\n");
     fprintf(out, "\n## Topic settings\n\n"
                  "CreateTopics `configs`, `streampulse topic create --config`, AlterConfigs. A topic "
                  "without its own\nvalue takes the broker setting named (or the fixed default).\n\n"
@@ -1632,4 +1710,6 @@ void config_print_keys(void)
            "any ssl.* setting for one listener (name in lower case, as Kafka)");
     printf("  %-36s %-28s %s\n", "admin.listener.ssl.*", "(the ssl.* default)",
            "any other ssl.* setting for the admin listener (not the Kafka listeners' values)");
+    printf("  %-36s %-28s %s\n", "schema.registry.listener.ssl.*", "(the ssl.* default)",
+           "any other ssl.* setting for the schema registry's listener, likewise");
 }

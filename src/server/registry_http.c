@@ -5,18 +5,28 @@
  * the httpd response at once) or later (a write waiting for its commit, a forward): then the
  * response is deferred and struct wait carries the httpd handle until the service calls back.
  * Invariant: every struct wait is freed exactly once, in answered(), which the service calls
- * exactly once per request. */
+ * exactly once per request.
+ *
+ * Authorization: with the broker's authorizer on (authorizer.class.name), each request carries
+ * a hook (struct wait's authz, registry/rest_authz.h) that decides for its principal and the
+ * client's address: the HTTP Basic user's User:NAME with BASIC, else User:ANONYMOUS (as a
+ * Kafka PLAINTEXT listener's clients are). The hook lives in struct wait, so as long as the
+ * service may call it. */
 #include "server/registry_http.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
 #include "base/mem.h"
 #include "broker/admin_auth.h"
+#include "broker/authz.h"
 #include "broker/schemas.h"
 #include "registry/rest.h"
+#include "registry/rest_authz.h"
+#include "security/acl.h"
 #include "server/http.h"
 #include "server/httpd.h"
 
@@ -32,8 +42,41 @@ struct registry_http {
 struct wait {
     struct httpd_response *resp; /* during the handler; NULL once deferred */
     struct httpd_pending *pending;
-    bool answered; /* the answer came during the handler */
+    bool answered;                         /* the answer came during the handler */
+    struct reg_authz authz;                /* the request's hook (authorizer on) */
+    struct broker *b;                      /* the hook's authorizer */
+    char principal[ACL_PRINCIPAL_MAX + 1]; /* "User:NAME" or "User:ANONYMOUS" */
+    char host[ACL_HOST_MAX + 1];           /* the client's address */
 };
+
+static enum acl_operation acl_op_of(enum reg_op op)
+{
+    switch (op) {
+    case REG_OP_READ:
+        return ACL_OP_READ;
+    case REG_OP_WRITE:
+        return ACL_OP_WRITE;
+    case REG_OP_DELETE:
+        return ACL_OP_DELETE;
+    case REG_OP_DESCRIBE:
+        return ACL_OP_DESCRIBE;
+    case REG_OP_DESCRIBE_CONFIGS:
+        return ACL_OP_DESCRIBE_CONFIGS;
+    case REG_OP_ALTER_CONFIGS:
+        return ACL_OP_ALTER_CONFIGS;
+    }
+    return ACL_OP_UNKNOWN; /* denied */
+}
+
+static bool wait_allows(void *data, enum reg_resource r, const char *name, enum reg_op op,
+                        bool audit)
+{
+    struct wait *w = data;
+    bool reg = r == REG_RESOURCE_REGISTRY;
+    return authz_allows_principal(w->b, w->principal, w->host, acl_op_of(op),
+                                  reg ? ACL_RESOURCE_REGISTRY : ACL_RESOURCE_SUBJECT,
+                                  reg ? ACL_REGISTRY_NAME : name, audit);
+}
 
 static void answered(void *arg, const struct reg_result *res)
 {
@@ -125,7 +168,7 @@ static int decode(const struct http_request *req, struct reg_rest_req *q, char *
 /* BASIC: whether the request carries a SCRAM user's name and password; if not, Confluent's
  * 401 is in resp (held as the broker says after failures). */
 static bool authenticated(struct registry_http *rh, const struct http_request *req,
-                          struct httpd_response *resp)
+                          struct httpd_response *resp, char *principal, size_t cap)
 {
     struct http_basic cred;
     int rc = -EACCES;
@@ -134,6 +177,8 @@ static bool authenticated(struct registry_http *rh, const struct http_request *r
         rc = broker_registry_authenticate(rh->b, req->peer ? req->peer : "?", cred.user,
                                           cred.user_len, cred.password, cred.password_len,
                                           &resp->delay_ms);
+        if (rc == 0)
+            snprintf(principal, cap, "User:%.*s", (int)cred.user_len, cred.user);
         OPENSSL_cleanse(&cred, sizeof(cred));
     }
     if (rc == 0)
@@ -147,7 +192,8 @@ static bool authenticated(struct registry_http *rh, const struct http_request *r
 static void handle(const struct http_request *req, struct httpd_response *resp, void *data)
 {
     struct registry_http *rh = data;
-    if (rh->basic && !authenticated(rh, req, resp))
+    char principal[ACL_PRINCIPAL_MAX + 1] = "User:ANONYMOUS";
+    if (rh->basic && !authenticated(rh, req, resp, principal, sizeof principal))
         return;
     char method[HTTP_METHOD_MAX + 1];
     memcpy(method, req->method, req->method_len);
@@ -171,6 +217,13 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
         q.method = "GET";
     struct wait *w = mem_calloc(1, sizeof(*w));
     w->resp = resp;
+    if (authz_on(rh->b)) {
+        w->b = rh->b;
+        w->authz = (struct reg_authz){wait_allows, w};
+        snprintf(w->principal, sizeof w->principal, "%s", principal);
+        snprintf(w->host, sizeof w->host, "%s", req->peer ? req->peer : "unknown");
+        q.authz = &w->authz;
+    }
     schemas_handle(rh->b, &q, answered, w);
     if (w->answered) {
         mem_free(w);
@@ -182,8 +235,9 @@ static void handle(const struct http_request *req, struct httpd_response *resp, 
     error_answer(resp, 50002, "Operation timed out");
 }
 
-int registry_http_start(struct reactor *r, const char *host, int port, bool basic,
-                        struct broker *b, struct registry_http **out)
+int registry_http_start(struct reactor *r, const char *host, int port,
+                        const struct listener_tls *tls, bool basic, struct broker *b,
+                        struct registry_http **out)
 {
     struct registry_http *rh = mem_calloc(1, sizeof(*rh));
     rh->b = b;
@@ -191,7 +245,7 @@ int registry_http_start(struct reactor *r, const char *host, int port, bool basi
     struct httpd_limits lim = {.max_connections = REGISTRY_MAX_CONNECTIONS,
                                .timeout_ms = REGISTRY_TIMEOUT_MS,
                                .body_max = SCHEMAS_BODY_MAX};
-    int rc = httpd_open(r, host, port, &lim, NULL, handle, rh, &rh->h);
+    int rc = httpd_open(r, host, port, &lim, tls, handle, rh, &rh->h);
     if (rc != 0) {
         mem_free(rh);
         return rc;

@@ -20,13 +20,18 @@
 
 struct reactor;
 struct broker;
+struct listener_tls;
 struct registry_http;
 
-/* Binds host:port (0: any free port); with basic, every request needs a SCRAM user's HTTP
- * Basic credentials (broker_registry_authenticate), else 401 (error_code 401, and
- * WWW-Authenticate). Returns 0 or -errno. */
-int registry_http_start(struct reactor *r, const char *host, int port, bool basic,
-                        struct broker *b, struct registry_http **out);
+/* Binds host:port (0: any free port); HTTPS with tls (borrowed, must outlive the listener;
+ * NULL: plain HTTP); with basic, every request needs a SCRAM user's HTTP Basic credentials
+ * (broker_registry_authenticate), else 401 (error_code 401, and WWW-Authenticate). With the
+ * broker's authorizer on, each request is authorized as registry/rest_authz.h says, for the
+ * Basic user (User:NAME; without basic User:ANONYMOUS) from the client's address. Returns 0
+ * or -errno. */
+int registry_http_start(struct reactor *r, const char *host, int port,
+                        const struct listener_tls *tls, bool basic, struct broker *b,
+                        struct registry_http **out);
 int registry_http_port(const struct registry_http *h);
 /* Closes the listener and its connections (NULL is fine). */
 void registry_http_stop(struct registry_http *h);

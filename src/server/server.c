@@ -113,13 +113,14 @@ static int start_admin(struct reactor *r, const struct broker_config *cfg,
 }
 
 /* Starts the schema registry's listener, the same way. */
-static int start_registry(struct reactor *r, const struct broker_config *cfg, struct broker *b,
+static int start_registry(struct reactor *r, const struct broker_config *cfg,
+                          const struct listener_tls *tls, struct broker *b,
                           struct registry_http **out, char *err, size_t errcap)
 {
     *out = NULL;
     if (cfg->registry_port < 0)
         return 0;
-    int rc = registry_http_start(r, cfg->registry_host, cfg->registry_port,
+    int rc = registry_http_start(r, cfg->registry_host, cfg->registry_port, tls,
                                  cfg->registry_basic_auth, b, out);
     if (rc == 0)
         return 0;
@@ -240,7 +241,7 @@ int server_main(int argc, char **argv)
     struct registry_http *reg = NULL;
     rc = start_admin(r, &cfg, tls_listeners_admin(tls), b, start_wall_ms, &adm, err, sizeof(err));
     if (rc == 0)
-        rc = start_registry(r, &cfg, b, &reg, err, sizeof(err));
+        rc = start_registry(r, &cfg, tls_listeners_registry(tls), b, &reg, err, sizeof(err));
     if (rc != 0) {
         char q[1100];
         log_error("startup_failed", "reason=%s", log_quote(q, sizeof(q), err, strlen(err)));

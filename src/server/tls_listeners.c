@@ -5,8 +5,9 @@
  * the latter until tls_listeners_free (after the broker, and so the listener, has stopped).
  * With cluster.ssl.* also the cluster's server and client contexts and their hooks
  * (cfg->cluster_tls, cfg->cluster_dial_tls), with the same lifetime. The admin listener's
- * context (admin_ctx, with admin_hook) is one more, reloaded with the others on SIGHUP; its
- * files are watched the same way (tls_context_get at each accept). */
+ * context (admin_ctx, with admin_hook) is one more, and the schema registry listener's
+ * (registry_ctx, registry_hook) another, reloaded with the others on SIGHUP; their files are
+ * watched the same way (tls_context_get at each accept). */
 #include "server/tls_listeners.h"
 
 #include <stdio.h>
@@ -28,6 +29,8 @@ struct tls_listeners {
     struct dial_tls cluster_dial;
     struct tls_context *admin_ctx; /* NULL: the admin listener is plain HTTP */
     struct listener_tls admin_hook;
+    struct tls_context *registry_ctx; /* NULL: the registry's listener is plain HTTP */
+    struct listener_tls registry_hook;
 };
 
 static struct ssl_ctx_st *ctx_get(int64_t now_ms, void *data)
@@ -56,6 +59,26 @@ static int cluster_start(struct tls_listeners *t, struct broker_config *cfg, cha
     t->cluster_dial = (struct dial_tls){.ctx_get = ctx_get, .data = t->cluster_client};
     cfg->cluster_tls = &t->cluster_hook;
     cfg->cluster_dial_tls = &t->cluster_dial;
+    return 0;
+}
+
+/* An HTTP listener's context from settings (NULL: none, plain HTTP) into *ctx and *hook.
+ * Returns 0 or -1 with err naming what (its keys). */
+static int http_start(const struct tls_settings *settings, const char *name, const char *what,
+                      struct tls_context **ctx, struct listener_tls *hook, char *err, size_t errcap)
+{
+    if (!settings)
+        return 0;
+    char cerr[1024];
+    if (tls_context_new(settings, name, ctx, cerr, sizeof(cerr)) != 0) {
+        snprintf(err, errcap, "%s: %s", what, cerr);
+        return -1;
+    }
+    *hook = (struct listener_tls){
+        .ctx_get = ctx_get,
+        .data = *ctx,
+        .handshake_timeout_ms = tls_context_handshake_timeout_ms(*ctx),
+    };
     return 0;
 }
 
@@ -100,12 +123,16 @@ int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, c
         bl->tls = &t->hook[t->n];
         t->n++;
     }
-    if (cfg->admin_ssl && cfg->admin_port >= 0) {
+    if ((cfg->admin_ssl && cfg->admin_port >= 0) ||
+        (cfg->registry_ssl && cfg->registry_port >= 0)) {
         if (!t)
             t = mem_calloc(1, sizeof(*t));
-        char cerr[1024];
-        if (tls_context_new(cfg->admin_ssl, "admin", &t->admin_ctx, cerr, sizeof(cerr)) != 0) {
-            snprintf(err, errcap, "admin.listener (admin.listener.ssl.*): %s", cerr);
+        if (http_start(cfg->admin_port >= 0 ? cfg->admin_ssl : NULL, "admin",
+                       "admin.listener (admin.listener.ssl.*)", &t->admin_ctx, &t->admin_hook, err,
+                       errcap) != 0 ||
+            http_start(cfg->registry_port >= 0 ? cfg->registry_ssl : NULL, "schema-registry",
+                       "schema.registry.listener (schema.registry.listener.ssl.*)",
+                       &t->registry_ctx, &t->registry_hook, err, errcap) != 0) {
             tls_listeners_free(t);
             for (int j = 0; j < cfg->n_listeners; j++)
                 cfg->listeners[j].tls = NULL;
@@ -113,11 +140,6 @@ int tls_listeners_start(struct broker_config *cfg, struct tls_listeners **out, c
             cfg->cluster_dial_tls = NULL;
             return -1;
         }
-        t->admin_hook = (struct listener_tls){
-            .ctx_get = ctx_get,
-            .data = t->admin_ctx,
-            .handshake_timeout_ms = tls_context_handshake_timeout_ms(t->admin_ctx),
-        };
     }
     *out = t;
     return 0;
@@ -133,11 +155,18 @@ void tls_listeners_reload(struct tls_listeners *t)
     }
     if (t && t->admin_ctx)
         tls_context_reload(t->admin_ctx, "sighup");
+    if (t && t->registry_ctx)
+        tls_context_reload(t->registry_ctx, "sighup");
 }
 
 const struct listener_tls *tls_listeners_admin(const struct tls_listeners *t)
 {
     return t && t->admin_ctx ? &t->admin_hook : NULL;
+}
+
+const struct listener_tls *tls_listeners_registry(const struct tls_listeners *t)
+{
+    return t && t->registry_ctx ? &t->registry_hook : NULL;
 }
 
 void tls_listeners_free(struct tls_listeners *t)
@@ -149,5 +178,6 @@ void tls_listeners_free(struct tls_listeners *t)
     tls_context_free(t->cluster_server);
     tls_context_free(t->cluster_client);
     tls_context_free(t->admin_ctx);
+    tls_context_free(t->registry_ctx);
     mem_free(t);
 }

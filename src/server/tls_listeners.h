@@ -15,7 +15,8 @@ struct tls_listeners;
 
 /* Builds the context of every TLS listener of cfg and sets its cfg->listeners[i].tls, with
  * cluster.ssl.* the two inter-broker contexts (setting cfg->cluster_tls and
- * cfg->cluster_dial_tls), and the admin listener's when cfg->admin_ssl is set (before
+ * cfg->cluster_dial_tls), the admin listener's when cfg->admin_ssl is set and the schema
+ * registry listener's when cfg->registry_ssl is (before
  * broker_start). Returns 0 with *out (NULL when there is no TLS at all; release with
  * tls_listeners_free after broker_stop and admin_stop), or -1 with a message in err naming the
  * listener, the setting and the file. */
@@ -28,5 +29,7 @@ void tls_listeners_free(struct tls_listeners *t);
 /* The admin listener's hook (valid until tls_listeners_free), or NULL: plain HTTP. t may be
  * NULL. */
 const struct listener_tls *tls_listeners_admin(const struct tls_listeners *t);
+/* The schema registry listener's hook (cfg->registry_ssl set), likewise. */
+const struct listener_tls *tls_listeners_registry(const struct tls_listeners *t);
 
 #endif

@@ -11,8 +11,10 @@
  * forwarded-request decoder, and what decodes is evaluated too. Checked: every answer has a
  * status from 200 to 599 and a body; a write is only ever produced by a request that
  * reg_rest_is_write() calls one; every record a write produces is one the store applies; a
- * decoded forwarded request encodes back to the same bytes. Nothing may crash, leak or read
- * out of bounds (ASan, UBSan). */
+ * decoded forwarded request encodes back to the same bytes. The request is evaluated once more
+ * with an authorization hook (registry/rest_authz.h) that allows by a hash of the resource and
+ * operation: a denial is 403 (40301) and writes nothing. Nothing may crash, leak or read out of
+ * bounds (ASan, UBSan). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include "base/mem.h"
 #include "broker/schemas_rpc.h"
 #include "registry/rest.h"
+#include "registry/rest_authz.h"
 #include "registry/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -40,6 +43,32 @@ static void evaluate(struct reg_store *st, const struct reg_rest_req *q, bool ap
                             w->value.len) != 0)
             abort(); /* our own records must load */
     }
+    reg_result_free(&res);
+}
+
+/* Allows when the first byte of the name (the registry: none) and the operation sum to even. */
+static bool some_allowed(void *data, enum reg_resource r, const char *name, enum reg_op op,
+                         bool audit)
+{
+    (void)data;
+    (void)audit;
+    if ((r == REG_RESOURCE_REGISTRY) != (name == NULL))
+        abort();
+    unsigned char c = name ? (unsigned char)name[0] : 0;
+    return ((unsigned)c + (unsigned)op) % 2 == 0;
+}
+
+static void evaluate_authorized(const struct reg_store *st, struct reg_rest_req q)
+{
+    const struct reg_authz z = {some_allowed, NULL};
+    q.authz = &z;
+    struct reg_result res;
+    reg_result_init(&res);
+    reg_rest_handle(st, &q, &res);
+    if (res.status < 200 || res.status > 599 || (res.status == 403 && res.n_writes > 0))
+        abort();
+    if (res.status == 403 && !strstr(res.body.p ? res.body.p : "", "\"error_code\":40301"))
+        abort();
     reg_result_free(&res);
 }
 
@@ -98,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (q.method[0]) {
         evaluate(&st, &q, true);
         evaluate(&st, &q, false);
+        evaluate_authorized(&st, q);
     }
     struct schemas_req d;
     if (schemas_rpc_req_decode(data, size, &d) == 0) {

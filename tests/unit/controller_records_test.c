@@ -513,6 +513,14 @@ TEST(controller_records_acl_rules_and_image)
     struct ctl_rec bad = r;
     bad.acl.resource_type = 1; /* ANY: a filter's, never a binding's */
     ASSERT(!ctl_rec_valid(&bad));
+    bad.acl.resource_type = 100; /* the schema registry's REGISTRY and SUBJECT */
+    ASSERT(ctl_rec_valid(&bad));
+    bad.acl.resource_type = 101;
+    ASSERT(ctl_rec_valid(&bad));
+    bad.acl.resource_type = 8; /* past Kafka's, not ours */
+    ASSERT(!ctl_rec_valid(&bad));
+    bad.acl.resource_type = 102;
+    ASSERT(!ctl_rec_valid(&bad));
     bad = r;
     bad.acl.pattern_type = 2; /* MATCH */
     ASSERT(!ctl_rec_valid(&bad));

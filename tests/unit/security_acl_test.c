@@ -740,3 +740,67 @@ TEST(security_acl_super_users_parse_reports_bad_entries)
     ASSERT_EQ(parse_su(many + strlen("User:u0;"), &n, NULL, 0), 0); /* exactly the cap */
     ASSERT_EQ(n, ACL_SUPER_USERS_MAX);
 }
+
+TEST(security_acl_registry_and_subject_types_store_and_decide_as_kafka_types)
+{
+    struct acl_store *s = acl_store_new(64);
+    add(s, ACL_RESOURCE_SUBJECT, "orders-", ACL_PATTERN_PREFIXED, "User:alice", "*", ACL_OP_WRITE,
+        ACL_PERM_ALLOW);
+    add(s, ACL_RESOURCE_SUBJECT, "orders-secret", ACL_PATTERN_LITERAL, "User:alice", "*",
+        ACL_OP_ALL, ACL_PERM_DENY);
+    add(s, ACL_RESOURCE_REGISTRY, ACL_REGISTRY_NAME, ACL_PATTERN_LITERAL, "User:ops", "*",
+        ACL_OP_ALTER_CONFIGS, ACL_PERM_ALLOW);
+    /* a topic of the same name is another resource */
+    ASSERT_EQ(az_topic(s, "User:alice", ACL_OP_WRITE, "orders-value"), ACL_DENIED);
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_WRITE, ACL_RESOURCE_SUBJECT, "orders-value"), ACL_ALLOWED);
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_DESCRIBE, ACL_RESOURCE_SUBJECT, "orders-value"),
+              ACL_ALLOWED); /* WRITE implies DESCRIBE */
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_READ, ACL_RESOURCE_SUBJECT, "orders-value"), ACL_DENIED);
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_WRITE, ACL_RESOURCE_SUBJECT, "orders-secret"), ACL_DENIED);
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_WRITE, ACL_RESOURCE_SUBJECT, "pay-value"), ACL_DENIED);
+    ASSERT_EQ(az(s, "User:ops", ACL_OP_DESCRIBE_CONFIGS, ACL_RESOURCE_REGISTRY, ACL_REGISTRY_NAME),
+              ACL_ALLOWED);
+    ASSERT_EQ(az(s, "User:alice", ACL_OP_ALTER_CONFIGS, ACL_RESOURCE_REGISTRY, ACL_REGISTRY_NAME),
+              ACL_DENIED);
+    /* filters: by type, and ANY sees every type */
+    struct acl_filter f = {ACL_RESOURCE_SUBJECT, ACL_PATTERN_ANY, NULL, NULL, NULL,
+                           ACL_OP_ANY,           ACL_PERM_ANY};
+    ASSERT_EQ(acl_filter_check(&f), 0);
+    size_t pos = 0, n = 0;
+    while (acl_store_next(s, &f, &pos))
+        n++;
+    ASSERT_EQ(n, 2);
+    f.resource_type = ACL_RESOURCE_TOPIC;
+    pos = 0;
+    ASSERT(acl_store_next(s, &f, &pos) == NULL);
+    f.resource_type = ACL_RESOURCE_ANY;
+    pos = n = 0;
+    while (acl_store_next(s, &f, &pos))
+        n++;
+    ASSERT_EQ(n, 3);
+    f.resource_type = (enum acl_resource_type)99;
+    ASSERT_EQ(acl_filter_check(&f), -ERR_INVALID);
+    /* the registry is one resource: LITERAL, its name or "*" only */
+    struct acl_binding b = binding(ACL_RESOURCE_REGISTRY, "*", ACL_PATTERN_LITERAL, "User:a", "*",
+                                   ACL_OP_READ, ACL_PERM_ALLOW);
+    ASSERT_EQ(acl_binding_check(&b), 0);
+    b = binding(ACL_RESOURCE_REGISTRY, "schema-", ACL_PATTERN_PREFIXED, "User:a", "*", ACL_OP_READ,
+                ACL_PERM_ALLOW);
+    ASSERT_EQ(acl_binding_check(&b), -ERR_INVALID);
+    b = binding(ACL_RESOURCE_REGISTRY, "other", ACL_PATTERN_LITERAL, "User:a", "*", ACL_OP_READ,
+                ACL_PERM_ALLOW);
+    ASSERT_EQ(acl_binding_check(&b), -ERR_INVALID);
+    b = binding((enum acl_resource_type)8, "x", ACL_PATTERN_LITERAL, "User:a", "*", ACL_OP_READ,
+                ACL_PERM_ALLOW);
+    ASSERT_EQ(acl_binding_check(&b), -ERR_INVALID);
+    ASSERT_EQ(acl_authorize(s, "User:ops", HOST, ACL_OP_ALTER_CONFIGS, (enum acl_resource_type)102,
+                            ACL_REGISTRY_NAME, NULL),
+              ACL_DENIED);
+    /* names */
+    ASSERT_STREQ(acl_resource_type_name(ACL_RESOURCE_REGISTRY), "Registry");
+    ASSERT_STREQ(acl_resource_type_name(ACL_RESOURCE_SUBJECT), "Subject");
+    ASSERT_STREQ(acl_resource_type_name((enum acl_resource_type)100), "Registry");
+    ASSERT_EQ(acl_resource_type_parse("SUBJECT"), ACL_RESOURCE_SUBJECT);
+    ASSERT_EQ(acl_resource_type_parse("registry"), ACL_RESOURCE_REGISTRY);
+    acl_store_free(s);
+}
