@@ -14,8 +14,12 @@
  *   3. Every conflog record at or above the log start names a CONFIG entry of the log (its
  *      index below LEO and its term the log's term there).
  *   4. HW == commit + 1 (clamped by the plog to [log start, LEO]).
- *   5. hs_queued implies hs_syncing: at most one hard-state write is not yet durable, so the
- *      file's other slot always holds a durable state (replication/hardstate.h).
+ *   5. hs_queued implies hs_syncing or hs_waiting, and hs_waiting excludes hs_syncing: at most
+ *      one hard-state write is not yet durable, so the file's other slot always holds a durable
+ *      state (replication/hardstate.h).
+ *   6. At most HS_SYNCS_MAX hard-state syncs are in flight per thread (each holds the file's
+ *      descriptor until its fdatasync returns: fifty thousand groups campaigning at a restart
+ *      must not take fifty thousand descriptors); further writes wait, in order, for a slot.
  *
  * States: open (replica_open) -> failed (fail(): any storage error; terminal, inputs refused)
  * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
@@ -82,7 +86,9 @@ struct replica {
     struct conflog cl;              /* CONFIG entries' configurations */
     struct raft_hard_state hs;      /* as last written (durable unless hs_syncing) */
     bool hs_syncing;                /* hs is written, its fdatasync is with the flusher */
-    bool hs_queued;                 /* hs_next waits for that sync to return */
+    bool hs_queued;                 /* hs_next waits for that sync, or for a slot (hs_waiting) */
+    bool hs_waiting;                /* on the thread's FIFO of writes waiting for a slot */
+    struct replica *hs_wait_next;
     struct raft_hard_state hs_next; /* term and vote of the newest ready, commit its commit */
     struct raft_log_start ls;       /* `raft-log-start` as last written (or loaded) */
     int failed;                     /* 0, or the error that failed the replica */
@@ -168,7 +174,8 @@ static int64_t log_term_at(const struct replica *rp, int64_t i)
 
 __attribute__((unused)) static void replica_check(const struct replica *rp)
 {
-    CHECK(!rp->hs_queued || rp->hs_syncing);
+    CHECK(!rp->hs_queued || rp->hs_syncing || rp->hs_waiting);
+    CHECK(!(rp->hs_waiting && rp->hs_syncing) && (!rp->hs_waiting || rp->hs_queued));
     if (rp->failed)
         return;
     CHECK(plog_end_offset(rp->log) == raft_last_index(rp->r) + 1);
@@ -282,22 +289,58 @@ static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int6
     return rc;
 }
 
+#define HS_SYNCS_MAX 256 /* hard-state syncs in flight per thread (invariant 6) */
+
+/* The replicas of this thread (the broker's reactor) share the slots. */
+static _Thread_local int hs_in_flight;
+static _Thread_local struct replica *hs_wait_head, *hs_wait_tail;
+
 static void hard_state_synced(struct plog *log, int rc, void *data);
+
+static void hs_wait_push(struct replica *rp)
+{
+    rp->hs_waiting = true;
+    rp->hs_wait_next = NULL;
+    if (hs_wait_tail)
+        hs_wait_tail->hs_wait_next = rp;
+    else
+        hs_wait_head = rp;
+    hs_wait_tail = rp;
+}
+
+static void hs_wait_remove(struct replica *rp)
+{
+    struct replica **pp = &hs_wait_head, *prev = NULL;
+    while (*pp && *pp != rp) {
+        prev = *pp;
+        pp = &(*pp)->hs_wait_next;
+    }
+    if (!*pp)
+        return;
+    *pp = rp->hs_wait_next;
+    if (hs_wait_tail == rp)
+        hs_wait_tail = prev;
+    rp->hs_waiting = false;
+    rp->hs_wait_next = NULL;
+}
 
 /* A ready's hard state: written now and synced by the flusher, so that the groups of a whole
  * broker changing term at once (a restart: every sole voter campaigns) sync in parallel. One
  * sync at a time (hardstate.h): a state that comes while one is in flight waits in hs_next,
  * the newest replacing an older one (the core holds its replies until it hears of the state it
- * is in, and ignores reports of older ones). Returns 0 with *durable set when the state is
- * durable already (the first store, or no flusher), 0 with it clear when a report follows from
- * hard_state_synced, or -errno. */
+ * is in, and ignores reports of older ones); so does one that finds every slot taken
+ * (invariant 6). Returns 0 with *durable set when the state is durable already (the first
+ * store, or no flusher), 0 with it clear when a report follows from hard_state_synced, or
+ * -errno. */
 static int store_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit,
                             bool *durable)
 {
     *durable = false;
-    if (rp->hs_syncing) {
+    if (rp->hs_syncing || rp->hs_waiting || hs_in_flight >= HS_SYNCS_MAX) {
         rp->hs_next = (struct raft_hard_state){.term = term, .vote = vote, .commit = commit};
         rp->hs_queued = true;
+        if (!rp->hs_syncing && !rp->hs_waiting)
+            hs_wait_push(rp);
         return 0;
     }
     struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
@@ -317,10 +360,40 @@ static int store_hard_state(struct replica *rp, int64_t term, int32_t vote, int6
     rc = plog_sync_side_file(rp->log, fileref_new(fd), hard_state_synced, rp);
     if (rc == PLOG_SIDE_QUEUED) {
         rp->hs_syncing = true;
+        hs_in_flight++;
         return 0;
     }
     *durable = rc == 0;
     return rc;
+}
+
+/* Stores the state that waited in hs_next, if it may go now. */
+static void store_next(struct replica *rp)
+{
+    while (rp->hs_queued && !rp->hs_syncing && !rp->hs_waiting && !rp->failed) {
+        rp->hs_queued = false;
+        bool durable;
+        struct raft_hard_state n = rp->hs_next;
+        int rc = store_hard_state(rp, n.term, n.vote, n.commit, &durable);
+        if (rc == -ENOSPC)
+            nospace_warn(rp, "hard_state"); /* as in process(): never reported, nothing lost */
+        else if (rc != 0)
+            fail(rp, "hard_state", rc);
+        else if (durable)
+            raft_persisted_hard_state(rp->r, n.term, n.vote);
+    }
+}
+
+/* Slots freed: the writes that waited for one go, oldest first. */
+static void wake_waiters(void)
+{
+    while (hs_in_flight < HS_SYNCS_MAX && hs_wait_head) {
+        struct replica *rp = hs_wait_head;
+        hs_wait_remove(rp);
+        store_next(rp);
+        if (!rp->busy && !rp->ready_taken)
+            process(rp);
+    }
 }
 
 /* Reports a durable hard state to the core and stores the one that waited. */
@@ -330,26 +403,22 @@ static void hard_state_synced(struct plog *log, int rc, void *data)
     (void)log;
     CHECK(rp->hs_syncing && !rp->busy);
     rp->hs_syncing = false;
+    hs_in_flight--;
     if (rc != 0)
         fail(rp, "hard_state", rc);
     if (rp->failed) {
         rp->hs_queued = false;
-        return;
+    } else {
+        raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
+        store_next(rp);
+        process(rp);
     }
-    raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
-    while (rp->hs_queued && !rp->hs_syncing && !rp->failed) {
-        rp->hs_queued = false;
-        bool durable;
-        struct raft_hard_state n = rp->hs_next;
-        rc = store_hard_state(rp, n.term, n.vote, n.commit, &durable);
-        if (rc == -ENOSPC)
-            nospace_warn(rp, "hard_state"); /* as in process(): never reported, nothing lost */
-        else if (rc != 0)
-            fail(rp, "hard_state", rc);
-        else if (durable)
-            raft_persisted_hard_state(rp->r, n.term, n.vote);
-    }
-    process(rp);
+    wake_waiters();
+}
+
+int replica_hard_state_syncs_in_flight(void)
+{
+    return hs_in_flight;
 }
 
 /* ---- visibility: the Kafka high watermark ---- */
@@ -981,6 +1050,11 @@ void replica_close(struct replica *rp)
                                                                              write too */
     plog_set_flush_cb(rp->log, NULL, NULL);
     plog_side_cancel(rp->log);
+    bool freed = rp->hs_syncing;
+    if (rp->hs_syncing)
+        hs_in_flight--;
+    rp->hs_syncing = false;
+    hs_wait_remove(rp);
     raft_free(rp->r);
     conflog_free(&rp->cl);
     free_props(rp, rp->n_props);
@@ -992,6 +1066,8 @@ void replica_close(struct replica *rp)
     mem_free(rp->confbuf);
     mem_free(rp->ents);
     mem_free(rp);
+    if (freed)
+        wake_waiters();
 }
 
 /* ---- inputs ---- */
@@ -1187,7 +1263,7 @@ int replica_compact(struct replica *rp, int64_t new_start)
 
 bool replica_hard_state_syncing(const struct replica *rp)
 {
-    return rp->hs_syncing;
+    return rp->hs_syncing || rp->hs_waiting;
 }
 
 int replica_failed(const struct replica *rp)

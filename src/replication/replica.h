@@ -149,9 +149,12 @@ int replica_compact(struct replica *rp, int64_t new_start);
 
 /* 0, or the error that failed the replica (see above). */
 int replica_failed(const struct replica *rp);
-/* A hard-state write of this replica waits for its fdatasync (the flusher's): the core holds
- * its replies until it returns. */
+/* A hard-state write of this replica waits for its fdatasync (the flusher's) or for a slot: the
+ * core holds its replies until it is durable. */
 bool replica_hard_state_syncing(const struct replica *rp);
+/* Hard-state syncs of this thread's replicas in flight now (at most 256, each holding a
+ * descriptor; later writes wait for a slot). */
+int replica_hard_state_syncs_in_flight(void);
 
 /* Status for metrics and the admin API. */
 struct replica_status {

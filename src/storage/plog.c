@@ -1195,6 +1195,8 @@ void plog_close(struct plog *log)
     free_log(log);
 }
 
+#define PLOG_CLOSE_CHUNK 1024 /* logs sealed between two syncfs calls of plog_close_many */
+
 bool plog_close_many_syncs_fs(size_t n)
 {
     return n >= 2 && io_syncfs_reports_errors();
@@ -1219,6 +1221,21 @@ static int close_writes(struct plog *log)
     return dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, false);
 }
 
+/* After a syncfs made them durable: the files the log would have synced itself, let go (their
+ * descriptors: a stop of fifty thousand logs must not hold two each at once). */
+static void drop_sync_refs(struct plog *log)
+{
+    for (size_t i = 0; i < log->req.n_files; i++)
+        fileref_put(log->req.files[i]);
+    log->req.n_files = 0;
+    fileref_put(log->req.dir);
+    log->req.dir = NULL;
+    for (size_t i = 0; i < log->n_extra; i++)
+        fileref_put(log->extra[i]);
+    log->n_extra = 0;
+    log->dir_dirty = false;
+}
+
 void plog_close_many(struct plog **logs, size_t n)
 {
     int fsfd = -1;
@@ -1233,36 +1250,41 @@ void plog_close_many(struct plog **logs, size_t n)
             plog_close(logs[i]);
         return;
     }
-    /* which logs take the fast way: on fsfd's filesystem, and their writes made */
+    /* which logs take the fast way: on fsfd's filesystem, their writes made and synced; in
+     * chunks, since a sealed log holds its new index files open until they are synced */
     bool *fast = mem_calloc(n, sizeof(*fast));
-    for (size_t i = 0; i < n; i++) {
-        struct plog *log = logs[i];
-        struct stat st;
-        int dfd = log->fenced ? -1 : dirfd_of(log);
-        fast[i] = dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev;
-        if (fast[i] && close_writes(log) != 0)
-            fast[i] = false;
-    }
-    int rc = io_syncfs(fsfd);
-    if (rc != 0)
-        log_warn("close_syncfs_failed", "logs=%zu error=\"%s\" note=\"each log syncs its own\"", n,
-                 err_str(rc));
     size_t n_rp = 0;
-    for (size_t i = 0; i < n; i++) {
-        struct plog *log = logs[i];
-        if (!fast[i] || rc != 0) {
-            fast[i] = false;
-            if (!log->fenced)
-                plog_close(log); /* what is left of it: the syncs, the recovery point */
-            else
-                free_log(log);
-            logs[i] = NULL;
-            continue;
+    for (size_t c0 = 0; c0 < n; c0 += PLOG_CLOSE_CHUNK) {
+        size_t c1 = MIN(n, c0 + PLOG_CLOSE_CHUNK);
+        for (size_t i = c0; i < c1; i++) {
+            struct plog *log = logs[i];
+            struct stat st;
+            int dfd = log->fenced ? -1 : dirfd_of(log);
+            fast[i] = dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev;
+            if (fast[i] && close_writes(log) != 0)
+                fast[i] = false;
         }
-        if (log->epochs_dirty)
-            epochs_stored(log, log->epochs_version);
-        write_recovery_point(log, leo(log), false);
-        n_rp++;
+        int rc = io_syncfs(fsfd);
+        if (rc != 0)
+            log_warn("close_syncfs_failed", "logs=%zu error=\"%s\" note=\"each log syncs its own\"",
+                     c1 - c0, err_str(rc));
+        for (size_t i = c0; i < c1; i++) {
+            struct plog *log = logs[i];
+            if (!fast[i] || rc != 0) {
+                fast[i] = false;
+                if (!log->fenced)
+                    plog_close(log); /* what is left of it: the syncs, the recovery point */
+                else
+                    free_log(log);
+                logs[i] = NULL;
+                continue;
+            }
+            drop_sync_refs(log);
+            if (log->epochs_dirty)
+                epochs_stored(log, log->epochs_version);
+            write_recovery_point(log, leo(log), false);
+            n_rp++;
+        }
     }
     int rc2 = n_rp > 0 ? io_syncfs(fsfd) : 0;
     if (rc2 != 0)

@@ -91,8 +91,9 @@ void plog_close(struct plog *log);
  * syncs (io_syncfs) in place of each log's own, which one after another took most of a stop at
  * thousands of partitions. First every log's closing writes (its active segment sealed, its
  * leader-epoch checkpoint) are made unsynced, then one syncfs makes them and every segment's
- * data durable; only then are the recovery points written, and a second syncfs makes them
- * durable: a recovery point never becomes durable before what it covers. Logs on another
+ * data durable (per 1024 logs: a sealed log holds its new index files open until synced);
+ * only then are the recovery points written, and a last syncfs makes them durable: a recovery
+ * point never becomes durable before what it covers. Logs on another
  * filesystem than the first, and every log when syncfs cannot be relied on
  * (!plog_close_many_syncs_fs: an older kernel, fewer than two logs) or when the first syncfs
  * fails, are closed by plog_close instead, with their own syncs and errors. A failed second

@@ -1549,6 +1549,53 @@ TEST_T(raft_replica_hard_state_sync_goes_through_the_flusher, 60)
     flusher_stop(fl);
 }
 
+/* Many groups taking a new term at once (a restart): at most 256 hard-state syncs are in flight
+ * (each holds a descriptor), the rest wait their turn, and every group ends up leading. */
+TEST_T(raft_replica_hard_state_syncs_in_flight_are_bounded, 120)
+{
+    enum { GROUPS = 300 };
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    static struct plog *logs[GROUPS];
+    static struct replica *rps[GROUPS];
+    static char dirs[GROUPS][512];
+    for (int i = 0; i < GROUPS; i++) {
+        snprintf(dirs[i], sizeof(dirs[i]), "%s/g%d", test_tmpdir(), i);
+        rps[i] = open_sole(dirs[i], fl, &logs[i], 1000); /* the first store lays the file out */
+        replica_close(rps[i]);
+        plog_close(logs[i]);
+    }
+    struct plog_config cfg = su_config();
+    struct replica_options o;
+    replica_options_default(&o, 1, 7);
+    o.bootstrap.n_voters = 1;
+    o.bootstrap.voters[0] = 1;
+    o.send = no_send_cb;
+    for (int i = 0; i < GROUPS; i++) {
+        ASSERT_EQ(plog_open(dirs[i], &cfg, fl, NULL, true, &logs[i], NULL), 0);
+        ASSERT_EQ(replica_open(logs[i], &o, 2000, &rps[i]), 0);
+        replica_tick(rps[i], 2000);
+    }
+    ASSERT_EQ(replica_hard_state_syncs_in_flight(), 256); /* none polled yet: the cap is full */
+    int leaders = 0;
+    for (int round = 0; round < 1000 && leaders < GROUPS; round++) {
+        struct pollfd p = {.fd = flusher_fd(fl), .events = POLLIN};
+        ASSERT_CMP(poll(&p, 1, 20), >=, 0);
+        flusher_poll(fl);
+        ASSERT_CMP(replica_hard_state_syncs_in_flight(), <=, 256);
+        leaders = 0;
+        for (int i = 0; i < GROUPS; i++)
+            leaders += raft_role(replica_raft(rps[i])) == RAFT_LEADER;
+    }
+    ASSERT_EQ(leaders, GROUPS);
+    ASSERT_EQ(replica_hard_state_syncs_in_flight(), 0);
+    for (int i = 0; i < GROUPS; i++) {
+        replica_close(rps[i]);
+        plog_close(logs[i]);
+    }
+    flusher_stop(fl);
+}
+
 /* acks=1 (durable false) is visible at once and not synced; acks=all (durable true) is synced at
  * once and visible (committed) only then, and what follows it waits for it; no no-op anywhere;
  * the caller's batch is written in place. */
