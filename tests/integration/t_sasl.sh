@@ -106,9 +106,10 @@ spawn kafkajs-bad in_node tls_kafkajs.js "$SASL" kafkajs-bad - - - fail plaintex
 for m in PLAIN SCRAM-SHA-256 SCRAM-SHA-512; do
     pw=bob-secret user=bob
     [ $m = SCRAM-SHA-512 ] && pw=alice-512 user=alice
-    spawn "plt-$m" in_node sasl_platformatic.mjs "$SASL" "plt-$m" $m $user $pw ok
+    spawn "plt-$m" in_node secure_platformatic.mjs "$SASL" "plt-$m" $m $user $pw ok
 done
-spawn plt-bad in_node sasl_platformatic.mjs "$SASL" plt-bad SCRAM-SHA-256 nobody x fail
+spawn plt-ssl in_node secure_platformatic.mjs "$SSL_SASL" plt-ssl SCRAM-SHA-512 alice alice-512 ok "$P/ca.pem"
+spawn plt-bad in_node secure_platformatic.mjs "$SASL" plt-bad SCRAM-SHA-256 nobody x fail
 for m in PLAIN SCRAM-SHA-256; do
     printf '%s-1\n%s-2\n' "$m" "$m" | kc "$m" alice alice-secret -P -t "kcat-$m" || fail "kcat $m produce"
     [ "$(kc "$m" alice alice-secret -C -t "kcat-$m" -e -q)" = "$m-1"$'\n'"$m-2" ] || fail "kcat $m consume"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # TLS listeners beside a plaintext one, with every client: kcat/librdkafka, confluent-kafka,
-# kafka-python and kafkajs each produce and consume (in a consumer group: FindCoordinator must
+# kafka-python, kafkajs and @platformatic/kafka each produce and consume (in a consumer group: FindCoordinator must
 # name the TLS listener) over SSL, and over mTLS (ssl.client.auth=required, per listener) with a
 # client certificate whose mapped principal the broker logs. Metadata on each listener
 # advertises that listener's address (an advertised.listeners entry included). The plaintext
@@ -60,5 +60,10 @@ note "kafkajs over SSL and mTLS"
 (cd "$NODE_DIR" && node tls_kafkajs.js "$SECURE" kafkajs-ssl "$P/ca.pem" - - ok) || fail "kafkajs over SSL"
 (cd "$NODE_DIR" && node tls_kafkajs.js "$MTLS" kafkajs-mtls "$P/ca.pem" "$P/client.pem" "$P/client.key" ok) ||
     fail "kafkajs over mTLS"
+note "@platformatic/kafka over SSL and mTLS"
+(cd "$NODE_DIR" && node secure_platformatic.mjs "$SECURE" plt-ssl - - - ok "$P/ca.pem") ||
+    fail "@platformatic/kafka over SSL"
+(cd "$NODE_DIR" && node secure_platformatic.mjs "$MTLS" plt-mtls - - - ok "$P/ca.pem" "$P/client.pem" \
+    "$P/client.key") || fail "@platformatic/kafka over mTLS"
 kill -0 "$BROKER_PID" || fail "broker died"
 stop_broker

@@ -33,6 +33,12 @@ js_fails() { # WHAT node-args...
     shift
     (cd "$NODE_DIR" && node tls_kafkajs.js "$@" fail) || fail "kafkajs: $what"
 }
+plt_fails() { # WHAT BROKER [CA [CERT KEY]]: @platformatic/kafka must fail to connect
+    local what=$1 broker=$2
+    shift 2
+    (cd "$NODE_DIR" && node secure_platformatic.mjs "$broker" t - - - fail "$@") ||
+        fail "@platformatic/kafka: $what"
+}
 
 note "a client that does not trust the CA"
 kcat_fails "untrusted CA" "certificate verify failed" -b "$SECURE" -X security.protocol=ssl \
@@ -41,6 +47,7 @@ for c in confluent kafka-python; do
     $PY "${TC[@]}" "$c" "$SECURE" t --ca "$P/evil-ca.pem" --expect fail || fail "$c: untrusted CA"
 done
 js_fails "untrusted CA" "$SECURE" t "$P/evil-ca.pem" - -
+plt_fails "untrusted CA" "$SECURE" "$P/evil-ca.pem"
 
 note "no client certificate on a required listener"
 kcat_fails "no certificate" "alert certificate required" -b "$MTLS" "${SSL[@]}"
@@ -48,6 +55,7 @@ for c in confluent kafka-python; do
     $PY "${TC[@]}" "$c" "$MTLS" t --ca "$P/ca.pem" --expect fail || fail "$c: no certificate"
 done
 js_fails "no certificate" "$MTLS" t "$P/ca.pem" - -
+plt_fails "no certificate" "$MTLS" "$P/ca.pem"
 
 note "a certificate from an untrusted CA on a required listener"
 kcat_fails "untrusted client certificate" "alert unknown ca" -b "$MTLS" "${SSL[@]}" \
@@ -55,6 +63,7 @@ kcat_fails "untrusted client certificate" "alert unknown ca" -b "$MTLS" "${SSL[@
 $PY "${TC[@]}" confluent "$MTLS" t --ca "$P/ca.pem" --cert "$P/evil.pem" --key "$P/evil.key" \
     --expect fail || fail "confluent: untrusted client certificate"
 js_fails "untrusted client certificate" "$MTLS" t "$P/ca.pem" "$P/evil.pem" "$P/evil.key"
+plt_fails "untrusted client certificate" "$MTLS" "$P/ca.pem" "$P/evil.pem" "$P/evil.key"
 grep -q 'event=tls_handshake_failed listener=MTLS .*reason=".*certificate' "$BROKER_LOG" ||
     fail "the refused client certificate is not logged with its reason"
 
@@ -64,6 +73,7 @@ for c in confluent kafka-python; do
     $PY "${TC[@]}" "$c" "$SECURE" t --plaintext --expect fail || fail "$c: plaintext on SSL"
 done
 (cd "$NODE_DIR" && node tls_kafkajs.js "$SECURE" t - - - fail plaintext) || fail "kafkajs: plaintext on SSL"
+plt_fails "plaintext on SSL" "$SECURE"
 grep -q 'event=tls_handshake_failed listener=SECURE .*reason="wrong version number"' "$BROKER_LOG" ||
     fail "a plaintext client on the SSL listener is not logged"
 
