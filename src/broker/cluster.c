@@ -136,7 +136,7 @@ static void on_controller_frame(int32_t from, uint8_t type, uint64_t request_id,
 {
     struct cluster *c = data;
     if ((type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE) && len > 0 &&
-        body[0] == SCHEMAS_RPC_KIND)
+        (body[0] == SCHEMAS_RPC_KIND || body[0] == SCHEMAS_FOLLOW_KIND))
         return schemas_deliver(c->b, from, type, request_id, body, len);
     if (type == RPC_BROKER_REQUEST || type == RPC_BROKER_RESPONSE)
         return elect_deliver(c->b, from, type, request_id, body, len);
@@ -786,6 +786,7 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         sync_peers(c);
         reconcile(c);
         (void)cluster_configs_apply(c->b); /* topic configs of the image (cluster_configs.c) */
+        schemas_image_changed(c->b);       /* a registry without a replica follows _schemas */
     }
     balance_tick(c, now);
     moves_tick(c, now);

@@ -234,7 +234,11 @@ extern const struct topic_config_kv offsets_topic_overrides[OFFSETS_TOPIC_N_OVER
 void schemas_commit(struct broker *b, struct partition *p, int64_t commit);
 /* This broker's replica of _schemas-0 became the leader, or stopped being it. */
 void schemas_leader(struct broker *b, struct partition *p, bool leading);
-/* An RPC_BROKER_REQUEST / RESPONSE frame whose body starts with SCHEMAS_RPC_KIND. */
+/* The metadata image changed: with `_schemas` and no replica of it here, the store starts
+ * following it through the leader. */
+void schemas_image_changed(struct broker *b);
+/* An RPC_BROKER_REQUEST / RESPONSE frame whose body starts with SCHEMAS_RPC_KIND or
+ * SCHEMAS_FOLLOW_KIND (broker/schemas_rpc.h). */
 void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t request_id,
                      const uint8_t *body, size_t len);
 /* Answers every request still waiting (50003) and frees the service. */
@@ -261,6 +265,22 @@ struct log_scan_stats {
  * be read (st->next then says how far it got). */
 int partition_scan(struct partition *p, int64_t from, int64_t to, log_record_fn fn, void *arg,
                    struct log_scan_stats *st);
+/* Bytes read from a log: whole batches, as stored. */
+struct log_read_buf {
+    uint8_t *p; /* owned by the caller (mem_free), grown as needed and reused across reads */
+    size_t cap;
+    size_t len;   /* bytes of whole batches read */
+    int64_t next; /* the offset after the last batch read (the start of the read if none) */
+};
+/* Reads the batches of p's log from offset (the log start if earlier) below `to`, at most
+ * max_bytes of them unless the first alone is larger (plog_read), into *out. Returns 0 (len 0
+ * when nothing lies below `to`), -ERR_OUT_OF_RANGE (offset beyond the log end) or -errno. */
+int partition_read_batches(struct partition *p, int64_t offset, int64_t to, size_t max_bytes,
+                           struct log_read_buf *out);
+/* As partition_scan, over batches in memory (buf[0, len), as partition_read_batches gives
+ * them: bytes from another broker are checked the same way); stops at a batch cut short. */
+void log_scan_buffer(const uint8_t *buf, size_t len, log_record_fn fn, void *arg,
+                     struct log_scan_stats *st);
 
 /* ApiVersions error reply for an unsupported version (KIP-511). */
 void api_versions_reply_unsupported(struct request *req);

@@ -51,49 +51,67 @@ static void scan_batch(const uint8_t *batch, size_t len, log_record_fn fn, void 
     mem_free(plain);
 }
 
+int partition_read_batches(struct partition *part, int64_t offset, int64_t to, size_t max_bytes,
+                           struct log_read_buf *out)
+{
+    struct plog *log = part->log;
+    if (offset < plog_start_offset(log))
+        offset = plog_start_offset(log);
+    out->len = 0;
+    out->next = offset;
+    if (offset >= to)
+        return 0;
+    struct plog_read_result res;
+    int rc = plog_read(log, offset, to, max_bytes, &res);
+    if (rc != 0 || res.len == 0)
+        return rc;
+    if (res.len > out->cap) {
+        out->cap = res.len;
+        out->p = mem_realloc(out->p, out->cap);
+    }
+    ssize_t n = pread(res.file->fd, out->p, res.len, res.pos);
+    fileref_put(res.file);
+    if (n < 0 || (size_t)n != res.len)
+        return n < 0 ? -errno : -ERR_SHORT;
+    out->len = res.len;
+    out->next = res.next_offset > offset ? res.next_offset : offset;
+    return 0;
+}
+
+void log_scan_buffer(const uint8_t *buf, size_t len, log_record_fn fn, void *arg,
+                     struct log_scan_stats *st)
+{
+    size_t pos = 0;
+    while (pos + KBATCH_HEADER_SIZE <= len) {
+        int64_t base;
+        int32_t blen;
+        kbatch_peek(buf + pos, &base, &blen);
+        if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
+            pos + (size_t)blen + KBATCH_LOG_OVERHEAD > len)
+            break;
+        size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
+        scan_batch(buf + pos, sz, fn, arg, st);
+        pos += sz;
+    }
+}
+
 int partition_scan(struct partition *part, int64_t from, int64_t to, log_record_fn fn, void *arg,
                    struct log_scan_stats *st)
 {
-    struct plog *log = part->log;
-    int64_t offset = from;
-    if (offset < plog_start_offset(log))
-        offset = plog_start_offset(log);
+    int64_t offset = from < plog_start_offset(part->log) ? plog_start_offset(part->log) : from;
     st->next = offset;
-    uint8_t *buf = NULL;
-    size_t cap = 0;
+    struct log_read_buf buf = {0};
     int rc = 0;
     while (offset < to) {
-        struct plog_read_result res;
-        rc = plog_read(log, offset, to, SCAN_READ_BYTES, &res);
-        if (rc != 0 || res.len == 0)
+        rc = partition_read_batches(part, offset, to, SCAN_READ_BYTES, &buf);
+        if (rc != 0 || buf.len == 0)
             break;
-        if (res.len > cap) {
-            cap = res.len;
-            buf = mem_realloc(buf, cap);
-        }
-        ssize_t n = pread(res.file->fd, buf, res.len, res.pos);
-        fileref_put(res.file);
-        if (n < 0 || (size_t)n != res.len) {
-            rc = n < 0 ? -errno : -ERR_SHORT;
-            break;
-        }
-        size_t pos = 0;
-        while (pos + KBATCH_HEADER_SIZE <= res.len) {
-            int64_t base;
-            int32_t blen;
-            kbatch_peek(buf + pos, &base, &blen);
-            if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD ||
-                pos + (size_t)blen + KBATCH_LOG_OVERHEAD > res.len)
-                break;
-            size_t sz = (size_t)blen + KBATCH_LOG_OVERHEAD;
-            scan_batch(buf + pos, sz, fn, arg, st);
-            pos += sz;
-        }
-        if (res.next_offset <= offset)
+        log_scan_buffer(buf.p, buf.len, fn, arg, st);
+        if (buf.next <= offset)
             break; /* no progress: never loop */
-        offset = res.next_offset;
+        offset = buf.next;
         st->next = offset;
     }
-    mem_free(buf);
+    mem_free(buf.p);
     return rc;
 }

@@ -1,8 +1,10 @@
-/* The schema registry service (see schemas.h): the store that follows `_schemas`-0, the queue
- * of requests, the one write in flight, and the requests forwarded to and from the leader.
+/* The schema registry service (see schemas.h): the store that follows `_schemas`-0 (through a
+ * local replica, or through the leader), the queue of requests, the one write in flight, the
+ * requests forwarded to and from the leader, and the follow requests it holds as leader.
  *
- * Owns: b->schemas (created at the first request or the first `_schemas` event), its store,
- * every op (struct sr_op) until it is answered, one timer.
+ * Owns: b->schemas (created at the first request, the first `_schemas` event, or the first
+ * image with `_schemas` and no replica here), its store, every op (struct sr_op) until it is
+ * answered, the held follow requests, one timer.
  *
  * Invariants:
  *  1. applied_next is the offset after the last `_schemas`-0 record applied to the store; it
@@ -19,12 +21,24 @@
  *  4. Every op is in exactly one of: the queue (QUEUED), sr->writing (WRITING), the forwarded
  *     list (FORWARDED); each is answered exactly once, at the latest at its deadline or at
  *     schemas_stop().
+ *  5. Following through the leader: a broker with no replica of `_schemas`-0 (or one whose HW
+ *     is below applied_next, a replica still copying the log) feeds its store from the leader
+ *     with follow requests (broker/schemas_rpc.h) from applied_next, at most two in flight: a
+ *     long poll the leader holds until its HW passes `from` (FOLLOW_WAIT_MS at most), and a
+ *     sync (no wait) when a read waits or the last answer left the store behind. Records are
+ *     applied in offset order, those below applied_next skipped (answers may overlap). A read
+ *     here is answered once an answer to a request sent after it arrived left the store at
+ *     the leader's HW (follow_done >= its need_gen), so it sees every write acknowledged
+ *     before it arrived, as a read at the leader would. Only a leader that has committed an
+ *     entry of its term answers (its HW then covers every committed record); a HW below
+ *     applied_next means another log (the topic re-created): the store is rebuilt from 0.
  *
  * Op states and transitions:
  *   QUEUED    --dispatch: a read, store ready--> answered
  *   QUEUED    --dispatch: a write, leading and ready: no records--> answered
  *   QUEUED    --dispatch: a write, leading and ready: records appended--> WRITING
- *   QUEUED    --dispatch: someone else leads (or no local replica)--> FORWARDED
+ *   QUEUED    --dispatch: a write, someone else leads (or no local replica)--> FORWARDED
+ *   QUEUED    --dispatch: a read, following, an answer caught up after it--> answered
  *   WRITING   --committed and applied--> answered;  --append failed--> answered (50001)
  *   FORWARDED --answer from the leader--> answered (relayed)
  *   any       --deadline--> answered (50002, or 50003 for a forward)
@@ -33,13 +47,13 @@
  * listener): a route that needs one resource is decided in schemas_handle, before the op is
  * queued or forwarded, so the broker the client talks to decides; the op then carries no hook.
  * Listings and schema ids are decided against the store when the op is evaluated here (the hook
- * stays on it); one this broker would have to forward (no replica of `_schemas`) is refused,
- * since the leader cannot filter for a principal it does not know. Requests forwarded to us
- * carry no hook: their asker decided. */
+ * stays on it): reads are never forwarded, every broker has a store (invariant 5). Requests
+ * forwarded to us carry no hook: their asker decided. */
 #include "broker/schemas.h"
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/errors.h"
@@ -66,6 +80,9 @@
 
 #define TICK_MS 100
 #define CREATE_RETRY_MS 1000
+#define FOLLOW_WAIT_MS 5000 /* a long poll held by the leader while it has nothing new */
+#define FOLLOW_LOST_MS 2000 /* beyond its wait, a follow request without answer is forgotten */
+#define FOLLOW_HELD_MAX 256 /* long polls a leader holds; more are answered at once */
 #define MISDIRECTED 421 /* a forwarded request's answer: "I do not lead _schemas" (never sent
                            to a client: the asker forwards it again) */
 
@@ -85,6 +102,26 @@ struct sr_op {
     uint64_t write_seq;    /* WRITING: which append is its own */
     int32_t fwd_to;        /* FORWARDED: the leader asked, and our request id */
     uint64_t fwd_id;
+    uint64_t need_gen; /* a read while following: the first follow request it waits for */
+};
+
+/* A follow request in flight (see "following through the leader"). */
+struct follow_slot {
+    bool busy;
+    int32_t to;
+    uint64_t id;  /* its request id */
+    uint64_t gen; /* 1, 2, ... in the order sent */
+    int64_t sent_ms;
+    int32_t wait_ms;
+};
+
+/* Leader: a follow request held until the log grows past its `from`, or its deadline. */
+struct held_follow {
+    struct list_node node;
+    int32_t from_broker;
+    uint64_t id;
+    int64_t from;
+    int64_t deadline_ms;
 };
 
 struct schemas {
@@ -101,6 +138,21 @@ struct schemas {
     uint64_t write_seq; /* appends made */
     int64_t create_asked_ms; /* the last time the topic's creation was asked, or 0 */
     struct reactor_timer timer;
+    /* following through the leader (invariant 5) */
+    struct follow_slot poll, sync;
+    uint64_t follow_gen;  /* follow requests sent */
+    uint64_t follow_done; /* the latest one whose answer left the store at the leader's HW */
+    uint64_t need_max;    /* the largest need_gen of a waiting read */
+    int64_t follow_hw;    /* the leader's HW in the latest answer */
+    uint64_t follow_answers;
+    int64_t follow_pause_until; /* after a refusal: no follow request before (ms) */
+    /* the leader as a broker that does not lead told us (a broker without a replica only
+     * knows the image's preferred replica, which Raft elections do not move), or -1 */
+    int32_t leader_hint;
+    /* leading: follow requests held, and the buffer answers are read into */
+    struct list_node held;
+    size_t n_held;
+    struct log_read_buf rbuf;
 };
 
 static void dispatch_all(struct schemas *sr);
@@ -193,19 +245,27 @@ static void reset(struct schemas *sr)
     sr->applied_next = 0;
 }
 
-/* Applies what was committed since the last call. */
+/* Whether the store is fed through the leader rather than a local replica (invariant 5). */
+static bool following(struct schemas *sr)
+{
+    const struct ctl_image *img = sr->b->cluster ? cluster_image(sr->b->cluster) : NULL;
+    if (!img || !ctl_image_topic(img, SCHEMAS_TOPIC))
+        return false;
+    struct partition *p = local_partition(sr);
+    return !p || plog_high_watermark(p->log) < sr->applied_next;
+}
+
+/* Applies what the local replica committed since the last call. */
 static void catch_up(struct schemas *sr)
 {
     struct partition *p = local_partition(sr);
     if (!p)
         return;
     int64_t hw = plog_high_watermark(p->log);
-    if (hw < sr->applied_next || plog_start_offset(p->log) > sr->applied_next) {
-        /* the log is not the one the store followed (a new replica, or one rebuilt) */
-        reset(sr);
-    }
+    if (plog_start_offset(p->log) > sr->applied_next)
+        reset(sr); /* the log is not the one the store followed (its start moved past it) */
     if (hw <= sr->applied_next)
-        return;
+        return; /* nothing new, or a replica behind the store: followed through the leader */
     struct log_scan_stats scan = {0};
     int rc = partition_scan(p, sr->applied_next, hw, apply_record, sr, &scan);
     if (scan.next > sr->applied_next)
@@ -215,23 +275,52 @@ static void catch_up(struct schemas *sr)
                   err_str(rc));
 }
 
-/* Whether reads may be answered here: the store has applied what the local replica had
- * committed (and there is a replica), or the registry has no topic yet. */
-static bool store_ready(struct schemas *sr, bool *forward)
+static void follow_drive(struct schemas *sr);
+
+/* The `_schemas` leader as this broker knows it: its local replica's Raft leader; without a
+ * replica, the leader another broker named (leader_hint), else the image's. -1 if none. */
+static int32_t leader_of(struct schemas *sr, bool *leading)
 {
-    *forward = false;
+    int32_t leader, epoch;
+    cluster_partition_leader(sr->b->cluster, SCHEMAS_TOPIC, 0, &leader, &epoch, leading);
+    if (!local_partition(sr) && sr->leader_hint >= 0)
+        leader = sr->leader_hint;
+    return leader;
+}
+
+/* What a broker that does not lead said of the leader (-1: it knows none). */
+static void learn_leader(struct schemas *sr, int32_t from, int32_t leader)
+{
+    if (leader == sr->b->cfg->node_id || leader == from)
+        leader = -1;
+    if (leader != sr->leader_hint)
+        log_debug("schemas_leader_hint", "from=%" PRId32 " leader=%" PRId32, from, leader);
+    sr->leader_hint = leader;
+}
+
+/* Whether op (a read) may be answered here: the store has applied what the local replica had
+ * committed, or, following through the leader, an answer to a request sent after op arrived
+ * left it at the leader's high watermark; or the registry has no topic yet. */
+static bool store_ready(struct schemas *sr, struct sr_op *op)
+{
     const struct ctl_image *img = sr->b->cluster ? cluster_image(sr->b->cluster) : NULL;
     if (!img || !ctl_image_topic(img, SCHEMAS_TOPIC))
         return true; /* nothing registered anywhere */
-    struct partition *p = local_partition(sr);
-    if (!p) {
-        *forward = true;
-        return false;
-    }
     catch_up(sr);
-    int32_t leader, epoch;
+    struct partition *p = local_partition(sr);
+    if (following(sr)) {
+        if (reg_rest_is_write(&op->req.req))
+            return false; /* forwarded: this store is not the one that evaluates it */
+        if (!op->need_gen) {
+            op->need_gen = sr->follow_gen + 1;
+            if (op->need_gen > sr->need_max)
+                sr->need_max = op->need_gen;
+            follow_drive(sr);
+        }
+        return sr->follow_done >= op->need_gen;
+    }
     bool leading;
-    cluster_partition_leader(sr->b->cluster, SCHEMAS_TOPIC, 0, &leader, &epoch, &leading);
+    int32_t leader = leader_of(sr, &leading);
     /* a replica that knows no leader may be far behind: it has not heard the current term */
     return leader >= 0 && sr->applied_next >= plog_high_watermark(p->log);
 }
@@ -349,12 +438,213 @@ static void forward(struct schemas *sr, struct sr_op *op, int32_t leader)
     int rc = transport_send_controller(host_transport(cluster_host(sr->b->cluster)), leader,
                                        RPC_BROKER_REQUEST, op->fwd_id, body, len);
     mem_free(body);
-    if (rc != 0)
+    if (rc != 0) {
+        if (leader == sr->leader_hint)
+            learn_leader(sr, -1, -1); /* a hint we cannot reach is not followed */
         return; /* stays queued: tried again at the next tick */
+    }
     log_debug("schemas_forwarded", "to=%" PRId32 " id=%" PRIu64, leader, op->fwd_id);
     list_remove(&op->node);
     op->state = OP_FORWARDED;
     list_push_back(&sr->forwarded, &op->node);
+}
+
+/* ---- following through the leader ---- */
+
+static int send_frame(struct schemas *sr, int32_t to, uint8_t type, uint64_t id, struct iobuf *out)
+{
+    size_t len;
+    uint8_t *body = iobuf_flatten(out, &len);
+    iobuf_destroy(out);
+    int rc = transport_send_controller(host_transport(cluster_host(sr->b->cluster)), to, type, id,
+                                       body, len);
+    mem_free(body);
+    return rc;
+}
+
+/* Whether this broker may answer follow requests: it leads, and has committed an entry of its
+ * term, so its HW covers every record committed before (invariant 3's lead_ready_at). */
+static bool follow_servable(struct schemas *sr, struct partition **pp)
+{
+    struct partition *p = local_partition(sr);
+    *pp = p;
+    return p && sr->leading && local_commit(p) >= sr->lead_ready_at;
+}
+
+/* Answers one follow request: with the batches from `from` below the HW when servable (a
+ * leader), else "not the leader", naming the one this broker knows. */
+static void follow_answer(struct schemas *sr, int32_t to, uint64_t id, int64_t from)
+{
+    struct partition *p;
+    bool leading;
+    struct schemas_follow_answer a = {
+        .error = SCHEMAS_FOLLOW_NOT_LEADER, .leader = leader_of(sr, &leading), .from = from};
+    if (follow_servable(sr, &p)) {
+        a.high_watermark = plog_high_watermark(p->log);
+        int rc = from <= a.high_watermark ? partition_read_batches(p, from, a.high_watermark,
+                                                                   SCHEMAS_FOLLOW_BYTES, &sr->rbuf)
+                                          : 0;
+        if (from > a.high_watermark)
+            sr->rbuf.len = 0, sr->rbuf.next = from; /* the asker followed another log */
+        if (rc != 0)
+            log_warn("schemas_follow_read_failed", "from=%" PRId64 " error=\"%s\"", from,
+                     err_str(rc));
+        else if (sr->rbuf.len > RPC_CONTROLLER_BODY_MAX - 64)
+            log_error("schemas_follow_batch_too_large", "from=%" PRId64 " bytes=%zu", from,
+                      sr->rbuf.len);
+        else {
+            a.error = SCHEMAS_FOLLOW_OK;
+            a.next = sr->rbuf.len ? sr->rbuf.next : from;
+            a.batches = sr->rbuf.p;
+            a.batches_len = sr->rbuf.len;
+        }
+    }
+    struct iobuf out;
+    iobuf_init(&out);
+    schemas_rpc_follow_answer_encode(&out, &a);
+    (void)send_frame(sr, to, RPC_BROKER_RESPONSE, id, &out); /* a lost one times out there */
+}
+
+static void follow_serve(struct schemas *sr, int32_t from_broker, uint64_t id,
+                         const struct schemas_follow_req *q)
+{
+    struct partition *p;
+    if (follow_servable(sr, &p) && q->wait_ms > 0 && q->from == plog_high_watermark(p->log) &&
+        sr->n_held < FOLLOW_HELD_MAX) {
+        struct held_follow *h = mem_calloc(1, sizeof(*h));
+        *h = (struct held_follow){.from_broker = from_broker,
+                                  .id = id,
+                                  .from = q->from,
+                                  .deadline_ms = time_mono_ms() + q->wait_ms};
+        list_push_back(&sr->held, &h->node);
+        sr->n_held++;
+        return;
+    }
+    follow_answer(sr, from_broker, id, q->from);
+}
+
+/* Leader: answers the held requests the log grew past, those due, or all (no longer
+ * servable). */
+static void follow_release(struct schemas *sr, bool all)
+{
+    struct partition *p;
+    bool servable = follow_servable(sr, &p);
+    int64_t hw = servable ? plog_high_watermark(p->log) : 0;
+    int64_t now = time_mono_ms();
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &sr->held)
+    {
+        struct held_follow *h = LIST_ENTRY(n, struct held_follow, node);
+        if (!all && servable && hw <= h->from && now < h->deadline_ms)
+            continue;
+        list_remove(&h->node);
+        sr->n_held--;
+        if (!sr->b->stopping)
+            follow_answer(sr, h->from_broker, h->id, h->from);
+        mem_free(h);
+    }
+}
+
+static void follow_send(struct schemas *sr, struct follow_slot *slot, int32_t leader,
+                        int32_t wait_ms)
+{
+    struct iobuf out;
+    iobuf_init(&out);
+    struct schemas_follow_req q = {.from = sr->applied_next, .wait_ms = wait_ms};
+    schemas_rpc_follow_req_encode(&out, &q);
+    uint64_t id = ++sr->next_fwd_id;
+    if (send_frame(sr, leader, RPC_BROKER_REQUEST, id, &out) != 0) {
+        if (leader == sr->leader_hint)
+            learn_leader(sr, -1, -1); /* a hint we cannot reach is not followed */
+        sr->follow_pause_until = time_mono_ms() + TICK_MS;
+        return; /* not connected: tried again at the next tick */
+    }
+    *slot = (struct follow_slot){.busy = true,
+                                 .to = leader,
+                                 .id = id,
+                                 .gen = ++sr->follow_gen,
+                                 .sent_ms = time_mono_ms(),
+                                 .wait_ms = wait_ms};
+}
+
+/* Keeps the requests going while following: a sync (no wait) when a read waits for one sent
+ * after it or the last answer left the store behind, else a long poll. A request to a broker
+ * that no longer leads, or unanswered too long, is forgotten. */
+static void follow_drive(struct schemas *sr)
+{
+    if (sr->b->stopping || !sr->b->cluster || !following(sr))
+        return;
+    bool leading;
+    int32_t leader = leader_of(sr, &leading);
+    int64_t now = time_mono_ms();
+    struct follow_slot *slots[] = {&sr->poll, &sr->sync};
+    for (size_t i = 0; i < 2; i++) {
+        struct follow_slot *sl = slots[i];
+        bool lost = sl->busy && now - sl->sent_ms > sl->wait_ms + FOLLOW_LOST_MS;
+        if (lost && sl->to == sr->leader_hint)
+            learn_leader(sr, -1, -1); /* a hint that does not answer is not followed */
+        if (sl->busy && (lost || sl->to != leader))
+            sl->busy = false; /* its answer, if it comes, is ignored */
+    }
+    if (leader < 0 || leader == sr->b->cfg->node_id || now < sr->follow_pause_until)
+        return;
+    bool behind = sr->follow_hw > sr->applied_next;
+    if (!sr->sync.busy && (behind || sr->need_max > sr->follow_gen))
+        follow_send(sr, &sr->sync, leader, 0);
+    if (!sr->poll.busy && !behind)
+        follow_send(sr, &sr->poll, leader, FOLLOW_WAIT_MS);
+}
+
+/* Applies a record from the leader unless the store has it already (two answers may cover
+ * the same offsets). */
+static void apply_followed(void *arg, const struct krecord *rec, int64_t offset)
+{
+    struct schemas *sr = arg;
+    if (offset >= sr->applied_next)
+        apply_record(sr, rec, offset);
+}
+
+static void follow_answered(struct schemas *sr, int32_t from, uint64_t id,
+                            const struct schemas_follow_answer *a)
+{
+    struct follow_slot *slot = NULL;
+    if (sr->poll.busy && sr->poll.id == id && sr->poll.to == from)
+        slot = &sr->poll;
+    else if (sr->sync.busy && sr->sync.id == id && sr->sync.to == from)
+        slot = &sr->sync;
+    if (!slot)
+        return; /* forgotten (see follow_drive) */
+    slot->busy = false;
+    if (a->error != SCHEMAS_FOLLOW_OK) {
+        /* not the leader (or not ready to serve yet): whoever it names, at the next tick */
+        learn_leader(sr, from, a->leader);
+        sr->follow_pause_until = time_mono_ms() + TICK_MS;
+        return;
+    }
+    if (!following(sr))
+        return; /* fed by the local replica now */
+    sr->follow_answers++;
+    if (a->high_watermark < sr->applied_next) {
+        /* the leader's log holds less than the store applied: not the log it followed (Raft
+         * never loses what it committed, and a servable leader's HW covers it) */
+        log_warn("schemas_store_rebuilt", "applied_next=%" PRId64 " leader_hw=%" PRId64,
+                 sr->applied_next, a->high_watermark);
+        reset(sr);
+        sr->follow_hw = a->high_watermark;
+        return;
+    }
+    if (a->from > sr->applied_next)
+        return; /* asked before a rebuild: it does not start where the store is */
+    if (a->batches_len) {
+        struct log_scan_stats st = {0};
+        log_scan_buffer(a->batches, a->batches_len, apply_followed, sr, &st);
+    }
+    if (a->next > sr->applied_next)
+        sr->applied_next = a->next;
+    if (a->high_watermark > sr->follow_hw)
+        sr->follow_hw = a->high_watermark; /* a leader's HW only grows (the rebuild aside) */
+    if (sr->applied_next >= a->high_watermark && slot->gen > sr->follow_done)
+        sr->follow_done = slot->gen;
 }
 
 /* ---- dispatch ---- */
@@ -365,8 +655,7 @@ static bool dispatch(struct schemas *sr, struct sr_op *op)
     const struct reg_rest_req *req = &op->req.req;
     if (sr->b->stopping)
         return false; /* answered by schemas_stop() */
-    bool forward_read;
-    bool ready = store_ready(sr, &forward_read);
+    bool ready = store_ready(sr, op);
     if (!reg_rest_is_write(req) && ready) {
         struct reg_result res;
         reg_result_init(&res);
@@ -383,9 +672,8 @@ static bool dispatch(struct schemas *sr, struct sr_op *op)
         ask_topic(sr); /* only writes get here: reads were answered above */
         return false;
     }
-    int32_t leader, epoch;
     bool leading;
-    cluster_partition_leader(c, SCHEMAS_TOPIC, 0, &leader, &epoch, &leading);
+    int32_t leader = leader_of(sr, &leading);
     struct partition *p = local_partition(sr);
     if (leading && p) {
         if (!ready || sr->writing || local_commit(p) < sr->lead_ready_at)
@@ -414,21 +702,14 @@ static bool dispatch(struct schemas *sr, struct sr_op *op)
             struct reg_result res;
             reg_result_init(&res);
             res.status = MISDIRECTED; /* the asker asks again, whoever leads then */
+            strbuf_printf(&res.body, "%" PRId32, leader);
             op_answer(sr, op, &res);
             reg_result_free(&res);
             return true;
         }
         return false;
     }
-    if (leader >= 0 && leader != sr->b->cfg->node_id &&
-        (reg_rest_is_write(req) || forward_read)) {
-        if (req->authz) { /* a listing or a schema id: see the authorization note above */
-            op_fail(sr, op, REG_AUTHZ_DENIED,
-                    "User is denied this request here: with "
-                    "authorization on, listings and schema ids are answered by brokers that "
-                    "hold a replica of _schemas");
-            return true;
-        }
+    if (leader >= 0 && leader != sr->b->cfg->node_id && reg_rest_is_write(req)) {
         forward(sr, op, leader);
         return op->state == OP_FORWARDED;
     }
@@ -448,7 +729,7 @@ static void dispatch_all(struct schemas *sr)
 
 static void arm(struct schemas *sr)
 {
-    if (sr->n_ops > 0)
+    if (sr->n_ops > 0 || sr->n_held > 0 || following(sr))
         reactor_timer_start(sr->b->r, &sr->timer, TICK_MS);
     else
         reactor_timer_stop(sr->b->r, &sr->timer);
@@ -478,6 +759,8 @@ static void tick(struct reactor *r, struct reactor_timer *t, void *data)
     if (sr->writing && now >= sr->writing->deadline_ms)
         op_fail(sr, sr->writing, 50002, "Operation timed out: the write was not committed in "
                 "time; it may or may not have been applied");
+    follow_release(sr, false);
+    follow_drive(sr);
     dispatch_all(sr);
     arm(sr);
 }
@@ -489,8 +772,10 @@ static struct schemas *schemas_get(struct broker *b)
         sr->b = b;
         reg_store_init(&sr->st);
         sr->lead_ready_at = -1;
+        sr->leader_hint = -1;
         list_init(&sr->queue);
         list_init(&sr->forwarded);
+        list_init(&sr->held);
         reactor_timer_init(&sr->timer, tick, sr);
         b->schemas = sr;
     }
@@ -588,18 +873,39 @@ void schemas_metrics_write(struct broker *b, struct strbuf *out)
         const char *name, *help;
         enum prom_type type;
     } fams[] = {
-        {"streampulse_schema_registry_subjects", "Subjects with a live version, as this broker's "
-         "store knows them.", PROM_GAUGE},
+        {"streampulse_schema_registry_subjects",
+         "Subjects with a live version, as this broker's "
+         "store knows them.",
+         PROM_GAUGE},
         {"streampulse_schema_registry_schemas", "Schema ids in this broker's store.", PROM_GAUGE},
-        {"streampulse_schema_registry_records_applied_total", "_schemas records applied to the "
-         "store.", PROM_COUNTER},
-        {"streampulse_schema_registry_records_skipped_total", "_schemas records the store did not "
-         "understand (skipped).", PROM_COUNTER},
-        {"streampulse_schema_registry_waiting_requests", "REST requests waiting: for a commit, "
-         "the leader, or the store to catch up.", PROM_GAUGE},
+        {"streampulse_schema_registry_records_applied_total",
+         "_schemas records applied to the "
+         "store.",
+         PROM_COUNTER},
+        {"streampulse_schema_registry_records_skipped_total",
+         "_schemas records the store did not "
+         "understand (skipped).",
+         PROM_COUNTER},
+        {"streampulse_schema_registry_waiting_requests",
+         "REST requests waiting: for a commit, "
+         "the leader, or the store to catch up.",
+         PROM_GAUGE},
+        {"streampulse_schema_registry_following",
+         "1 while this broker's store is fed through "
+         "the _schemas leader (no local replica, or one behind the store).",
+         PROM_GAUGE},
+        {"streampulse_schema_registry_follow_answers_total",
+         "Answers from the _schemas leader "
+         "applied to this broker's store.",
+         PROM_COUNTER},
     };
-    uint64_t vals[] = {subjects, sr ? sr->st.n_ids : 0, sr ? sr->st.applied : 0,
-                       sr ? sr->st.skipped : 0, sr ? sr->n_ops : 0};
+    uint64_t vals[] = {subjects,
+                       sr ? sr->st.n_ids : 0,
+                       sr ? sr->st.applied : 0,
+                       sr ? sr->st.skipped : 0,
+                       sr ? sr->n_ops : 0,
+                       sr && following(sr),
+                       sr ? sr->follow_answers : 0};
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
         prom_family(out, fams[i].name, fams[i].type, fams[i].help);
         prom_sample_u64(out, fams[i].name, NULL, 0, vals[i]);
@@ -616,6 +922,7 @@ void schemas_commit(struct broker *b, struct partition *p, int64_t commit)
     catch_up(sr);
     if (sr->writing && sr->writing->end_offset > 0 && sr->applied_next >= sr->writing->end_offset)
         op_answer(sr, sr->writing, &sr->writing->res);
+    follow_release(sr, false);
     dispatch_all(sr);
     arm(sr);
 }
@@ -629,7 +936,23 @@ void schemas_leader(struct broker *b, struct partition *p, bool leading)
         op_fail(sr, sr->writing, 50001, "Error in the backend data store: the _schemas "
                 "leadership moved before the write was committed; it may or may not have been "
                 "applied");
+    if (!leading)
+        follow_release(sr, true); /* answered "not the leader": they ask the new one */
+    follow_drive(sr);
     dispatch_all(sr);
+    arm(sr);
+}
+
+void schemas_image_changed(struct broker *b)
+{
+    if (!b->schemas) {
+        const struct ctl_image *img = b->cluster ? cluster_image(b->cluster) : NULL;
+        if (!img || !ctl_image_topic(img, SCHEMAS_TOPIC) ||
+            partition_find(b, kstr_c(SCHEMAS_TOPIC), 0))
+            return; /* a replica here creates the service at its first event */
+    }
+    struct schemas *sr = schemas_get(b);
+    follow_drive(sr);
     arm(sr);
 }
 
@@ -637,6 +960,25 @@ void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t requ
                      const uint8_t *body, size_t len)
 {
     struct schemas *sr = schemas_get(b);
+    if (body[0] == SCHEMAS_FOLLOW_KIND) {
+        if (type == RPC_BROKER_REQUEST) {
+            struct schemas_follow_req q;
+            if (schemas_rpc_follow_req_decode(body, len, &q) != 0)
+                log_warn("schemas_request_bad", "from=%" PRId32 " bytes=%zu", from, len);
+            else
+                follow_serve(sr, from, request_id, &q);
+        } else {
+            struct schemas_follow_answer a;
+            if (schemas_rpc_follow_answer_decode(body, len, &a) != 0)
+                log_warn("schemas_answer_bad", "from=%" PRId32 " bytes=%zu", from, len);
+            else
+                follow_answered(sr, from, request_id, &a);
+            follow_drive(sr);
+            dispatch_all(sr);
+        }
+        arm(sr);
+        return;
+    }
     if (type == RPC_BROKER_REQUEST) {
         struct schemas_req q;
         if (schemas_rpc_req_decode(body, len, &q) != 0) {
@@ -668,6 +1010,13 @@ void schemas_deliver(struct broker *b, int32_t from, uint8_t type, uint64_t requ
         if (op->fwd_id != request_id || op->fwd_to != from)
             continue;
         if (status == MISDIRECTED) { /* back in the queue (first: it was asked first) */
+            char num[12] = "";
+            if (tlen > 0 && tlen < sizeof num)
+                memcpy(num, text, tlen);
+            char *end;
+            long named = strtol(num, &end, 10);
+            learn_leader(sr, from,
+                         *num && !*end && named >= 0 && named <= INT32_MAX ? (int32_t)named : -1);
             list_remove(&op->node);
             op->state = OP_QUEUED;
             list_insert_before(sr->queue.next, &op->node);
@@ -699,6 +1048,8 @@ void schemas_stop(struct broker *b)
                 "The broker is shutting down");
     if (sr->writing)
         op_fail(sr, sr->writing, 50003, "The broker is shutting down");
+    follow_release(sr, true); /* b->stopping: dropped unanswered (the askers time out) */
+    mem_free(sr->rbuf.p);
     reg_store_destroy(&sr->st);
     mem_free(sr);
     b->schemas = NULL;

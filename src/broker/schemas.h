@@ -2,12 +2,15 @@
  * topic, answered by every broker.
  *
  * Reads are answered from this broker's store (registry/store.h), which follows its replica of
- * `_schemas`-0: every committed record is applied in offset order. Writes (registrations,
+ * `_schemas`-0: every committed record is applied in offset order. A broker without a replica
+ * (more brokers than the topic's replication factor) follows the topic through its leader
+ * instead (long polls, broker/schemas_rpc.h), so every broker answers reads, validates
+ * produces and filters listings from its own store. Writes (registrations,
  * deletes, config and mode changes) are evaluated by the partition's Raft leader only, one at a
  * time against a store that has applied everything its log holds, appended as one batch, and
  * answered once committed; a broker that does not lead it forwards the request to the leader
  * over the cluster transport (RPC_BROKER_REQUEST, kind SCHEMAS_RPC_KIND) and relays the answer.
- * A broker without a replica of `_schemas` forwards reads as well. The topic (one partition,
+ * The topic (one partition,
  * compacted, schema.registry.topic.replication.factor replicas at most the brokers registered)
  * is created at the first write.
  *
@@ -29,6 +32,7 @@ struct reg_result;
 
 #define SCHEMAS_TOPIC "_schemas"
 #define SCHEMAS_RPC_KIND 2 /* the first byte of the transport bodies (1 is broker/elect_rpc.h) */
+#define SCHEMAS_FOLLOW_KIND 3 /* ... of a follow request or answer (broker/schemas_rpc.h) */
 #define SCHEMAS_TIMEOUT_MS 8000
 #define SCHEMAS_OPS_MAX 1024
 #define SCHEMAS_BODY_MAX (1u << 20) /* bytes of a request or an answer body */

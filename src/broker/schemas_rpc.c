@@ -149,3 +149,67 @@ int schemas_rpc_answer_decode(const uint8_t *p, size_t len, int *status, bool *r
     *body_len = (size_t)b.len;
     return 0;
 }
+
+void schemas_rpc_follow_req_encode(struct iobuf *out, const struct schemas_follow_req *q)
+{
+    struct kwriter w = {out};
+    kw_i8(&w, SCHEMAS_FOLLOW_KIND);
+    kw_i64(&w, q->from);
+    kw_i32(&w, q->wait_ms);
+}
+
+int schemas_rpc_follow_req_decode(const uint8_t *p, size_t len, struct schemas_follow_req *q)
+{
+    struct kreader r;
+    kr_init(&r, p, len);
+    int8_t kind = kr_i8(&r);
+    q->from = kr_i64(&r);
+    q->wait_ms = kr_i32(&r);
+    if (!kr_ok(&r) || kind != SCHEMAS_FOLLOW_KIND || q->from < 0 || q->wait_ms < 0 ||
+        q->wait_ms > SCHEMAS_FOLLOW_WAIT_MAX || kr_left(&r) != 0)
+        return -ERR_CORRUPT;
+    return 0;
+}
+
+void schemas_rpc_follow_answer_encode(struct iobuf *out, const struct schemas_follow_answer *a)
+{
+    struct kwriter w = {out};
+    kw_i8(&w, SCHEMAS_FOLLOW_KIND);
+    kw_i16(&w, a->error);
+    kw_i32(&w, a->leader);
+    kw_i64(&w, a->from);
+    kw_i64(&w, a->high_watermark);
+    kw_i64(&w, a->next);
+    kw_bytes(&w, false,
+             a->error ? (struct kbytes){NULL, -1}
+                      : (struct kbytes){a->batches, (int32_t)a->batches_len});
+}
+
+int schemas_rpc_follow_answer_decode(const uint8_t *p, size_t len, struct schemas_follow_answer *a)
+{
+    struct kreader r;
+    kr_init(&r, p, len);
+    int8_t kind = kr_i8(&r);
+    a->error = kr_i16(&r);
+    a->leader = kr_i32(&r);
+    a->from = kr_i64(&r);
+    a->high_watermark = kr_i64(&r);
+    a->next = kr_i64(&r);
+    struct kbytes b = kr_bytes(&r, false);
+    if (!kr_ok(&r) || kind != SCHEMAS_FOLLOW_KIND || a->leader < -1 || kr_left(&r) != 0)
+        return -ERR_CORRUPT;
+    if (a->error == SCHEMAS_FOLLOW_NOT_LEADER) {
+        if (b.len >= 0)
+            return -ERR_CORRUPT;
+        a->batches = NULL;
+        a->batches_len = 0;
+        return 0;
+    }
+    if (a->error != SCHEMAS_FOLLOW_OK || b.len < 0 || a->from < 0 || a->next < a->from ||
+        a->high_watermark < 0 || (b.len > 0 && a->next > a->high_watermark) ||
+        (b.len > 0) != (a->next > a->from))
+        return -ERR_CORRUPT;
+    a->batches = b.len ? b.p : NULL;
+    a->batches_len = (size_t)b.len;
+    return 0;
+}

@@ -1,6 +1,6 @@
 /* libFuzzer target: the schema registry's REST semantics and its store (registry/rest.h,
- * registry/store.h) and the forwarded-request codec (broker/schemas_rpc.h), on bytes as a
- * client or another registry's `_schemas` topic would give them.
+ * registry/store.h) and the forwarded-request and follow codecs (broker/schemas_rpc.h), on
+ * bytes as a client, another broker or another registry's `_schemas` topic would give them.
  *
  * Input: records, then a request, separated by blank lines ("\n\n"):
  *   KEY \t VALUE     one `_schemas` record per part (no tab: a tombstone of KEY)
@@ -143,6 +143,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         evaluate(&st, &d.req, false);
         schemas_req_free(&d);
     }
+    /* the follow codec: what decodes encodes back to the same bytes */
+    struct schemas_follow_req fq;
+    struct schemas_follow_answer fa;
+    struct iobuf fout;
+    iobuf_init(&fout);
+    if (schemas_rpc_follow_req_decode(data, size, &fq) == 0)
+        schemas_rpc_follow_req_encode(&fout, &fq);
+    else if (schemas_rpc_follow_answer_decode(data, size, &fa) == 0)
+        schemas_rpc_follow_answer_encode(&fout, &fa);
+    if (fout.total) {
+        size_t n;
+        uint8_t *again = iobuf_flatten(&fout, &n);
+        if (n != size || memcmp(again, data, size) != 0)
+            abort();
+        mem_free(again);
+    }
+    iobuf_destroy(&fout);
     mem_free(buf);
     reg_store_destroy(&st);
     return 0;

@@ -10,8 +10,9 @@
 # Confluent's SCHEMA_READ rule (READ on a subject using the id), the global config is refused
 # to alice and allowed to admin; denials are counted (streampulse_authorizations_total) and
 # logged (api=SchemaRegistry); a subject longer than any binding's name is a super user's only.
-# On three nodes, ACLs made at node 1 are enforced at a node that forwards its writes to
-# `_schemas`' leader, and decided there. Then HTTPS on the listener
+# On three nodes, ACLs made at node 1 are enforced at a node without a replica of `_schemas`
+# (which forwards its writes to the leader, and answers listings and ids from its own store),
+# and decided there. Then HTTPS on the listener
 # (schema.registry.listener.ssl.*) bound beyond loopback, with SchemaRegistryClient's
 # ssl.ca.location, its certificate reloaded on SIGHUP; the startup refused for BASIC beyond
 # loopback without a keystore; with NONE and the authorizer on, requests are User:ANONYMOUS's.
@@ -130,8 +131,10 @@ grep 'authorization_denied' "$BROKER_LOG" | grep -q 'api=SchemaRegistry' ||
     fail "no authorization_denied line for the registry in the broker log"
 stop_broker
 
-note "three nodes: ACLs made at node 1 enforced at a node that forwards writes to the leader"
-start_cluster 3 "${AUTHZ[@]}"
+note "three nodes: ACLs made at node 1 enforced at a node without a replica of _schemas"
+# replication factor 2: one node has no replica; it forwards writes to the leader, and
+# answers listings and ids from its own store, which follows the topic through the leader
+start_cluster 3 "${AUTHZ[@]}" --set schema.registry.topic.replication.factor=2
 B1=127.0.0.1:${CL_PORT[1]}
 for u in admin alice bob; do
     echo "$u-pw" | "$SP" user create "$u" --password-stdin -b "$B1" >/dev/null || fail "user create $u at node 1"
@@ -146,18 +149,27 @@ at() { # NODE USER METHOD PATH [BODY]: as code, at node NODE's registry
 }
 seeded() { [ "$(at 1 admin POST /subjects/seed-value/versions '{"schema":"\"int\""}')" = 200 ]; }
 WAIT_S=20 poll_until seeded || fail "admin cannot register at node 1: $(cat "$TMP/body")"
-lead=$(kcat -L -b "$B1" -t _schemas 2>/dev/null | sed -n 's/.*partition 0, leader \([0-9]*\),.*/\1/p')
-[ -n "$lead" ] || fail "no leader of _schemas"
-f=1
-[ "$lead" != 1 ] || f=2
+replicas=$(kcat -L -b "$B1" -t _schemas 2>/dev/null | sed -n 's/.*partition 0, leader [0-9]*, replicas: \([0-9,]*\),.*/\1/p')
+[ -n "$replicas" ] || fail "no replicas of _schemas"
+f=""
+for i in 1 2 3; do case ",$replicas," in *",$i,"*) ;; *) f=$i ;; esac; done
+[ -n "$f" ] || fail "every node holds a replica of _schemas ($replicas)"
+
 alice_at_f() { [ "$(at $f alice POST /subjects/orders-value/versions '{"schema":"\"long\""}')" = 200 ]; }
-poll_until alice_at_f || fail "alice at node $f (not the leader, $lead): $(cat "$TMP/body")"
+poll_until alice_at_f || fail "alice at node $f (no replica; _schemas on $replicas): $(cat "$TMP/body")"
 got=$(at $f bob POST /subjects/orders-value/versions '{"schema":"\"string\""}')
 [ "$got" = 403 ] && grep -qF '"error_code":40301' "$TMP/body" || fail "bob at node $f: $got $(cat "$TMP/body")"
 grep 'authorization_denied' "$TMP/node$f.log" | grep -q 'principal=User:bob' ||
     fail "bob's denial not decided at node $f, the one he asked"
 bob_lists() { [ "$(at $f bob GET /subjects)" = 200 ] && [ "$(cat "$TMP/body")" = '["orders-value"]' ]; }
 poll_until bob_lists || fail "bob's subjects at node $f: $(cat "$TMP/body")"
+got=$(at $f bob GET /subjects/orders-value/versions/1)
+[ "$got" = 200 ] || fail "bob reads orders-value at node $f: $got $(cat "$TMP/body")"
+oid=$(sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$TMP/body")
+[ "$(at $f bob GET "/schemas/ids/$oid")" = 200 ] || fail "bob reads id $oid at node $f: $(cat "$TMP/body")"
+sid=$(at 1 admin GET /subjects/seed-value/versions/1 >/dev/null; sed -n 's/.*"id":\([0-9]*\).*/\1/p' "$TMP/body")
+got=$(at $f bob GET "/schemas/ids/$sid")
+[ "$got" = 403 ] || fail "bob reads seed-value's id $sid at node $f: $got $(cat "$TMP/body")"
 for i in 1 2 3; do stop_node "$i"; done
 
 note "refused: BASIC beyond loopback without schema.registry.listener.ssl.keystore.location"

@@ -436,3 +436,85 @@ TEST(registry_json_schemas_register_with_refs_and_levels)
     EXPECT(&st, "GET /schemas/types", NULL, 200, "[\"JSON\",\"PROTOBUF\",\"AVRO\"]");
     reg_store_destroy(&st);
 }
+
+static uint8_t *flat(struct iobuf *out, size_t *len)
+{
+    uint8_t *p = iobuf_flatten(out, len);
+    iobuf_destroy(out);
+    return p;
+}
+
+TEST(registry_follow_codec_round_trips_and_refuses_garbage)
+{
+    struct iobuf out;
+    size_t len;
+    iobuf_init(&out);
+    schemas_rpc_follow_req_encode(&out, &(struct schemas_follow_req){.from = 42, .wait_ms = 5000});
+    uint8_t *p = flat(&out, &len);
+    struct schemas_follow_req q;
+    ASSERT_EQ(schemas_rpc_follow_req_decode(p, len, &q), 0);
+    ASSERT_EQ(q.from, 42);
+    ASSERT_EQ(q.wait_ms, 5000);
+    for (size_t cut = 0; cut < len; cut++)
+        ASSERT_EQ(schemas_rpc_follow_req_decode(p, cut, &q), -ERR_CORRUPT);
+    mem_free(p);
+    struct schemas_follow_req bad[] = {
+        {.from = -1}, {.wait_ms = -1}, {.wait_ms = SCHEMAS_FOLLOW_WAIT_MAX + 1}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        iobuf_init(&out);
+        schemas_rpc_follow_req_encode(&out, &bad[i]);
+        p = flat(&out, &len);
+        ASSERT_EQ(schemas_rpc_follow_req_decode(p, len, &q), -ERR_CORRUPT);
+        mem_free(p);
+    }
+
+    const uint8_t batches[] = "0123456789";
+    struct schemas_follow_answer a = {.error = SCHEMAS_FOLLOW_OK,
+                                      .leader = 3,
+                                      .from = 10,
+                                      .high_watermark = 20,
+                                      .next = 15,
+                                      .batches = batches,
+                                      .batches_len = 10};
+    iobuf_init(&out);
+    schemas_rpc_follow_answer_encode(&out, &a);
+    p = flat(&out, &len);
+    struct schemas_follow_answer d;
+    ASSERT_EQ(schemas_rpc_follow_answer_decode(p, len, &d), 0);
+    ASSERT_EQ(d.leader, 3);
+    ASSERT_EQ(d.from, 10);
+    ASSERT_EQ(d.high_watermark, 20);
+    ASSERT_EQ(d.next, 15);
+    ASSERT_EQ(d.batches_len, 10);
+    ASSERT(memcmp(d.batches, batches, 10) == 0);
+    for (size_t cut = 0; cut < len; cut++)
+        ASSERT_EQ(schemas_rpc_follow_answer_decode(p, cut, &d), -ERR_CORRUPT);
+    mem_free(p);
+    /* not the leader: no batches, the leader it knows */
+    iobuf_init(&out);
+    schemas_rpc_follow_answer_encode(
+        &out, &(struct schemas_follow_answer){.error = SCHEMAS_FOLLOW_NOT_LEADER, .leader = -1});
+    p = flat(&out, &len);
+    ASSERT_EQ(schemas_rpc_follow_answer_decode(p, len, &d), 0);
+    ASSERT_EQ(d.error, SCHEMAS_FOLLOW_NOT_LEADER);
+    ASSERT_EQ(d.leader, -1);
+    ASSERT_EQ(d.batches_len, 0);
+    mem_free(p);
+    /* offsets out of order, batches past the HW, batches that do not move next, a leader
+     * below -1, an unknown error: refused */
+    struct schemas_follow_answer wrong[] = {
+        {.from = 10, .next = 9, .high_watermark = 20},
+        {.from = 10, .next = 25, .high_watermark = 20, .batches = batches, .batches_len = 10},
+        {.from = 10, .next = 10, .high_watermark = 20, .batches = batches, .batches_len = 10},
+        {.from = 10, .next = 15, .high_watermark = 20},
+        {.leader = -2, .from = 10, .next = 10, .high_watermark = 20},
+        {.error = 7, .from = 10, .next = 10, .high_watermark = 20},
+    };
+    for (size_t i = 0; i < sizeof wrong / sizeof wrong[0]; i++) {
+        iobuf_init(&out);
+        schemas_rpc_follow_answer_encode(&out, &wrong[i]);
+        p = flat(&out, &len);
+        ASSERT_EQ(schemas_rpc_follow_answer_decode(p, len, &d), -ERR_CORRUPT);
+        mem_free(p);
+    }
+}
