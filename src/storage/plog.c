@@ -691,6 +691,7 @@ void plog_side_cancel(struct plog *log)
     /* waits out a running sync and drops its completion (side_done without notice), so the
      * next side sync, perhaps a new owner's, is never answered by this one's */
     struct flusher *fl = log->side_req.fl;
+    CHECK(fl != NULL); /* side_busy: a side sync was handed to the flusher */
     flusher_detach(fl, &log->side_req);
     for (size_t i = 0; i < log->side_req.n_files; i++)
         fileref_put(log->side_req.files[i]);
@@ -1172,16 +1173,23 @@ static void free_log(struct plog *log)
     mem_free(log);
 }
 
-void plog_close(struct plog *log)
+/* Before a log goes: its clean job abandoned, and both flush requests detached from the
+ * flusher (a sync running waited out, its completion dropped). */
+static void detach_all(struct plog *log)
 {
-    if (!log)
-        return;
     if (log->clean_job)
         clean_job_abandon(log->clean_job);
     if (log->req.fl)
         flusher_detach(log->req.fl, &log->req);
     if (log->side_req.fl)
         flusher_detach(log->side_req.fl, &log->side_req);
+}
+
+void plog_close(struct plog *log)
+{
+    if (!log)
+        return;
+    detach_all(log);
     if (!log->fenced) {
         seal_segment(log, active(log));
         int rc = sync_all_inline(log);
@@ -1206,12 +1214,7 @@ bool plog_close_many_syncs_fs(size_t n)
  * log is closed the slow way). */
 static int close_writes(struct plog *log)
 {
-    if (log->clean_job)
-        clean_job_abandon(log->clean_job);
-    if (log->req.fl)
-        flusher_detach(log->req.fl, &log->req);
-    if (log->side_req.fl)
-        flusher_detach(log->side_req.fl, &log->side_req);
+    detach_all(log);
     if (log->fenced)
         return 0;
     seal_segment(log, active(log));
@@ -1304,12 +1307,7 @@ void plog_close_many(struct plog **logs, size_t n)
 
 int plog_destroy(struct plog *log)
 {
-    if (log->clean_job)
-        clean_job_abandon(log->clean_job);
-    if (log->req.fl)
-        flusher_detach(log->req.fl, &log->req);
-    if (log->side_req.fl)
-        flusher_detach(log->side_req.fl, &log->side_req);
+    detach_all(log);
     char *dir = mem_strdup(log->dir);
     free_log(log);
     int rc = io_remove_tree(AT_FDCWD, dir);
