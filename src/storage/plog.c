@@ -1103,8 +1103,18 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         epochs_changed(log);
     log->clean_first_dirty = MIN(log->clean_first_dirty, leo(log));
     /* a fresh log has nothing the checkpoint could tell: its first sync after an append
-     * stores one (and without it, recovery reads the epochs from the batches) */
-    if (log->epochs_dirty || (ec_rc == -ENOENT && !fresh)) {
+     * stores one (and without it, recovery reads the epochs from the batches). Nor does a
+     * log that was never given one (killed before its first lazy store): the epochs just
+     * read from its batches are stored lazily as an append's are, the recovery point kept
+     * below them meanwhile (invariant 10); storing them here, synced, one partition after
+     * another, was most of a restart after kill -9 at thousands of new partitions. A stored
+     * checkpoint that recovery changed is rewritten now: on disk it names epochs past the
+     * log, or is damaged. */
+    if (ec_rc == -ENOENT && !fresh) {
+        epochs_changed(log); /* rebuild_epochs read them from the batches */
+        if (log->epochs.n > 0)
+            log->epoch_unsynced = MIN(log->epoch_unsynced, log->epochs.e[0].start);
+    } else if (log->epochs_dirty) {
         rc = store_epochs_now(log);
         if (rc != 0)
             goto out_close;
@@ -1120,8 +1130,9 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         goto out_close;
     log->hw = leo(log);
     log->durable = leo(log);
-    if (!fresh && rp != leo(log))
-        write_recovery_point(log, leo(log), true);
+    int64_t rp_to = MIN(leo(log), log->epoch_unsynced);
+    if (!fresh && rp != rp_to)
+        write_recovery_point(log, rp_to, true);
     else if (!fresh)
         log->rp = rp;
     if (active(log)->size > 0)

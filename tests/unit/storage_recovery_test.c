@@ -432,3 +432,67 @@ TEST(storage_recovery_point_record_old_layout_and_torn)
     ASSERT_EQ(plog_end_offset(log), 300);
     plog_close(log);
 }
+
+/* The recovery point's offset as the file holds it (its first 20 digits), -1 without one. */
+static int64_t recovery_point_on_disk(const char *dir)
+{
+    char path[1024], buf[64] = {0};
+    snprintf(path, sizeof(path), "%s/recovery-point", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    return n >= 20 ? strtoll(buf, NULL, 10) : -1;
+}
+
+/* The epochs of fill(30 batches of 10): 0, 1 and 2 starting at 0, 100 and 200. */
+static void check_fill_epochs(struct plog *log)
+{
+    ASSERT_EQ(plog_last_epoch(log), 2);
+    ASSERT_EQ(plog_epoch_end_offset(log, 0), 100);
+    ASSERT_EQ(plog_epoch_end_offset(log, 1), 200);
+    ASSERT_EQ(plog_end_offset(log), 300);
+}
+
+static void reopen_and_crash(const char *dir, void *arg)
+{
+    (void)arg;
+    struct plog_config cfg = su_config();
+    cfg.segment_bytes = 8 * 1024;
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    check_fill_epochs(log);
+    CHECK(!su_exists(dir, "leader-epoch-checkpoint"));
+}
+
+/* A log killed before its first checkpoint store (a new partition's is lazy) is opened without
+ * storing one synchronously: the epochs come from the batches, and the recovery point stays
+ * below the first of them until a sync stores them (invariant 10), so a second crash before
+ * that still finds every epoch. */
+TEST(storage_recovery_missing_checkpoint_is_stored_lazily)
+{
+    const char *dir = su_dir("lazy-epochs");
+    struct fill_args a = {8 * 1024, 30};
+    crash_after(fill, dir, &a);
+    ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
+    crash_after(reopen_and_crash, dir, NULL);
+    ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
+    ASSERT_CMP(recovery_point_on_disk(dir), <=, 0);
+
+    struct plog_config cfg = su_config();
+    cfg.segment_bytes = a.segment_bytes;
+    struct plog_recovery rec;
+    struct plog *log = su_open(dir, &cfg, false, &rec);
+    check_fill_epochs(log);
+    ASSERT_CMP(rec.segments_validated, >=, 2); /* from the first segment on */
+    ASSERT_EQ(su_append(log, 10, 100, 5, 3), 300);
+    plog_flush(log); /* no flusher: the sync stores the checkpoint */
+    ASSERT(su_exists(dir, "leader-epoch-checkpoint"));
+    plog_close(log);
+    log = su_open(dir, &cfg, true, &rec);
+    ASSERT_EQ(rec.segments_validated, 0);
+    ASSERT_EQ(plog_last_epoch(log), 3);
+    ASSERT_EQ(plog_epoch_end_offset(log, 1), 200);
+    ASSERT_EQ(plog_epoch_end_offset(log, 2), 300);
+    plog_close(log);
+}
