@@ -64,7 +64,7 @@ CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS  := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
-ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%)
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%) $(BUILD)/itest/slow_open.so
 
 .PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster bench-scale deps clean format docs
 
@@ -96,6 +96,12 @@ $(BUILD)/itest/%: tests/integration/%.c
 	@mkdir -p $(dir $@)
 	@echo "LD $@"
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(CLI_LIBS) $(LIBS)
+
+# LD_PRELOAD shims of the integration tests (tests/integration/preload).
+$(BUILD)/itest/%.so: tests/integration/preload/%.c
+	@mkdir -p $(dir $@)
+	@echo "LD $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -shared -fPIC -o $@ $< -ldl
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

@@ -602,7 +602,9 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     if (rc == 0)
         rc = cluster_start(b, err, errcap);
     if (rc == 0 && cfg->n_voters == 0 && cluster_await_live(b, STANDALONE_LIVE_MAX_MS) != 0) {
-        snprintf(err, errcap, "the node did not register with its own controller within %d ms",
+        snprintf(err, errcap,
+                 "the node did not register with its own controller within %d ms of opening "
+                 "its replicas",
                  STANDALONE_LIVE_MAX_MS);
         cluster_stop(b);
         rc = -ERR_TIMEOUT;

@@ -109,7 +109,9 @@ bool cluster_live(const struct cluster *c);
 /* Runs the reactor until this broker is live (cluster_live) and holds its first producer-id
  * block, or max_ms passed: a standalone node elects itself, registers and is unfenced within a
  * few ms, and waiting for that at startup means a client's first CreateTopics finds a broker to
- * place the topic on and its first InitProducerId an id. Returns 0, or -ERR_TIMEOUT (logged).
+ * place the topic on and its first InitProducerId an id. max_ms counts from the start or from
+ * the end of the last reconcile, whichever is later (opening the node's replicas is not the
+ * controller being slow). Returns 0, or -ERR_TIMEOUT (logged).
  * Not from inside a reactor callback. */
 int cluster_await_live(struct broker *b, int64_t max_ms);
 /* The cluster id: the same on every node of one quorum (derived from the voters). */

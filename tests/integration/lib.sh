@@ -88,7 +88,7 @@ PYEOF
 # start_broker [--set k=v ...]: starts the broker on a free port (kept across restarts) with
 # $DATA as its data directory; waits until it listens. Sets BROKER, BROKER_PID, and ADMIN to the
 # admin listener's address (any free port; "" when a test disables it with admin.listener=), and
-# REGISTRY to the schema registry's (any free port, likewise).
+# REGISTRY to the schema registry's (any free port, likewise). START_WAIT_S (10) bounds the wait.
 start_broker() {
     [ -n "$PORT" ] || PORT=$(free_port)
     BROKER=127.0.0.1:$PORT
@@ -98,7 +98,7 @@ start_broker() {
         --set group.initial.rebalance.delay.ms=0 --set admin.listener=127.0.0.1:0 \
         --set schema.registry.listener=127.0.0.1:0 "$@" >>"$BROKER_LOG" 2>&1 &
     BROKER_PID=$!
-    for _ in $(seq 1 200); do
+    for _ in $(seq 1 $((${START_WAIT_S:-10} * 20))); do
         if [ "$(grep -c broker_started "$BROKER_LOG" 2>/dev/null || true)" -gt "${before:-0}" ]; then
             ADMIN=$(grep broker_started "$BROKER_LOG" | tail -1 | sed -n 's/.* admin=\([^ ]*:[0-9]*\) .*/\1/p')
             REGISTRY=$(grep broker_started "$BROKER_LOG" | tail -1 |
@@ -108,7 +108,7 @@ start_broker() {
         kill -0 "$BROKER_PID" 2>/dev/null || { cat "$BROKER_LOG"; fail "broker exited during startup"; }
         sleep 0.05
     done
-    fail "broker did not start within 10 s"
+    fail "broker did not start within ${START_WAIT_S:-10} s"
 }
 
 # stop_broker: SIGTERM, and the broker must exit 0.

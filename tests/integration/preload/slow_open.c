@@ -1,0 +1,64 @@
+/* slow_open.so: an LD_PRELOAD shim for integration tests that makes one kind of file slow to
+ * open, as a disk with a cold page cache is (t_restart_slow_disk).
+ *
+ * Every openat(2) for reading only whose last path component is $SLOW_OPEN_NAME waits
+ * $SLOW_OPEN_MS milliseconds before it opens; every other call goes straight to libc's. Without
+ * both variables set it changes nothing. Built as build/itest/slow_open.so (Makefile). */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <time.h>
+
+typedef int (*openat_fn)(int, const char *, int, ...);
+
+static void slow_down(const char *path, int flags)
+{
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return;
+    const char *name = getenv("SLOW_OPEN_NAME");
+    const char *ms = getenv("SLOW_OPEN_MS");
+    if (!name || !ms || !path)
+        return;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strcmp(base, name) != 0)
+        return;
+    long v = strtol(ms, NULL, 10);
+    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static int forward(const char *sym, int dirfd, const char *path, int flags, mode_t mode)
+{
+    openat_fn real = (openat_fn)dlsym(RTLD_NEXT, sym);
+    return real(dirfd, path, flags, mode);
+}
+
+static mode_t mode_arg(int flags, va_list ap)
+{
+    return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    slow_down(path, flags);
+    return forward("openat", dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+    va_list ap;
+    va_start(ap, flags);
+    mode_t mode = mode_arg(flags, ap);
+    va_end(ap);
+    slow_down(path, flags);
+    return forward("openat64", dirfd, path, flags, mode);
+}
