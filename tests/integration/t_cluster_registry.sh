@@ -9,6 +9,11 @@ source "$(dirname "$0")/lib.sh"
 CT='Content-Type: application/vnd.schemaregistry.v1+json'
 start_cluster 3
 for i in 1 2 3; do [ -n "${CL_REG[$i]}" ] || fail "node $i has no registry listener"; done
+# _schemas is created at the first registration with min(3, live brokers) replicas, as
+# Confluent's registry does: with a node not yet registered it got two, and the kill -9 of its
+# leader below then left no quorum (registrations unanswered for 60 s, about one run in ten)
+all_live() { kcat -L -b "127.0.0.1:${CL_PORT[1]}" 2>/dev/null | grep -q '^ 3 brokers:'; }
+WAIT_S=15 poll_until all_live || fail "node 1 does not list 3 live brokers: $(kcat -L -b "127.0.0.1:${CL_PORT[1]}" 2>&1 | head -5)"
 
 note "register at node 1, read at node 3"
 out=$(curl -s -X POST -H "$CT" --data-binary '{"schema":"{\"type\":\"record\",\"name\":\"A\",\"fields\":[{\"name\":\"x\",\"type\":\"int\"}]}"}' \
@@ -28,6 +33,8 @@ leader_of_schemas() {
 }
 lead=$(leader_of_schemas)
 [ -n "$lead" ] || fail "no leader of _schemas"
+kcat -L -b "127.0.0.1:${CL_PORT[1]}" -t _schemas 2>/dev/null | grep -q 'replicas: [0-9]*,[0-9]*,[0-9]*,' ||
+    fail "_schemas has fewer than 3 replicas: $(kcat -L -b "127.0.0.1:${CL_PORT[1]}" -t _schemas 2>&1 | grep partition)"
 # the two others, where registrations go on meanwhile
 others=()
 for i in 1 2 3; do [ "$i" = "$lead" ] || others+=("http://${CL_REG[$i]}"); done
