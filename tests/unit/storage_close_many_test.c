@@ -21,19 +21,6 @@ static struct {
     int64_t rp_at_first[LOGS]; /* the recovery points on disk then */
 } T;
 
-/* The recovery point as the file holds it (its first 20 digits), -1 without one. */
-static int64_t rp_on_disk(const char *dir)
-{
-    char path[600], buf[64] = {0};
-    snprintf(path, sizeof(path), "%s/recovery-point", dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    return n >= 20 ? strtoll(buf, NULL, 10) : -1;
-}
-
 static int t_fdatasync(int fd)
 {
     T.fdatasyncs++;
@@ -44,7 +31,7 @@ static int t_syncfs(int fd)
 {
     if (T.syncfs_calls++ == 0)
         for (int i = 0; i < LOGS; i++)
-            T.rp_at_first[i] = rp_on_disk(T.dirs[i]);
+            T.rp_at_first[i] = su_recovery_point_on_disk(T.dirs[i]);
     if (T.syncfs_errno) {
         errno = T.syncfs_errno;
         return -1;
@@ -87,7 +74,7 @@ static void check_reopen(const int64_t *leo)
         ASSERT_EQ(rec.truncated_at, -1);
         ASSERT_EQ(plog_end_offset(log), leo[i]);
         ASSERT_EQ(plog_last_epoch(log), 2);
-        ASSERT_EQ(rp_on_disk(T.dirs[i]), leo[i]);
+        ASSERT_EQ(su_recovery_point_on_disk(T.dirs[i]), leo[i]);
         plog_close(log);
     }
 }

@@ -433,19 +433,6 @@ TEST(storage_recovery_point_record_old_layout_and_torn)
     plog_close(log);
 }
 
-/* The recovery point's offset as the file holds it (its first 20 digits), -1 without one. */
-static int64_t recovery_point_on_disk(const char *dir)
-{
-    char path[1024], buf[64] = {0};
-    snprintf(path, sizeof(path), "%s/recovery-point", dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    return n >= 20 ? strtoll(buf, NULL, 10) : -1;
-}
-
 /* The epochs of fill(30 batches of 10): 0, 1 and 2 starting at 0, 100 and 200. */
 static void check_fill_epochs(struct plog *log)
 {
@@ -477,7 +464,7 @@ TEST(storage_recovery_missing_checkpoint_is_stored_lazily)
     ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
     crash_after(reopen_and_crash, dir, NULL);
     ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
-    ASSERT_CMP(recovery_point_on_disk(dir), <=, 0);
+    ASSERT_CMP(su_recovery_point_on_disk(dir), <=, 0);
 
     struct plog_config cfg = su_config();
     cfg.segment_bytes = a.segment_bytes;

@@ -3,6 +3,8 @@
 #define SP_TEST_STORAGE_UTIL_H
 
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -195,6 +197,19 @@ static inline int64_t su_append_recs(struct plog *log, const struct su_rec *recs
     ASSERT_EQ(plog_append(log, b, len, 0, recs[0].ts, &base), 0);
     mem_free(b);
     return base;
+}
+
+/* The recovery point's offset as dir's file holds it (its first 20 digits), -1 without one. */
+static inline int64_t su_recovery_point_on_disk(const char *dir)
+{
+    char path[1024], buf[64] = {0};
+    snprintf(path, sizeof(path), "%s/recovery-point", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    return n >= 20 ? strtoll(buf, NULL, 10) : -1;
 }
 
 #endif

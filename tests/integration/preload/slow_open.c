@@ -32,9 +32,9 @@ static void slow_down(const char *path, int flags)
     }
 }
 
-static int forward(const char *sym, int dirfd, const char *path, int flags, mode_t mode)
+static int forward(int dirfd, const char *path, int flags, mode_t mode)
 {
-    openat_fn real = (openat_fn)dlsym(RTLD_NEXT, sym);
+    openat_fn real = (openat_fn)dlsym(RTLD_NEXT, "openat");
     return real(dirfd, path, flags, mode);
 }
 
@@ -50,15 +50,8 @@ int openat(int dirfd, const char *path, int flags, ...)
     mode_t mode = mode_arg(flags, ap);
     va_end(ap);
     slow_down(path, flags);
-    return forward("openat", dirfd, path, flags, mode);
+    return forward(dirfd, path, flags, mode);
 }
 
-int openat64(int dirfd, const char *path, int flags, ...)
-{
-    va_list ap;
-    va_start(ap, flags);
-    mode_t mode = mode_arg(flags, ap);
-    va_end(ap);
-    slow_down(path, flags);
-    return forward("openat64", dirfd, path, flags, mode);
-}
+/* the same function under its large-file name (one on 64-bit glibc) */
+int openat64(int dirfd, const char *path, int flags, ...) __attribute__((alias("openat")));
