@@ -35,10 +35,17 @@
  * in place by one pwrite (no temp file or rename: those cost the reactor most of its time when
  * thousands of partitions flush at once): without fsync after a successful flush at most every
  * PLOG_RP_INTERVAL_MS (a stale value only costs scanning, a torn one fails its CRC and costs a
- * full validation), and with fdatasync at close, after recovery and when lowered. Older
+ * full validation), likewise when raised after recovery, and with fdatasync at close and when
+ * lowered. Older
  * releases' plain decimal files are read too. An unclean open validates from the segment holding
  * it. A clean open additionally requires it to equal the LEO found by the tail check, so a log
  * whose close could not sync (or that was fenced) is validated even when the broker says "clean".
+ *
+ * A restart's open comes in two halves (plog_open_unsynced, then plog_open_finish_many or, for
+ * plog_open, finish_open): in between (`opening`) the log is read only, no flusher is attached,
+ * durable stays below what recovery kept and the recovery point on disk is not moved; the
+ * finish makes it all durable (one syncfs for many logs, or the log's own fdatasyncs) before it
+ * raises the recovery point (invariant 7).
  *
  * Read hints: reads by sequential consumers start where the previous read ended; the end of
  * each read (offset -> position) is remembered in a few slots, plus the start of the last
@@ -130,6 +137,10 @@ struct plog {
     struct read_hint append_hint; /* start of the last appended batch */
     uint64_t tick;                /* LRU clock for loaded sealed indexes */
     int64_t rp;                   /* recovery point last written */
+    bool opening;                 /* plog_open_unsynced returned, plog_open_finish not yet */
+    bool open_fresh;              /* while opening: the log was created by this open */
+    int64_t open_rp;              /* while opening: the recovery point read from disk */
+    struct flusher *open_fl;      /* while opening: the flusher to attach to at the finish */
     int64_t rp_written_ms;        /* monotonic time of that write */
     plog_flush_cb cb;
     void *cb_data;
@@ -997,8 +1008,123 @@ static int reset_dir(struct plog *log, int64_t offset)
     return rc;
 }
 
+/* After a syncfs made them durable: the files the log would have synced itself, let go (their
+ * descriptors: a stop of fifty thousand logs must not hold two each at once). */
+static void drop_sync_refs(struct plog *log)
+{
+    for (size_t i = 0; i < log->req.n_files; i++)
+        fileref_put(log->req.files[i]);
+    log->req.n_files = 0;
+    fileref_put(log->req.dir);
+    log->req.dir = NULL;
+    for (size_t i = 0; i < log->n_extra; i++)
+        fileref_put(log->extra[i]);
+    log->n_extra = 0;
+    log->dir_dirty = false;
+}
+
+/* What recovery left unsynced: a validated or cut segment, new index files, the directory. */
+static bool open_wants_sync(const struct plog *log)
+{
+    return active(log)->dirty || log->n_extra > 0 || log->dir_dirty || log->req.n_files > 0 ||
+           log->req.dir;
+}
+
+/* The second half of an open: what recovery kept made durable (synced: by a syncfs of the
+ * log's filesystem that began after the first half, else by the log's own syncs), then the
+ * recovery point, and the flusher. Returns 0 or -errno (the log is then fenced). */
+static int finish_open(struct plog *log, bool synced)
+{
+    CHECK(log->opening);
+    int rc = 0;
+    if (synced) {
+        for (size_t i = 0; i < log->n_segs; i++)
+            log->segs[i]->dirty = false;
+        drop_sync_refs(log);
+    } else {
+        rc = sync_all_inline(log);
+    }
+    if (rc != 0) {
+        fence(log, "fdatasync", rc);
+        return rc;
+    }
+    log->opening = false;
+    log->durable = leo(log);
+    /* Raised, the record needs no sync of its own (everything below it is durable now, and a
+     * record lost or torn in a crash only means validating more, as after a flush's store);
+     * one fdatasync per partition here, one after another on the reactor, was most of a
+     * restart after kill -9 at tens of thousands of partitions. Lowered (a checkpoint lost
+     * under it), it is synced: invariants 7 and 10. */
+    int64_t rp = log->open_rp, rp_to = MIN(leo(log), log->epoch_unsynced);
+    if (!log->open_fresh && rp != rp_to)
+        write_recovery_point(log, rp_to, rp_to < rp);
+    else if (!log->open_fresh)
+        log->rp = rp;
+    if (log->open_fl) {
+        flusher_attach(log->open_fl, &log->req);
+        log->side_req.done = side_done;
+        flusher_attach(log->open_fl, &log->side_req);
+        log->open_fl = NULL;
+    }
+    DCHECK((plog_check(log), true));
+    return 0;
+}
+
 int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl,
               struct fdcache *files, bool clean, struct plog **out, struct plog_recovery *rec)
+{
+    struct plog *log;
+    int rc = plog_open_unsynced(dir, cfg, fl, files, clean, &log, rec);
+    if (rc != 0)
+        return rc;
+    rc = finish_open(log, false);
+    if (rc != 0) {
+        log_error("partition_open_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
+        plog_close(log);
+        return rc;
+    }
+    *out = log;
+    return 0;
+}
+
+int plog_open_finish_many(struct plog **logs, size_t n)
+{
+    /* the filesystem of the first log that wants a sync; the others on it share its syncfs */
+    int fsfd = -1;
+    struct stat st0;
+    size_t wanting = 0;
+    for (size_t i = 0; i < n; i++)
+        wanting += open_wants_sync(logs[i]);
+    for (size_t i = 0; fsfd < 0 && wanting >= 2 && io_syncfs_reports_errors() && i < n; i++) {
+        int dfd = open_wants_sync(logs[i]) ? dirfd_of(logs[i]) : -1;
+        if (dfd >= 0 && fstat(dfd, &st0) == 0)
+            fsfd = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* the cache may close dfd meanwhile */
+    }
+    int src = fsfd >= 0 ? io_syncfs(fsfd) : -1;
+    if (fsfd >= 0 && src != 0)
+        log_warn("open_syncfs_failed", "logs=%zu error=\"%s\" note=\"each log syncs its own\"",
+                 wanting, err_str(src));
+    int first = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        int dfd = src == 0 && open_wants_sync(logs[i]) ? dirfd_of(logs[i]) : -1;
+        bool synced = !open_wants_sync(logs[i]) ||
+                      (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev);
+        int rc = finish_open(logs[i], synced);
+        if (rc != 0) {
+            log_error("partition_open_failed", "dir=%s error=\"%s\"", logs[i]->dir, err_str(rc));
+            if (first == 0)
+                first = rc;
+        }
+    }
+    if (fsfd >= 0)
+        close(fsfd);
+    return first;
+}
+
+int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct flusher *fl,
+                       struct fdcache *files, bool clean, struct plog **out,
+                       struct plog_recovery *rec)
 {
     struct plog_recovery rec_local;
     if (!rec)
@@ -1123,30 +1249,20 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
      * its entry, and a lost or torn record only means validating an empty log */
     if (fresh)
         write_recovery_point(log, leo(log), false);
-    /* whatever recovery touched (or a previous run left unsynced) is made durable now, so
-     * durable == LEO is true and the recovery point can say so */
-    rc = sync_all_inline(log);
-    if (rc != 0)
-        goto out_close;
+    /* whatever recovery touched (or a previous run left unsynced) is made durable by the
+     * finish (finish_open), so that durable == LEO is true and the recovery point can say so;
+     * until then reads see it all (HW = LEO) and nothing else may touch the log */
     log->hw = leo(log);
-    log->durable = leo(log);
-    int64_t rp_to = MIN(leo(log), log->epoch_unsynced);
-    if (!fresh && rp != rp_to)
-        write_recovery_point(log, rp_to, true);
-    else if (!fresh)
-        log->rp = rp;
+    log->opening = true;
+    log->open_fresh = fresh;
+    log->open_rp = rp;
+    log->open_fl = fl;
     if (active(log)->size > 0)
         active(log)->first_append_ms = time_wall_ms();
     if (rec->segments_validated > 0 || rec->truncated_bytes > 0)
         log_info("log_recovered",
                  "dir=%s segments=%d validated=%d truncated_bytes=%" PRId64 " log_end=%" PRId64,
                  dir, rec->segments, rec->segments_validated, rec->truncated_bytes, leo(log));
-    if (fl) {
-        flusher_attach(fl, &log->req);
-        log->side_req.done = side_done;
-        flusher_attach(fl, &log->side_req);
-    }
-    DCHECK((plog_check(log), true));
     *out = log;
     return 0;
 
@@ -1233,21 +1349,6 @@ static int close_writes(struct plog *log)
         return 0;
     int dfd = dirfd_of(log);
     return dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, false);
-}
-
-/* After a syncfs made them durable: the files the log would have synced itself, let go (their
- * descriptors: a stop of fifty thousand logs must not hold two each at once). */
-static void drop_sync_refs(struct plog *log)
-{
-    for (size_t i = 0; i < log->req.n_files; i++)
-        fileref_put(log->req.files[i]);
-    log->req.n_files = 0;
-    fileref_put(log->req.dir);
-    log->req.dir = NULL;
-    for (size_t i = 0; i < log->n_extra; i++)
-        fileref_put(log->extra[i]);
-    log->n_extra = 0;
-    log->dir_dirty = false;
 }
 
 void plog_close_many(struct plog **logs, size_t n)

@@ -80,6 +80,25 @@ struct plog_recovery {
 int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl,
               struct fdcache *files, bool clean, struct plog **out, struct plog_recovery *rec);
 
+/* A restart's open of many logs, in two halves: plog_open_unsynced does what plog_open does
+ * but for the final sync of what recovery kept (a segment validated after an unclean stop may
+ * hold bytes only the page cache has) and what follows it: the recovery point, the flusher.
+ * Until plog_open_finish_many finished it, the log may be read (HW = LEO) and closed, nothing
+ * else. plog_open_finish_many finishes n such logs with one filesystem-wide sync (io_syncfs)
+ * in place of each log's own fdatasyncs, which one after another on the reactor took most of a
+ * restart after kill -9 at tens of thousands of partitions (PostgreSQL's
+ * recovery_init_sync_method=syncfs is the same idea); logs on another filesystem than the
+ * first that wants a sync, and all of them when syncfs cannot be relied on (an older kernel,
+ * fewer than two logs to sync) or fails (event=open_syncfs_failed), sync their own files, as
+ * plog_open does. A log holds the descriptors of the index files its recovery wrote until it
+ * is finished: finish them in batches (a few thousand). Returns 0 or the first error (event
+ * partition_open_failed; that log is fenced, every log is finished or fenced and stays the
+ * caller's to close). */
+int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct flusher *fl,
+                       struct fdcache *files, bool clean, struct plog **out,
+                       struct plog_recovery *rec);
+int plog_open_finish_many(struct plog **logs, size_t n);
+
 /* Flushes indexes and checkpoints (for a clean restart) and closes files. Safe while a flush
  * is in flight: waits for the flusher to finish with this log first. The results of syncs that
  * finished meanwhile are applied silently: no flush callback runs once plog_close has begun.

@@ -1,28 +1,10 @@
 #include <errno.h>
-#include <sys/wait.h>
 
 #include "base/check.h"
 #include "base/errors.h"
 #include "storage/io.h"
 #include "storage/plog.h"
 #include "storage_util.h"
-
-/* Runs fn in a child that exits without closing anything: the kill -9 of a broker (the page
- * cache keeps what was written, nothing is flushed or checkpointed at close). */
-static void crash_after(void (*fn)(const char *dir, void *arg), const char *dir, void *arg)
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    ASSERT_CMP(pid, >=, 0);
-    if (pid == 0) {
-        fn(dir, arg);
-        _exit(0);
-    }
-    int status;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
-    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-}
 
 struct fill_args {
     int64_t segment_bytes;
@@ -104,7 +86,7 @@ static void torn_tail_case(bool clean_flag)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {8 * 1024, 50};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     int64_t last = last_segment_base(dir, 10, 500);
     int64_t size = su_file_size(dir, su_seg(last, ".log"));
     /* a torn write: the first 700 bytes of a valid batch */
@@ -146,7 +128,7 @@ TEST(storage_recovery_tail_shorter_than_header)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {1 << 20, 5};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     uint8_t junk[20] = {0};
     append_bytes(dir, su_seg(0, ".log"), junk, sizeof(junk));
     struct plog_recovery rec;
@@ -162,7 +144,7 @@ TEST(storage_recovery_byte_flip_in_last_segment)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {8 * 1024, 46}; /* 7 batches per segment: 4 in the last */
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     int64_t last = last_segment_base(dir, 10, 500);
     ASSERT_EQ(last, 420);
     size_t one;
@@ -184,7 +166,7 @@ TEST(storage_recovery_byte_flip_mid_log_deletes_later_segments)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {8 * 1024, 50};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     /* everything since offset 0 counts as unflushed */
     ASSERT_EQ(unlink(su_dir("p/recovery-point")), 0);
     size_t one;
@@ -214,7 +196,7 @@ TEST(storage_recovery_offset_gap_and_bad_length_are_cut)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {1 << 20, 5};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     /* a valid batch with the wrong baseOffset (a stale write) */
     size_t len;
     uint8_t *b = su_batch(10, 100, 5, 9, &len);
@@ -244,7 +226,7 @@ TEST(storage_recovery_garbage_segment_and_checkpoints)
 {
     const char *dir = su_dir("p");
     struct fill_args a = {8 * 1024, 30};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     write_file(dir, "recovery-point", "banana\n", 7);
     write_file(dir, "log-start-offset", "-5", 2);
     write_file(dir, "leader-epoch-checkpoint", "0\n3\n1 5\n", 8);
@@ -367,7 +349,7 @@ static void fill_unsynced(const char *dir, void *arg)
 TEST(storage_recovery_unclean_open_of_synced_log_syncs_no_segment)
 {
     const char *dir = su_dir("idle");
-    crash_after(fill_and_sync, dir, NULL);
+    su_crash_after(fill_and_sync, dir, NULL);
     struct storage_io io = *storage_io_get();
     io.fdatasync = counting_fdatasync;
     storage_io_set(&io);
@@ -381,7 +363,7 @@ TEST(storage_recovery_unclean_open_of_synced_log_syncs_no_segment)
     ASSERT_EQ(plog_durable_offset(log), 200);
     plog_close(log);
     /* bytes after the recovery point are synced by the open that finds them */
-    crash_after(fill_unsynced, dir, NULL);
+    su_crash_after(fill_unsynced, dir, NULL);
     n_datasyncs = 0;
     log = su_open(dir, &cfg, false, &rec);
     ASSERT_EQ(plog_end_offset(log), 210);
@@ -460,9 +442,9 @@ TEST(storage_recovery_missing_checkpoint_is_stored_lazily)
 {
     const char *dir = su_dir("lazy-epochs");
     struct fill_args a = {8 * 1024, 30};
-    crash_after(fill, dir, &a);
+    su_crash_after(fill, dir, &a);
     ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
-    crash_after(reopen_and_crash, dir, NULL);
+    su_crash_after(reopen_and_crash, dir, NULL);
     ASSERT(!su_exists(dir, "leader-epoch-checkpoint"));
     ASSERT_CMP(su_recovery_point_on_disk(dir), <=, 0);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/crc32c.h"
@@ -210,6 +211,24 @@ static inline int64_t su_recovery_point_on_disk(const char *dir)
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
     return n >= 20 ? strtoll(buf, NULL, 10) : -1;
+}
+
+/* Runs fn in a child that exits without closing anything: the kill -9 of a broker (the page
+ * cache keeps what was written, nothing is flushed or checkpointed at close). */
+static inline void su_crash_after(void (*fn)(const char *dir, void *arg), const char *dir,
+                                  void *arg)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    ASSERT_CMP(pid, >=, 0);
+    if (pid == 0) {
+        fn(dir, arg);
+        _exit(0);
+    }
+    int status;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 #endif
