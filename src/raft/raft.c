@@ -1259,7 +1259,13 @@ void raft_tick(struct raft *r, int64_t now_ms)
         r->now_ms = now_ms;
     if (r->role != RAFT_LEADER) {
         if (r->now_ms >= r->election_deadline_ms) {
-            if (may_campaign(r))
+            /* A sole voter's candidacy waits for nothing but its own vote to be durable: a new
+             * term would only wait for one more store. (Campaigning again at each timeout, the
+             * fifty thousand groups of a restart, their stores queued, went through hundreds of
+             * terms each before one store came back in time.) */
+            if (r->role == RAFT_CANDIDATE && !r->hs_durable && sole_voter(r))
+                reset_election_deadline(r);
+            else if (may_campaign(r))
                 campaign(r, false);
             else
                 reset_election_deadline(r);

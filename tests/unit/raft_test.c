@@ -754,6 +754,33 @@ TEST(raft_sole_voter_campaigns_at_once)
     rt_node_free(&n);
 }
 
+/* A sole voter whose vote takes longer than election timeouts to become durable (a restart's
+ * thousands of stores queued) stays a candidate of its term: a new term would only wait for
+ * another store. Once the store returns it leads that term. */
+TEST(raft_sole_voter_candidate_waits_for_its_store)
+{
+    static const int32_t V1[] = {1};
+    struct rt_node n;
+    rt_node_init(&n, 1, V1, 1, NULL, 0, 0, -1, true, true);
+    n.auto_sync = false;
+    raft_tick(n.r, 0);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_CANDIDATE);
+    ASSERT_EQ(raft_term(n.r), 1);
+    for (int64_t t = 100; t <= 10000; t += 100) {
+        raft_tick(n.r, t);
+        rt_ready(&n);
+        ASSERT_EQ(raft_role(n.r), RAFT_CANDIDATE);
+        ASSERT_EQ(raft_term(n.r), 1);
+        ASSERT(raft_next_deadline(n.r) > t);
+    }
+    rt_sync(&n);
+    rt_ready(&n);
+    ASSERT_EQ(raft_role(n.r), RAFT_LEADER);
+    ASSERT_EQ(raft_term(n.r), 1);
+    rt_node_free(&n);
+}
+
 /* A restarted sole voter commits the entries of earlier terms it holds at once, without an
  * entry of its own term. */
 TEST(raft_sole_voter_commits_earlier_terms_without_a_noop)
