@@ -36,10 +36,10 @@
  * thousands of partitions flush at once): without fsync after a successful flush at most every
  * PLOG_RP_INTERVAL_MS (a stale value only costs scanning, a torn one fails its CRC and costs a
  * full validation), likewise when raised after recovery, and with fdatasync at close and when
- * lowered. Older
- * releases' plain decimal files are read too. An unclean open validates from the segment holding
- * it. A clean open additionally requires it to equal the LEO found by the tail check, so a log
- * whose close could not sync (or that was fenced) is validated even when the broker says "clean".
+ * lowered. Older releases' plain decimal files are read too. An unclean open validates from the
+ * segment holding it. A clean open additionally requires it to equal the LEO found by the tail
+ * check, so a log whose close could not sync (or that was fenced) is validated even when the broker
+ * says "clean".
  *
  * A restart's open comes in two halves (plog_open_unsynced, then plog_open_finish_many or, for
  * plog_open, finish_open): in between (`opening`) the log is read only, no flusher is attached,
@@ -137,7 +137,7 @@ struct plog {
     struct read_hint append_hint; /* start of the last appended batch */
     uint64_t tick;                /* LRU clock for loaded sealed indexes */
     int64_t rp;                   /* recovery point last written */
-    bool opening;                 /* plog_open_unsynced returned, plog_open_finish not yet */
+    bool opening;                 /* plog_open_unsynced returned, not yet finished */
     bool open_fresh;              /* while opening: the log was created by this open */
     int64_t open_rp;              /* while opening: the recovery point read from disk */
     struct flusher *open_fl;      /* while opening: the flusher to attach to at the finish */
@@ -1023,6 +1023,22 @@ static void drop_sync_refs(struct plog *log)
     log->dir_dirty = false;
 }
 
+/* A descriptor of log's filesystem for io_syncfs (a dup: the file cache may close the
+ * directory's meanwhile) with its stat in *st, or -1 (fenced, or the directory unusable). */
+static int fs_fd(struct plog *log, struct stat *st)
+{
+    int dfd = log->fenced ? -1 : dirfd_of(log);
+    return dfd >= 0 && fstat(dfd, st) == 0 ? fcntl(dfd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
+/* Whether log's directory is on the filesystem st0 describes (a syncfs there covers it). */
+static bool on_fs(struct plog *log, const struct stat *st0)
+{
+    struct stat st;
+    int dfd = log->fenced ? -1 : dirfd_of(log);
+    return dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0->st_dev;
+}
+
 /* What recovery left unsynced: a validated or cut segment, new index files, the directory. */
 static bool open_wants_sync(const struct plog *log)
 {
@@ -1032,7 +1048,8 @@ static bool open_wants_sync(const struct plog *log)
 
 /* The second half of an open: what recovery kept made durable (synced: by a syncfs of the
  * log's filesystem that began after the first half, else by the log's own syncs), then the
- * recovery point, and the flusher. Returns 0 or -errno (the log is then fenced). */
+ * recovery point, and the flusher. Returns 0 or -errno (the log is then fenced, and
+ * event=partition_open_failed logged). */
 static int finish_open(struct plog *log, bool synced)
 {
     CHECK(log->opening);
@@ -1046,6 +1063,7 @@ static int finish_open(struct plog *log, bool synced)
     }
     if (rc != 0) {
         fence(log, "fdatasync", rc);
+        log_error("partition_open_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
         return rc;
     }
     log->opening = false;
@@ -1079,7 +1097,6 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
         return rc;
     rc = finish_open(log, false);
     if (rc != 0) {
-        log_error("partition_open_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
         plog_close(log);
         return rc;
     }
@@ -1090,35 +1107,28 @@ int plog_open(const char *dir, const struct plog_config *cfg, struct flusher *fl
 int plog_open_finish_many(struct plog **logs, size_t n)
 {
     /* the filesystem of the first log that wants a sync; the others on it share its syncfs */
-    int fsfd = -1;
-    struct stat st0;
+    bool *wants = mem_calloc(n ? n : 1, sizeof(*wants));
     size_t wanting = 0;
     for (size_t i = 0; i < n; i++)
-        wanting += open_wants_sync(logs[i]);
-    for (size_t i = 0; fsfd < 0 && wanting >= 2 && io_syncfs_reports_errors() && i < n; i++) {
-        int dfd = open_wants_sync(logs[i]) ? dirfd_of(logs[i]) : -1;
-        if (dfd >= 0 && fstat(dfd, &st0) == 0)
-            fsfd = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* the cache may close dfd meanwhile */
-    }
+        wanting += wants[i] = open_wants_sync(logs[i]);
+    int fsfd = -1;
+    struct stat st0;
+    for (size_t i = 0; fsfd < 0 && wanting >= 2 && io_syncfs_reports_errors() && i < n; i++)
+        if (wants[i])
+            fsfd = fs_fd(logs[i], &st0);
     int src = fsfd >= 0 ? io_syncfs(fsfd) : -1;
     if (fsfd >= 0 && src != 0)
         log_warn("open_syncfs_failed", "logs=%zu error=\"%s\" note=\"each log syncs its own\"",
                  wanting, err_str(src));
     int first = 0;
     for (size_t i = 0; i < n; i++) {
-        struct stat st;
-        int dfd = src == 0 && open_wants_sync(logs[i]) ? dirfd_of(logs[i]) : -1;
-        bool synced = !open_wants_sync(logs[i]) ||
-                      (dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev);
-        int rc = finish_open(logs[i], synced);
-        if (rc != 0) {
-            log_error("partition_open_failed", "dir=%s error=\"%s\"", logs[i]->dir, err_str(rc));
-            if (first == 0)
-                first = rc;
-        }
+        int rc = finish_open(logs[i], !wants[i] || (src == 0 && on_fs(logs[i], &st0)));
+        if (first == 0)
+            first = rc;
     }
     if (fsfd >= 0)
         close(fsfd);
+    mem_free(wants);
     return first;
 }
 
@@ -1355,11 +1365,8 @@ void plog_close_many(struct plog **logs, size_t n)
 {
     int fsfd = -1;
     struct stat st0;
-    for (size_t i = 0; fsfd < 0 && plog_close_many_syncs_fs(n) && i < n; i++) {
-        int dfd = logs[i]->fenced ? -1 : dirfd_of(logs[i]);
-        if (dfd >= 0 && fstat(dfd, &st0) == 0)
-            fsfd = fcntl(dfd, F_DUPFD_CLOEXEC, 0); /* the cache may close dfd meanwhile */
-    }
+    for (size_t i = 0; fsfd < 0 && plog_close_many_syncs_fs(n) && i < n; i++)
+        fsfd = fs_fd(logs[i], &st0);
     if (fsfd < 0) {
         for (size_t i = 0; i < n; i++)
             plog_close(logs[i]);
@@ -1373,9 +1380,7 @@ void plog_close_many(struct plog **logs, size_t n)
         size_t c1 = MIN(n, c0 + PLOG_CLOSE_CHUNK);
         for (size_t i = c0; i < c1; i++) {
             struct plog *log = logs[i];
-            struct stat st;
-            int dfd = log->fenced ? -1 : dirfd_of(log);
-            fast[i] = dfd >= 0 && fstat(dfd, &st) == 0 && st.st_dev == st0.st_dev;
+            fast[i] = on_fs(log, &st0);
             if (fast[i] && close_writes(log) != 0)
                 fast[i] = false;
         }
