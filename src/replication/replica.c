@@ -19,7 +19,10 @@
  *      state (replication/hardstate.h).
  *   6. At most HS_SYNCS_MAX hard-state syncs are in flight per thread (each holds the file's
  *      descriptor until its fdatasync returns: fifty thousand groups campaigning at a restart
- *      must not take fifty thousand descriptors); further writes wait, in order, for a slot.
+ *      must not take fifty thousand descriptors). Further writes go, where the filesystem takes
+ *      barriers, into the thread's barrier batch (hs_syncing, linked on hs_batch, no
+ *      descriptor: one syncfs makes the whole batch durable), else wait, in order, for a slot.
+ *      A replica is on a batch list exactly when hs_syncing without a slot.
  *
  * States: open (replica_open) -> failed (fail(): any storage error; terminal, inputs refused)
  * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
@@ -56,11 +59,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/check.h"
 #include "base/errors.h"
 #include "base/iobuf.h"
+#include "base/list.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
@@ -85,10 +90,11 @@ struct replica {
     struct raft *r;
     struct conflog cl;              /* CONFIG entries' configurations */
     struct raft_hard_state hs;      /* as last written (durable unless hs_syncing) */
-    bool hs_syncing;                /* hs is written, its fdatasync is with the flusher */
+    bool hs_syncing;                /* hs is written, its fdatasync or barrier is in flight */
     bool hs_queued;                 /* hs_next waits for that sync, or for a slot (hs_waiting) */
     bool hs_waiting;                /* on the thread's FIFO of writes waiting for a slot */
     struct replica *hs_wait_next;
+    struct list_node hs_batch;      /* hs_syncing without a slot: on a barrier batch (inv. 6) */
     struct raft_hard_state hs_next; /* term and vote of the newest ready, commit its commit */
     struct raft_log_start ls;       /* `raft-log-start` as last written (or loaded) */
     int failed;                     /* 0, or the error that failed the replica */
@@ -324,6 +330,89 @@ static void hs_wait_remove(struct replica *rp)
     rp->hs_wait_next = NULL;
 }
 
+/* Writes beyond the slots, where the log's filesystem takes barriers (plog_fs_barrier): each is
+ * written in place at once and its descriptor closed, and a batch of them is made durable by
+ * one syncfs (a restart's fifty thousand campaigns: one device flush for thousands of groups,
+ * where sixteen fdatasyncs at a time were the bound). One barrier is in flight per thread; the
+ * writes made meanwhile form the next batch, which goes when it returns. A batch holds only
+ * writes to the filesystem of its first (hs_batch_dev); a write to another waits for a slot. */
+static _Thread_local struct list_node hs_batch_next;   /* the next batch (use batch_lists) */
+static _Thread_local struct list_node hs_batch_flying; /* the barrier's batch in flight */
+static _Thread_local dev_t hs_batch_dev;
+static _Thread_local bool hs_barrier_busy; /* in flight, or its batch being reported */
+
+/* The thread's lists, initialised on first use (a thread-local's address is no constant). */
+static void batch_lists(void)
+{
+    if (!hs_batch_next.next) {
+        list_init(&hs_batch_next);
+        list_init(&hs_batch_flying);
+    }
+}
+
+static void barrier_done(int rc, void *data);
+
+/* Sends the next batch's barrier through the log of its first write. Returns 0 or -errno (the
+ * batch then stays where it was). */
+static int barrier_go(void)
+{
+    struct replica *first = LIST_ENTRY(hs_batch_next.next, struct replica, hs_batch);
+    int rc = plog_fs_barrier(first->log, barrier_done, NULL);
+    if (rc != PLOG_SIDE_QUEUED)
+        return rc < 0 ? rc : -ERR_INVALID;
+    hs_barrier_busy = true;
+    /* the whole batch moves to the flying list */
+    hs_batch_flying.next = hs_batch_next.next;
+    hs_batch_flying.prev = hs_batch_next.prev;
+    hs_batch_flying.next->prev = hs_batch_flying.prev->next = &hs_batch_flying;
+    list_init(&hs_batch_next);
+    return 0;
+}
+
+/* Fails every write of the next batch (its barrier could not be sent). */
+static void batch_fail(int rc)
+{
+    struct list_node *n, *tmp;
+    LIST_FOREACH_SAFE(n, tmp, &hs_batch_next)
+    {
+        struct replica *rp = LIST_ENTRY(n, struct replica, hs_batch);
+        list_remove(n);
+        rp->hs_syncing = false;
+        rp->hs_queued = false;
+        fail(rp, "hard_state", rc);
+    }
+}
+
+/* Writes hs for the next barrier. Returns 0, 1 when this write cannot go that way (no barriers
+ * on this filesystem, another filesystem's batch is forming, or the file needs its first
+ * layout: the caller waits for a slot), or -errno. */
+static int batch_store(struct replica *rp, const struct raft_hard_state *hs)
+{
+    batch_lists();
+    int dfd = plog_dirfd(rp->log);
+    struct stat st;
+    if (!plog_fs_barrier_available(rp->log) || dfd < 0 || fstat(dfd, &st) != 0 ||
+        (!list_empty(&hs_batch_next) && st.st_dev != hs_batch_dev))
+        return 1;
+    int fd = -1;
+    int rc = raft_hard_state_write(dfd, hs, &fd);
+    if (rc != 0)
+        return rc;
+    close(fd);
+    rp->hs = *hs;
+    rp->hs_syncing = true;
+    hs_batch_dev = st.st_dev;
+    list_push_back(&hs_batch_next, &rp->hs_batch);
+    if (hs_barrier_busy)
+        return 0;
+    rc = barrier_go();
+    if (rc != 0) { /* only this write is in the batch: nothing was in flight */
+        list_remove(&rp->hs_batch);
+        rp->hs_syncing = false;
+    }
+    return rc;
+}
+
 /* A ready's hard state: written now and synced by the flusher, so that the groups of a whole
  * broker changing term at once (a restart: every sole voter campaigns) sync in parallel. One
  * sync at a time (hardstate.h): a state that comes while one is in flight waits in hs_next,
@@ -336,6 +425,12 @@ static int store_hard_state(struct replica *rp, int64_t term, int32_t vote, int6
                             bool *durable)
 {
     *durable = false;
+    if (!rp->hs_syncing && !rp->hs_waiting && hs_in_flight >= HS_SYNCS_MAX) {
+        struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
+        int rc = batch_store(rp, &hs);
+        if (rc <= 0)
+            return rc;
+    }
     if (rp->hs_syncing || rp->hs_waiting || hs_in_flight >= HS_SYNCS_MAX) {
         rp->hs_next = (struct raft_hard_state){.term = term, .vote = vote, .commit = commit};
         rp->hs_queued = true;
@@ -414,6 +509,36 @@ static void hard_state_synced(struct plog *log, int rc, void *data)
         process(rp);
     }
     wake_waiters();
+}
+
+/* A barrier returned: its batch is durable (or lost), and the next goes. */
+static void barrier_done(int rc, void *data)
+{
+    (void)data;
+    CHECK(hs_barrier_busy);
+    /* from the head each time: a callback of process() may close other replicas of the batch */
+    while (!list_empty(&hs_batch_flying)) {
+        struct list_node *n = hs_batch_flying.next;
+        struct replica *rp = LIST_ENTRY(n, struct replica, hs_batch);
+        CHECK(rp->hs_syncing && !rp->busy);
+        list_remove(n);
+        rp->hs_syncing = false;
+        if (rc != 0)
+            fail(rp, "hard_state", rc);
+        if (rp->failed) {
+            rp->hs_queued = false;
+            continue;
+        }
+        raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
+        store_next(rp); /* joins the next batch, which goes below */
+        process(rp);
+    }
+    hs_barrier_busy = false;
+    if (!list_empty(&hs_batch_next)) {
+        int grc = barrier_go();
+        if (grc != 0)
+            batch_fail(grc);
+    }
 }
 
 int replica_hard_state_syncs_in_flight(void)
@@ -1001,6 +1126,7 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
     if (dfd < 0)
         return dfd;
     struct replica *rp = mem_calloc(1, sizeof(*rp));
+    list_init(&rp->hs_batch);
     rp->log = log;
     rp->opt = *opt;
     rp->nospace_from = -1;
@@ -1050,8 +1176,11 @@ void replica_close(struct replica *rp)
                                                                              write too */
     plog_set_flush_cb(rp->log, NULL, NULL);
     plog_side_cancel(rp->log);
-    bool freed = rp->hs_syncing;
-    if (rp->hs_syncing)
+    bool batched = list_linked(&rp->hs_batch);
+    if (batched)
+        list_remove(&rp->hs_batch); /* its barrier, if in flight, reports the others */
+    bool freed = rp->hs_syncing && !batched;
+    if (freed)
         hs_in_flight--;
     rp->hs_syncing = false;
     hs_wait_remove(rp);

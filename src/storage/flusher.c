@@ -85,6 +85,7 @@ struct job {
     uint64_t epochs_version;
     int64_t target;
     uint64_t gen;
+    bool syncfs; /* the files stand for their filesystems (flush_req.syncfs) */
     int rc;
 };
 
@@ -119,10 +120,10 @@ static void account(struct flusher *fl, int64_t t0_ns, int rc, unsigned n)
     unlock(fl);
 }
 
-static int timed_sync(struct flusher *fl, int fd, bool dir)
+static int timed_sync(struct flusher *fl, int fd, bool dir, bool fs)
 {
     int64_t t0 = time_mono_ns();
-    int rc = dir ? io_fsync_dir(fd) : io_fdatasync(fd);
+    int rc = fs ? io_syncfs(fd) : dir ? io_fsync_dir(fd) : io_fdatasync(fd);
     account(fl, t0, rc, 1);
     return rc;
 }
@@ -142,7 +143,7 @@ static void run_job(struct flusher *fl, struct job *job, struct fileref **files)
         struct fileref *f = files[job->first_file + i];
         /* after a failure the log is fenced: syncing the rest would prove nothing */
         if (job->rc == 0)
-            job->rc = timed_sync(fl, f->fd, false);
+            job->rc = timed_sync(fl, f->fd, false, job->syncfs);
         fileref_put(f);
     }
     if (job->dir) {
@@ -150,7 +151,7 @@ static void run_job(struct flusher *fl, struct job *job, struct fileref **files)
         if (job->rc == 0 && job->epochs)
             job->rc = timed_epochs_store(fl, job->epochs, job->dir->fd);
         else if (job->rc == 0)
-            job->rc = timed_sync(fl, job->dir->fd, true);
+            job->rc = timed_sync(fl, job->dir->fd, true, false);
         fileref_put(job->dir);
     }
     if (job->epochs) {
@@ -243,8 +244,9 @@ static void *flusher_main(void *arg)
             MEM_GROW(files, cap_files, n_files + r->n_files);
             memcpy(files + n_files, r->files, r->n_files * sizeof(*files));
             CHECK(!r->epochs || r->dir);
-            jobs[n_jobs++] = (struct job){
-                r, n_files, r->n_files, r->dir, r->epochs, r->epochs_version, r->target, r->gen, 0};
+            jobs[n_jobs++] =
+                (struct job){r,         n_files, r->n_files, r->dir, r->epochs, r->epochs_version,
+                             r->target, r->gen,  r->syncfs,  0};
             n_files += r->n_files;
             r->n_files = 0;
             r->dir = NULL;
@@ -467,6 +469,27 @@ void flusher_quiesce(struct flusher *fl, struct flush_req *req)
     unlock(fl);
 }
 
+/* Takes req off the attached list. Called with the mutex held. */
+static void unregister(struct flusher *fl, struct flush_req *req)
+{
+    if (req->reg_prev)
+        req->reg_prev->reg_next = req->reg_next;
+    else
+        fl->attached = req->reg_next;
+    if (req->reg_next)
+        req->reg_next->reg_prev = req->reg_prev;
+    req->reg_prev = req->reg_next = NULL;
+    req->fl = NULL;
+}
+
+void flusher_release(struct flusher *fl, struct flush_req *req)
+{
+    lock(fl);
+    CHECK(!req->queued && !req->running);
+    unregister(fl, req);
+    unlock(fl);
+}
+
 void flusher_detach(struct flusher *fl, struct flush_req *req)
 {
     lock(fl);
@@ -498,14 +521,7 @@ void flusher_detach(struct flusher *fl, struct flush_req *req)
     fl->n_done = keep;
     if (fl->done_head == fl->n_done)
         fl->done_head = fl->n_done = 0;
-    if (req->reg_prev)
-        req->reg_prev->reg_next = req->reg_next;
-    else
-        fl->attached = req->reg_next;
-    if (req->reg_next)
-        req->reg_next->reg_prev = req->reg_prev;
-    req->reg_prev = req->reg_next = NULL;
-    req->fl = NULL;
+    unregister(fl, req);
     unlock(fl);
     for (size_t i = 0; i < n_mine; i++)
         req->done(req, mine[i].target, mine[i].gen, mine[i].epochs_version, mine[i].rc, false);

@@ -61,6 +61,9 @@ struct flush_req {
     uint64_t epochs_version;    /* the owner's version of that snapshot */
     int64_t target;             /* durable offset the next sync establishes */
     uint64_t gen;               /* owner's generation for target */
+    bool syncfs;                /* set by the owner before attaching: each file stands for its
+                                   filesystem, made durable whole by syncfs(2) (a barrier,
+                                   storage/plog.h plog_fs_barrier) rather than fdatasync'ed */
     bool queued;                /* in the flusher's queue */
     bool running;               /* the thread is syncing it */
     struct flush_req *next;     /* queue link */
@@ -86,5 +89,9 @@ void flusher_quiesce(struct flusher *fl, struct flush_req *req);
  * notify=false and unregisters it. Files not yet synced stay in req->files/req->dir for the
  * owner. Afterwards req->fl is NULL. */
 void flusher_detach(struct flusher *fl, struct flush_req *req);
+/* Unregisters a one-shot req from within its own completion (neither queued nor running: a
+ * filesystem barrier), also while flusher_stop delivers the last completions (req->fl is NULL
+ * then, so fl is passed). req may be freed afterwards. */
+void flusher_release(struct flusher *fl, struct flush_req *req);
 
 #endif

@@ -713,6 +713,54 @@ void plog_side_cancel(struct plog *log)
     flusher_attach(fl, &log->side_req);
 }
 
+/* A barrier in flight: its own request (not the log's, which it may outlive) and the
+ * directory's reference it syncs the filesystem through. */
+struct fs_barrier {
+    struct flush_req req; /* first: barrier_done gets it */
+    struct flusher *fl;
+    plog_barrier_cb cb;
+    void *data;
+};
+
+/* Nobody detaches a barrier, so it is always notified, once. */
+static void barrier_done(struct flush_req *req, int64_t target, uint64_t gen,
+                         uint64_t epochs_version, int rc, bool notify)
+{
+    (void)target, (void)gen, (void)epochs_version;
+    struct fs_barrier *b = (struct fs_barrier *)req;
+    CHECK(notify);
+    flusher_release(b->fl, req);
+    b->cb(rc, b->data);
+    for (size_t i = 0; i < req->n_files; i++)
+        fileref_put(req->files[i]);
+    mem_free(req->files);
+    mem_free(b);
+}
+
+bool plog_fs_barrier_available(const struct plog *log)
+{
+    return log->side_req.fl && io_syncfs_reports_errors();
+}
+
+int plog_fs_barrier(struct plog *log, plog_barrier_cb cb, void *data)
+{
+    if (!plog_fs_barrier_available(log))
+        return -ENOTSUP;
+    struct fileref *dir;
+    int rc = dir_ref(log, &dir);
+    if (rc != 0)
+        return rc;
+    struct fs_barrier *b = mem_calloc(1, sizeof(*b));
+    b->req.done = barrier_done;
+    b->req.syncfs = true;
+    b->fl = log->side_req.fl;
+    b->cb = cb;
+    b->data = data;
+    flusher_attach(log->side_req.fl, &b->req);
+    flusher_submit(log->side_req.fl, &b->req, &dir, 1, NULL, NULL, 0, 0, 0);
+    return PLOG_SIDE_QUEUED;
+}
+
 /* ---- open / recovery ---- */
 
 static bool parse_segment_name(const char *name, int64_t *base)

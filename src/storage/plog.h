@@ -287,6 +287,21 @@ int plog_sync_side_file(struct plog *log, struct fileref *f, plog_side_cb cb, vo
 /* The side sync in flight (if any) calls no callback when it returns (its owner is going). */
 void plog_side_cancel(struct plog *log);
 
+/* A filesystem barrier, for many small writes the caller made itself to files of the log's
+ * filesystem (the hard states of fifty thousand groups campaigning at a restart, each of which
+ * would otherwise need its own fdatasync and so its own device flush): once every write made to
+ * that filesystem before the call is durable (one syncfs(2), off the reactor thread),
+ * cb(rc, data) runs on the reactor thread from flusher_poll; rc != 0 means some write-back on
+ * the filesystem failed since the last barrier, and nothing written before the call may be taken
+ * as durable. The barrier holds one descriptor (of the log's directory) and does not belong to
+ * the log: it may be in flight after plog_close, and its callback still runs (flusher_stop
+ * delivers it). Available only with a flusher and where syncfs reports write-back errors
+ * (Linux 5.8; plog_fs_barrier_available). Returns PLOG_SIDE_QUEUED, -ENOTSUP when not
+ * available, or -errno (the directory could not be opened). */
+typedef void (*plog_barrier_cb)(int rc, void *data);
+bool plog_fs_barrier_available(const struct plog *log);
+int plog_fs_barrier(struct plog *log, plog_barrier_cb cb, void *data);
+
 /* Hooks for state derived from the log's batches (the broker's producer state, which keeps
  * snapshots named by offset next to the segments). Both run on the reactor thread, from inside
  * the plog call named; they may read the log (plog_scan_headers) but must not append, truncate

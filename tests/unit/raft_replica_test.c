@@ -1549,47 +1549,143 @@ TEST_T(raft_replica_hard_state_sync_goes_through_the_flusher, 60)
     flusher_stop(fl);
 }
 
-/* Many groups taking a new term at once (a restart): at most 256 hard-state syncs are in flight
- * (each holds a descriptor), the rest wait their turn, and every group ends up leading. */
-TEST_T(raft_replica_hard_state_syncs_in_flight_are_bounded, 120)
+/* Counts the fdatasyncs of hard-state files and the syncfs calls; syncfs fails when told. */
+static struct {
+    int hs_fdatasyncs;
+    int syncfs_calls;
+    int syncfs_errno;
+} hsb;
+
+static int hsb_fdatasync(int fd)
 {
-    enum { GROUPS = 300 };
-    struct flusher *fl;
-    ASSERT_EQ(flusher_start(&fl), 0);
-    static struct plog *logs[GROUPS];
-    static struct replica *rps[GROUPS];
-    static char dirs[GROUPS][512];
-    for (int i = 0; i < GROUPS; i++) {
-        snprintf(dirs[i], sizeof(dirs[i]), "%s/g%d", test_tmpdir(), i);
+    char link[64], path[512];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, path, sizeof(path) - 1);
+    if (n > 0) {
+        path[n] = 0;
+        if (strstr(path, RAFT_HARD_STATE_FILE))
+            __atomic_fetch_add(&hsb.hs_fdatasyncs, 1, __ATOMIC_SEQ_CST);
+    }
+    return fdatasync(fd);
+}
+
+static int hsb_syncfs(int fd)
+{
+    __atomic_fetch_add(&hsb.syncfs_calls, 1, __ATOMIC_SEQ_CST);
+    if (hsb.syncfs_errno) {
+        errno = hsb.syncfs_errno;
+        return -1;
+    }
+    return syncfs(fd);
+}
+
+enum { BATCH_GROUPS = 300 };
+
+/* BATCH_GROUPS sole voters whose hard-state files exist, reopened and ticked at once (a
+ * restart): the first 256 take the slots, the rest go to barriers. */
+static void open_batch_groups(struct flusher *fl, struct plog **logs, struct replica **rps,
+                              char (*dirs)[512])
+{
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        snprintf(dirs[i], 512, "%s/g%d", test_tmpdir(), i);
         rps[i] = open_sole(dirs[i], fl, &logs[i], 1000); /* the first store lays the file out */
         replica_close(rps[i]);
         plog_close(logs[i]);
     }
+    static struct storage_io io;
+    io = storage_io_default;
+    io.fdatasync = hsb_fdatasync;
+    io.syncfs = hsb_syncfs;
+    storage_io_set(&io);
+    hsb.hs_fdatasyncs = hsb.syncfs_calls = 0;
     struct plog_config cfg = su_config();
     struct replica_options o;
     replica_options_default(&o, 1, 7);
     o.bootstrap.n_voters = 1;
     o.bootstrap.voters[0] = 1;
     o.send = no_send_cb;
-    for (int i = 0; i < GROUPS; i++) {
+    for (int i = 0; i < BATCH_GROUPS; i++) {
         ASSERT_EQ(plog_open(dirs[i], &cfg, fl, NULL, true, &logs[i], NULL), 0);
         ASSERT_EQ(replica_open(logs[i], &o, 2000, &rps[i]), 0);
         replica_tick(rps[i], 2000);
     }
-    ASSERT_EQ(replica_hard_state_syncs_in_flight(), 256); /* none polled yet: the cap is full */
-    int leaders = 0;
-    for (int round = 0; round < 1000 && leaders < GROUPS; round++) {
+    ASSERT_EQ(replica_hard_state_syncs_in_flight(), 256);
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        ASSERT(replica_hard_state_syncing(rps[i]));
+        ASSERT_NE(raft_role(replica_raft(rps[i])), RAFT_LEADER); /* nothing reported yet */
+    }
+}
+
+/* Polls until every group leads or has failed; returns how many lead. */
+static int settle_batch_groups(struct flusher *fl, struct replica **rps)
+{
+    int settled = 0, leaders = 0;
+    for (int round = 0; round < 1000 && settled < BATCH_GROUPS; round++) {
         struct pollfd p = {.fd = flusher_fd(fl), .events = POLLIN};
         ASSERT_CMP(poll(&p, 1, 20), >=, 0);
         flusher_poll(fl);
-        ASSERT_CMP(replica_hard_state_syncs_in_flight(), <=, 256);
-        leaders = 0;
-        for (int i = 0; i < GROUPS; i++)
-            leaders += raft_role(replica_raft(rps[i])) == RAFT_LEADER;
+        ASSERT_CMP(replica_hard_state_syncs_in_flight(), <=, 256); /* each holds a descriptor */
+        settled = leaders = 0;
+        for (int i = 0; i < BATCH_GROUPS; i++) {
+            bool leads = raft_role(replica_raft(rps[i])) == RAFT_LEADER;
+            leaders += leads;
+            settled += leads || replica_failed(rps[i]) != 0;
+        }
     }
-    ASSERT_EQ(leaders, GROUPS);
+    ASSERT_EQ(settled, BATCH_GROUPS);
     ASSERT_EQ(replica_hard_state_syncs_in_flight(), 0);
-    for (int i = 0; i < GROUPS; i++) {
+    return leaders;
+}
+
+/* Many groups taking a new term at once (a restart): at most 256 hard-state syncs are in flight
+ * (each holds a descriptor); the groups beyond the slots write their hard states without one
+ * and share barriers (one syncfs each) instead of an fdatasync each; each leads only once its
+ * barrier returned, in the term its file holds. */
+TEST_T(raft_replica_hard_states_beyond_the_slots_share_a_barrier, 120)
+{
+    ASSERT(io_syncfs_reports_errors());
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    static struct plog *logs[BATCH_GROUPS];
+    static struct replica *rps[BATCH_GROUPS];
+    static char dirs[BATCH_GROUPS][512];
+    open_batch_groups(fl, logs, rps, dirs);
+    ASSERT_EQ(settle_batch_groups(fl, rps), BATCH_GROUPS);
+    storage_io_set(NULL);
+    ASSERT_CMP(hsb.syncfs_calls, >=, 1);
+    ASSERT_CMP(hsb.hs_fdatasyncs, <=, 256); /* the other 44 went by barrier */
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        int dfd = open(dirs[i], O_RDONLY | O_DIRECTORY);
+        struct raft_hard_state hs;
+        ASSERT_EQ(raft_hard_state_load(dfd, &hs), 0);
+        close(dfd);
+        ASSERT_EQ(hs.term, raft_term(replica_raft(rps[i])));
+        ASSERT_EQ(hs.vote, 1);
+        replica_close(rps[i]);
+        plog_close(logs[i]);
+    }
+    flusher_stop(fl);
+}
+
+/* A failed barrier fails the groups it covered (nothing they wrote is known durable: they must
+ * not lead on it); the groups that had slots are not affected. */
+TEST_T(raft_replica_failed_barrier_fails_its_groups, 120)
+{
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    static struct plog *logs[BATCH_GROUPS];
+    static struct replica *rps[BATCH_GROUPS];
+    static char dirs[BATCH_GROUPS][512];
+    hsb.syncfs_errno = EIO;
+    open_batch_groups(fl, logs, rps, dirs);
+    int leaders = settle_batch_groups(fl, rps);
+    storage_io_set(NULL);
+    hsb.syncfs_errno = 0;
+    ASSERT_CMP(hsb.syncfs_calls, >=, 1);
+    ASSERT_EQ(leaders, 256);
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        bool leads = raft_role(replica_raft(rps[i])) == RAFT_LEADER;
+        ASSERT_EQ(leads, replica_failed(rps[i]) == 0);
         replica_close(rps[i]);
         plog_close(logs[i]);
     }

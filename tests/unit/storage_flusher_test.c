@@ -416,3 +416,96 @@ TEST(storage_flusher_many_logs_sync_in_parallel_each_with_its_result)
     }
     flusher_stop(fl);
 }
+
+/* ---- filesystem barriers (plog_fs_barrier) ---- */
+
+static struct {
+    int syncfs_calls;
+    int syncfs_errno; /* 0: the real syncfs */
+} fsb;
+
+static int counting_syncfs(int fd)
+{
+    __atomic_fetch_add(&fsb.syncfs_calls, 1, __ATOMIC_SEQ_CST);
+    if (fsb.syncfs_errno) {
+        errno = fsb.syncfs_errno;
+        return -1;
+    }
+    return syncfs(fd);
+}
+
+struct barrier_state {
+    int calls;
+    int rc;
+};
+
+static void barrier_cb(int rc, void *data)
+{
+    struct barrier_state *b = data;
+    b->calls++;
+    b->rc = rc;
+}
+
+static void wait_barrier(struct flusher *fl, struct barrier_state *b)
+{
+    for (int i = 0; i < 500 && b->calls == 0; i++) {
+        struct pollfd p = {.fd = flusher_fd(fl), .events = POLLIN};
+        if (poll(&p, 1, 20) > 0)
+            flusher_poll(fl);
+    }
+    ASSERT_EQ(b->calls, 1);
+}
+
+/* A barrier is one syncfs, answered once, also after the log it went through is closed; a
+ * failed syncfs is reported to its caller and fences nothing. */
+TEST(storage_flusher_fs_barrier_is_one_syncfs_and_outlives_its_log)
+{
+    ASSERT(io_syncfs_reports_errors()); /* Linux 5.8 or later: what the broker relies on */
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct cb_state st = {0};
+    struct plog *log = open_with(fl, "p", &st);
+    ASSERT(plog_fs_barrier_available(log));
+    su_append(log, 10, 100, 1000, 0);
+    struct storage_io io = storage_io_default;
+    io.syncfs = counting_syncfs;
+    storage_io_set(&io);
+    fsb.syncfs_calls = 0;
+    fsb.syncfs_errno = 0;
+    struct barrier_state b = {0, 1};
+    ASSERT_EQ(plog_fs_barrier(log, barrier_cb, &b), PLOG_SIDE_QUEUED);
+    plog_close(log);
+    wait_barrier(fl, &b);
+    ASSERT_EQ(b.rc, 0);
+    ASSERT_EQ(fsb.syncfs_calls, 1);
+
+    log = open_with(fl, "p", &st);
+    fsb.syncfs_errno = EIO;
+    struct barrier_state bad = {0, 0};
+    ASSERT_EQ(plog_fs_barrier(log, barrier_cb, &bad), PLOG_SIDE_QUEUED);
+    wait_barrier(fl, &bad);
+    ASSERT_EQ(bad.rc, -EIO);
+    ASSERT(!plog_fenced(log)); /* the caller decides what the lost writes mean */
+
+    /* one still queued at flusher_stop is answered by it */
+    fsb.syncfs_errno = 0;
+    struct barrier_state last = {0, 1};
+    ASSERT_EQ(plog_fs_barrier(log, barrier_cb, &last), PLOG_SIDE_QUEUED);
+    plog_close(log);
+    flusher_stop(fl);
+    storage_io_set(NULL);
+    ASSERT_EQ(last.calls, 1);
+    ASSERT_EQ(last.rc, 0);
+}
+
+/* Without a flusher there is nobody to run a barrier off the reactor: the caller syncs. */
+TEST(storage_flusher_fs_barrier_needs_a_flusher)
+{
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(su_dir("p"), &cfg, false, NULL);
+    ASSERT(!plog_fs_barrier_available(log));
+    struct barrier_state b = {0, 0};
+    ASSERT_EQ(plog_fs_barrier(log, barrier_cb, &b), -ENOTSUP);
+    ASSERT_EQ(b.calls, 0);
+    plog_close(log);
+}
