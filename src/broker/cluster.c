@@ -362,7 +362,7 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
     if (p && ch->term <= INT32_MAX && ch->term > p->leader_epoch)
         p->leader_epoch = (int32_t)ch->term;
     if (p) {
-        produce_fail_waiters(p, KERR_NOT_LEADER_OR_FOLLOWER);
+        produce_fail_waiters_but(p, ch->leading ? ch->term : -1, KERR_NOT_LEADER_OR_FOLLOWER);
         fetch_wake_all(p);
         if (is_offsets_topic(p)) /* the group coordinator moves with the leadership */
             groups_offsets_leader(c->b, p, ch->leading);

@@ -348,6 +348,11 @@ void flush_policy_tick(struct broker *b);
 
 /* Fails every acks=all wait on p (partition going away). */
 void produce_fail_waiters(struct partition *p, int16_t error_code);
+/* The same, except the waits of proposals made in term (>= 0; -1: none spared): a leadership of
+ * this node in term is reported after the core became leader, and what was proposed in term
+ * meanwhile is still this leader's to settle (failing it would have a client retry, and
+ * duplicate, a record that commits). */
+void produce_fail_waiters_but(struct partition *p, int64_t term, int16_t error_code);
 /* p's Raft group committed up to commit (HW = commit + 1, set by the replica):
  * settles the acks=all waits it covers (replica_proposal_state: COMMITTED -> success, LOST ->
  * NOT_LEADER_OR_FOLLOWER) and wakes parked fetches. */

@@ -141,10 +141,17 @@ void produce_raft_commit(struct partition *p, const struct replica *rp, int64_t 
 
 void produce_fail_waiters(struct partition *p, int16_t error_code)
 {
+    produce_fail_waiters_but(p, -1, error_code);
+}
+
+void produce_fail_waiters_but(struct partition *p, int64_t term, int16_t error_code)
+{
     struct list_node *n, *tmp;
     LIST_FOREACH_SAFE(n, tmp, &p->acks_waiters)
     {
-        wait_done(LIST_ENTRY(n, struct acks_wait, node), error_code);
+        struct acks_wait *w = LIST_ENTRY(n, struct acks_wait, node);
+        if (term < 0 || w->raft_term != term)
+            wait_done(w, error_code);
     }
 }
 

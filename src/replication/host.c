@@ -361,6 +361,16 @@ static void commit_cb(struct replica *rp, int64_t commit, void *data)
         g->cb.on_commit(g, commit, g->cb.data);
 }
 
+/* A hard state became durable off the host's inputs (its leadership may have changed): the
+ * group is looked at again at the end of the iteration, so its leadership is reported at once
+ * rather than at its next tick. */
+static void synced_cb(struct replica *rp, void *data)
+{
+    (void)rp;
+    struct host_group *g = data;
+    touch(g->h, g);
+}
+
 static void on_msg(int32_t from, const struct rpc_group *rg, const struct raft_msg *m, void *data)
 {
     struct host *h = data;
@@ -481,6 +491,7 @@ int host_add_group(struct host *h, const char *topic, int32_t partition, struct 
         o.bootstrap.voters[i] = voters[i];
     o.send = send_cb;
     o.on_commit = commit_cb;
+    o.on_synced = synced_cb;
 
     struct host_group *g = mem_calloc(1, sizeof(*g));
     g->h = h;

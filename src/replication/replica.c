@@ -507,6 +507,8 @@ static void hard_state_synced(struct plog *log, int rc, void *data)
         raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
         store_next(rp);
         process(rp);
+        if (rp->opt.on_synced && !rp->failed)
+            rp->opt.on_synced(rp, rp->opt.data);
     }
     wake_waiters();
 }
@@ -532,6 +534,8 @@ static void barrier_done(int rc, void *data)
         raft_persisted_hard_state(rp->r, rp->hs.term, rp->hs.vote);
         store_next(rp); /* joins the next batch, which goes below */
         process(rp);
+        if (rp->opt.on_synced && !rp->failed)
+            rp->opt.on_synced(rp, rp->opt.data);
     }
     hs_barrier_busy = false;
     if (!list_empty(&hs_batch_next)) {
@@ -1029,6 +1033,8 @@ static int restore_visibility(struct replica *rp)
         int64_t off = MAX(t, c);
         if (off < start)
             break;
+        if (off <= rp->commit && off != run - 1)
+            break; /* below the run whatever it is: no need to read it */
         bool raft = off == c;
         if (off == t)
             ti--;
@@ -1083,6 +1089,14 @@ static int restore(struct replica *rp, int64_t now_ms)
     if (pt && pt->has_conf && pt->index >= confs[0].index)
         confs[0] = (struct raft_conf_at){.index = pt->index, .conf = pt->conf};
     int64_t commit = MAX(MIN(rp->hs.commit, last), start - 1);
+    /* A sole voter (in the configuration in force, the core's test) is its own majority: every
+     * durable entry of its log is committed (raft.c become_leader), and the open synced the whole
+     * log. It never writes a commit hint, so without this each restart would start its high
+     * watermark from nothing and restore_visibility would read a batch header at every term
+     * start, a cost that grew with every restart. */
+    const struct raft_conf *in_force = &confs[n_confs - 1].conf;
+    if (in_force->n_old == 0 && in_force->n_voters == 1 && in_force->voters[0] == rp->opt.raft.id)
+        commit = MAX(commit, MIN(last, plog_durable_offset(log) - 1));
     struct raft_restore st = {.term = rp->hs.term,
                               .vote = rp->hs.vote,
                               .log_start = start,

@@ -64,6 +64,10 @@ typedef void (*replica_send_fn)(struct replica *rp, const struct raft_msg *m, vo
 /* The commit index advanced to commit (HW = commit + 1): settle proposals with
  * replica_proposal_state. Called after the ready that moved it; may propose. */
 typedef void (*replica_commit_fn)(struct replica *rp, int64_t commit, void *data);
+/* A hard-state sync returned (from flusher_poll, not from an input of the owner's) and what it
+ * allowed was processed: the core may have become leader, or have new deadlines, with no input
+ * of the owner's to notice. Called after the ready loop; may feed inputs. */
+typedef void (*replica_synced_fn)(struct replica *rp, void *data);
 
 struct replica_options {
     struct raft_options raft;      /* id, timeouts, PreVote, CheckQuorum, seed */
@@ -71,6 +75,7 @@ struct replica_options {
     size_t msg_bytes_max;          /* entry bytes per APPEND (the first batch always goes) */
     replica_send_fn send;          /* required */
     replica_commit_fn on_commit;   /* may be NULL */
+    replica_synced_fn on_synced;   /* may be NULL */
     void *data;                    /* passed to the callbacks */
 };
 

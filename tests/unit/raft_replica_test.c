@@ -1453,16 +1453,23 @@ static void no_send_cb(struct replica *rp, const struct raft_msg *m, void *data)
 
 static void wait_hard_state(struct flusher *fl, struct replica *rp);
 
-static struct replica *open_sole(const char *dir, struct flusher *fl, struct plog **log,
-                                 int64_t now)
+/* Options of a sole voter, node 1, sending nothing. */
+static struct replica_options sole_options(void)
 {
-    struct plog_config cfg = su_config();
-    ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, log, NULL), 0);
     struct replica_options o;
     replica_options_default(&o, 1, 7);
     o.bootstrap.n_voters = 1;
     o.bootstrap.voters[0] = 1;
     o.send = no_send_cb;
+    return o;
+}
+
+static struct replica *open_sole(const char *dir, struct flusher *fl, struct plog **log,
+                                 int64_t now)
+{
+    struct plog_config cfg = su_config();
+    ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, log, NULL), 0);
+    struct replica_options o = sole_options();
     struct replica *rp;
     ASSERT_EQ(replica_open(*log, &o, now, &rp), 0);
     replica_tick(rp, now); /* it campaigns at once: no election timeout */
@@ -1519,11 +1526,7 @@ TEST_T(raft_replica_hard_state_sync_goes_through_the_flusher, 60)
 
     struct plog_config cfg = su_config();
     ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, &log, NULL), 0);
-    struct replica_options o;
-    replica_options_default(&o, 1, 7);
-    o.bootstrap.n_voters = 1;
-    o.bootstrap.voters[0] = 1;
-    o.send = no_send_cb;
+    struct replica_options o = sole_options();
     ASSERT_EQ(replica_open(log, &o, 2000, &rp), 0);
     struct flusher_stats st0, st1;
     flusher_get_stats(fl, &st0);
@@ -1599,11 +1602,7 @@ static void open_batch_groups(struct flusher *fl, struct plog **logs, struct rep
     storage_io_set(&io);
     hsb.hs_fdatasyncs = hsb.syncfs_calls = 0;
     struct plog_config cfg = su_config();
-    struct replica_options o;
-    replica_options_default(&o, 1, 7);
-    o.bootstrap.n_voters = 1;
-    o.bootstrap.voters[0] = 1;
-    o.send = no_send_cb;
+    struct replica_options o = sole_options();
     for (int i = 0; i < BATCH_GROUPS; i++) {
         ASSERT_EQ(plog_open(dirs[i], &cfg, fl, NULL, true, &logs[i], NULL), 0);
         ASSERT_EQ(replica_open(logs[i], &o, 2000, &rps[i]), 0);
@@ -1742,6 +1741,60 @@ TEST_T(raft_replica_sole_voter_commits_as_each_proposal_asks, 60)
     ASSERT_CMP(raft_term(replica_raft(rp)), >, term);
     ASSERT_EQ(plog_end_offset(log), 10);
     ASSERT_EQ(plog_high_watermark(log), 10);
+    replica_close(rp);
+    plog_close(log);
+    flusher_stop(fl);
+}
+
+static int synced_calls;
+static bool synced_saw_leader;
+
+static void count_synced(struct replica *rp, void *data)
+{
+    (void)data;
+    synced_calls++;
+    synced_saw_leader = raft_role(replica_raft(rp)) == RAFT_LEADER;
+}
+
+/* A sole voter reopened knows its whole log committed before it campaigns (it writes no commit
+ * hint: its high watermark used to start from nothing at each restart); once its campaign's
+ * hard state is durable it leads, and on_synced tells the owner, who fed no input meanwhile. */
+TEST_T(raft_replica_sole_voter_reopens_committed_and_reports_its_sync, 60)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/sole", test_tmpdir());
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    struct plog *log;
+    struct replica *rp = open_sole(dir, fl, &log, 1000);
+    for (int i = 0; i < 3; i++) {
+        size_t len;
+        uint8_t *b = su_batch(2, 10, 1700000000000LL + i, i + 1, &len);
+        int64_t first, last, t;
+        ASSERT_EQ(replica_propose(rp, b, len, 2, true, &first, &last, &t), 0);
+        mem_free(b);
+        wait_durable(fl, log, last + 1);
+    }
+    replica_close(rp);
+    plog_close(log);
+
+    struct plog_config cfg = su_config();
+    ASSERT_EQ(plog_open(dir, &cfg, fl, NULL, true, &log, NULL), 0);
+    struct replica_options o = sole_options();
+    o.on_synced = count_synced;
+    synced_calls = 0;
+    ASSERT_EQ(replica_open(log, &o, 2000, &rp), 0);
+    struct replica_status st;
+    replica_status(rp, &st);
+    ASSERT_NE(st.role, RAFT_LEADER);
+    ASSERT_EQ(st.commit, 5);
+    ASSERT_EQ(plog_high_watermark(log), 6);
+    replica_tick(rp, 2000);
+    ASSERT(replica_hard_state_syncing(rp));
+    ASSERT_EQ(synced_calls, 0);
+    wait_hard_state(fl, rp);
+    ASSERT_EQ(synced_calls, 1);
+    ASSERT(synced_saw_leader);
     replica_close(rp);
     plog_close(log);
     flusher_stop(fl);
