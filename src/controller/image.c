@@ -739,14 +739,32 @@ void ctl_image_snapshot_encode(const struct ctl_image *img, struct iobuf *out)
     snapshot_each(img, emit_encode, &w);
 }
 
+/* n elements of elem bytes, or NULL for none (cap set to n). */
+static void *dup_array(const void *p, size_t n, size_t elem, size_t *cap)
+{
+    *cap = n;
+    return n > 0 ? mem_dup(p, n * elem) : NULL;
+}
+
 void ctl_image_copy(struct ctl_image *dst, const struct ctl_image *src)
 {
     ctl_image_free(dst);
-    struct ctl_recs l;
-    ctl_recs_init(&l);
-    ctl_image_snapshot(src, &l);
-    CHECK(ctl_image_apply_all(dst, &l) == 0);
-    ctl_recs_free(&l);
+    *dst = *src; /* the scalars; every array is replaced below */
+    dst->brokers =
+        dup_array(src->brokers, src->n_brokers, sizeof(*src->brokers), &dst->cap_brokers);
+    dst->configs =
+        dup_array(src->configs, src->n_configs, sizeof(*src->configs), &dst->cap_configs);
+    dst->users = dup_array(src->users, src->n_users, sizeof(*src->users), &dst->cap_users);
+    dst->acls = dup_array(src->acls, src->n_acls, sizeof(*src->acls), &dst->cap_acls);
+    dst->quotas = dup_array(src->quotas, src->n_quotas, sizeof(*src->quotas), &dst->cap_quotas);
+    dst->topics = dup_array(src->topics, src->n_topics, sizeof(*src->topics), &dst->cap_topics);
+    for (size_t i = 0; i < src->n_topics; i++) {
+        const struct ctl_topic *t = src->topics[i];
+        struct ctl_topic *c = mem_dup(t, sizeof(*t));
+        size_t cap;
+        c->parts = dup_array(t->parts, (size_t)t->n_partitions, sizeof(*t->parts), &cap);
+        dst->topics[i] = c;
+    }
 }
 
 /* ---- local replica changes ---- */

@@ -302,7 +302,7 @@ TEST(controller_image_copy_and_diff_local)
     uint8_t *s2 = ctu_snapshot(&after, &l2);
     ASSERT_EQ(l1, l2);
     ASSERT_MEMEQ(s1, s2, l1);
-    mem_free(s1);
+    ASSERT_EQ(after.records_applied, before.records_applied);
     mem_free(s2);
     struct seen s = {""};
     ctl_image_diff_local(&before, &after, 2, seen_cb, &s);
@@ -325,6 +325,12 @@ TEST(controller_image_copy_and_diff_local)
     s.log[0] = '\0';
     ctl_image_diff_local(&before, &after, 3, seen_cb, &s);
     ASSERT_STREQ(s.log, "remove b-0 e4;change a-1 e1;create b-0 e0;");
+    /* the copy shares nothing: before is as it was */
+    s2 = ctu_snapshot(&before, &l2);
+    ASSERT_EQ(l1, l2);
+    ASSERT_MEMEQ(s1, s2, l1);
+    mem_free(s1);
+    mem_free(s2);
     ctl_image_free(&after);
     ctl_image_free(&before);
 }
