@@ -100,30 +100,31 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int list_snapshots(struct partition_producers *pp)
+/* snaps[] from the names of the partition directory. */
+static void snapshots_from(struct partition_producers *pp, const struct io_dir_list *names)
 {
     pp->n_snaps = 0;
-    int fd = openat(pp->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = -errno;
-        close(fd);
-        return e;
-    }
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
+    size_t pos = 0;
+    for (const char *name; (name = io_dir_list_next(names, &pos)) != NULL;) {
         int64_t off;
-        if (!parse_snap_name(de->d_name, &off))
+        if (!parse_snap_name(name, &off))
             continue;
         MEM_GROW(pp->snaps, pp->cap_snaps, pp->n_snaps + 1);
         pp->snaps[pp->n_snaps++] = off;
     }
-    closedir(d);
     if (pp->n_snaps > 1)
         qsort(pp->snaps, pp->n_snaps, sizeof(*pp->snaps), cmp_i64);
-    return 0;
+}
+
+/* snaps[] from a listing of the open directory (pp->dirfd, fresh from dir_open). */
+static int list_snapshots(struct partition_producers *pp)
+{
+    struct io_dir_list names = {0};
+    int rc = io_dir_list_read(&names, pp->dirfd);
+    if (rc == 0)
+        snapshots_from(pp, &names);
+    io_dir_list_free(&names);
+    return rc;
 }
 
 static const char *dir_of(const struct partition_producers *pp)
@@ -269,8 +270,14 @@ static int rebuild(struct partition_producers *pp)
     int rc = 0;
     pstate_clear(pp->table);
     pp->broken = true;
-    rc = dir_open(pp);
-    if (rc == 0)
+    /* at a restart the log's own listing tells which snapshots there are: a partition without
+     * any (most) needs its directory for nothing */
+    const struct io_dir_list *names = plog_open_names(log);
+    if (names)
+        snapshots_from(pp, names);
+    if (!names || pp->n_snaps > 0)
+        rc = dir_open(pp);
+    if (rc == 0 && !names)
         rc = list_snapshots(pp);
     if (rc == 0)
         rc = drop_snapshots_above(pp, leo);

@@ -90,7 +90,7 @@ static int write_in_place(int dirfd, const uint8_t rec[RAFT_HARD_STATE_SIZE], in
     if (fd < 0)
         return errno == ENOENT ? 1 : -errno;
     uint8_t buf[RAFT_HARD_STATE_FILE_SIZE + 1];
-    ssize_t n = io_pread_full(fd, buf, sizeof(buf), 0);
+    ssize_t n = io_pread_upto(fd, buf, sizeof(buf), 0);
     int rc = 1;
     if (n == RAFT_HARD_STATE_FILE_SIZE) {
         int slot = newest_slot(buf, NULL) == 0 ? 1 : 0;

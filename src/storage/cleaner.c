@@ -160,42 +160,35 @@ static int cmp_swap(const void *a, const void *b)
     return x->base < y->base ? -1 : x->base > y->base;
 }
 
-int cleaner_recover_dir(int dirfd, const char *dir)
+int cleaner_recover_dir(int dirfd, const char *dir, const struct io_dir_list *names)
 {
-    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = -errno;
-        close(fd);
-        return e;
-    }
     struct swap_file *swaps = NULL;
     size_t n_swaps = 0, cap_swaps = 0;
     int64_t *bases = NULL;
     size_t n_bases = 0, cap_bases = 0;
     int rc = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
+    bool changed = false;
+    size_t pos = 0;
+    for (const char *name; (name = io_dir_list_next(names, &pos)) != NULL;) {
         struct swap_file sw;
         int64_t base;
-        if (io_has_suffix(de->d_name, ".cleaned")) {
+        if (io_has_suffix(name, ".cleaned")) {
             /* an uncommitted pass: the old segments are the log */
-            int r = io_unlink(dirfd, de->d_name);
+            int r = io_unlink(dirfd, name);
             if (r != 0 && rc == 0)
                 rc = r;
-            log_info("cleaner_output_discarded", "dir=%s file=%s", dir, de->d_name);
-        } else if (parse_swap_name(de->d_name, &sw.base, &sw.end)) {
+            changed = true;
+            log_info("cleaner_output_discarded", "dir=%s file=%s", dir, name);
+        } else if (parse_swap_name(name, &sw.base, &sw.end)) {
             MEM_GROW(swaps, cap_swaps, n_swaps + 1);
             swaps[n_swaps++] = sw;
-        } else if (strlen(de->d_name) == 24 && !strcmp(de->d_name + 20, ".log") &&
-                   segment_name_offset(de->d_name, &base)) {
+        } else if (strlen(name) == 24 && !strcmp(name + 20, ".log") &&
+                   segment_name_offset(name, &base)) {
             MEM_GROW(bases, cap_bases, n_bases + 1);
             bases[n_bases++] = base;
         }
     }
-    closedir(d);
+    changed |= n_swaps > 0;
     if (n_swaps > 1)
         qsort(swaps, n_swaps, sizeof(*swaps), cmp_swap);
     for (size_t i = 0; i < n_swaps && rc == 0; i++) {
@@ -226,7 +219,7 @@ int cleaner_recover_dir(int dirfd, const char *dir)
         log_error("cleaner_recovery_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
     mem_free(swaps);
     mem_free(bases);
-    return rc;
+    return rc != 0 ? rc : changed;
 }
 
 /* ---- reading segments ---- */

@@ -168,9 +168,11 @@ struct clean_checkpoint {
 int clean_checkpoint_read(int dirfd, struct clean_checkpoint *out);
 int clean_checkpoint_write(int dirfd, const struct clean_checkpoint *c, bool sync);
 
-/* Completes or rolls back interrupted swaps in a partition directory (see above). Returns 0 or
- * -errno. dir names it in log lines. */
-int cleaner_recover_dir(int dirfd, const char *dir);
+/* Completes or rolls back interrupted swaps in a partition directory (see above), whose names
+ * are in `names` (a listing of dirfd). Returns 0 when it found nothing to do, 1 when it changed
+ * the directory (the listing is stale: list again), or -errno. dir names it in log lines. */
+struct io_dir_list;
+int cleaner_recover_dir(int dirfd, const char *dir, const struct io_dir_list *names);
 
 /* One sealed segment as a pass saw it. */
 struct clean_seg {

@@ -6,10 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "base/errors.h"
+#include "base/mem.h"
 
 static int real_openat(int dirfd, const char *name, int flags, mode_t mode)
 {
@@ -178,20 +180,81 @@ ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off)
     return (ssize_t)done;
 }
 
+ssize_t io_pread_upto(int fd, void *buf, size_t n, off_t off)
+{
+    ssize_t r;
+    do
+        r = pread(fd, buf, n, off);
+    while (r < 0 && errno == EINTR);
+    return r < 0 ? -errno : r;
+}
+
 ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap)
 {
     int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    ssize_t n = io_pread_full(fd, buf, cap, 0);
-    if (n == (ssize_t)cap) {
-        char extra;
-        ssize_t more = pread(fd, &extra, 1, (off_t)cap);
-        if (more > 0)
-            n = -ERR_TOO_LARGE;
-    }
+    char extra;
+    struct iovec iov[2] = {{buf, cap}, {&extra, 1}};
+    ssize_t n;
+    do
+        n = preadv(fd, iov, 2, 0);
+    while (n < 0 && errno == EINTR);
+    n = n < 0 ? -errno : n > (ssize_t)cap ? -ERR_TOO_LARGE : n;
     close(fd);
     return n;
+}
+
+int io_dir_list_read(struct io_dir_list *l, int dirfd)
+{
+    l->len = 0;
+    l->count = 0;
+    char buf[8192] __attribute__((aligned(8)));
+    for (;;) {
+        ssize_t n = getdents64(dirfd, buf, sizeof(buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return 0;
+        for (ssize_t off = 0; off < n;) {
+            const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+            off += de->d_reclen;
+            const char *name = de->d_name;
+            if (name[0] == '.' && (name[1] == 0 || (name[1] == '.' && name[2] == 0)))
+                continue;
+            size_t k = strlen(name) + 1;
+            MEM_GROW(l->names, l->cap, l->len + k);
+            memcpy(l->names + l->len, name, k);
+            l->len += k;
+            l->count++;
+        }
+    }
+}
+
+const char *io_dir_list_next(const struct io_dir_list *l, size_t *pos)
+{
+    if (*pos >= l->len)
+        return NULL;
+    const char *name = l->names + *pos;
+    *pos += strlen(name) + 1;
+    return name;
+}
+
+bool io_dir_list_has(const struct io_dir_list *l, const char *name)
+{
+    size_t pos = 0;
+    for (const char *n; (n = io_dir_list_next(l, &pos)) != NULL;)
+        if (strcmp(n, name) == 0)
+            return true;
+    return false;
+}
+
+void io_dir_list_free(struct io_dir_list *l)
+{
+    mem_free(l->names);
+    *l = (struct io_dir_list){0};
 }
 
 static int remove_tree_at(int dirfd, const char *name, int depth)

@@ -57,13 +57,34 @@ int io_unlink(int dirfd, const char *name);
  * and the temp file removed. Returns 0 or -errno. */
 int io_write_file_atomic(int dirfd, const char *name, const void *data, size_t len, bool sync);
 
-/* Reads a whole small file into buf (cap bytes). Returns the length, -ENOENT, -ERR_TOO_LARGE if
- * it holds more than cap bytes, or another -errno. */
+/* Reads a whole small regular file into buf (cap bytes) with one read: the length, -ENOENT,
+ * -ERR_TOO_LARGE if it holds more than cap bytes, or another -errno. A read of a regular file
+ * is short only at its end, so one preadv of cap + 1 bytes tells both. */
 ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap);
 
 /* pread that retries EINTR and short reads; returns bytes read (less than n only at EOF) or
  * -errno. */
 ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off);
+/* One pread (EINTR retried) of a regular file, which is short only at the file's end: the
+ * bytes read or -errno. Saves io_pread_full's second read where the file may end before n. */
+ssize_t io_pread_upto(int fd, void *buf, size_t n, off_t off);
+
+/* The names in a directory, read at once (getdents64 on the caller's descriptor, which must be
+ * at the start of the directory: fresh, or rewound). "." and ".." are left out. A snapshot:
+ * it does not follow later changes, so a caller that creates or removes files lists again. */
+struct io_dir_list {
+    char *names; /* NUL-terminated names, one after another */
+    size_t len;  /* bytes used in names */
+    size_t cap;
+    size_t count;
+};
+/* Fills l (replacing what it held) from dirfd. Returns 0 or -errno. */
+int io_dir_list_read(struct io_dir_list *l, int dirfd);
+/* Whether name is in l. */
+bool io_dir_list_has(const struct io_dir_list *l, const char *name);
+/* Iteration: start with *pos = 0; NULL after the last name. */
+const char *io_dir_list_next(const struct io_dir_list *l, size_t *pos);
+void io_dir_list_free(struct io_dir_list *l); /* leaves it empty */
 
 /* Removes dirfd/name and, if it is a directory, everything below it (depth-limited). A missing
  * entry is not an error. Returns 0 or the first -errno. */

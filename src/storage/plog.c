@@ -138,6 +138,7 @@ struct plog {
     uint64_t tick;                /* LRU clock for loaded sealed indexes */
     int64_t rp;                   /* recovery point last written */
     bool opening;                 /* plog_open_unsynced returned, not yet finished */
+    struct io_dir_list names;     /* the directory as the open listed it (empty once finished) */
     bool open_fresh;              /* while opening: the log was created by this open */
     int64_t open_rp;              /* while opening: the recovery point read from disk */
     struct flusher *open_fl;      /* while opening: the flusher to attach to at the finish */
@@ -776,36 +777,44 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Lists segment bases (sorted) and removes temp files and indexes without a log. */
+/* Whether the open's listing has name. */
+static bool listed(const struct plog *log, const char *name)
+{
+    return io_dir_list_has(&log->names, name);
+}
+
+/* Lists the directory again into log->names (after the open's own listing, files were created
+ * or removed). */
+static int relist(struct plog *log)
+{
+    int dfd = dirfd_of(log);
+    if (dfd < 0)
+        return dfd;
+    if (lseek(dfd, 0, SEEK_SET) < 0)
+        return -errno;
+    return io_dir_list_read(&log->names, dfd);
+}
+
+/* Segment bases (sorted) of log->names; removes temp files and indexes without a log. */
 static int list_dir(struct plog *log, int64_t **bases, size_t *n)
 {
-    int fd = openat(dirfd_of(log), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    DIR *d = fdopendir(fd);
-    if (!d) {
-        int e = -errno;
-        close(fd);
-        return e;
-    }
     size_t cap = 0;
     *bases = NULL;
     *n = 0;
     char **orphans = NULL;
     size_t n_orphans = 0, cap_orphans = 0;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
+    size_t pos = 0;
+    for (const char *name; (name = io_dir_list_next(&log->names, &pos)) != NULL;) {
         int64_t base;
-        if (parse_segment_name(de->d_name, &base)) {
+        if (parse_segment_name(name, &base)) {
             MEM_GROW(*bases, cap, *n + 1);
             (*bases)[(*n)++] = base;
-        } else if (io_has_suffix(de->d_name, ".tmp") || io_has_suffix(de->d_name, ".index") ||
-                   io_has_suffix(de->d_name, ".timeindex")) {
+        } else if (io_has_suffix(name, ".tmp") || io_has_suffix(name, ".index") ||
+                   io_has_suffix(name, ".timeindex")) {
             MEM_GROW(orphans, cap_orphans, n_orphans + 1);
-            orphans[n_orphans++] = mem_strdup(de->d_name);
+            orphans[n_orphans++] = mem_strdup(name);
         }
     }
-    closedir(d);
     if (*n > 1)
         qsort(*bases, *n, sizeof(**bases), cmp_i64);
     for (size_t i = 0; i < n_orphans; i++) {
@@ -966,7 +975,8 @@ static int open_segments(struct plog *log, int64_t ls_file)
 static void load_clean_checkpoint(struct plog *log)
 {
     struct clean_checkpoint ck;
-    int rc = clean_checkpoint_read(dirfd_of(log), &ck);
+    int rc =
+        listed(log, CLEANER_CHECKPOINT_FILE) ? clean_checkpoint_read(dirfd_of(log), &ck) : -ENOENT;
     if (rc == 0) {
         log->clean_first_dirty = ck.first_dirty;
         log->clean_gaps_below = ck.gaps_below;
@@ -1031,7 +1041,9 @@ static int reset_dir(struct plog *log, int64_t offset)
     int dfd = dirfd_of(log);
     int64_t *bases = NULL;
     size_t n = 0;
-    int rc = list_dir(log, &bases, &n);
+    int rc = relist(log);
+    if (rc == 0)
+        rc = list_dir(log, &bases, &n);
     for (size_t i = 0; i < n && rc == 0; i++)
         rc = segment_remove_files(dfd, bases[i]);
     mem_free(bases);
@@ -1115,6 +1127,7 @@ static int finish_open(struct plog *log, bool synced)
         return rc;
     }
     log->opening = false;
+    io_dir_list_free(&log->names);
     log->durable = leo(log);
     /* Raised, the record needs no sync of its own (everything below it is durable now, and a
      * record lost or torn in a crash only means validating more, as after a flush's store);
@@ -1188,9 +1201,12 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     if (!rec)
         rec = &rec_local;
     *rec = (struct plog_recovery){.truncated_at = -1};
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return -errno;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 && errno == ENOENT) {
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
     if (dfd < 0)
         return -errno;
     struct plog *log = mem_calloc(1, sizeof(*log));
@@ -1206,34 +1222,43 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     hints_clear(log);
     epoch_cache_init(&log->epochs);
 
+    /* one listing serves every question about the directory's files below (and the producer
+     * snapshots' owner: plog_open_names) instead of a probe or a readdir each */
+    int rc = io_dir_list_read(&log->names, dfd);
+    if (rc != 0)
+        goto out_close;
     int64_t ls_file = -1, rp = -1;
-    int r = read_offset_file(dfd, LOG_START_FILE, &ls_file);
+    int r = listed(log, LOG_START_FILE) ? read_offset_file(dfd, LOG_START_FILE, &ls_file) : -ENOENT;
     if (r != 0 && r != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" LOG_START_FILE " error=\"%s\"", dir,
                  err_str(r));
     if (r != 0)
         ls_file = -1;
-    r = read_recovery_point(dfd, &rp);
+    r = listed(log, RECOVERY_POINT_FILE) ? read_recovery_point(dfd, &rp) : -ENOENT;
     if (r != 0 && r != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" RECOVERY_POINT_FILE " error=\"%s\"", dir,
                  err_str(r));
     if (r != 0)
         rp = -1;
-    int ec_rc = epoch_cache_load(&log->epochs, dfd);
+    int ec_rc = listed(log, EPOCH_CACHE_FILE) ? epoch_cache_load(&log->epochs, dfd) : -ENOENT;
     if (ec_rc != 0 && ec_rc != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" EPOCH_CACHE_FILE " error=\"%s\"", dir,
                  err_str(ec_rc));
 
     /* an interrupted compaction swap is finished (or undone) before segments are listed */
-    int rc = cleaner_recover_dir(dfd, dir);
+    rc = cleaner_recover_dir(dfd, dir, &log->names);
+    if (rc > 0)
+        rc = relist(log);
     if (rc != 0)
         goto out_close;
     int64_t reset_to = -1;
-    r = read_offset_file(dfd, LOG_RESET_FILE, &reset_to);
+    r = listed(log, LOG_RESET_FILE) ? read_offset_file(dfd, LOG_RESET_FILE, &reset_to) : -ENOENT;
     if (r == 0) {
         /* a plog_reset passed its commit point but did not finish: finish it */
         log_warn("log_reset_resumed", "dir=%s offset=%" PRId64, dir, reset_to);
         rc = reset_dir(log, reset_to);
+        if (rc == 0)
+            rc = relist(log);
         if (rc != 0)
             goto out_close;
         ls_file = reset_to;
@@ -1354,6 +1379,7 @@ static void free_log(struct plog *log)
     }
     epoch_cache_free(&log->epochs);
     fdcache_forget(&log->dir_fe);
+    io_dir_list_free(&log->names);
     mem_free(log->dir);
     mem_free(log);
 }
@@ -1493,6 +1519,11 @@ void plog_set_config(struct plog *log, const struct plog_config *cfg)
 const char *plog_dir(const struct plog *log)
 {
     return log->dir;
+}
+
+const struct io_dir_list *plog_open_names(const struct plog *log)
+{
+    return log->opening ? &log->names : NULL;
 }
 
 int plog_dirfd(struct plog *log)
@@ -2123,6 +2154,7 @@ int plog_reset(struct plog *log, int64_t offset)
     if (rc != 0)
         return rc;
     rc = reset_dir(log, offset);
+    io_dir_list_free(&log->names); /* stale, and only an open needs one */
     struct segment *seg = NULL;
     if (rc == 0)
         rc = segment_create(dfd, offset, &seg);

@@ -40,6 +40,7 @@
 #include "base/iobuf.h"
 
 struct fdcache;
+struct io_dir_list;
 struct flusher;
 struct plog;
 
@@ -128,6 +129,11 @@ int plog_destroy(struct plog *log);
 
 void plog_set_config(struct plog *log, const struct plog_config *cfg);
 const char *plog_dir(const struct plog *log);
+/* The names in the log's directory as plog_open_unsynced listed them, while the open is not
+ * finished (NULL after: the listing is dropped then). The files the open itself created or
+ * removed (a new empty segment, stray temp and index files) may differ from it; any other file
+ * (a producer snapshot, say) is in it exactly when it exists. */
+const struct io_dir_list *plog_open_names(const struct plog *log);
 /* The partition directory's descriptor, for files of the layers above kept beside the log
  * (Raft's hard state, producer snapshots): opened again if the cache closed it, or -errno. Do
  * not keep it: it stays valid only until a file of another partition is opened. */

@@ -26,10 +26,14 @@ struct fx {
     const char *dir;
 };
 
+/* A reopen, as a restart's topics_load does it: the log opened unsynced (the producer state
+ * then reads the open's listing of the directory for its snapshots), finished after. */
 static void fx_open(struct fx *f, bool clean)
 {
-    f->p.log = su_open(f->dir, &f->pc, clean, NULL);
+    ASSERT_EQ(plog_open_unsynced(f->dir, &f->pc, NULL, NULL, clean, &f->p.log, NULL), 0);
+    ASSERT(plog_open_names(f->p.log) != NULL);
     partition_producers_open(&f->b, &f->p);
+    ASSERT_EQ(plog_open_finish_many(&f->p.log, 1), 0);
 }
 
 static void fx_init(struct fx *f, int64_t segment_bytes)
@@ -43,7 +47,9 @@ static void fx_init(struct fx *f, int64_t segment_bytes)
     f->pc = su_config();
     f->pc.segment_bytes = segment_bytes;
     f->dir = su_dir("t-0");
-    fx_open(f, false);
+    /* a new partition: opened whole, as a created one is (no listing: its own) */
+    f->p.log = su_open(f->dir, &f->pc, false, NULL);
+    partition_producers_open(&f->b, &f->p);
 }
 
 /* A crash as far as producer state goes: no closing snapshot. */

@@ -276,3 +276,34 @@ TEST(storage_open_raised_recovery_point_unsynced_lowered_synced)
     storage_io_set(NULL);
     plog_close(log);
 }
+
+/* While a restart's open is unfinished, plog_open_names lists the directory as the open found
+ * it (a producer snapshot's owner reads it instead of listing again); the finish drops it. A
+ * whole plog_open has none to give. */
+TEST(storage_open_names_until_the_finish)
+{
+    memset(&T, 0, sizeof(T));
+    crashed_logs("names");
+    char path[600];
+    snprintf(path, sizeof(path), "%s/00000000000000000007.snapshot", T.dirs[0]);
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT(fd >= 0);
+    close(fd);
+    struct plog *logs[LOGS];
+    open_unsynced(logs);
+    const struct io_dir_list *names = plog_open_names(logs[0]);
+    ASSERT(names != NULL);
+    ASSERT(io_dir_list_has(names, "00000000000000000007.snapshot"));
+    ASSERT(io_dir_list_has(names, "recovery-point"));
+    ASSERT(io_dir_list_has(names, "00000000000000000000.log"));
+    ASSERT(!io_dir_list_has(plog_open_names(logs[1]), "00000000000000000007.snapshot"));
+    ASSERT_EQ(plog_open_finish_many(logs, LOGS), 0);
+    for (int i = 0; i < LOGS; i++)
+        ASSERT(plog_open_names(logs[i]) == NULL);
+    for (int i = 0; i < LOGS; i++)
+        plog_close(logs[i]);
+    struct plog_config cfg = su_config();
+    struct plog *log = su_open(T.dirs[0], &cfg, false, NULL);
+    ASSERT(plog_open_names(log) == NULL);
+    plog_close(log);
+}
