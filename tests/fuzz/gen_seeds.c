@@ -21,6 +21,7 @@
 #include "kafka/compress.h"
 #include "kmsg_testenc.h"
 #include "replication/rpc.h"
+#include "storage/kvstore.h"
 
 static const char *root;
 static int written;
@@ -277,6 +278,42 @@ static void scram_seeds(void)
     put_sasl(5, plain_authzid, sizeof(plain_authzid) - 1);
 }
 
+/* A store's file as the store writes it: a few directories' values, replaced and deleted ones
+ * among them, and a file with only its header. */
+static void kvstore_seeds(void)
+{
+    char dir[] = "/tmp/gen-seeds-kv.XXXXXX", path[64], tmp[80];
+    if (!mkdtemp(dir))
+        exit(1);
+    snprintf(path, sizeof(path), "%s/kvstore", dir);
+    for (int round = 0; round < 2; round++) {
+        struct kvstore *kv;
+        if (kv_open(path, &kv) != 0)
+            exit(1);
+        for (int i = 0; round > 0 && i < 6; i++) {
+            char d[32], v[32];
+            snprintf(d, sizeof(d), "topic-%d", i % 3);
+            snprintf(v, sizeof(v), "value %d", i);
+            kv_put(kv, d, i % 2 ? "recovery-point" : "raft-hard-state", v, strlen(v));
+        }
+        if (round > 0) {
+            kv_del(kv, "topic-1", "raft-hard-state");
+            kv_del_dir(kv, "topic-2");
+        }
+        if (kv_close(kv) != 0)
+            exit(1);
+        FILE *f = fopen(path, "rb");
+        uint8_t buf[4096];
+        size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+        if (f)
+            fclose(f);
+        put("fuzz_kvstore", "", 0, buf, n);
+    }
+    unlink(path);
+    snprintf(tmp, sizeof(tmp), "%s", dir);
+    rmdir(tmp);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -293,6 +330,7 @@ int main(int argc, char **argv)
     group_record_seeds();
     raft_rpc_seeds();
     scram_seeds();
+    kvstore_seeds();
     printf("%d seeds in %s\n", written, root);
     return 0;
 }
