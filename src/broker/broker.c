@@ -25,20 +25,21 @@
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
-#include "broker/cluster.h"
-#include "broker/legacy.h"
 #include "broker/authz.h"
+#include "broker/cluster.h"
 #include "broker/internal.h"
-#include "broker/schemas.h"
+#include "broker/legacy.h"
+#include "broker/producers.h"
 #include "broker/quotas.h"
 #include "broker/sasl.h"
-#include "broker/producers.h"
+#include "broker/schemas.h"
 #include "kafka/api.h"
 #include "kafka/errors.h"
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
 #include "storage/fdcache.h"
 #include "storage/flusher.h"
+#include "storage/kvstore.h"
 #include "storage/plog.h"
 
 #define MAX_QUEUED_RESPONSE_BYTES (64u << 20)
@@ -412,6 +413,15 @@ static void cleaner_end(struct broker *b)
     b->cleaner = NULL;
 }
 
+/* Hands the store's buffered records to the file now and then, so that a kill -9 loses little
+ * of what was put (only a longer recovery: what must survive is synced when put). */
+static void on_kv_timer(struct reactor *r, struct reactor_timer *t, void *data)
+{
+    struct broker *b = data;
+    (void)kv_flush(b->kv); /* a failure is logged, and the next sync rewrites the file */
+    reactor_timer_start(r, t, KV_FLUSH_MS);
+}
+
 static void on_flush_timer(struct reactor *r, struct reactor_timer *t, void *data)
 {
     struct broker *b = data;
@@ -546,6 +556,15 @@ int broker_start(struct reactor *r, const struct broker_config *cfg, struct brok
     b->files = fdcache_new(open_files_limit(cfg));
     log_info("open_files_limit", "log_max_open_files=%zu", open_files_limit(cfg));
     int64_t t0 = time_mono_ms();
+    char kvpath[BROKER_PATH_MAX + sizeof(KV_FILE) + 1];
+    snprintf(kvpath, sizeof(kvpath), "%s/%s", cfg->log_dirs, KV_FILE);
+    rc = kv_open(kvpath, &b->kv);
+    if (rc != 0) {
+        snprintf(err, errcap, "cannot open %s: %s", kvpath, err_str(rc));
+        goto out_kv;
+    }
+    reactor_timer_init(&b->kv_timer, on_kv_timer, b);
+    reactor_timer_start(r, &b->kv_timer, KV_FLUSH_MS);
     rc = topics_load(b, info);
     info->recovery_ms = time_mono_ms() - t0;
     if (rc != 0) {
@@ -631,6 +650,9 @@ out_topics:
     authz_stop(b);
     topics_close_all(b);
     broker_producers_stop(b);
+    reactor_timer_stop(r, &b->kv_timer);
+    kv_close(b->kv);
+out_kv:
     fdcache_free(b->files);
     reactor_del(r, b->flusher_fd);
 out_flusher:
@@ -661,6 +683,10 @@ void broker_stop(struct broker *b)
     schemas_stop(b);        /* after the logs: its write in flight has been answered */
     groups_stop(b);         /* after the logs: group appends in flight have been answered */
     authz_stop(b);
+    reactor_timer_stop(b->r, &b->kv_timer);
+    int krc = kv_close(b->kv); /* every log is closed: their last puts made durable */
+    if (krc != 0)
+        log_error("kvstore_close_failed", "error=\"%s\"", err_str(krc));
     fdcache_free(b->files); /* every log is closed */
     flusher_poll(b->fl);
     reactor_del(b->r, b->flusher_fd);

@@ -32,10 +32,12 @@ struct cluster;
 struct coordinator;
 struct elect;
 struct flusher;
+struct kvstore;
 struct partition_producers;
 struct plog;
 
 #define TOPIC_NAME_MAX KTOPIC_NAME_MAX
+#define KV_FLUSH_MS 1000 /* the store's buffered records reach its file at least this often */
 
 struct partition {
     struct topic *topic;             /* owner */
@@ -72,6 +74,9 @@ struct broker {
     struct catalog *cat;
     struct flusher *fl;
     struct fdcache *files; /* open segment and directory descriptors of every partition log */
+    struct kvstore *kv;    /* the partitions' small state: recovery points, leader-epoch
+                            * checkpoints, Raft hard states (storage/kvstore.h) */
+    struct reactor_timer kv_timer; /* writes out its buffered records (KV_FLUSH_MS) */
     struct listener *lis;
     struct strmap topics; /* name -> struct topic * */
     int32_t total_partitions;

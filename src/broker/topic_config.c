@@ -416,4 +416,5 @@ void topic_config_to_plog(const struct topic_config *tc, struct plog_config *out
     out->delete_retention_ms = tc->delete_retention_ms;
     out->min_compaction_lag_ms = tc->min_compaction_lag_ms;
     out->min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
+    out->kv = NULL; /* the broker's, set where a log is opened */
 }

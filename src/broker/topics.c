@@ -75,6 +75,7 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     catalog_partition_dir(b->cat, t->name, index, dir, sizeof(dir));
     struct plog_config pc;
     topic_config_to_plog(&t->cfg, &pc);
+    pc.kv = b->kv;
     struct plog *log;
     int rc = rec ? plog_open_unsynced(dir, &pc, b->fl, b->files, b->startup_clean, &log, rec)
                  : plog_open(dir, &pc, b->fl, b->files, b->startup_clean, &log, NULL);

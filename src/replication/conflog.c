@@ -51,6 +51,12 @@ static size_t decode(const uint8_t *p, size_t left, int64_t prev_index, struct c
     return REC_FIXED + len;
 }
 
+int conflog_load_none(struct conflog *cl)
+{
+    memset(cl, 0, sizeof(*cl));
+    return 0;
+}
+
 int conflog_load(struct conflog *cl, int dirfd, bool *torn)
 {
     memset(cl, 0, sizeof(*cl));

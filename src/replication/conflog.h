@@ -48,6 +48,8 @@ struct conflog {
  * (conflog_rewrite) before appending. Returns 0, -ERR_CORRUPT (larger than
  * RAFT_CONF_LOG_BYTES_MAX) or -errno; release with conflog_free either way. */
 int conflog_load(struct conflog *cl, int dirfd, bool *torn);
+/* What conflog_load gives for a missing file, for a caller that knows it is missing. */
+int conflog_load_none(struct conflog *cl);
 void conflog_free(struct conflog *cl);
 
 /* Appends a record durably. index must exceed the last record's (CHECK). Returns 0 or -errno

@@ -41,6 +41,16 @@ static void encode(uint8_t buf[RAFT_HARD_STATE_SIZE], const struct raft_hard_sta
     be_put32(buf + 28, crc32c(0, buf, 28));
 }
 
+void raft_hard_state_encode(const struct raft_hard_state *hs, uint8_t out[RAFT_HARD_STATE_SIZE])
+{
+    encode(out, hs);
+}
+
+int raft_hard_state_decode(const uint8_t *buf, size_t len, struct raft_hard_state *hs)
+{
+    return len == RAFT_HARD_STATE_SIZE && decode(buf, hs) ? 0 : -ERR_CORRUPT;
+}
+
 /* Whether a was written after b: every store has a term, commit and vote at least those of
  * the one before (a vote is only ever cast once in a term). */
 static bool newer(const struct raft_hard_state *a, const struct raft_hard_state *b)

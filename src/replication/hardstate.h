@@ -23,6 +23,7 @@
 #ifndef SP_RAFT_HARDSTATE_H
 #define SP_RAFT_HARDSTATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define RAFT_HARD_STATE_FILE "raft-hard-state"
@@ -34,6 +35,11 @@ struct raft_hard_state {
     int32_t vote;   /* vote in term, RAFT_NONE if none */
     int64_t commit; /* commit hint (-1: none) */
 };
+
+/* One record (the layout above) of hs, for a store that keeps the hard state elsewhere (the
+ * node's kvstore: replication/replica.c); decode checks magic, CRC and ranges. */
+void raft_hard_state_encode(const struct raft_hard_state *hs, uint8_t out[RAFT_HARD_STATE_SIZE]);
+int raft_hard_state_decode(const uint8_t *buf, size_t len, struct raft_hard_state *hs);
 
 /* Reads the file from dirfd. A missing file gives term 0, no vote, commit -1 and returns 0.
  * Returns 0, -ERR_CORRUPT (wrong size, magic, CRC or out-of-range fields) or -errno. */

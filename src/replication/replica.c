@@ -22,7 +22,9 @@
  *      must not take fifty thousand descriptors). Further writes go, where the filesystem takes
  *      barriers, into the thread's barrier batch (hs_syncing, linked on hs_batch, no
  *      descriptor: one syncfs makes the whole batch durable), else wait, in order, for a slot.
- *      A replica is on a batch list exactly when hs_syncing without a slot.
+ *      A log whose small state is in the node's kvstore (plog_kv) keeps the hard state there:
+ *      its writes take no slot and always go into the store's batch (one fdatasync of the
+ *      store's file). A replica is on a batch list exactly when hs_syncing without a slot.
  *
  * States: open (replica_open) -> failed (fail(): any storage error; terminal, inputs refused)
  * -> closed (replica_close). Within open, process() runs one ready at a time: ready_taken
@@ -37,11 +39,13 @@
  * Durability: appended entries become durable through the plog's flusher; the flush callback
  * reports raft_persisted(durable - 1, term there). Hard state is written inside process() and
  * its fdatasync handed to the flusher (plog_sync_side_file), which runs the syncs of many groups
- * in parallel; the core hears of it (raft_persisted_hard_state) when the sync returned, and
- * holds its replies and its own vote until then (raft.h contract 2). The first store of a
- * group lays the file out whole, synchronously. A CONFIG entry's side record is
- * fdatasync'ed before its control batch is appended, so whatever the log keeps after a crash
- * has its configuration.
+ * in parallel, or, in the node's kvstore, put there and synced with the store's next batch;
+ * the core hears of it (raft_persisted_hard_state) when the sync returned, and holds its
+ * replies and its own vote until then (raft.h contract 2). The first store of a group in a
+ * file lays the file out whole, synchronously. A hard state in the store takes precedence over
+ * the file (a directory an older release wrote keeps its file, read until the first store). A
+ * CONFIG entry's side record is fdatasync'ed before its control batch is appended, so whatever the
+ * log keeps after a crash has its configuration.
  *
  * Log start (invariant 1 holds across it): the replica alone moves the plog's log start, in two
  * ways. replica_compact (retention, DeleteRecords) truncates a prefix of whole entries, committed
@@ -74,6 +78,7 @@
 #include "replication/hardstate.h"
 #include "replication/logstart.h"
 #include "storage/io.h"
+#include "storage/kvstore.h"
 #include "storage/plog.h"
 
 #define REPLICA_MSG_BYTES_DEFAULT (1 << 20)
@@ -285,11 +290,21 @@ static struct raft_hard_state hard_state_of(const struct replica *rp, int64_t te
     return (struct raft_hard_state){.term = term, .vote = vote, .commit = hint};
 }
 
-/* Synchronous store (open and close paths). */
+/* Synchronous store (open and close paths). In the node's store, a close's (a later commit
+ * hint, the same term and vote) is only put: the store is synced when the broker stops, and a
+ * hint lost is only a later start of the high watermark. */
 static int write_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit)
 {
     struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
-    int rc = raft_hard_state_store(plog_dirfd(rp->log), &hs);
+    struct kvstore *kv = plog_kv(rp->log);
+    int rc;
+    if (kv) {
+        uint8_t rec[RAFT_HARD_STATE_SIZE];
+        raft_hard_state_encode(&hs, rec);
+        rc = kv_put(kv, plog_kv_dir(rp->log), RAFT_HARD_STATE_FILE, rec, sizeof(rec));
+    } else {
+        rc = raft_hard_state_store(plog_dirfd(rp->log), &hs);
+    }
     if (rc == 0)
         rp->hs = hs;
     return rc;
@@ -335,18 +350,27 @@ static void hs_wait_remove(struct replica *rp)
  * one syncfs (a restart's fifty thousand campaigns: one device flush for thousands of groups,
  * where sixteen fdatasyncs at a time were the bound). One barrier is in flight per thread; the
  * writes made meanwhile form the next batch, which goes when it returns. A batch holds only
- * writes to the filesystem of its first (hs_batch_dev); a write to another waits for a slot. */
-static _Thread_local struct list_node hs_batch_next;   /* the next batch (use batch_lists) */
-static _Thread_local struct list_node hs_batch_flying; /* the barrier's batch in flight */
-static _Thread_local dev_t hs_batch_dev;
-static _Thread_local bool hs_barrier_busy; /* in flight, or its batch being reported */
+ * writes to the filesystem of its first (fs.dev); a write to another waits for a slot.
+ *
+ * A log that keeps its small state in the node's store (plog_kv) keeps the hard state there
+ * too: every write goes into the store's batch (kvb), whose barrier is one fdatasync of the
+ * store's file, and needs no slot. */
+struct hs_batch {
+    struct list_node next;   /* the next batch (use batch_lists) */
+    struct list_node flying; /* the barrier's batch in flight */
+    dev_t dev;               /* fs: the filesystem of the next batch */
+    bool busy;               /* in flight, or its batch being reported */
+};
+static _Thread_local struct hs_batch hs_fs, hs_kv;
 
 /* The thread's lists, initialised on first use (a thread-local's address is no constant). */
 static void batch_lists(void)
 {
-    if (!hs_batch_next.next) {
-        list_init(&hs_batch_next);
-        list_init(&hs_batch_flying);
+    if (!hs_fs.next.next) {
+        list_init(&hs_fs.next);
+        list_init(&hs_fs.flying);
+        list_init(&hs_kv.next);
+        list_init(&hs_kv.flying);
     }
 }
 
@@ -354,26 +378,26 @@ static void barrier_done(int rc, void *data);
 
 /* Sends the next batch's barrier through the log of its first write. Returns 0 or -errno (the
  * batch then stays where it was). */
-static int barrier_go(void)
+static int barrier_go(struct hs_batch *hb)
 {
-    struct replica *first = LIST_ENTRY(hs_batch_next.next, struct replica, hs_batch);
-    int rc = plog_fs_barrier(first->log, barrier_done, NULL);
+    struct replica *first = LIST_ENTRY(hb->next.next, struct replica, hs_batch);
+    int rc = plog_fs_barrier(first->log, barrier_done, hb);
     if (rc != PLOG_SIDE_QUEUED)
         return rc < 0 ? rc : -ERR_INVALID;
-    hs_barrier_busy = true;
+    hb->busy = true;
     /* the whole batch moves to the flying list */
-    hs_batch_flying.next = hs_batch_next.next;
-    hs_batch_flying.prev = hs_batch_next.prev;
-    hs_batch_flying.next->prev = hs_batch_flying.prev->next = &hs_batch_flying;
-    list_init(&hs_batch_next);
+    hb->flying.next = hb->next.next;
+    hb->flying.prev = hb->next.prev;
+    hb->flying.next->prev = hb->flying.prev->next = &hb->flying;
+    list_init(&hb->next);
     return 0;
 }
 
 /* Fails every write of the next batch (its barrier could not be sent). */
-static void batch_fail(int rc)
+static void batch_fail(struct hs_batch *hb, int rc)
 {
     struct list_node *n, *tmp;
-    LIST_FOREACH_SAFE(n, tmp, &hs_batch_next)
+    LIST_FOREACH_SAFE(n, tmp, &hb->next)
     {
         struct replica *rp = LIST_ENTRY(n, struct replica, hs_batch);
         list_remove(n);
@@ -381,6 +405,22 @@ static void batch_fail(int rc)
         rp->hs_queued = false;
         fail(rp, "hard_state", rc);
     }
+}
+
+/* hs, written, joins hb's next batch, which goes at once if no barrier of hb is in flight. */
+static int batch_join(struct hs_batch *hb, struct replica *rp, const struct raft_hard_state *hs)
+{
+    rp->hs = *hs;
+    rp->hs_syncing = true;
+    list_push_back(&hb->next, &rp->hs_batch);
+    if (hb->busy)
+        return 0;
+    int rc = barrier_go(hb);
+    if (rc != 0) { /* only this write is in the batch: nothing was in flight */
+        list_remove(&rp->hs_batch);
+        rp->hs_syncing = false;
+    }
+    return rc;
 }
 
 /* Writes hs for the next barrier. Returns 0, 1 when this write cannot go that way (no barriers
@@ -392,25 +432,47 @@ static int batch_store(struct replica *rp, const struct raft_hard_state *hs)
     int dfd = plog_dirfd(rp->log);
     struct stat st;
     if (!plog_fs_barrier_available(rp->log) || dfd < 0 || fstat(dfd, &st) != 0 ||
-        (!list_empty(&hs_batch_next) && st.st_dev != hs_batch_dev))
+        (!list_empty(&hs_fs.next) && st.st_dev != hs_fs.dev))
         return 1;
     int fd = -1;
     int rc = raft_hard_state_write(dfd, hs, &fd);
     if (rc != 0)
         return rc;
     close(fd);
-    rp->hs = *hs;
-    rp->hs_syncing = true;
-    hs_batch_dev = st.st_dev;
-    list_push_back(&hs_batch_next, &rp->hs_batch);
-    if (hs_barrier_busy)
+    hs_fs.dev = st.st_dev;
+    return batch_join(&hs_fs, rp, hs);
+}
+
+/* The hard state of a log whose small state is in the node's store: put there, and made
+ * durable by the store's next barrier (or at once, without a flusher). One write at a time,
+ * as with the file: a newer state waits in hs_next until the sync returns. */
+static int store_hard_state_kv(struct replica *rp, int64_t term, int32_t vote, int64_t commit,
+                               bool *durable)
+{
+    *durable = false;
+    if (rp->hs_syncing) {
+        rp->hs_next = (struct raft_hard_state){.term = term, .vote = vote, .commit = commit};
+        rp->hs_queued = true;
         return 0;
-    rc = barrier_go();
-    if (rc != 0) { /* only this write is in the batch: nothing was in flight */
-        list_remove(&rp->hs_batch);
-        rp->hs_syncing = false;
     }
-    return rc;
+    struct kvstore *kv = plog_kv(rp->log);
+    struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
+    uint8_t rec[RAFT_HARD_STATE_SIZE];
+    raft_hard_state_encode(&hs, rec);
+    /* a failed write of the store's buffer is its next sync's to repair: the value is put */
+    int rc = kv_put(kv, plog_kv_dir(rp->log), RAFT_HARD_STATE_FILE, rec, sizeof(rec));
+    if (rc == -ERR_INVALID)
+        return rc;
+    if (!plog_fs_barrier_available(rp->log)) {
+        rc = kv_sync(kv);
+        if (rc == 0) {
+            rp->hs = hs;
+            *durable = true;
+        }
+        return rc;
+    }
+    batch_lists();
+    return batch_join(&hs_kv, rp, &hs);
 }
 
 /* A ready's hard state: written now and synced by the flusher, so that the groups of a whole
@@ -424,6 +486,8 @@ static int batch_store(struct replica *rp, const struct raft_hard_state *hs)
 static int store_hard_state(struct replica *rp, int64_t term, int32_t vote, int64_t commit,
                             bool *durable)
 {
+    if (plog_kv(rp->log))
+        return store_hard_state_kv(rp, term, vote, commit, durable);
     *durable = false;
     if (!rp->hs_syncing && !rp->hs_waiting && hs_in_flight >= HS_SYNCS_MAX) {
         struct raft_hard_state hs = hard_state_of(rp, term, vote, commit);
@@ -516,11 +580,11 @@ static void hard_state_synced(struct plog *log, int rc, void *data)
 /* A barrier returned: its batch is durable (or lost), and the next goes. */
 static void barrier_done(int rc, void *data)
 {
-    (void)data;
-    CHECK(hs_barrier_busy);
+    struct hs_batch *hb = data;
+    CHECK(hb->busy);
     /* from the head each time: a callback of process() may close other replicas of the batch */
-    while (!list_empty(&hs_batch_flying)) {
-        struct list_node *n = hs_batch_flying.next;
+    while (!list_empty(&hb->flying)) {
+        struct list_node *n = hb->flying.next;
         struct replica *rp = LIST_ENTRY(n, struct replica, hs_batch);
         CHECK(rp->hs_syncing && !rp->busy);
         list_remove(n);
@@ -537,11 +601,11 @@ static void barrier_done(int rc, void *data)
         if (rp->opt.on_synced && !rp->failed)
             rp->opt.on_synced(rp, rp->opt.data);
     }
-    hs_barrier_busy = false;
-    if (!list_empty(&hs_batch_next)) {
-        int grc = barrier_go();
+    hb->busy = false;
+    if (!list_empty(&hb->next)) {
+        int grc = barrier_go(hb);
         if (grc != 0)
-            batch_fail(grc);
+            batch_fail(hb, grc);
     }
 }
 
@@ -1128,6 +1192,18 @@ static int restore(struct replica *rp, int64_t now_ms)
     return 0;
 }
 
+/* The hard state: the node's store's, else (no store, or a directory an older release wrote)
+ * the file's. */
+static int hard_state_load(struct replica *rp, int dfd)
+{
+    struct kvstore *kv = plog_kv(rp->log);
+    const void *val;
+    size_t len;
+    if (kv && kv_peek(kv, plog_kv_dir(rp->log), RAFT_HARD_STATE_FILE, &val, &len) == 0)
+        return raft_hard_state_decode(val, len, &rp->hs);
+    return dfd < 0 ? dfd : raft_hard_state_load(dfd, &rp->hs);
+}
+
 int replica_open(struct plog *log, const struct replica_options *opt, int64_t now_ms,
                  struct replica **out)
 {
@@ -1135,9 +1211,20 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
         return -ERR_INVALID;
     if (plog_fenced(log))
         return -ERR_FENCED;
-    /* the directory stays the plog's (its open-file cache may close it between uses) */
-    int dfd = plog_dirfd(log);
-    if (dfd < 0)
+    /* which side files there are: the log's listing at its open tells, for the first replica
+     * opened on it (a restart's); -1 when unknown */
+    int has_ls = plog_listed_at_open(log, RAFT_LOG_START_FILE);
+    int has_cl = plog_listed_at_open(log, RAFT_CONF_LOG_FILE);
+    plog_forget_open_listing(log);
+    struct kvstore *kv = plog_kv(log);
+    const void *hsv;
+    size_t hsl;
+    bool hs_in_kv = kv && kv_peek(kv, plog_kv_dir(log), RAFT_HARD_STATE_FILE, &hsv, &hsl) == 0;
+    /* the directory stays the plog's (its open-file cache may close it between uses), and is
+     * not even opened when there is no file to read */
+    bool files = !hs_in_kv || has_ls != 0 || has_cl != 0;
+    int dfd = files ? plog_dirfd(log) : -1;
+    if (files && dfd < 0)
         return dfd;
     struct replica *rp = mem_calloc(1, sizeof(*rp));
     list_init(&rp->hs_batch);
@@ -1146,17 +1233,17 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
     rp->nospace_from = -1;
     rp->nospace_min = INT64_MAX;
     bool torn = false;
-    int rc = raft_hard_state_load(dfd, &rp->hs);
+    int rc = hard_state_load(rp, dfd);
     if (rc != 0) {
         log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
     }
-    rc = raft_log_start_load(dfd, &rp->ls);
+    rc = has_ls == 0 ? (memset(&rp->ls, 0, sizeof(rp->ls)), 0) : raft_log_start_load(dfd, &rp->ls);
     if (rc != 0) {
         log_error("raft_log_start_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
     }
-    rc = conflog_load(&rp->cl, dfd, &torn);
+    rc = has_cl == 0 ? conflog_load_none(&rp->cl) : conflog_load(&rp->cl, dfd, &torn);
     if (rc == 0)
         rc = reconcile_confs(rp, torn);
     if (rc == 0)
@@ -1457,6 +1544,7 @@ struct plog *replica_log(const struct replica *rp)
 
 int replica_discard(struct plog *log)
 {
+    plog_forget_open_listing(log); /* the side files change here */
     int dfd = open(plog_dir(log), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)
         return -errno;
@@ -1468,5 +1556,10 @@ int replica_discard(struct plog *log)
     if (rc == 0)
         rc = io_fsync_dir(dfd);
     close(dfd);
+    struct kvstore *kv = plog_kv(log);
+    if (rc == 0 && kv) {
+        rc = kv_del(kv, plog_kv_dir(log), RAFT_HARD_STATE_FILE);
+        rc = rc == 0 ? kv_sync(kv) : rc;
+    }
     return rc != 0 ? rc : plog_reset(log, 0);
 }

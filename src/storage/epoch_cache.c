@@ -101,52 +101,60 @@ static int64_t parse_int(const char **p, const char *end, char term, bool *ok)
     return neg ? -v : v;
 }
 
-int epoch_cache_load(struct epoch_cache *c, int dirfd)
+int epoch_cache_decode(struct epoch_cache *c, const char *buf, size_t len)
 {
     epoch_cache_free(c);
-    char *buf = mem_alloc(EPOCH_FILE_MAX);
-    ssize_t len = io_read_small_file(dirfd, EPOCH_CACHE_FILE, buf, EPOCH_FILE_MAX);
-    int rc = 0;
-    if (len < 0) {
-        rc = len == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)len;
-        goto out_free_buf;
-    }
     const char *p = buf, *end = buf + len;
     bool ok = true;
     int64_t version = parse_int(&p, end, '\n', &ok);
     int64_t count = parse_int(&p, end, '\n', &ok);
     /* each entry needs at least "0 0\n" */
-    if (!ok || version != 0 || count < 0 || count > (end - p) / 4) {
-        rc = -ERR_CORRUPT;
-        goto out_free_buf;
-    }
+    if (!ok || version != 0 || count < 0 || count > (end - p) / 4)
+        return -ERR_CORRUPT;
     for (int64_t i = 0; i < count; i++) {
         int64_t epoch = parse_int(&p, end, ' ', &ok);
         int64_t start = parse_int(&p, end, '\n', &ok);
         bool in_order = c->n == 0 || (epoch > c->e[c->n - 1].epoch && start >= c->e[c->n - 1].start);
         if (!ok || epoch < 0 || epoch > INT32_MAX || start < 0 || !in_order) {
-            rc = -ERR_CORRUPT;
-            goto out_free_buf;
+            epoch_cache_free(c);
+            return -ERR_CORRUPT;
         }
         epoch_cache_assign(c, (int32_t)epoch, start);
     }
-    if (p != end)
-        rc = -ERR_CORRUPT;
-out_free_buf:
-    if (rc != 0)
+    if (p != end) {
         epoch_cache_free(c);
+        return -ERR_CORRUPT;
+    }
+    return 0;
+}
+
+int epoch_cache_load(struct epoch_cache *c, int dirfd)
+{
+    epoch_cache_free(c);
+    char *buf = mem_alloc(EPOCH_FILE_MAX);
+    ssize_t len = io_read_small_file(dirfd, EPOCH_CACHE_FILE, buf, EPOCH_FILE_MAX);
+    int rc = len < 0 ? (len == -ERR_TOO_LARGE ? -ERR_CORRUPT : (int)len)
+                     : epoch_cache_decode(c, buf, (size_t)len);
     mem_free(buf);
     return rc;
 }
 
-int epoch_cache_store(const struct epoch_cache *c, int dirfd, bool sync)
+char *epoch_cache_encode(const struct epoch_cache *c, size_t *len)
 {
     size_t cap = 32 + c->n * EPOCH_LINE_MAX;
     char *buf = mem_alloc(cap);
-    size_t len = (size_t)snprintf(buf, cap, "0\n%zu\n", c->n);
+    size_t n = (size_t)snprintf(buf, cap, "0\n%zu\n", c->n);
     for (size_t i = 0; i < c->n; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%" PRId32 " %" PRId64 "\n", c->e[i].epoch,
-                                c->e[i].start);
+        n += (size_t)snprintf(buf + n, cap - n, "%" PRId32 " %" PRId64 "\n", c->e[i].epoch,
+                              c->e[i].start);
+    *len = n;
+    return buf;
+}
+
+int epoch_cache_store(const struct epoch_cache *c, int dirfd, bool sync)
+{
+    size_t len;
+    char *buf = epoch_cache_encode(c, &len);
     int rc = io_write_file_atomic(dirfd, EPOCH_CACHE_FILE, buf, len, sync);
     mem_free(buf);
     return rc;

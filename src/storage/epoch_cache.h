@@ -51,6 +51,11 @@ bool epoch_cache_truncate_end(struct epoch_cache *c, int64_t end);
  * remaining entry's start up to start. Returns whether it changed. */
 bool epoch_cache_truncate_start(struct epoch_cache *c, int64_t start);
 
+/* The checkpoint's bytes in the layout above: mem_alloc'd (the caller frees), length in *len. */
+char *epoch_cache_encode(const struct epoch_cache *c, size_t *len);
+/* Replaces c with the checkpoint in buf. 0, or -ERR_CORRUPT (c is left empty). */
+int epoch_cache_decode(struct epoch_cache *c, const char *buf, size_t len);
+
 /* Loads the checkpoint from dirfd. Returns 0, -ENOENT, -ERR_CORRUPT (malformed or breaking
  * invariant 1; c is left empty) or -errno. */
 int epoch_cache_load(struct epoch_cache *c, int dirfd);

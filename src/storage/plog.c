@@ -30,6 +30,15 @@
  * until it completes the recovery point stays below the new epoch. Stores
  * on the reactor (truncation, raised epochs, close) first quiesce the flusher's request.
  *
+ * Small state in the node's store: with cfg.kv (storage/kvstore.h) the recovery point and the
+ * leader-epoch checkpoint are values in the store under the directory's base name instead of
+ * files (read from the files only when the store has none: a directory an older release wrote).
+ * The store keeps the order of puts across a crash, so the checkpoint, put before a recovery
+ * point that passes its epochs, needs no sync of its own (invariant 10), and the flusher stores
+ * no checkpoint; a "synced" write is a put followed by kv_sync. A directory made anew purges
+ * the store's values under its name first, durably (an old incarnation's: plog_destroy drops
+ * them unsynced).
+ *
  * Recovery point: `recovery-point` holds an offset below which every segment, its index files
  * and the directory entries were fdatasync'ed. It is a fixed-size record with a CRC, rewritten
  * in place by one pwrite (no temp file or rename: those cost the reactor most of its time when
@@ -86,6 +95,7 @@
 #include "storage/fdcache.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
+#include "storage/kvstore.h"
 #include "storage/segment.h"
 
 #define PLOG_READ_HINTS 8
@@ -138,7 +148,10 @@ struct plog {
     uint64_t tick;                /* LRU clock for loaded sealed indexes */
     int64_t rp;                   /* recovery point last written */
     bool opening;                 /* plog_open_unsynced returned, not yet finished */
-    struct io_dir_list names;     /* the directory as the open listed it (empty once finished) */
+    struct io_dir_list names;     /* the directory as the open listed it, while names_kept */
+    bool names_kept;              /* until plog_forget_open_listing */
+    struct kvstore *kv;           /* the recovery point and epochs live there, or NULL: files */
+    const char *kv_dir;           /* their key there: the directory's base name (in dir) */
     bool open_fresh;              /* while opening: the log was created by this open */
     int64_t open_rp;              /* while opening: the recovery point read from disk */
     struct flusher *open_fl;      /* while opening: the flusher to attach to at the finish */
@@ -275,13 +288,59 @@ static void epochs_stored(struct plog *log, uint64_t v)
     log->epochs_wanted = false;
 }
 
+/* Whether the open's listing has name. */
+static bool listed(const struct plog *log, const char *name)
+{
+    return io_dir_list_has(&log->names, name);
+}
+
+/* Writes the checkpoint where the log keeps it: into the store (synced if asked: then also
+ * everything put before it), else the file (temp file and rename; synced if asked). */
+static int epochs_write(struct plog *log, const struct epoch_cache *c, bool sync)
+{
+    if (log->kv) {
+        size_t len;
+        char *buf = epoch_cache_encode(c, &len);
+        int rc = kv_put(log->kv, log->kv_dir, EPOCH_CACHE_FILE, buf, len);
+        mem_free(buf);
+        return sync ? kv_sync(log->kv) : rc;
+    }
+    int dfd = dirfd_of(log);
+    return dfd < 0 ? dfd : epoch_cache_store(c, dfd, sync);
+}
+
+/* Reads the checkpoint: the store's, else (a directory an older release wrote) the file. */
+static int epochs_read(struct plog *log, int dfd)
+{
+    const void *val;
+    size_t len;
+    if (log->kv && kv_peek(log->kv, log->kv_dir, EPOCH_CACHE_FILE, &val, &len) == 0)
+        return epoch_cache_decode(&log->epochs, val, len);
+    return listed(log, EPOCH_CACHE_FILE) ? epoch_cache_load(&log->epochs, dfd) : -ENOENT;
+}
+
+/* After recovery, with the store: the epochs the batches showed (validation derives those of
+ * the segments it read) are put, unsynced, where they differ from the store's checkpoint, so
+ * that the recovery point raised next is never there without them (invariant 10 by the store's
+ * prefix rule, storage/kvstore.h). */
+static void epochs_put_if_changed(struct plog *log)
+{
+    size_t len, old_len;
+    const void *old;
+    char *buf = epoch_cache_encode(&log->epochs, &len);
+    bool same = kv_peek(log->kv, log->kv_dir, EPOCH_CACHE_FILE, &old, &old_len) == 0 &&
+                old_len == len && memcmp(old, buf, len) == 0;
+    if (same || kv_put(log->kv, log->kv_dir, EPOCH_CACHE_FILE, buf, len) == 0)
+        epochs_stored(log, log->epochs_version);
+    mem_free(buf);
+}
+
 /* Stores the checkpoint from the reactor thread, after any store of the flusher's. */
 static int store_epochs_now(struct plog *log)
 {
     if (log->req.fl)
         flusher_quiesce(log->req.fl, &log->req);
-    int dfd = dirfd_of(log);
-    int rc = dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, true);
+    int rc = epochs_write(log, &log->epochs, true);
     if (rc == 0)
         epochs_stored(log, log->epochs_version);
     return rc;
@@ -398,10 +457,37 @@ static int store_recovery_point(int dirfd, int64_t v, bool sync)
     return rc;
 }
 
+/* The recovery point where the log keeps it: into the store (8 bytes, big-endian; synced if
+ * asked), else the file. */
+static int rp_write(struct plog *log, int64_t rp, bool sync)
+{
+    if (log->kv) {
+        uint8_t b[8];
+        be_put64(b, (uint64_t)rp);
+        int rc = kv_put(log->kv, log->kv_dir, RECOVERY_POINT_FILE, b, sizeof(b));
+        return sync ? kv_sync(log->kv) : rc;
+    }
+    int dfd = dirfd_of(log);
+    return dfd < 0 ? dfd : store_recovery_point(dfd, rp, sync);
+}
+
+/* The store's recovery point, else (a directory an older release wrote) the file's. */
+static int rp_read(struct plog *log, int dfd, int64_t *out)
+{
+    uint8_t b[8];
+    ssize_t n = log->kv ? kv_get(log->kv, log->kv_dir, RECOVERY_POINT_FILE, b, sizeof(b)) : -ENOENT;
+    if (n == -ENOENT)
+        return listed(log, RECOVERY_POINT_FILE) ? read_recovery_point(dfd, out) : -ENOENT;
+    int64_t v = n == (ssize_t)sizeof(b) ? (int64_t)be_get64(b) : -1;
+    if (v < 0)
+        return -ERR_CORRUPT;
+    *out = v;
+    return 0;
+}
+
 static void write_recovery_point(struct plog *log, int64_t rp, bool sync)
 {
-    int dfd = dirfd_of(log);
-    int rc = dfd < 0 ? dfd : store_recovery_point(dfd, rp, sync);
+    int rc = rp_write(log, rp, sync);
     if (rc != 0) {
         log_warn("recovery_point_write_failed", "dir=%s error=\"%s\"", log->dir, err_str(rc));
         return;
@@ -606,8 +692,13 @@ static void flush_done(struct flush_req *req, int64_t target, uint64_t gen, uint
         int64_t d = MIN(target, leo(log));
         if (d > log->durable)
             log->durable = d;
-        int64_t rp = MIN(log->durable, log->epoch_unsynced);
         bool due = time_mono_ms() - log->rp_written_ms >= PLOG_RP_INTERVAL_MS;
+        /* in the store, a checkpoint put before the recovery point is there whenever the
+         * recovery point is (kvstore.h): no sync of its own needed (invariant 10) */
+        if (due && log->kv && log->epoch_unsynced < log->durable &&
+            epochs_write(log, &log->epochs, false) == 0)
+            epochs_stored(log, log->epochs_version);
+        int64_t rp = MIN(log->durable, log->epoch_unsynced);
         if (rp > log->rp && due)
             write_recovery_point(log, rp, false);
         if (due && rp < log->durable && !log->epochs_wanted && log->req.fl) {
@@ -635,7 +726,7 @@ void plog_flush(struct plog *log)
     bool dir = log->dir_dirty;
     if (rc == 0 && dir)
         rc = dir_ref(log, &dref);
-    struct epoch_cache *epochs = rc == 0 && log->req.fl ? epochs_snapshot(log) : NULL;
+    struct epoch_cache *epochs = rc == 0 && log->req.fl && !log->kv ? epochs_snapshot(log) : NULL;
     if (rc == 0 && epochs && !dref)
         rc = dir_ref(log, &dref);
     if (rc != 0) {
@@ -719,6 +810,8 @@ void plog_side_cancel(struct plog *log)
 struct fs_barrier {
     struct flush_req req; /* first: barrier_done gets it */
     struct flusher *fl;
+    struct kvstore *kv; /* a barrier of the store: the fdatasync of its file covers kv_seq */
+    uint64_t kv_seq;
     plog_barrier_cb cb;
     void *data;
 };
@@ -731,6 +824,8 @@ static void barrier_done(struct flush_req *req, int64_t target, uint64_t gen,
     struct fs_barrier *b = (struct fs_barrier *)req;
     CHECK(notify);
     flusher_release(b->fl, req);
+    if (b->kv)
+        kv_sync_end(b->kv, b->kv_seq, rc);
     b->cb(rc, b->data);
     for (size_t i = 0; i < req->n_files; i++)
         fileref_put(req->files[i]);
@@ -740,20 +835,24 @@ static void barrier_done(struct flush_req *req, int64_t target, uint64_t gen,
 
 bool plog_fs_barrier_available(const struct plog *log)
 {
-    return log->side_req.fl && io_syncfs_reports_errors();
+    return log->side_req.fl && (log->kv || io_syncfs_reports_errors());
 }
 
 int plog_fs_barrier(struct plog *log, plog_barrier_cb cb, void *data)
 {
     if (!plog_fs_barrier_available(log))
         return -ENOTSUP;
+    /* with the store, what the barrier must make durable is in its file: one fdatasync */
     struct fileref *dir;
-    int rc = dir_ref(log, &dir);
+    uint64_t seq = 0;
+    int rc = log->kv ? kv_sync_begin(log->kv, &dir, &seq) : dir_ref(log, &dir);
     if (rc != 0)
         return rc;
     struct fs_barrier *b = mem_calloc(1, sizeof(*b));
     b->req.done = barrier_done;
-    b->req.syncfs = true;
+    b->req.syncfs = !log->kv;
+    b->kv = log->kv;
+    b->kv_seq = seq;
     b->fl = log->side_req.fl;
     b->cb = cb;
     b->data = data;
@@ -775,12 +874,6 @@ static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
-}
-
-/* Whether the open's listing has name. */
-static bool listed(const struct plog *log, const char *name)
-{
-    return io_dir_list_has(&log->names, name);
 }
 
 /* Lists the directory again into log->names (after the open's own listing, files were created
@@ -1050,7 +1143,7 @@ static int reset_dir(struct plog *log, int64_t offset)
     if (rc == 0) {
         struct epoch_cache empty;
         epoch_cache_init(&empty);
-        rc = epoch_cache_store(&empty, dfd, true);
+        rc = epochs_write(log, &empty, true);
         epoch_cache_free(&empty);
     }
     if (rc == 0)
@@ -1058,7 +1151,7 @@ static int reset_dir(struct plog *log, int64_t offset)
     if (rc == 0)
         rc = write_offset_file(dfd, LOG_START_FILE, offset, true);
     if (rc == 0)
-        rc = store_recovery_point(dfd, offset, true);
+        rc = rp_write(log, offset, true);
     if (rc == 0)
         rc = io_fsync_dir(dfd);
     if (rc == 0)
@@ -1127,8 +1220,9 @@ static int finish_open(struct plog *log, bool synced)
         return rc;
     }
     log->opening = false;
-    io_dir_list_free(&log->names);
     log->durable = leo(log);
+    if (log->kv && !log->open_fresh)
+        epochs_put_if_changed(log);
     /* Raised, the record needs no sync of its own (everything below it is durable now, and a
      * record lost or torn in a crash only means validating more, as after a flush's store);
      * one fdatasync per partition here, one after another on the reactor, was most of a
@@ -1203,6 +1297,15 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     *rec = (struct plog_recovery){.truncated_at = -1};
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0 && errno == ENOENT) {
+        /* a new directory: what the store holds under its name is an old incarnation's (a
+         * deleted partition's), and must be gone for good before the new one writes any */
+        const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        if (cfg->kv && kv_has_dir(cfg->kv, base)) {
+            int krc = kv_del_dir(cfg->kv, base);
+            krc = krc == 0 ? kv_sync(cfg->kv) : krc;
+            if (krc != 0)
+                return krc;
+        }
         if (mkdir(dir, 0755) != 0 && errno != EEXIST)
             return -errno;
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1211,6 +1314,8 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         return -errno;
     struct plog *log = mem_calloc(1, sizeof(*log));
     log->dir = mem_strdup(dir);
+    log->kv = cfg->kv;
+    log->kv_dir = strrchr(log->dir, '/') ? strrchr(log->dir, '/') + 1 : log->dir;
     log->files = files;
     log->dir_fe.owner = log->dir;
     fdcache_adopt(files, &log->dir_fe, fileref_new(dfd));
@@ -1227,6 +1332,7 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     int rc = io_dir_list_read(&log->names, dfd);
     if (rc != 0)
         goto out_close;
+    log->names_kept = true;
     int64_t ls_file = -1, rp = -1;
     int r = listed(log, LOG_START_FILE) ? read_offset_file(dfd, LOG_START_FILE, &ls_file) : -ENOENT;
     if (r != 0 && r != -ENOENT)
@@ -1234,13 +1340,13 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
                  err_str(r));
     if (r != 0)
         ls_file = -1;
-    r = listed(log, RECOVERY_POINT_FILE) ? read_recovery_point(dfd, &rp) : -ENOENT;
+    r = rp_read(log, dfd, &rp);
     if (r != 0 && r != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" RECOVERY_POINT_FILE " error=\"%s\"", dir,
                  err_str(r));
     if (r != 0)
         rp = -1;
-    int ec_rc = listed(log, EPOCH_CACHE_FILE) ? epoch_cache_load(&log->epochs, dfd) : -ENOENT;
+    int ec_rc = epochs_read(log, dfd);
     if (ec_rc != 0 && ec_rc != -ENOENT)
         log_warn("checkpoint_invalid", "dir=%s file=" EPOCH_CACHE_FILE " error=\"%s\"", dir,
                  err_str(ec_rc));
@@ -1429,10 +1535,7 @@ static int close_writes(struct plog *log)
     if (log->fenced)
         return 0;
     seal_segment(log, active(log));
-    if (!log->epochs_dirty)
-        return 0;
-    int dfd = dirfd_of(log);
-    return dfd < 0 ? dfd : epoch_cache_store(&log->epochs, dfd, false);
+    return log->epochs_dirty ? epochs_write(log, &log->epochs, false) : 0;
 }
 
 void plog_close_many(struct plog **logs, size_t n)
@@ -1499,6 +1602,9 @@ void plog_close_many(struct plog **logs, size_t n)
 int plog_destroy(struct plog *log)
 {
     detach_all(log);
+    /* not synced: a directory made anew under this name purges the store first, durably */
+    if (log->kv)
+        (void)kv_del_dir(log->kv, log->kv_dir);
     char *dir = mem_strdup(log->dir);
     free_log(log);
     int rc = io_remove_tree(AT_FDCWD, dir);
@@ -1513,6 +1619,7 @@ int plog_destroy(struct plog *log)
 void plog_set_config(struct plog *log, const struct plog_config *cfg)
 {
     log->cfg = *cfg;
+    log->cfg.kv = log->kv;
     sanitize_config(&log->cfg);
 }
 
@@ -1521,9 +1628,30 @@ const char *plog_dir(const struct plog *log)
     return log->dir;
 }
 
+struct kvstore *plog_kv(const struct plog *log)
+{
+    return log->kv;
+}
+
+const char *plog_kv_dir(const struct plog *log)
+{
+    return log->kv_dir;
+}
+
 const struct io_dir_list *plog_open_names(const struct plog *log)
 {
     return log->opening ? &log->names : NULL;
+}
+
+int plog_listed_at_open(const struct plog *log, const char *name)
+{
+    return !log->names_kept ? -1 : listed(log, name);
+}
+
+void plog_forget_open_listing(struct plog *log)
+{
+    io_dir_list_free(&log->names);
+    log->names_kept = false;
 }
 
 int plog_dirfd(struct plog *log)
@@ -2022,8 +2150,7 @@ int plog_truncate_suffix(struct plog *log, int64_t offset)
     }
     if (log->rp > leo(log)) {
         /* invariant 7: the truncated range will be rewritten before it is synced again */
-        int dfd = dirfd_of(log);
-        rc = dfd < 0 ? dfd : store_recovery_point(dfd, leo(log), true);
+        rc = rp_write(log, leo(log), true);
         if (rc != 0) {
             fence(log, "recovery_point", rc);
             return rc;
@@ -2154,7 +2281,7 @@ int plog_reset(struct plog *log, int64_t offset)
     if (rc != 0)
         return rc;
     rc = reset_dir(log, offset);
-    io_dir_list_free(&log->names); /* stale, and only an open needs one */
+    plog_forget_open_listing(log); /* stale, and only an open needs one */
     struct segment *seg = NULL;
     if (rc == 0)
         rc = segment_create(dfd, offset, &seg);
@@ -2275,7 +2402,8 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
     from = MAX(from, log->log_start);
     if (from >= leo(log))
         return 0;
-    uint8_t *buf = mem_alloc(SEGMENT_SCAN_BUF);
+    uint8_t buf[SEGMENT_SCAN_BUF]; /* as segment.c's scans: a heap block each was a restart's
+                                    * largest allocation cost */
     int rc = 0;
     for (size_t i = find_segment(log, from); i < log->n_segs && rc == 0; i++) {
         struct segment *seg = log->segs[i];
@@ -2315,7 +2443,6 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
         if (rc == -ERR_SHORT)
             rc = -ERR_CORRUPT;
     }
-    mem_free(buf);
     return rc;
 }
 

@@ -23,7 +23,8 @@
  * (only while a plog_reset is under way); cleaner-checkpoint and,
  * during a compaction swap, <base>-<end>.cleaned / .swap (storage/cleaner.h). All of them are
  * checked when read back; a damaged index or checkpoint is rebuilt from the batches, never
- * trusted.
+ * trusted. With the node's small-state store (plog_config.kv) the recovery point and the
+ * leader-epoch checkpoint are kept there instead of in files.
  *
  * Offset gaps: compaction (storage/cleaner.h) removes records and whole batches but never
  * moves one, so a compacted log has gaps. Reads starting in a gap start at the next batch;
@@ -41,6 +42,7 @@
 
 struct fdcache;
 struct io_dir_list;
+struct kvstore;
 struct flusher;
 struct plog;
 
@@ -54,6 +56,9 @@ struct plog_config {
     int64_t delete_retention_ms;  /* tombstones stay this long after their first clean */
     int64_t min_compaction_lag_ms; /* segments with newer records are not cleaned yet */
     double min_cleanable_dirty_ratio; /* clean when dirty / cleanable bytes exceeds this */
+    struct kvstore *kv; /* where the recovery point and leader-epoch checkpoint live (under the
+                         * directory's base name; storage/kvstore.h), or NULL: files in the
+                         * directory. Taken at open (plog_set_config keeps the log's own). */
 };
 
 /* What recovery found, for the startup log line and tests. */
@@ -129,11 +134,23 @@ int plog_destroy(struct plog *log);
 
 void plog_set_config(struct plog *log, const struct plog_config *cfg);
 const char *plog_dir(const struct plog *log);
+/* The node's store the log keeps its small state in, or NULL (plog_config.kv), and the key of
+ * its directory there (the directory's base name): replication/replica.c keeps the Raft hard
+ * state beside them. */
+struct kvstore *plog_kv(const struct plog *log);
+const char *plog_kv_dir(const struct plog *log);
 /* The names in the log's directory as plog_open_unsynced listed them, while the open is not
  * finished (NULL after: the listing is dropped then). The files the open itself created or
  * removed (a new empty segment, stray temp and index files) may differ from it; any other file
  * (a producer snapshot, say) is in it exactly when it exists. */
 const struct io_dir_list *plog_open_names(const struct plog *log);
+/* Whether name was in the directory when the log was opened: 1 or 0, or -1 once the listing is
+ * forgotten (plog_forget_open_listing, which the first replica opened on the log calls: the
+ * Raft side files it asks about are created by replicas only, so until then the answer holds
+ * for them; files the log itself writes are another matter). Spares a restart of many
+ * partitions a probe for each file most of them lack. */
+int plog_listed_at_open(const struct plog *log, const char *name);
+void plog_forget_open_listing(struct plog *log);
 /* The partition directory's descriptor, for files of the layers above kept beside the log
  * (Raft's hard state, producer snapshots): opened again if the cache closed it, or -errno. Do
  * not keep it: it stays valid only until a file of another partition is opened. */

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # A restart whose replicas are slow to open still starts. At tens of thousands of partitions on
-# a cold page cache, opening every replica (each reads its raft-hard-state from disk) took longer
-# than the node's 10 s bound on registering with its own controller, and the broker gave up:
-# "the node did not register with its own controller within 10000 ms". Here a shim
+# a cold page cache, opening every replica (each read its raft-hard-state file from disk) took
+# longer than the node's 10 s bound on registering with its own controller, and the broker gave
+# up: "the node did not register with its own controller within 10000 ms". The hard states now
+# live in the node's kvstore, so a data directory an older release wrote (a raft-hard-state file
+# in each partition, no kvstore) is where replicas still read a file each: here a shim
 # (build/itest/slow_open.so) makes each read of raft-hard-state take 50 ms, so 220 partitions
-# take 11 s to open; the bound must count from the end of that work, not from the start.
+# take 11 s to open; the bound must count from the end of that work, not from the start. The
+# restart is also that upgrade: every partition keeps its record and takes new ones.
 # timeout: 150
 source "$(dirname "$0")/lib.sh"
 SHIM=$ITEST_BIN/slow_open.so
@@ -14,6 +17,27 @@ start_broker --set admin.listener= --set schema.registry.listener=
 "$SP" topic create wide --partitions $N -b "$BROKER" >/dev/null || fail "topic create wide"
 echo one | kcat -P -b "$BROKER" -t wide -p $((N - 1)) || fail "produce before the restart"
 stop_broker
+
+# the older layout: a hard-state file per partition (one 32-byte record, as replication/
+# hardstate.h describes it, in a term above any the log holds), no kvstore
+[ -f "$DATA/kvstore" ] || fail "the broker kept no kvstore in $DATA"
+$PY - "$DATA" "$N" <<'PYEOF' || fail "writing the older layout"
+import os, struct, sys
+def crc32c(b):
+    crc = 0xFFFFFFFF
+    for x in b:
+        crc ^= x
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+data, n = sys.argv[1], int(sys.argv[2])
+rec = b"RHS1" + struct.pack(">qiqI", 1000, 1, -1, 0)
+rec += struct.pack(">I", crc32c(rec))
+for p in range(n):
+    with open(os.path.join(data, "wide-%d" % p, "raft-hard-state"), "wb") as f:
+        f.write(rec)
+os.remove(os.path.join(data, "kvstore"))
+PYEOF
 
 START_WAIT_S=90 LD_PRELOAD=$SHIM SLOW_OPEN_NAME=raft-hard-state SLOW_OPEN_MS=50 \
     start_broker --set admin.listener= --set schema.registry.listener=
@@ -30,6 +54,7 @@ until [ "$(kcat -L -b "$BROKER" -t wide 2>/dev/null | grep -c 'leader 1,')" -eq 
     [ $SECONDS -lt $deadline ] || fail "not every partition of wide has a leader after 60 s"
     sleep 0.2
 done
+[ -f "$DATA/kvstore" ] || fail "the upgraded broker keeps no kvstore"
 echo two | kcat -P -b "$BROKER" -t wide -p $((N - 1)) || fail "produce after the restart"
 out=$(kcat -C -b "$BROKER" -t wide -p $((N - 1)) -e -q -f '%o %s\n')
 [ "$out" = "0 one

@@ -25,6 +25,7 @@
 #include "replication/replica.h"
 #include "storage/flusher.h"
 #include "storage/io.h"
+#include "storage/kvstore.h"
 #include "storage/plog.h"
 #include "storage_util.h"
 #include "test.h"
@@ -1689,6 +1690,103 @@ TEST_T(raft_replica_failed_barrier_fails_its_groups, 120)
         plog_close(logs[i]);
     }
     flusher_stop(fl);
+}
+
+/* Counts every fdatasync (the kvstore's among them). */
+static int kvs_fdatasyncs;
+static int kvs_fdatasync(int fd)
+{
+    __atomic_fetch_add(&kvs_fdatasyncs, 1, __ATOMIC_SEQ_CST);
+    return fdatasync(fd);
+}
+
+/* The hard state the store holds for dir's replica, or term -1 if none. */
+static struct raft_hard_state kv_hard_state(struct kvstore *kv, const char *dir)
+{
+    struct raft_hard_state hs = {.term = -1};
+    uint8_t rec[RAFT_HARD_STATE_SIZE];
+    const char *base = strrchr(dir, '/') + 1;
+    ssize_t n = kv_get(kv, base, RAFT_HARD_STATE_FILE, rec, sizeof(rec));
+    if (n != -ENOENT)
+        ASSERT_EQ(raft_hard_state_decode(rec, (size_t)n, &hs), 0);
+    return hs;
+}
+
+/* Logs that keep their small state in the node's kvstore keep the hard state there too: many
+ * sole voters taking a new term at once share a few fdatasyncs of the store's file (no slot,
+ * no file of their own), each leads only once its state is durable, a reopen reads it back,
+ * and replica_discard removes it. Without a flusher the store syncs at once. */
+TEST_T(raft_replica_hard_state_in_the_kvstore, 120)
+{
+    char kvpath[512];
+    snprintf(kvpath, sizeof(kvpath), "%s/kvstore", test_tmpdir());
+    struct kvstore *kv;
+    ASSERT_EQ(kv_open(kvpath, &kv), 0);
+    struct flusher *fl;
+    ASSERT_EQ(flusher_start(&fl), 0);
+    static struct plog *logs[BATCH_GROUPS];
+    static struct replica *rps[BATCH_GROUPS];
+    static char dirs[BATCH_GROUPS][512];
+    struct plog_config cfg = su_config();
+    cfg.kv = kv;
+    struct replica_options o = sole_options();
+    static struct storage_io io;
+    io = storage_io_default;
+    io.fdatasync = kvs_fdatasync;
+    storage_io_set(&io);
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        snprintf(dirs[i], 512, "%s/k%d", test_tmpdir(), i);
+        ASSERT_EQ(plog_open(dirs[i], &cfg, fl, NULL, true, &logs[i], NULL), 0);
+        ASSERT_EQ(replica_open(logs[i], &o, 1000, &rps[i]), 0);
+    }
+    kvs_fdatasyncs = 0;
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        replica_tick(rps[i], 1000);
+        ASSERT(replica_hard_state_syncing(rps[i]));
+        ASSERT_NE(raft_role(replica_raft(rps[i])), RAFT_LEADER);
+        /* in the store at once (not yet durable), never in a file */
+        ASSERT_EQ(kv_hard_state(kv, dirs[i]).term, raft_term(replica_raft(rps[i])));
+    }
+    ASSERT_EQ(replica_hard_state_syncs_in_flight(), 0); /* no slot taken */
+    ASSERT_EQ(settle_batch_groups(fl, rps), BATCH_GROUPS);
+    ASSERT_CMP(kvs_fdatasyncs, >=, 1);
+    ASSERT_CMP(kvs_fdatasyncs, <=, 10); /* a batch each, not a sync each */
+    ASSERT(kv_synced(kv));
+    storage_io_set(NULL);
+    int64_t terms[BATCH_GROUPS];
+    for (int i = 0; i < BATCH_GROUPS; i++) {
+        terms[i] = raft_term(replica_raft(rps[i]));
+        char path[600];
+        snprintf(path, sizeof(path), "%s/%s", dirs[i], RAFT_HARD_STATE_FILE);
+        ASSERT_EQ(access(path, F_OK), -1);
+        replica_close(rps[i]);
+        plog_close(logs[i]);
+    }
+    ASSERT_EQ(kv_close(kv), 0);
+    flusher_stop(fl);
+
+    /* reopened without a flusher: each state as it was, and the next term stored at once */
+    ASSERT_EQ(kv_open(kvpath, &kv), 0);
+    cfg.kv = kv;
+    for (int i = 0; i < BATCH_GROUPS; i += 37) {
+        struct raft_hard_state hs = kv_hard_state(kv, dirs[i]);
+        ASSERT_EQ(hs.term, terms[i]);
+        ASSERT_EQ(hs.vote, 1);
+        struct plog *log;
+        struct replica *rp;
+        ASSERT_EQ(plog_open(dirs[i], &cfg, NULL, NULL, true, &log, NULL), 0);
+        ASSERT_EQ(replica_open(log, &o, 2000, &rp), 0);
+        ASSERT_EQ(raft_term(replica_raft(rp)), terms[i]);
+        replica_tick(rp, 2000);
+        ASSERT_EQ(raft_role(replica_raft(rp)), RAFT_LEADER);
+        ASSERT(kv_synced(kv));
+        ASSERT_EQ(kv_hard_state(kv, dirs[i]).term, terms[i] + 1);
+        replica_close(rp);
+        ASSERT_EQ(replica_discard(log), 0);
+        ASSERT_EQ(kv_hard_state(kv, dirs[i]).term, -1);
+        plog_close(log);
+    }
+    ASSERT_EQ(kv_close(kv), 0);
 }
 
 /* acks=1 (durable false) is visible at once and not synced; acks=all (durable true) is synced at

@@ -19,6 +19,7 @@
 #include "base/check.h"
 #include "base/mem.h"
 #include "storage/io.h"
+#include "storage/kvstore.h"
 #include "storage_util.h"
 #include "test.h"
 
@@ -294,17 +295,24 @@ static void on_flush(struct plog *log, int64_t durable, int rc, void *data)
         acked_end = durable;
 }
 
-/* One run: workload until the cut, then recovery checks. */
-static void run_point(uint64_t seed, long cut_after)
+/* One run: workload until the cut, then recovery checks. With kv, the log keeps its recovery
+ * point and leader-epoch checkpoint in a kvstore (storage/kvstore.h) whose file is in the
+ * partition's directory, so the cut tears it as it tears the log's files. */
+static void run_point(uint64_t seed, long cut_after, bool kv)
 {
-    char dir[512];
+    char dir[512], kvpath[600];
     snprintf(dir, sizeof(dir), "%s/p%llu", test_tmpdir(), (unsigned long long)seed);
+    snprintf(kvpath, sizeof(kvpath), "%s/kvstore", dir);
     sim_reset(seed, cut_after);
     acked_end = 0;
     storage_io_set(&sim_io);
     struct plog_config cfg = su_config();
     cfg.segment_bytes = 6000 + (int64_t)(rnd() % 8000);
     cfg.index_interval_bytes = 512;
+    if (kv) {
+        CHECK(mkdir(dir, 0755) == 0);
+        CHECK(kv_open(kvpath, &cfg.kv) == 0);
+    }
     struct plog *log = NULL;
     CHECK(plog_open(dir, &cfg, NULL, NULL, true, &log, NULL) == 0);
     plog_set_flush_cb(log, on_flush, NULL);
@@ -336,8 +344,12 @@ static void run_point(uint64_t seed, long cut_after)
     /* the power fails (if the workload ended first, it fails now) */
     sim.crashed = true;
     plog_close(log); /* frees memory; nothing reaches the disk any more */
+    kv_close(cfg.kv);
     storage_io_set(NULL);
     power_cut(dir);
+    if (kv && kv_open(kvpath, &cfg.kv) != 0)
+        test_fail(__FILE__, __LINE__, "seed %llu cut %ld: the kvstore does not open",
+                  (unsigned long long)seed, cut_after);
 
     struct plog_recovery rec;
     log = NULL;
@@ -379,6 +391,7 @@ static void run_point(uint64_t seed, long cut_after)
     ASSERT_EQ(base, leo);
     mem_free(b);
     plog_close(log);
+    kv_close(cfg.kv);
     for (int i = 0; i < napp; i++)
         mem_free(app[i].bytes);
     sim_reset(0, 0);
@@ -386,10 +399,11 @@ static void run_point(uint64_t seed, long cut_after)
 
 TEST_T(storage_powercut_recovery_keeps_every_acknowledged_batch, 300)
 {
-    /* 1,000 cut points: the I/O call after which the power fails, spread over the workload */
+    /* 1,000 cut points: the I/O call after which the power fails, spread over the workload;
+     * every other one with the log's small state in a kvstore */
     for (uint64_t seed = 1; seed <= 1000; seed++) {
         sim.rng = seed * 7919;
         long cut = 1 + (long)(rnd() % 900);
-        run_point(seed, cut);
+        run_point(seed, cut, seed % 2 == 0);
     }
 }
