@@ -309,8 +309,10 @@ static int rebuild(struct partition_producers *pp)
     }
     pp->broken = false;
     pp->last = (struct producers_stats){snap, from, r.batches, invalid, 0, false};
+    /* a line where there were producers' batches to replay or snapshots to drop: not for each
+     * partition of a restart whose tail held none */
     if (r.batches > 0 || invalid > 0 || from < leo)
-        log_info("producer_state_loaded",
+        log_emit(r.batches > 0 || invalid > 0 ? LOG_INFO : LOG_DEBUG, "producer_state_loaded",
                  "dir=%s snapshot_offset=%" PRId64 " scanned_from=%" PRId64 " log_end=%" PRId64
                  " batches_replayed=%" PRId64 " producers=%zu invalid_snapshots=%d ms=%" PRId64,
                  dir_of(pp), snap, from, leo, r.batches, pstate_count(pp->table), invalid,

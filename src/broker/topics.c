@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include "base/check.h"
 #include "base/errors.h"
 #include "base/log.h"
 #include "base/mem.h"
 #include "base/time.h"
+#include "base/workpool.h"
 #include "broker/cluster.h"
 #include "broker/internal.h"
 #include "broker/producers.h"
@@ -29,11 +31,14 @@
 #include "kafka/names.h"
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
+#include "storage/fdcache.h"
 #include "storage/plog.h"
 #include "storage/prefetch.h"
 
 /* Logs opened unsynced at a restart before one syncfs finishes them (storage/plog.h). */
 #define TOPICS_OPEN_CHUNK 4096
+#define TOPICS_OPEN_THREADS 8   /* at most: one per CPU */
+#define TOPICS_OPEN_WINDOW 1024 /* partitions opened ahead of the one taken next */
 
 bool topic_name_valid(struct kstr name, char *err, size_t errcap)
 {
@@ -67,18 +72,24 @@ struct partition *partition_find(struct broker *b, struct kstr topic, int32_t in
 }
 
 /* Opens partition index of t. rec: a restart's (topics_load), whose log is opened unsynced
- * for plog_open_finish_many to finish (storage/plog.h); NULL: a new partition, opened whole. */
+ * for plog_open_finish_many to finish (storage/plog.h); NULL: a new partition, opened whole.
+ * files: the cache its files go to (NULL: they stay open, for plog_use_file_cache). Touches
+ * nothing shared but the store's values of its own directory: topics_load runs it on several
+ * threads. */
 static int partition_open(struct broker *b, struct topic *t, int32_t index,
-                          struct plog_recovery *rec, struct partition **out)
+                          struct plog_recovery *rec, struct fdcache *files, struct partition **out)
 {
     char dir[BROKER_PATH_MAX + TOPIC_NAME_MAX + 32];
     catalog_partition_dir(b->cat, t->name, index, dir, sizeof(dir));
     struct plog_config pc;
     topic_config_to_plog(&t->cfg, &pc);
     pc.kv = b->kv;
+    pc.kv_read_only = files == NULL && rec != NULL; /* a restart's opener thread */
     struct plog *log;
-    int rc = rec ? plog_open_unsynced(dir, &pc, b->fl, b->files, b->startup_clean, &log, rec)
-                 : plog_open(dir, &pc, b->fl, b->files, b->startup_clean, &log, NULL);
+    int rc = rec ? plog_open_unsynced(dir, &pc, b->fl, files, b->startup_clean, &log, rec)
+                 : plog_open(dir, &pc, b->fl, files, b->startup_clean, &log, NULL);
+    if (rc == -EAGAIN && pc.kv_read_only)
+        return rc; /* topics_load opens it again on the store's own thread */
     if (rc != 0) {
         log_error("partition_open_failed", "topic=%s partition=%d dir=%s error=\"%s\"", t->name,
                   index, dir, err_str(rc));
@@ -193,6 +204,83 @@ static int save_topic(struct broker *b, const struct topic *t, int32_t n_parts)
     return rc;
 }
 
+/* A restart's opens (topics_load): one job per partition, run on a few threads by
+ * base/workpool.h and taken on this one in order. */
+struct load_job {
+    struct topic *t;
+    int32_t index;
+    struct partition *part;
+    struct plog_recovery rec;
+};
+
+struct load {
+    struct broker *b;
+    struct broker_startup *info;
+    struct load_job *jobs;
+    struct prefetch *pf;
+    struct plog **pending; /* taken, not finished yet: a syncfs finishes a chunk */
+    size_t n_pending;
+    size_t keep_from; /* the jobs from here on keep their files open for the cache */
+};
+
+static int load_run(size_t i, size_t *fds, void *data)
+{
+    struct load *l = data;
+    struct load_job *j = &l->jobs[i];
+    prefetch_reached(l->pf, i);
+    int rc = partition_open(l->b, j->t, j->index, &j->rec, NULL, &j->part);
+    /* the cache would close the files of all but the last partitions as it takes them in: they
+     * are closed here instead, off the reactor's thread */
+    if (rc == 0 && i < l->keep_from)
+        plog_drop_files(j->part->log);
+    *fds = rc == 0 ? plog_open_files(j->part->log) : 0;
+    return rc;
+}
+
+static int load_finish_pending(struct load *l)
+{
+    int rc = l->n_pending > 0 ? plog_open_finish_many(l->pending, l->n_pending) : 0;
+    l->n_pending = 0;
+    return rc;
+}
+
+static int load_take(size_t i, int rc, void *data)
+{
+    struct load *l = data;
+    struct load_job *j = &l->jobs[i];
+    if (rc == -EAGAIN) { /* its open must write to the store: here, with the cache */
+        struct plog_recovery first = j->rec; /* what it truncated stays truncated */
+        rc = partition_open(l->b, j->t, j->index, &j->rec, l->b->files, &j->part);
+        j->rec.truncated_bytes += first.truncated_bytes;
+        if (rc != 0)
+            return rc;
+    } else if (rc != 0) {
+        return rc;
+    } else {
+        plog_use_file_cache(j->part->log, l->b->files);
+    }
+    CHECK(j->t->n_parts == j->index);
+    j->t->parts[j->index] = j->part;
+    j->t->n_parts++;
+    l->info->segments_validated += j->rec.segments_validated;
+    l->info->truncated_bytes += j->rec.truncated_bytes;
+    l->pending[l->n_pending++] = j->part->log;
+    return l->n_pending == TOPICS_OPEN_CHUNK ? load_finish_pending(l) : 0;
+}
+
+/* A partition opened after another failed: finished and closed again (the broker does not
+ * start). */
+static void load_discard(size_t i, int rc, void *data)
+{
+    struct load *l = data;
+    struct load_job *j = &l->jobs[i];
+    if (rc != 0) /* nothing opened (-EAGAIN included) */
+        return;
+    plog_use_file_cache(j->part->log, l->b->files);
+    (void)plog_open_finish_many(&j->part->log, 1);
+    partition_close(l->b, j->part, false);
+}
+
 int topics_load(struct broker *b, struct broker_startup *info)
 {
     struct catalog_topic *cts;
@@ -201,29 +289,14 @@ int topics_load(struct broker *b, struct broker_startup *info)
     if (rc != 0)
         return rc;
     b->startup_clean = info->clean;
-    /* the partitions' files are read ahead on a few threads while they open in turn here */
-    size_t n_dirs = 0, at = 0;
+    size_t n_jobs = 0, at = 0;
     for (int32_t i = 0; i < n; i++)
-        n_dirs += (size_t)MAX(cts[i].partitions, 0);
-    char **dirs = mem_calloc(n_dirs ? n_dirs : 1, sizeof(*dirs));
+        n_jobs += (size_t)MAX(cts[i].partitions, 0);
+    struct load l = {.b = b, .info = info};
+    l.jobs = mem_calloc(n_jobs ? n_jobs : 1, sizeof(*l.jobs));
+    char **dirs = mem_calloc(n_jobs ? n_jobs : 1, sizeof(*dirs));
+    struct topic **topics = mem_calloc(n ? (size_t)n : 1, sizeof(*topics));
     for (int32_t i = 0; i < n; i++) {
-        for (int32_t p = 0; p < cts[i].partitions; p++) {
-            char dir[BROKER_PATH_MAX + TOPIC_NAME_MAX + 32];
-            catalog_partition_dir(b->cat, cts[i].name, p, dir, sizeof(dir));
-            dirs[at++] = mem_strdup(dir);
-        }
-    }
-    struct prefetch *pf =
-        prefetch_start((const char *const *)dirs, n_dirs, PREFETCH_THREADS, PREFETCH_WINDOW);
-    for (size_t i = 0; i < n_dirs; i++)
-        mem_free(dirs[i]);
-    mem_free(dirs);
-    /* opened unsynced, finished a chunk at a time: one syncfs per chunk instead of each
-     * recovered log's fdatasyncs, the chunk bounding the index files held open meanwhile */
-    struct plog **pending = mem_calloc(TOPICS_OPEN_CHUNK, sizeof(*pending));
-    size_t n_pending = 0;
-    at = 0;
-    for (int32_t i = 0; i < n && rc == 0; i++) {
         struct catalog_topic *ct = &cts[i];
         struct topic_config_kv *kvs =
             mem_calloc((size_t)(ct->n_configs ? ct->n_configs : 1), sizeof(*kvs));
@@ -232,40 +305,53 @@ int topics_load(struct broker *b, struct broker_startup *info)
         struct topic *t = topic_new(b, ct->name, ct->partitions, kvs, ct->n_configs);
         mem_free(kvs);
         memcpy(t->id, ct->id, sizeof(t->id));
+        topics[i] = t;
         for (int32_t p = 0; p < ct->partitions; p++) {
-            struct plog_recovery rec = {0};
-            prefetch_reached(pf, at++);
-            rc = partition_open(b, t, p, &rec, &t->parts[p]);
-            if (rc != 0)
-                break;
-            t->n_parts++;
-            info->segments_validated += rec.segments_validated;
-            info->truncated_bytes += rec.truncated_bytes;
-            pending[n_pending++] = t->parts[p]->log;
-            if (n_pending == TOPICS_OPEN_CHUNK) {
-                rc = plog_open_finish_many(pending, n_pending);
-                n_pending = 0;
-                if (rc != 0)
-                    break;
-            }
+            char dir[BROKER_PATH_MAX + TOPIC_NAME_MAX + 32];
+            catalog_partition_dir(b->cat, ct->name, p, dir, sizeof(dir));
+            dirs[at] = mem_strdup(dir);
+            l.jobs[at++] = (struct load_job){.t = t, .index = p};
         }
+    }
+    /* the partitions' files are read ahead on a few threads while they open */
+    l.pf = prefetch_start((const char *const *)dirs, n_jobs, PREFETCH_THREADS, PREFETCH_WINDOW);
+    for (size_t i = 0; i < n_jobs; i++)
+        mem_free(dirs[i]);
+    mem_free(dirs);
+    /* opened unsynced on a thread per CPU (a partition's open is mostly system calls on its own
+     * directory), taken here in order: their files handed to the cache, and finished a chunk at
+     * a time (one syncfs per chunk instead of each recovered log's fdatasyncs, the chunk
+     * bounding the index files held open meanwhile). The descriptors of logs opened but not
+     * taken yet stay within a quarter of the cache's limit. */
+    l.pending = mem_calloc(TOPICS_OPEN_CHUNK, sizeof(*l.pending));
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = (int)MIN(MAX(cpus, 1), TOPICS_OPEN_THREADS);
+    struct fdcache_stats fs;
+    fdcache_stats(b->files, &fs);
+    size_t keep = fs.limit / 4; /* partitions: their directory and segments, about two each */
+    l.keep_from = n_jobs > keep ? n_jobs - keep : 0;
+    struct workpool_ops ops = {load_run, load_take, load_discard};
+    rc = workpool_run(n_jobs, threads, TOPICS_OPEN_WINDOW, MAX(fs.limit / 4, 64), &ops, &l);
+    int frc = load_finish_pending(&l);
+    rc = rc != 0 ? rc : frc;
+    mem_free(l.pending);
+    for (int32_t i = 0; i < n; i++) {
+        struct topic *t = topics[i];
         strmap_put(&b->topics, t->name, strlen(t->name), t);
         b->total_partitions += t->n_parts;
         info->topics++;
         info->partitions += t->n_parts;
     }
-    if (n_pending > 0) {
-        int frc = plog_open_finish_many(pending, n_pending);
-        rc = rc != 0 ? rc : frc;
-    }
-    mem_free(pending);
+    mem_free(topics);
+    mem_free(l.jobs);
     struct prefetch_stats ps;
-    prefetch_stop(pf, &ps);
-    if (pf)
+    prefetch_stop(l.pf, &ps);
+    if (l.pf)
         log_info("partitions_prefetched",
                  "partitions=%zu dirs_looked_at=%" PRIu64 " files_read_ahead=%" PRIu64
                  " files_cached=%" PRIu64 " bytes=%" PRIu64,
-                 n_dirs, ps.dirs, ps.files, ps.cached, ps.bytes);
+                 n_jobs, ps.dirs, ps.files, ps.cached, ps.bytes);
+    log_info("partitions_opened", "partitions=%zu threads=%d", n_jobs, threads);
     catalog_topics_free(cts, n);
     return rc;
 }
@@ -292,7 +378,7 @@ int topic_create(struct broker *b, struct kstr name, const uint8_t id[16], int32
         return rc;
     }
     for (int32_t p = 0; p < partitions; p++) {
-        rc = partition_open(b, t, p, NULL, &t->parts[p]);
+        rc = partition_open(b, t, p, NULL, b->files, &t->parts[p]);
         if (rc != 0) {
             snprintf(err, errcap, "Cannot create partition %d: %s", p, err_str(rc));
             for (int32_t q = 0; q < t->n_parts; q++)
@@ -360,7 +446,7 @@ int topic_add_partitions(struct broker *b, struct topic *t, int32_t count, char 
     t->parts = mem_realloc(t->parts, (size_t)count * sizeof(*t->parts));
     int32_t old = t->n_parts;
     for (int32_t p = old; p < count; p++) {
-        rc = partition_open(b, t, p, NULL, &t->parts[p]);
+        rc = partition_open(b, t, p, NULL, b->files, &t->parts[p]);
         if (rc != 0) {
             snprintf(err, errcap, "Cannot create partition %d: %s", p, err_str(rc));
             break;

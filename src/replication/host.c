@@ -231,9 +231,10 @@ static void check_leader(struct host *h, struct host_group *g)
         h->n_leaders = leading ? h->n_leaders + 1 : h->n_leaders - 1;
     g->leading = leading;
     g->leader = leader;
-    log_info("raft_leader_changed",
-             "node=%" PRId32 " topic=%s partition=%" PRId32 " leader=%" PRId32 " term=%" PRId64,
-             h->id, g->topic, g->partition, leader, raft_term(core));
+    /* the broker logs it (cluster_partition_leader, ctl_leader_elected): here only at debug */
+    log_debug("raft_leader_changed",
+              "node=%" PRId32 " topic=%s partition=%" PRId32 " leader=%" PRId32 " term=%" PRId64,
+              h->id, g->topic, g->partition, leader, raft_term(core));
     if (g->cb.on_leader) {
         struct host_leader_change c = {.leading = leading,
                                        .leader = leader,

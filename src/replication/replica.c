@@ -1184,11 +1184,11 @@ static int restore(struct replica *rp, int64_t now_ms)
     }
     plog_restore_high_watermark(log, rp->visible);
     rp->durable_reported = plog_durable_offset(log) - 1; /* open synced everything */
-    log_info("replica_opened",
-             "dir=%s id=%" PRId32 " term=%" PRId64 " vote=%" PRId32 " log_start=%" PRId64
-             " log_end=%" PRId64 " commit=%" PRId64 " confs=%zu",
-             plog_dir(log), rp->opt.raft.id, rp->hs.term, rp->hs.vote, start, last + 1, commit,
-             n_confs);
+    log_debug("replica_opened",
+              "dir=%s id=%" PRId32 " term=%" PRId64 " vote=%" PRId32 " log_start=%" PRId64
+              " log_end=%" PRId64 " commit=%" PRId64 " confs=%zu",
+              plog_dir(log), rp->opt.raft.id, rp->hs.term, rp->hs.vote, start, last + 1, commit,
+              n_confs);
     return 0;
 }
 

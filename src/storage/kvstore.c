@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,6 +74,7 @@ struct kvstore {
     size_t buf_len;
     size_t buf_cap;
     int64_t buf_since_ms; /* when the oldest buffered record was made */
+    pthread_mutex_t mu;   /* guards dirs and the blobs against readers on other threads */
     struct strmap dirs;   /* dir -> struct kv_dir * */
     int64_t live_bytes;
     uint64_t seq_put;
@@ -138,8 +140,8 @@ static void dir_free(struct kv_dir *d)
     mem_free(d);
 }
 
-static void mem_set(struct kvstore *kv, const char *dir, size_t dlen, const char *name, size_t nlen,
-                    const void *val, size_t vlen)
+static void mem_set_locked(struct kvstore *kv, const char *dir, size_t dlen, const char *name,
+                           size_t nlen, const void *val, size_t vlen)
 {
     struct kv_dir *d = strmap_get(&kv->dirs, dir, dlen);
     if (!d) {
@@ -166,7 +168,8 @@ static void mem_set(struct kvstore *kv, const char *dir, size_t dlen, const char
 }
 
 /* Returns whether something was removed. */
-static bool mem_del(struct kvstore *kv, const char *dir, size_t dlen, const char *name, size_t nlen)
+static bool mem_del_locked(struct kvstore *kv, const char *dir, size_t dlen, const char *name,
+                           size_t nlen)
 {
     struct kv_dir *d = strmap_get(&kv->dirs, dir, dlen);
     uint32_t vlen;
@@ -180,7 +183,7 @@ static bool mem_del(struct kvstore *kv, const char *dir, size_t dlen, const char
     return true;
 }
 
-static bool mem_del_dir(struct kvstore *kv, const char *dir, size_t dlen)
+static bool mem_del_dir_locked(struct kvstore *kv, const char *dir, size_t dlen)
 {
     struct kv_dir *d = strmap_del(&kv->dirs, dir, dlen);
     if (!d)
@@ -193,6 +196,40 @@ static bool mem_del_dir(struct kvstore *kv, const char *dir, size_t dlen)
     }
     dir_free(d);
     return true;
+}
+
+static void lock(const struct kvstore *kv)
+{
+    CHECK(pthread_mutex_lock((pthread_mutex_t *)&kv->mu) == 0);
+}
+
+static void unlock(const struct kvstore *kv)
+{
+    CHECK(pthread_mutex_unlock((pthread_mutex_t *)&kv->mu) == 0);
+}
+
+static void mem_set(struct kvstore *kv, const char *dir, size_t dlen, const char *name, size_t nlen,
+                    const void *val, size_t vlen)
+{
+    lock(kv);
+    mem_set_locked(kv, dir, dlen, name, nlen, val, vlen);
+    unlock(kv);
+}
+
+static bool mem_del(struct kvstore *kv, const char *dir, size_t dlen, const char *name, size_t nlen)
+{
+    lock(kv);
+    bool removed = mem_del_locked(kv, dir, dlen, name, nlen);
+    unlock(kv);
+    return removed;
+}
+
+static bool mem_del_dir(struct kvstore *kv, const char *dir, size_t dlen)
+{
+    lock(kv);
+    bool removed = mem_del_dir_locked(kv, dir, dlen);
+    unlock(kv);
+    return removed;
 }
 
 /* ---- records ---- */
@@ -434,10 +471,13 @@ static bool key_ok(const char *dir, size_t dlen, size_t nlen)
 int kv_peek(const struct kvstore *kv, const char *dir, const char *name, const void **val,
             size_t *len)
 {
+    lock(kv);
     const struct kv_dir *d = strmap_get(&kv->dirs, dir, strlen(dir));
-    const uint8_t *v;
-    uint32_t vlen;
-    if (!d || item_find(d, name, strlen(name), &v, &vlen) < 0)
+    const uint8_t *v = NULL;
+    uint32_t vlen = 0;
+    bool found = d && item_find(d, name, strlen(name), &v, &vlen) >= 0;
+    unlock(kv);
+    if (!found)
         return -ENOENT;
     *val = v;
     *len = vlen;
@@ -458,7 +498,10 @@ ssize_t kv_get(const struct kvstore *kv, const char *dir, const char *name, void
 
 bool kv_has_dir(const struct kvstore *kv, const char *dir)
 {
-    return strmap_get(&kv->dirs, dir, strlen(dir)) != NULL;
+    lock(kv);
+    bool has = strmap_get(&kv->dirs, dir, strlen(dir)) != NULL;
+    unlock(kv);
+    return has;
 }
 
 int kv_put(struct kvstore *kv, const char *dir, const char *name, const void *val, size_t len)
@@ -560,6 +603,7 @@ static struct kvstore *kv_new(const char *path, const char *name)
     kv->path = mem_strdup(path);
     kv->name = mem_strdup(name);
     kv->dirfd = -1;
+    CHECK(pthread_mutex_init(&kv->mu, NULL) == 0);
     strmap_init(&kv->dirs);
     return kv;
 }
@@ -636,6 +680,7 @@ static void kv_free(struct kvstore *kv)
     while (strmap_next(&kv->dirs, &it, &k, &v))
         dir_free(v);
     strmap_destroy(&kv->dirs);
+    CHECK(pthread_mutex_destroy(&kv->mu) == 0);
     fileref_put(kv->file);
     if (kv->dirfd >= 0)
         close(kv->dirfd);

@@ -23,9 +23,11 @@
  *     truth: the next kv_sync rewrites the whole file from memory (a new file, fdatasync'ed
  *     and renamed over the old one), so a failed write is never taken for a durable one.
  *
- * Threading: one thread (the broker's reactor) calls everything except that the fdatasync of
- * an asynchronous sync (kv_sync_begin ... kv_sync_end) runs on another (the flusher) with the
- * file reference it was given. */
+ * Threading: one thread (the broker's reactor, the owner) calls everything, except that the
+ * fdatasync of an asynchronous sync (kv_sync_begin ... kv_sync_end) runs on another (the
+ * flusher) with the file reference it was given, and that kv_get, kv_peek and kv_has_dir may
+ * be called from other threads for directories the owner does not change meanwhile (a
+ * restart's parallel opens, broker/topics.c). */
 #ifndef SP_STORAGE_KVSTORE_H
 #define SP_STORAGE_KVSTORE_H
 

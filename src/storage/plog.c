@@ -288,6 +288,13 @@ static void epochs_stored(struct plog *log, uint64_t v)
     log->epochs_wanted = false;
 }
 
+/* Whether this open may not write to the store: it runs on a thread other than the store's
+ * owner (plog_config.kv_read_only), and fails with -EAGAIN where it would. */
+static bool kv_refused(const struct plog *log)
+{
+    return log->kv && log->cfg.kv_read_only;
+}
+
 /* Whether the open's listing has name. */
 static bool listed(const struct plog *log, const char *name)
 {
@@ -1301,6 +1308,8 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
          * deleted partition's), and must be gone for good before the new one writes any */
         const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
         if (cfg->kv && kv_has_dir(cfg->kv, base)) {
+            if (cfg->kv_read_only)
+                return -EAGAIN;
             int krc = kv_del_dir(cfg->kv, base);
             krc = krc == 0 ? kv_sync(cfg->kv) : krc;
             if (krc != 0)
@@ -1359,6 +1368,10 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         goto out_close;
     int64_t reset_to = -1;
     r = listed(log, LOG_RESET_FILE) ? read_offset_file(dfd, LOG_RESET_FILE, &reset_to) : -ENOENT;
+    if (r == 0 && kv_refused(log)) {
+        rc = -EAGAIN; /* finishing the reset writes to the store */
+        goto out_close;
+    }
     if (r == 0) {
         /* a plog_reset passed its commit point but did not finish: finish it */
         log_warn("log_reset_resumed", "dir=%s offset=%" PRId64, dir, reset_to);
@@ -1383,6 +1396,10 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     if (rc != 0)
         goto out_close;
     bool fresh = log->n_segs == 0;
+    if (fresh && kv_refused(log)) {
+        rc = -EAGAIN; /* a fresh log's recovery point goes to the store */
+        goto out_close;
+    }
     if (fresh) {
         struct segment *seg;
         rc = segment_create(dfd, MAX(ls_file, 0), &seg);
@@ -1404,6 +1421,10 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         goto out_close;
 
     log->log_start = MAX(log->segs[0]->base, ls_file);
+    if (log->log_start > leo(log) && kv_refused(log)) {
+        rc = -EAGAIN; /* a restart's checkpoint is stored at once */
+        goto out_close;
+    }
     if (log->log_start > leo(log)) {
         log_warn("log_truncated",
                  "dir=%s offset=%" PRId64 " bytes=%" PRId64 " reason=log_end_below_log_start", dir,
@@ -1430,7 +1451,7 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         if (log->epochs.n > 0)
             log->epoch_unsynced = MIN(log->epoch_unsynced, log->epochs.e[0].start);
     } else if (log->epochs_dirty) {
-        rc = store_epochs_now(log);
+        rc = kv_refused(log) ? -EAGAIN : store_epochs_now(log);
         if (rc != 0)
             goto out_close;
     }
@@ -1448,15 +1469,19 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     log->open_fl = fl;
     if (active(log)->size > 0)
         active(log)->first_append_ms = time_wall_ms();
+    /* one line per partition that lost something; the intact ones are summed up in the
+     * broker's start line (a restart after kill -9 validates every partition's tail) */
     if (rec->segments_validated > 0 || rec->truncated_bytes > 0)
-        log_info("log_recovered",
+        log_emit(rec->truncated_bytes > 0 ? LOG_INFO : LOG_DEBUG, "log_recovered",
                  "dir=%s segments=%d validated=%d truncated_bytes=%" PRId64 " log_end=%" PRId64,
                  dir, rec->segments, rec->segments_validated, rec->truncated_bytes, leo(log));
+    log->cfg.kv_read_only = false; /* only the open itself is on another thread */
     *out = log;
     return 0;
 
 out_close:
-    log_error("partition_open_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
+    if (!(rc == -EAGAIN && kv_refused(log)))
+        log_error("partition_open_failed", "dir=%s error=\"%s\"", dir, err_str(rc));
     log->fenced = true; /* nothing to flush at close */
     plog_close(log);
     return rc;
@@ -1626,6 +1651,44 @@ void plog_set_config(struct plog *log, const struct plog_config *cfg)
 const char *plog_dir(const struct plog *log)
 {
     return log->dir;
+}
+
+void plog_use_file_cache(struct plog *log, struct fdcache *files)
+{
+    CHECK(!log->files && !log->dir_fe.cache);
+    log->files = files;
+    struct fileref *d = log->dir_fe.file;
+    log->dir_fe.file = NULL;
+    if (d)
+        fdcache_adopt(files, &log->dir_fe, d);
+    for (size_t i = 0; i < log->n_segs; i++) {
+        struct segment *seg = log->segs[i];
+        CHECK(!seg->fc);
+        seg->fc = files;
+        struct fileref *f = seg->fe.file;
+        seg->fe.file = NULL;
+        if (f)
+            fdcache_adopt(files, &seg->fe, f);
+    }
+}
+
+void plog_drop_files(struct plog *log)
+{
+    CHECK(!log->files);
+    fileref_put(log->dir_fe.file);
+    log->dir_fe.file = NULL;
+    for (size_t i = 0; i < log->n_segs; i++) {
+        fileref_put(log->segs[i]->fe.file);
+        log->segs[i]->fe.file = NULL;
+    }
+}
+
+size_t plog_open_files(const struct plog *log)
+{
+    size_t n = log->dir_fe.file != NULL;
+    for (size_t i = 0; i < log->n_segs; i++)
+        n += log->segs[i]->fe.file != NULL;
+    return n + log->n_extra;
 }
 
 struct kvstore *plog_kv(const struct plog *log)

@@ -59,6 +59,12 @@ struct plog_config {
     struct kvstore *kv; /* where the recovery point and leader-epoch checkpoint live (under the
                          * directory's base name; storage/kvstore.h), or NULL: files in the
                          * directory. Taken at open (plog_set_config keeps the log's own). */
+    bool kv_read_only;  /* opened on a thread other than the store's owner: an open that would
+                         * have to write to the store (a directory made anew while the store
+                         * holds values under its name, a reset to finish, a checkpoint that
+                         * recovery changed, a log with no segment yet) fails with -EAGAIN
+                         * instead, having done nothing that the same open on the owner's
+                         * thread does not do again */
 };
 
 /* What recovery found, for the startup log line and tests. */
@@ -138,6 +144,18 @@ const char *plog_dir(const struct plog *log);
  * its directory there (the directory's base name): replication/replica.c keeps the Raft hard
  * state beside them. */
 struct kvstore *plog_kv(const struct plog *log);
+/* A log opened with no file cache (files NULL: every file it opened stays open) hands its
+ * files to files now, which may close them (and the least recently used of other logs) to stay
+ * within its limit: a restart opens logs on several threads without the cache, which belongs
+ * to the reactor, and the reactor adopts them in turn. */
+void plog_use_file_cache(struct plog *log, struct fdcache *files);
+/* Closes the directory and segment files a log opened with no file cache holds (they are
+ * opened again when needed; the index files an unfinished open holds stay): a restart's
+ * opener thread drops those the cache would close at once. */
+void plog_drop_files(struct plog *log);
+/* Descriptors the log holds open itself (not through a cache): its directory, segments and the
+ * index files waiting for their first sync. */
+size_t plog_open_files(const struct plog *log);
 const char *plog_kv_dir(const struct plog *log);
 /* The names in the log's directory as plog_open_unsynced listed them, while the open is not
  * finished (NULL after: the listing is dropped then). The files the open itself created or

@@ -145,9 +145,9 @@ note "consumer read $(wc -l <"$TMP/ret.read") records, offsets [$first, $last] o
 for _ in $(seq 1 20); do batches 3 >"$TMP/b3.now" && break; done # retention may race a read
 n3_first=$(head -1 "$TMP/b3.now" | awk '{print $1}')
 kill9_node 3
-start_node 3 "${RET[@]}"
-wait_log 3 'event=replica_opened dir=[^ ]*ret-0' 2 10 || fail "node 3 did not reopen ret-0"
-opened=$(grep 'event=replica_opened dir=[^ ]*ret-0' "$TMP/node3.log" | tail -1)
+start_node 3 "${RET[@]}" --set log.level=debug # a start's reopened replicas are logged at debug
+wait_log 3 'event=cluster_replica_added topic=ret partition=0 ' 2 10 || fail "node 3 did not reopen ret-0"
+opened=$(grep 'event=cluster_replica_added topic=ret partition=0 ' "$TMP/node3.log" | tail -1)
 [[ $opened == *" log_start=$n3_first "* ]] || fail "node 3 reopened ret-0 elsewhere than $n3_first: $opened"
 for i in $(seq 1 100); do echo "after-$i"; done |
     kcat -P -b "$BOOT" -t ret -p 0 -X acks=all 2>/dev/null || fail "kcat produce after the restart"

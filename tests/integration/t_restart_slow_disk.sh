@@ -45,7 +45,9 @@ grep 'event=broker_started' "$BROKER_LOG" | tail -1 | grep -q "partitions=$N " |
     fail "restart did not report $N partitions: $(grep broker_started "$BROKER_LOG" | tail -1)"
 # the opens really were slow: the replicas took longer than the bound to open
 first=$(grep 'event=cluster_started' "$BROKER_LOG" | tail -1 | sed -n 's/^ts=\([^ ]*\) .*/\1/p')
-last=$(grep 'event=cluster_replica_added' "$BROKER_LOG" | tail -1 | sed -n 's/^ts=\([^ ]*\) .*/\1/p')
+reopened=$(grep 'event=cluster_replicas_reopened' "$BROKER_LOG" | tail -1)
+[[ $reopened == *" replicas=$N "* ]] || fail "not every replica reopened: $reopened"
+last=$(sed -n 's/^ts=\([^ ]*\) .*/\1/p' <<<"$reopened")
 took=$(($(date -d "$last" +%s%3N) - $(date -d "$first" +%s%3N)))
 [ "$took" -gt 10000 ] || fail "replicas opened in $took ms: the shim did not slow them past the bound"
 # every partition is led and serves: the record from before the restart, and a new one
