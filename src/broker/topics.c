@@ -221,6 +221,7 @@ struct load {
     struct plog **pending; /* taken, not finished yet: a syncfs finishes a chunk */
     size_t n_pending;
     size_t keep_from; /* the jobs from here on keep their files open for the cache */
+    int64_t finish_ms; /* spent finishing (the syncs), for the log line */
 };
 
 static int load_run(size_t i, size_t *fds, void *data)
@@ -239,8 +240,10 @@ static int load_run(size_t i, size_t *fds, void *data)
 
 static int load_finish_pending(struct load *l)
 {
+    int64_t t0 = time_mono_ms();
     int rc = l->n_pending > 0 ? plog_open_finish_many(l->pending, l->n_pending) : 0;
     l->n_pending = 0;
+    l->finish_ms += time_mono_ms() - t0;
     return rc;
 }
 
@@ -289,6 +292,7 @@ int topics_load(struct broker *b, struct broker_startup *info)
     if (rc != 0)
         return rc;
     b->startup_clean = info->clean;
+    int64_t t0 = time_mono_ms();
     size_t n_jobs = 0, at = 0;
     for (int32_t i = 0; i < n; i++)
         n_jobs += (size_t)MAX(cts[i].partitions, 0);
@@ -351,7 +355,8 @@ int topics_load(struct broker *b, struct broker_startup *info)
                  "partitions=%zu dirs_looked_at=%" PRIu64 " files_read_ahead=%" PRIu64
                  " files_cached=%" PRIu64 " bytes=%" PRIu64,
                  n_jobs, ps.dirs, ps.files, ps.cached, ps.bytes);
-    log_info("partitions_opened", "partitions=%zu threads=%d", n_jobs, threads);
+    log_info("partitions_opened", "partitions=%zu threads=%d ms=%" PRId64 " finish_ms=%" PRId64,
+             n_jobs, threads, time_mono_ms() - t0, l.finish_ms);
     catalog_topics_free(cts, n);
     return rc;
 }
