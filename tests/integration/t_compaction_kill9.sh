@@ -3,11 +3,11 @@
 # compacted topic (60,000 gzip updates of 100 keys with incompressible values, ~4 MB; keys
 # deleted and rewritten; cleaner off, clean shutdown), restarts the broker with the cleaner
 # throttled to 1 MB/s (a pass then takes about 8 s) and kills it with -9 at a moment of that
-# pass (round r: r-1 s plus a random fraction): while it maps keys, rewrites a group, swaps,
-# or after. The broker then restarts (recovery finishes or drops the interrupted swap),
-# sometimes read while the cleaner works,
-# and after each round every key's latest value is there, no key shows an older value after a
-# newer one, and the unthrottled cleaner ends with exactly one record per key.
+# pass (round r: r-1 s plus a fraction fixed for that round): while it maps keys, rewrites a
+# group, swaps, or after. The broker then restarts (recovery finishes or drops the interrupted
+# swap), sometimes read while the cleaner works, and after each round every key's latest value
+# is there, no key shows an older value after a newer one, and the unthrottled cleaner ends
+# with exactly one record per key.
 # timeout: 420
 source "$(dirname "$0")/lib.sh"
 CHECK="$ROOT/tests/integration/compaction.py"
@@ -18,7 +18,7 @@ for round in $(seq 1 8); do
     $PY "$CHECK" produce "$BROKER" big "$TMP/state.json" 60000
     stop_broker
     start_broker "${slow[@]}"
-    sleep "$((round - 1)).$((RANDOM % 10))" # spread over the ~8 s pass: map, then rewrite
+    sleep "$((round - 1)).$((round * 7 % 10))" # spread over the ~8 s pass: map, then rewrite
     kill9_broker
     start_broker "${slow[@]}"
     if [ $((round % 2)) -eq 0 ]; then
