@@ -289,10 +289,18 @@ static void epochs_stored(struct plog *log, uint64_t v)
 }
 
 /* Whether this open may not write to the store: it runs on a thread other than the store's
- * owner (plog_config.kv_read_only), and fails with -EAGAIN where it would. */
+ * owner (plog_config.kv_read_only), and fails with -EAGAIN before it would. The writes below
+ * check that it did. */
 static bool kv_refused(const struct plog *log)
 {
     return log->kv && log->cfg.kv_read_only;
+}
+
+/* The directory's key in the store: its last path component. */
+static const char *base_name(const char *dir)
+{
+    const char *slash = strrchr(dir, '/');
+    return slash ? slash + 1 : dir;
 }
 
 /* Whether the open's listing has name. */
@@ -306,6 +314,7 @@ static bool listed(const struct plog *log, const char *name)
 static int epochs_write(struct plog *log, const struct epoch_cache *c, bool sync)
 {
     if (log->kv) {
+        CHECK(!kv_refused(log));
         size_t len;
         char *buf = epoch_cache_encode(c, &len);
         int rc = kv_put(log->kv, log->kv_dir, EPOCH_CACHE_FILE, buf, len);
@@ -469,6 +478,7 @@ static int store_recovery_point(int dirfd, int64_t v, bool sync)
 static int rp_write(struct plog *log, int64_t rp, bool sync)
 {
     if (log->kv) {
+        CHECK(!kv_refused(log));
         uint8_t b[8];
         be_put64(b, (uint64_t)rp);
         int rc = kv_put(log->kv, log->kv_dir, RECOVERY_POINT_FILE, b, sizeof(b));
@@ -1306,7 +1316,7 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     if (dfd < 0 && errno == ENOENT) {
         /* a new directory: what the store holds under its name is an old incarnation's (a
          * deleted partition's), and must be gone for good before the new one writes any */
-        const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+        const char *base = base_name(dir);
         if (cfg->kv && kv_has_dir(cfg->kv, base)) {
             if (cfg->kv_read_only)
                 return -EAGAIN;
@@ -1324,7 +1334,7 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     struct plog *log = mem_calloc(1, sizeof(*log));
     log->dir = mem_strdup(dir);
     log->kv = cfg->kv;
-    log->kv_dir = strrchr(log->dir, '/') ? strrchr(log->dir, '/') + 1 : log->dir;
+    log->kv_dir = base_name(log->dir);
     log->files = files;
     log->dir_fe.owner = log->dir;
     fdcache_adopt(files, &log->dir_fe, fileref_new(dfd));

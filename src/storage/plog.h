@@ -144,6 +144,7 @@ const char *plog_dir(const struct plog *log);
  * its directory there (the directory's base name): replication/replica.c keeps the Raft hard
  * state beside them. */
 struct kvstore *plog_kv(const struct plog *log);
+const char *plog_kv_dir(const struct plog *log);
 /* A log opened with no file cache (files NULL: every file it opened stays open) hands its
  * files to files now, which may close them (and the least recently used of other logs) to stay
  * within its limit: a restart opens logs on several threads without the cache, which belongs
@@ -156,7 +157,6 @@ void plog_drop_files(struct plog *log);
 /* Descriptors the log holds open itself (not through a cache): its directory, segments and the
  * index files waiting for their first sync. */
 size_t plog_open_files(const struct plog *log);
-const char *plog_kv_dir(const struct plog *log);
 /* The names in the log's directory as plog_open_unsynced listed them, while the open is not
  * finished (NULL after: the listing is dropped then). The files the open itself created or
  * removed (a new empty segment, stray temp and index files) may differ from it; any other file

@@ -61,7 +61,7 @@ TEST(storage_plog_open_elsewhere_refuses_a_new_directory_with_old_values)
     struct plog *log = NULL;
     ASSERT_EQ(open_elsewhere(dir, kv, false, &log), -EAGAIN);
     ASSERT(log == NULL);
-    ASSERT_EQ(access(dir, F_OK), -1); /* not made */
+    ASSERT(!su_exists(test_tmpdir(), "p-0")); /* not made */
     ASSERT_EQ(stored_rp(kv, "p-0"), 7);
     struct plog_config cfg = kv_config(kv, false);
     log = su_open(dir, &cfg, false, NULL);
@@ -88,30 +88,44 @@ TEST(storage_plog_open_elsewhere_refuses_a_directory_without_segments)
     ASSERT_EQ(kv_close(kv), 0);
 }
 
+/* A log of n batches of two records (epoch 1) in dir, written and closed with the store. */
+static void write_log(struct kvstore *kv, const char *dir, int n)
+{
+    struct plog_config cfg = kv_config(kv, false);
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    for (int i = 0; i < n; i++)
+        su_append(log, 2, 50, 1000 + i, 1);
+    plog_close(log);
+}
+
+/* One of the log's offset files (`<offset>\n`, as plog.c writes them) put in dir by hand. */
+static void write_offset(const char *dir, const char *name, int64_t offset)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ASSERT(f);
+    fprintf(f, "%lld\n", (long long)offset);
+    ASSERT_EQ(fclose(f), 0);
+}
+
 TEST(storage_plog_open_elsewhere_leaves_an_interrupted_reset_to_the_owner)
 {
     struct kvstore *kv = store();
     const char *dir = su_dir("p-2");
-    struct plog_config cfg = kv_config(kv, false);
-    struct plog *log = su_open(dir, &cfg, false, NULL);
-    for (int i = 0; i < 5; i++)
-        su_append(log, 2, 50, 1000 + i, 1);
-    plog_close(log);
+    write_log(kv, dir, 5);
     /* the marker of a reset that passed its commit point, as plog_reset writes it */
-    char path[600];
-    snprintf(path, sizeof(path), "%s/log-reset", dir);
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    fprintf(f, "100\n");
-    fclose(f);
+    write_offset(dir, "log-reset", 100);
+    struct plog *log = NULL;
     ASSERT_EQ(open_elsewhere(dir, kv, false, &log), -EAGAIN);
     ASSERT_EQ(count_logs(dir), 1);
-    ASSERT_EQ(access(path, F_OK), 0);
+    ASSERT(su_exists(dir, "log-reset"));
     ASSERT_EQ(stored_rp(kv, "p-2"), 10);
+    struct plog_config cfg = kv_config(kv, false);
     log = su_open(dir, &cfg, false, NULL);
     ASSERT_EQ(plog_start_offset(log), 100);
     ASSERT_EQ(plog_end_offset(log), 100);
-    ASSERT_EQ(access(path, F_OK), -1);
+    ASSERT(!su_exists(dir, "log-reset"));
     ASSERT_EQ(stored_rp(kv, "p-2"), 100);
     plog_close(log);
     ASSERT_EQ(kv_close(kv), 0);
@@ -121,28 +135,20 @@ TEST(storage_plog_open_elsewhere_leaves_a_changed_checkpoint_to_the_owner)
 {
     struct kvstore *kv = store();
     const char *dir = su_dir("p-3");
-    struct plog_config cfg = kv_config(kv, false);
-    struct plog *log = su_open(dir, &cfg, false, NULL);
-    for (int i = 0; i < 3; i++)
-        su_append(log, 2, 50, 1000 + i, 1);
-    plog_close(log);
+    write_log(kv, dir, 3);
     /* a log start past the log's end: the open restarts the log empty there, which changes
      * the leader-epoch checkpoint, stored at once */
-    char path[600], seg[600];
-    snprintf(path, sizeof(path), "%s/log-start-offset", dir);
-    FILE *f = fopen(path, "w");
-    ASSERT(f);
-    fprintf(f, "20\n");
-    fclose(f);
-    snprintf(seg, sizeof(seg), "%s/%020d.log", dir, 0);
+    write_offset(dir, "log-start-offset", 20);
+    struct plog *log = NULL;
     ASSERT_EQ(open_elsewhere(dir, kv, false, &log), -EAGAIN);
-    ASSERT_EQ(access(seg, F_OK), 0);
+    ASSERT(su_exists(dir, su_seg(0, ".log")));
     ASSERT_EQ(count_logs(dir), 1);
+    struct plog_config cfg = kv_config(kv, false);
     log = su_open(dir, &cfg, false, NULL);
     ASSERT_EQ(plog_start_offset(log), 20);
     ASSERT_EQ(plog_end_offset(log), 20);
     plog_close(log);
-    ASSERT_EQ(access(seg, F_OK), -1);
+    ASSERT(!su_exists(dir, su_seg(0, ".log")));
     ASSERT_EQ(stored_rp(kv, "p-3"), 20);
     ASSERT_EQ(kv_close(kv), 0);
 }
