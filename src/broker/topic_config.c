@@ -417,4 +417,5 @@ void topic_config_to_plog(const struct topic_config *tc, struct plog_config *out
     out->min_compaction_lag_ms = tc->min_compaction_lag_ms;
     out->min_cleanable_dirty_ratio = tc->min_cleanable_dirty_ratio;
     out->kv = NULL; /* the broker's, set where a log is opened */
+    out->kv_read_only = false;
 }

@@ -1655,6 +1655,7 @@ void plog_set_config(struct plog *log, const struct plog_config *cfg)
 {
     log->cfg = *cfg;
     log->cfg.kv = log->kv;
+    log->cfg.kv_read_only = false; /* an open log belongs to the store's owner */
     sanitize_config(&log->cfg);
 }
 
