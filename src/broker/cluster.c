@@ -66,6 +66,8 @@
 #define HEARTBEAT_MS 500
 #define REGISTER_RETRY_MS 200
 #define MOVE_TICK_MS 100
+/* How long after its start the replicas it reopened report at debug until they know a leader */
+#define START_QUIET_MS 30000
 /* A learner is caught up (and promoted) once its match is within this many offsets of the
  * leader's commit: writes keep flowing during a move, so "equal" may never hold. */
 #define MOVE_CATCH_UP_SLACK 10000
@@ -76,6 +78,7 @@ struct cgroup {
     struct kuuid topic_id;
     struct host_group *g;
     int64_t leaderless_since; /* time_mono_ms since the replica knows no leader, or -1 */
+    bool start_quiet; /* reopened at start, no leader known yet: its reports go to debug */
 };
 
 struct cluster {
@@ -111,6 +114,11 @@ struct cluster {
     bool move_in_flight;     /* a PARTITION_REPLICAS report awaits its answer */
     bool quorum_dirty;       /* the image's voters to be changed: rewrite quorum.state */
     char meta_dir[BROKER_PATH_MAX + 32];
+    /* replicas reopened at start that know no leader yet (cgroup.start_quiet), how many of
+     * those that have one lead here, and when the start began (time_mono_ms) */
+    size_t start_pending;
+    size_t start_leading;
+    int64_t started_ms;
 };
 
 /* ---- transport <-> controller ---- */
@@ -350,9 +358,23 @@ static struct cgroup *cgroup_find(const struct cluster *c, const char *topic, in
     return v ? &c->groups[v - 1] : NULL;
 }
 
+/* The replicas a start reopened have all reported a leader, or START_QUIET_MS went by: one line
+ * for all of them (at 50,000 partitions a line each was 6 MB of log and a write each). */
+static void start_reports_done(struct cluster *c)
+{
+    log_info("cluster_replicas_led",
+             "replicas_led=%zu leading=%zu without_leader=%zu ms=%" PRId64,
+             c->n_groups - c->start_pending, c->start_leading, c->start_pending,
+             time_mono_ms() - c->started_ms);
+    for (size_t i = 0; i < c->n_groups; i++)
+        c->groups[i].start_quiet = false;
+    c->start_pending = 0;
+}
+
 /* Leadership of a local replica changed: waits of the old term can no longer be settled here
  * (NOT_LEADER_OR_FOLLOWER, retriable). (Its producer state needs nothing: every replica's table
- * follows every batch its log takes, broker/producers.h.) */
+ * follows every batch its log takes, broker/producers.h.) A replica reopened at start reports
+ * at debug until it knows a leader (start_reports_done sums them up). */
 static void on_leader(struct host_group *g, const struct host_leader_change *ch, void *data)
 {
     struct cluster *c = data;
@@ -372,9 +394,16 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
     struct cgroup *cg = cgroup_find(c, topic, index);
     if (cg)
         cg->leaderless_since = ch->leader == RAFT_NONE ? time_mono_ms() : -1;
-    log_info("cluster_partition_leader",
+    bool quiet = cg && cg->start_quiet;
+    log_emit(quiet ? LOG_DEBUG : LOG_INFO, "cluster_partition_leader",
              "topic=%s partition=%" PRId32 " leader=%" PRId32 " term=%" PRId64 " leading=%d", topic,
              index, ch->leader, ch->term, ch->leading ? 1 : 0);
+    if (quiet && ch->leader != RAFT_NONE) {
+        cg->start_quiet = false;
+        c->start_leading += ch->leading;
+        if (--c->start_pending == 0)
+            start_reports_done(c);
+    }
 }
 
 static void group_remove_at(struct cluster *c, size_t i)
@@ -386,6 +415,8 @@ static void group_remove_at(struct cluster *c, size_t i)
     if (p)
         p->group = NULL;
     host_remove_group(c->host, cg->g);
+    if (cg->start_quiet)
+        c->start_pending--;
     log_info("cluster_replica_removed", "topic=%s partition=%" PRId32, cg->topic, cg->partition);
     char key[TOPIC_NAME_MAX + 4];
     strmap_del(&c->group_index, key, group_key(key, cg->topic, cg->partition));
@@ -510,7 +541,7 @@ static void reconcile(struct cluster *c)
                 c->groups = mem_realloc(c->groups, c->cap_groups * sizeof(*c->groups));
             }
             c->groups[c->n_groups++] =
-                (struct cgroup){mem_strdup(t->name), pi, t->id, g, time_mono_ms()};
+                (struct cgroup){mem_strdup(t->name), pi, t->id, g, time_mono_ms(), false};
             group_index_set(c, c->n_groups - 1);
             /* a new partition: its preferred replica stands at once rather than after an
              * election timeout, so the topic takes writes right after CreateTopics (as in
@@ -523,6 +554,10 @@ static void reconcile(struct cluster *c)
              * restart in seconds, and a line each was a tenth of it) */
             bool reopened = !c->registered && (rst.term > 0 || rst.last >= 0);
             n_reopened += reopened;
+            if (reopened && rst.leader == RAFT_NONE) {
+                c->groups[c->n_groups - 1].start_quiet = true;
+                c->start_pending++;
+            }
             log_emit(reopened ? LOG_DEBUG : LOG_INFO, "cluster_replica_added",
                      "topic=%s partition=%" PRId32 " replicas=%" PRId32 " joining=%d term=%" PRId64
                      " vote=%" PRId32 " log_start=%" PRId64 " log_end=%" PRId64 " commit=%" PRId64,
@@ -802,6 +837,8 @@ static void on_timer(struct reactor *r, struct reactor_timer *t, void *data)
         (void)cluster_configs_apply(c->b); /* topic configs of the image (cluster_configs.c) */
         schemas_image_changed(c->b);       /* a registry without a replica follows _schemas */
     }
+    if (c->start_pending > 0 && now - c->started_ms >= START_QUIET_MS)
+        start_reports_done(c); /* some never heard of a leader: their reports are info again */
     balance_tick(c, now);
     moves_tick(c, now);
     transport_flush(host_transport(c->host));
@@ -964,6 +1001,7 @@ int cluster_start(struct broker *b, char *err, size_t errcap)
     struct cluster *c = mem_calloc(1, sizeof(*c));
     strmap_init(&c->group_index);
     c->b = b;
+    c->started_ms = time_mono_ms();
     if (cfg->cluster_secret_file[0] != '\0') {
         char why[BROKER_PATH_MAX + 128];
         if (peer_auth_load(cfg->cluster_secret_file, &c->secret, why, sizeof(why)) != 0) {

@@ -384,21 +384,20 @@ static bool uuid_eq(struct kuuid a, struct kuuid b)
     return memcmp(a.b, b.b, sizeof(a.b)) == 0;
 }
 
-/* PARTITION changes moving leadership off the brokers in ids (which are being fenced). */
-static void push_leader_moves(const struct ctl_image *img, const int32_t *ids, size_t n_ids,
-                              struct ctl_recs *out)
+/* A LEADERS record for node (records.h) when it would change a partition of img: one record,
+ * however many partitions it moves, applied by the image's own rule. */
+static void push_leaders(const struct ctl_image *img, int32_t node, bool back, struct ctl_recs *out)
 {
-    if (n_ids == 0)
-        return; /* the common case, every tick: no partition walk */
     for (size_t i = 0; i < img->n_topics; i++) {
         const struct ctl_topic *t = img->topics[i];
         for (int32_t p = 0; p < t->n_partitions; p++) {
-            const struct ctl_partition *part = &t->parts[p];
-            if (part->n_replicas == 0 || !in_ids(ids, n_ids, part->leader) ||
-                part->leader_epoch >= CTL_EPOCH_MAX)
-                continue; /* at the epoch limit (only a forged log gets there): left as is */
-            int32_t leader = ctl_elect_leader(img, part, ids, n_ids);
-            push_partition(out, t, p, part, leader, part->leader_epoch + 1);
+            int32_t leader;
+            if (ctl_image_leader_change(img, &t->parts[p], node, back, &leader)) {
+                struct ctl_rec *r = ctl_recs_push(out, CTL_REC_LEADERS);
+                r->leaders.node_id = node;
+                r->leaders.back = back;
+                return;
+            }
         }
     }
 }
@@ -447,33 +446,9 @@ int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions
         strcpy(e->endpoint.host, reg->endpoints[k].host);
         e->endpoint.port = reg->endpoints[k].port;
     }
-    if (b != NULL && !b->fenced)
-        push_leader_moves(img, &reg->node_id, 1, out);
+    if (b != NULL && !b->fenced) /* its old incarnation's leaderships end */
+        push_leaders(img, reg->node_id, false, out);
     return KERR_NONE;
-}
-
-/* PARTITION changes giving a leader to leaderless partitions that id (being unfenced)
- * replicates. */
-static void push_leader_returns(const struct ctl_image *img, int32_t id, struct ctl_recs *out)
-{
-    for (size_t i = 0; i < img->n_topics; i++) {
-        const struct ctl_topic *t = img->topics[i];
-        for (int32_t p = 0; p < t->n_partitions; p++) {
-            const struct ctl_partition *part = &t->parts[p];
-            if (part->leader != -1 || !ctl_partition_has_replica(part, id) ||
-                part->leader_epoch >= CTL_EPOCH_MAX)
-                continue;
-            int32_t leader = id;
-            for (int32_t k = 0; k < part->n_replicas; k++) {
-                int32_t c = part->replicas[k];
-                if (c == id || ctl_image_broker_live(img, c)) {
-                    leader = c;
-                    break;
-                }
-            }
-            push_partition(out, t, p, part, leader, part->leader_epoch + 1);
-        }
-    }
 }
 
 int16_t ctl_cmd_heartbeat(const struct ctl_image *img, struct ctl_sessions *s, int32_t node_id,
@@ -489,7 +464,7 @@ int16_t ctl_cmd_heartbeat(const struct ctl_image *img, struct ctl_sessions *s, i
     struct ctl_rec *r = ctl_recs_push(out, CTL_REC_BROKER_LIVENESS);
     r->liveness.node_id = node_id;
     r->liveness.fenced = false;
-    push_leader_returns(img, node_id, out);
+    push_leaders(img, node_id, true, out);
     return KERR_NONE;
 }
 
@@ -506,7 +481,10 @@ int16_t ctl_cmd_fence_brokers(const struct ctl_image *img, const int32_t *ids, s
         r->liveness.node_id = live[i];
         r->liveness.fenced = true;
     }
-    push_leader_moves(img, live, n, out);
+    /* each LEADERS record meets the image with every broker of ids fenced (the LIVENESS
+     * records come first), so none of them is given another's partitions */
+    for (size_t i = 0; i < n; i++)
+        push_leaders(img, live[i], false, out);
     mem_free(live);
     return KERR_NONE;
 }

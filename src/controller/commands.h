@@ -162,7 +162,8 @@ struct ctl_broker_reg {
  * has caught up, so partitions it leads get a new leader (epoch + 1). Errors: INVALID_REQUEST
  * (node id < 0, empty or long host, port outside 1..65535, long cluster address, an endpoint
  * with an empty or long name or host, a bad port, a name twice, more than CTL_ENDPOINTS_MAX).
- * Records: REGISTER_BROKER, a BROKER_ENDPOINT per endpoint, then PARTITION changes. Starts the broker's session at now_ms. */
+ * Records: REGISTER_BROKER, a BROKER_ENDPOINT per endpoint, then (the old incarnation was
+ * live and led a partition) LEADERS off it. Starts the broker's session at now_ms. */
 int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions *s,
                                 const struct ctl_broker_reg *reg, int64_t now_ms,
                                 struct ctl_recs *out);
@@ -170,14 +171,16 @@ int16_t ctl_cmd_register_broker(const struct ctl_image *img, struct ctl_sessions
 /* A heartbeat: renews the session. A fenced broker that has caught_up with the metadata log
  * is unfenced, and partitions without a leader that it replicates get one (the first replica
  * in order that is live or is this broker; epoch + 1). Errors: STALE_BROKER_EPOCH (unknown
- * broker or another incarnation). Records: BROKER_LIVENESS, PARTITION changes. */
+ * broker or another incarnation). Records: BROKER_LIVENESS, then (a partition gets a leader)
+ * LEADERS back to it. */
 int16_t ctl_cmd_heartbeat(const struct ctl_image *img, struct ctl_sessions *s, int32_t node_id,
                           struct kuuid incarnation, bool caught_up, int64_t now_ms,
                           struct ctl_recs *out);
 
 /* Fences the given unfenced brokers (ids, distinct) and moves the leadership of the partitions
  * they lead to the first live replica not being fenced (or to none, -1), epoch + 1. Ids that
- * are unknown or already fenced are skipped. Always KERR_NONE. */
+ * are unknown or already fenced are skipped. Records: a BROKER_LIVENESS per broker fenced, then
+ * LEADERS off each of them that leads a partition. Always KERR_NONE. */
 int16_t ctl_cmd_fence_brokers(const struct ctl_image *img, const int32_t *ids, size_t n_ids,
                               struct ctl_recs *out);
 

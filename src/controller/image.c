@@ -349,6 +349,42 @@ static int apply_partition(struct ctl_image *img, const struct ctl_rec_partition
     return 0;
 }
 
+bool ctl_image_leader_change(const struct ctl_image *img, const struct ctl_partition *p,
+                             int32_t node, bool back, int32_t *leader)
+{
+    if (p->n_replicas == 0 || p->leader_epoch >= CTL_EPOCH_MAX)
+        return false; /* unassigned, or at the epoch limit (only a forged log gets there) */
+    if (back ? p->leader != -1 || !ctl_partition_has_replica(p, node) : p->leader != node)
+        return false;
+    *leader = -1;
+    for (int32_t k = 0; k < p->n_replicas && *leader < 0; k++) {
+        int32_t c = p->replicas[k];
+        if (back ? c == node || ctl_image_broker_live(img, c)
+                 : c != node && ctl_image_broker_live(img, c))
+            *leader = c;
+    }
+    return true;
+}
+
+/* LEADERS (records.h): the broker must be registered; O(partitions). */
+static int apply_leaders(struct ctl_image *img, const struct ctl_rec_leaders *r)
+{
+    if (ctl_image_broker(img, r->node_id) == NULL)
+        return -ERR_INVALID;
+    for (size_t i = 0; i < img->n_topics; i++) {
+        struct ctl_topic *t = img->topics[i];
+        for (int32_t k = 0; k < t->n_partitions; k++) {
+            struct ctl_partition *p = &t->parts[k];
+            int32_t leader;
+            if (ctl_image_leader_change(img, p, r->node_id, r->back, &leader)) {
+                p->leader = leader;
+                p->leader_epoch++;
+            }
+        }
+    }
+    return 0;
+}
+
 static void config_remove_range(struct ctl_image *img, size_t i, size_t n)
 {
     memmove(&img->configs[i], &img->configs[i + n],
@@ -574,6 +610,8 @@ static int apply_one(struct ctl_image *img, const struct ctl_rec *r)
         return apply_endpoint(img, &r->endpoint);
     case CTL_REC_QUOTA:
         return apply_quota(img, &r->quota);
+    case CTL_REC_LEADERS:
+        return apply_leaders(img, &r->leaders);
     }
     return -ERR_INVALID;
 }

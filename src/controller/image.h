@@ -119,6 +119,12 @@ const struct ctl_topic *ctl_image_topic_by_id(const struct ctl_image *img, struc
 const struct ctl_partition *ctl_image_partition(const struct ctl_image *img, struct kuuid topic_id,
                                                 int32_t partition);
 bool ctl_partition_has_replica(const struct ctl_partition *p, int32_t broker_id);
+/* What a LEADERS record (node, back: records.h) does to partition p of img: true with *leader
+ * the partition's new leader (-1: none) when it changes p (its epoch then goes one up), false
+ * when it leaves p as it is. The commands use it to know whether such a record would change
+ * anything; the image applies it to every partition. */
+bool ctl_image_leader_change(const struct ctl_image *img, const struct ctl_partition *p,
+                             int32_t node, bool back, int32_t *leader);
 /* In the reassignment's target (false when none is in progress). */
 bool ctl_partition_has_target(const struct ctl_partition *p, int32_t broker_id);
 /* Whether a[0..na) and b[0..nb) (each without duplicates) hold the same broker ids. */

@@ -186,6 +186,8 @@ bool ctl_rec_valid(const struct ctl_rec *r)
     case CTL_REC_BROKER_ENDPOINT:
         return r->endpoint.node_id >= 0 && r->endpoint.listener[0] != '\0' &&
                r->endpoint.host[0] != '\0' && r->endpoint.port >= 1 && r->endpoint.port <= 65535;
+    case CTL_REC_LEADERS:
+        return r->leaders.node_id >= 0;
     }
     return false;
 }
@@ -298,6 +300,10 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
         put_str(w, r->quota.key);
         kw_f64(w, r->quota.value);
         kw_i8(w, r->quota.deleted ? 1 : 0);
+        break;
+    case CTL_REC_LEADERS:
+        kw_i32(w, r->leaders.node_id);
+        kw_i8(w, r->leaders.back ? 1 : 0);
         break;
     case CTL_REC_BROKER_ENDPOINT:
         kw_i32(w, r->endpoint.node_id);
@@ -447,6 +453,14 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         out->quota.deleted = d == 1;
         break;
     }
+    case CTL_REC_LEADERS: {
+        out->leaders.node_id = kr_i32(r);
+        int8_t b = kr_i8(r);
+        if (b != 0 && b != 1)
+            r->err = true;
+        out->leaders.back = b == 1;
+        break;
+    }
     case CTL_REC_BROKER_ENDPOINT:
         out->endpoint.node_id = kr_i32(r);
         get_str(r, out->endpoint.listener, CTL_LISTENER_MAX);
@@ -474,7 +488,7 @@ int ctl_rec_decode(const uint8_t *p, size_t len, struct ctl_rec *out)
     int16_t version = kr_i16(&r);
     if (!kr_ok(&r))
         return -ERR_CORRUPT;
-    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_QUOTA ||
+    if (type < CTL_REC_REGISTER_BROKER || type > CTL_REC_LEADERS ||
         (version != REC_VERSION && !(type == CTL_REC_PARTITION && version == 1)))
         return -ERR_UNSUPPORTED;
     out->type = (enum ctl_rec_type)type;

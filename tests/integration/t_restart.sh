@@ -31,6 +31,15 @@ rm -f "$DATA"/wide-7/*
 start_broker
 grep -q 'event=partitions_opened partitions=65 ' "$BROKER_LOG" ||
     fail "no partitions_opened line for 65 partitions: $(grep partitions_opened "$BROKER_LOG")"
+# their leaderships come back summed up in one line, not a line each
+poll_until grep -q 'event=cluster_replicas_led' "$BROKER_LOG" ||
+    fail "no cluster_replicas_led line within 10 s (every reopened replica knowing its leader)"
+grep 'event=cluster_replicas_led' "$BROKER_LOG" | tail -1 |
+    grep -q 'replicas_led=65 leading=65 without_leader=0 ' ||
+    fail "restart's leaderships: $(grep cluster_replicas_led "$BROKER_LOG" | tail -1)"
+n=$(awk '/event=partitions_opened/ { n = 0 } /level=info event=cluster_partition_leader/ { n++ }
+         END { print n + 0 }' "$BROKER_LOG")
+[ "$n" -eq 0 ] || fail "$n per-partition leadership lines at info after the restart"
 for p in $(seq 0 63); do echo "after-$p" | kcat -P -b "$BROKER" -t wide -p "$p"; done
 for p in 7 10; do
     kcat -C -b "$BROKER" -t wide -p "$p" -o beginning -e -q -f '%o %s\n' >"$TMP/wide-$p.txt"

@@ -427,7 +427,8 @@ TEST(controller_cmd_fence_all_then_unfence_elects)
     commit(&e);
     /* both time out together: no live replica is left */
     ASSERT_EQ(ctl_cmd_fence_expired(&e.img, &e.s, 1000, 100, &e.out), KERR_NONE);
-    ASSERT_EQ(e.out.n, 3); /* two liveness, one partition change */
+    ASSERT_EQ(e.out.n, 3); /* two liveness, LEADERS off the one that led */
+    ASSERT_EQ(e.out.v[2].type, CTL_REC_LEADERS);
     commit(&e);
     ASSERT_EQ(p0(&e)->leader, -1);
     ASSERT_EQ(p0(&e)->leader_epoch, 1);
@@ -478,6 +479,117 @@ TEST(controller_cmd_reregistration_moves_leadership)
     /* the old incarnation is now stale */
     ASSERT_EQ(ctl_cmd_heartbeat(&e.img, &e.s, leader, inc(leader), true, 11, &e.out),
               KERR_STALE_BROKER_EPOCH);
+    env_free(&e);
+}
+
+/* The leaders fencing gives, worked out partition by partition from the image before it: the
+ * first replica in order that is live and not being fenced, epoch + 1, for each partition a
+ * fenced broker leads (what the controller wrote as a PARTITION record each before LEADERS). */
+static void expect_fenced(const struct ctl_image *before, const int32_t *ids, size_t n_ids,
+                          int32_t *leader, int32_t *epoch, size_t n)
+{
+    const struct ctl_topic *t = ctl_image_topic(before, "t");
+    ASSERT_EQ((size_t)t->n_partitions, n);
+    for (size_t p = 0; p < n; p++) {
+        const struct ctl_partition *part = &t->parts[p];
+        leader[p] = part->leader;
+        epoch[p] = part->leader_epoch;
+        bool fenced = false;
+        for (size_t i = 0; i < n_ids; i++)
+            fenced |= part->leader == ids[i];
+        if (!fenced)
+            continue;
+        leader[p] = ctl_elect_leader(before, part, ids, n_ids);
+        epoch[p]++;
+    }
+}
+
+/* One LEADERS record per broker moves all its partitions, to where a record per partition
+ * computed from the image before would have: two brokers fenced together, then one back. */
+TEST(controller_cmd_leaders_records_move_every_partition_at_once)
+{
+    struct env e;
+    env_init(&e);
+    for (int32_t id = 1; id <= 4; id++)
+        add_broker(&e, id, 0);
+    enum { N = 600 };
+    ASSERT_EQ(create(&e, "t", 7, N, 3), KERR_NONE);
+    commit(&e);
+    int32_t ids[2] = {2, 3}, leader[N], epoch[N];
+    expect_fenced(&e.img, ids, 2, leader, epoch, N);
+    ASSERT_EQ(ctl_cmd_fence_brokers(&e.img, ids, 2, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 4); /* two liveness, one LEADERS each (not one record per partition) */
+    for (size_t i = 2; i < 4; i++) {
+        ASSERT_EQ(e.out.v[i].type, CTL_REC_LEADERS);
+        ASSERT_EQ(e.out.v[i].leaders.node_id, ids[i - 2]);
+        ASSERT(!e.out.v[i].leaders.back);
+    }
+    commit(&e);
+    const struct ctl_topic *t = ctl_image_topic(&e.img, "t");
+    size_t moved = 0;
+    for (size_t p = 0; p < N; p++) {
+        ASSERT_EQ(t->parts[p].leader, leader[p]);
+        ASSERT_EQ(t->parts[p].leader_epoch, epoch[p]);
+        moved += epoch[p] == 1;
+    }
+    ASSERT(moved >= N / 3); /* about half the partitions were led by 2 or 3 */
+    /* then 1 and 4 too: no partition has a live replica left; 3 comes back */
+    int32_t rest[2] = {1, 4};
+    ASSERT_EQ(ctl_cmd_fence_brokers(&e.img, rest, 2, &e.out), KERR_NONE);
+    commit(&e);
+    t = ctl_image_topic(&e.img, "t");
+    for (size_t p = 0; p < N; p++)
+        ASSERT_EQ(t->parts[p].leader, -1);
+    ASSERT_EQ(ctl_cmd_heartbeat(&e.img, &e.s, 3, ctu_uuid(1), true, 1, &e.out),
+              KERR_STALE_BROKER_EPOCH);
+    ASSERT_EQ(ctl_cmd_heartbeat(&e.img, &e.s, 3, inc(3), true, 1, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 2);
+    ASSERT_EQ(e.out.v[1].type, CTL_REC_LEADERS);
+    ASSERT(e.out.v[1].leaders.back);
+    int32_t before[N];
+    for (size_t p = 0; p < N; p++)
+        before[p] = t->parts[p].leader_epoch;
+    commit(&e);
+    t = ctl_image_topic(&e.img, "t");
+    for (size_t p = 0; p < N; p++) {
+        bool has3 = ctl_partition_has_replica(&t->parts[p], 3);
+        ASSERT_EQ(t->parts[p].leader, has3 ? 3 : -1);
+        ASSERT_EQ(t->parts[p].leader_epoch, before[p] + (has3 ? 1 : 0));
+    }
+    /* a broker that leads nothing is fenced with no LEADERS record */
+    ASSERT_EQ(ctl_cmd_heartbeat(&e.img, &e.s, 1, inc(1), true, 2, &e.out), KERR_NONE);
+    commit(&e); /* 1 back: the partitions 3 does not replicate have 1 (RF 3 of 4) */
+    ASSERT_EQ(ctl_cmd_heartbeat(&e.img, &e.s, 2, inc(2), true, 2, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1); /* every partition has a leader already */
+    commit(&e);
+    ASSERT_EQ(ctl_cmd_fence_brokers(&e.img, &ids[0], 1, &e.out), KERR_NONE);
+    ASSERT_EQ(e.out.n, 1);
+    ASSERT_EQ(e.out.v[0].type, CTL_REC_BROKER_LIVENESS);
+    env_free(&e);
+}
+
+/* LEADERS applies only to a registered broker; at the epoch limit a partition is left alone. */
+TEST(controller_cmd_leaders_record_bounds)
+{
+    struct env e;
+    env_init(&e);
+    add_broker(&e, 1, 0);
+    ASSERT_EQ(create(&e, "t", 7, 2, 1), KERR_NONE);
+    commit(&e);
+    struct ctl_rec r = {.type = CTL_REC_LEADERS, .leaders = {.node_id = 9, .back = false}};
+    ASSERT_EQ(ctl_image_apply(&e.img, &r), -ERR_INVALID);
+    struct ctl_rec forge = {.type = CTL_REC_PARTITION};
+    forge.partition = (struct ctl_rec_partition){.topic_id = ctu_uuid(7), .partition = 1,
+                                                 .leader = 1, .leader_epoch = CTL_EPOCH_MAX,
+                                                 .n_replicas = 1, .replicas = {1}};
+    ASSERT_EQ(ctl_image_apply(&e.img, &forge), 0);
+    r.leaders.node_id = 1;
+    ASSERT_EQ(ctl_image_apply(&e.img, &r), 0);
+    ASSERT_EQ(p0(&e)->leader, -1);
+    ASSERT_EQ(p0(&e)->leader_epoch, 1);
+    const struct ctl_partition *p1 = &ctl_image_topic(&e.img, "t")->parts[1];
+    ASSERT_EQ(p1->leader, 1);
+    ASSERT_EQ(p1->leader_epoch, CTL_EPOCH_MAX);
     env_free(&e);
 }
 

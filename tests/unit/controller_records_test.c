@@ -119,14 +119,30 @@ static size_t sample_records(struct ctl_rec *v)
     r->quota.client_kind = CTL_QUOTA_DEFAULT;
     strcpy(r->quota.key, "producer_byte_rate");
     r->quota.value = 1048576.0;
+
+    r = &v[n++];
+    memset(r, 0, sizeof(*r));
+    r->type = CTL_REC_LEADERS;
+    r->leaders.node_id = 4;
+    r->leaders.back = true;
     return n;
+}
+
+/* The first sample of that type (v holds n samples). */
+static struct ctl_rec sample_of(const struct ctl_rec *v, size_t n, enum ctl_rec_type type)
+{
+    size_t i = 0;
+    while (i < n && v[i].type != type)
+        i++;
+    ASSERT(i < n);
+    return v[i];
 }
 
 TEST(controller_records_roundtrip_every_type)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    ASSERT_EQ(n, 13);
+    ASSERT_EQ(n, 14);
     for (size_t i = 0; i < n; i++) {
         size_t len;
         uint8_t *p = ctu_encode(&v[i], &len);
@@ -323,6 +339,17 @@ TEST(controller_records_inconsistent_content_refused)
     p[len - 1] = 2;
     ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
     mem_free(p);
+    /* LEADERS: exactly node_id i32 + back i8; back other than 0/1, a negative node */
+    p = ctu_encode(&v[13], &len);
+    ASSERT_EQ(len, 2 + 2 + 4 + 1);
+    p[len - 1] = 2;
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    p[len - 1] = 0;
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), 0);
+    ASSERT(!d.leaders.back);
+    put32(p + 4, (uint32_t)-1);
+    ASSERT_EQ(ctl_rec_decode(p, len, &d), -ERR_CORRUPT);
+    mem_free(p);
     /* producer-id block that would overflow */
     r = v[7];
     r.pids.first = INT64_MAX - 10;
@@ -396,7 +423,7 @@ TEST(controller_records_voters_bounds_and_duplicates_refused)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 5], d;
+    struct ctl_rec r = sample_of(v, n, CTL_REC_VOTERS), d;
     ASSERT_EQ(r.type, CTL_REC_VOTERS);
     size_t len;
     uint8_t *p = ctu_encode(&r, &len);
@@ -432,7 +459,7 @@ TEST(controller_records_user_scram_rules)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 4];
+    struct ctl_rec r = sample_of(v, n, CTL_REC_USER_SCRAM);
     ASSERT_EQ(r.type, CTL_REC_USER_SCRAM);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -507,7 +534,7 @@ TEST(controller_records_acl_rules_and_image)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 3];
+    struct ctl_rec r = sample_of(v, n, CTL_REC_ACL);
     ASSERT_EQ(r.type, CTL_REC_ACL);
     ASSERT(ctl_rec_valid(&r));
     struct ctl_rec bad = r;
@@ -564,7 +591,7 @@ TEST(controller_records_quota_rules_and_image)
 {
     struct ctl_rec v[16];
     size_t n = sample_records(v);
-    struct ctl_rec r = v[n - 1], bad;
+    struct ctl_rec r = sample_of(v, n, CTL_REC_QUOTA), bad;
     ASSERT_EQ(r.type, CTL_REC_QUOTA);
     ASSERT(ctl_rec_valid(&r));
     bad = r;
