@@ -1051,15 +1051,18 @@ static int reconcile_confs(struct replica *rp, bool torn)
 static int raft_entry_at(struct replica *rp, int64_t off, bool *out)
 {
     *out = false;
-    struct plog_read_result res;
-    int rc = plog_read(rp->log, off, off + 1, 1, &res);
-    if (rc != 0 || res.len == 0)
-        return rc;
     uint8_t hdr[KBATCH_HEADER_SIZE];
-    ssize_t n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
-                    ? io_pread_full(res.file->fd, hdr, sizeof(hdr), res.pos)
-                    : 0;
-    fileref_put(res.file);
+    ssize_t n = plog_open_head(rp->log, off, hdr, sizeof(hdr)); /* a restart's open read it */
+    if (n == -ENOENT) {
+        struct plog_read_result res;
+        int rc = plog_read(rp->log, off, off + 1, 1, &res);
+        if (rc != 0 || res.len == 0)
+            return rc;
+        n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
+                ? io_pread_full(res.file->fd, hdr, sizeof(hdr), res.pos)
+                : 0;
+        fileref_put(res.file);
+    }
     if (n < 0)
         return (int)n;
     if (n == (ssize_t)sizeof(hdr)) {
@@ -1215,7 +1218,6 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
      * opened on it (a restart's); -1 when unknown */
     int has_ls = plog_listed_at_open(log, RAFT_LOG_START_FILE);
     int has_cl = plog_listed_at_open(log, RAFT_CONF_LOG_FILE);
-    plog_forget_open_listing(log);
     struct kvstore *kv = plog_kv(log);
     const void *hsv;
     size_t hsl;
@@ -1250,6 +1252,7 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
         rc = restore(rp, now_ms);
     if (rc != 0)
         goto out_free_conflog;
+    plog_forget_open_listing(log); /* after restore: it read the open's batch heads */
     plog_set_flush_cb(log, flush_done_cb, rp);
     *out = rp;
     process(rp);
@@ -1258,6 +1261,7 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
 out_free_conflog:
     conflog_free(&rp->cl);
 out_free:
+    plog_forget_open_listing(log);
     mem_free(rp);
     return rc;
 }

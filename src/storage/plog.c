@@ -150,6 +150,17 @@ struct plog {
     bool opening;                 /* plog_open_unsynced returned, not yet finished */
     struct io_dir_list names;     /* the directory as the open listed it, while names_kept */
     bool names_kept;              /* until plog_forget_open_listing */
+    /* the first batch header of each of the last PLOG_OPEN_HEADS leader epochs, read by the
+     * open (read_open_heads) for the first replica's restore, while names_kept and the log is
+     * as the open left it (heads_gen, heads_leo) */
+    struct open_head {
+        int64_t offset;
+        bool found; /* a batch starts there (else none does) */
+        uint8_t hdr[KBATCH_HEADER_SIZE];
+    } heads[PLOG_OPEN_HEADS];
+    size_t n_heads;
+    uint64_t heads_gen;
+    int64_t heads_leo;
     struct kvstore *kv;           /* the recovery point and epochs live there, or NULL: files */
     const char *kv_dir;           /* their key there: the directory's base name (in dir) */
     bool open_fresh;              /* while opening: the log was created by this open */
@@ -1304,6 +1315,45 @@ int plog_open_finish_many(struct plog **logs, size_t n)
     return first;
 }
 
+static int read_range(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
+                      bool records_only, struct plog_read_result *out);
+
+/* The batch header at offset off (h->found false when no batch starts there). */
+static int read_head(struct plog *log, int64_t off, struct open_head *h)
+{
+    h->offset = off;
+    h->found = false;
+    struct plog_read_result res;
+    int rc = read_range(log, off, leo(log), 1, false, &res);
+    if (rc != 0 || res.len == 0)
+        return rc;
+    ssize_t n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
+                    ? io_pread_full(res.file->fd, h->hdr, sizeof(h->hdr), res.pos)
+                    : 0;
+    fileref_put(res.file);
+    if (n < 0)
+        return (int)n;
+    h->found = n == (ssize_t)sizeof(h->hdr);
+    return 0;
+}
+
+/* Reads the first batch of each of the last PLOG_OPEN_HEADS epochs while the open has the files
+ * (on the opener's thread: a restart's replicas open one after another on the reactor, and
+ * there each of these reads was a file to open again). Best effort: a failed read keeps only
+ * the heads before it, and the reader reads the rest itself. */
+static void read_open_heads(struct plog *log)
+{
+    log->n_heads = 0;
+    for (size_t i = log->epochs.n; i-- > 0 && log->n_heads < PLOG_OPEN_HEADS;) {
+        int64_t start = log->epochs.e[i].start;
+        if (start < log->log_start || read_head(log, start, &log->heads[log->n_heads]) != 0)
+            break;
+        log->n_heads++;
+    }
+    log->heads_gen = log->gen;
+    log->heads_leo = leo(log);
+}
+
 int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct flusher *fl,
                        struct fdcache *files, bool clean, struct plog **out,
                        struct plog_recovery *rec)
@@ -1485,6 +1535,8 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         log_emit(rec->truncated_bytes > 0 ? LOG_INFO : LOG_DEBUG, "log_recovered",
                  "dir=%s segments=%d validated=%d truncated_bytes=%" PRId64 " log_end=%" PRId64,
                  dir, rec->segments, rec->segments_validated, rec->truncated_bytes, leo(log));
+    if (log->names_kept)
+        read_open_heads(log);
     log->cfg.kv_read_only = false; /* only the open itself is on another thread */
     *out = log;
     return 0;
@@ -1726,6 +1778,24 @@ void plog_forget_open_listing(struct plog *log)
 {
     io_dir_list_free(&log->names);
     log->names_kept = false;
+    log->n_heads = 0;
+}
+
+ssize_t plog_open_head(const struct plog *log, int64_t offset, void *buf, size_t cap)
+{
+    if (!log->names_kept || log->gen != log->heads_gen || leo(log) != log->heads_leo)
+        return -ENOENT;
+    for (size_t i = 0; i < log->n_heads; i++) {
+        const struct open_head *h = &log->heads[i];
+        if (h->offset != offset)
+            continue;
+        if (!h->found)
+            return 0;
+        size_t n = MIN(cap, sizeof(h->hdr));
+        memcpy(buf, h->hdr, n);
+        return (ssize_t)n;
+    }
+    return -ENOENT;
 }
 
 int plog_dirfd(struct plog *log)

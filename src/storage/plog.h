@@ -37,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "base/iobuf.h"
 
@@ -168,7 +169,18 @@ const struct io_dir_list *plog_open_names(const struct plog *log);
  * for them; files the log itself writes are another matter). Spares a restart of many
  * partitions a probe for each file most of them lack. */
 int plog_listed_at_open(const struct plog *log, const char *name);
+/* Also forgets the open's batch heads (plog_open_head). */
 void plog_forget_open_listing(struct plog *log);
+/* The leader epochs whose first batch header a restart's open reads. */
+#define PLOG_OPEN_HEADS 4
+/* The header of the batch at offset as the open read it (the first batch of each of the last
+ * PLOG_OPEN_HEADS leader epochs is, by an open of an existing directory): its first
+ * min(cap, KBATCH_HEADER_SIZE) bytes into buf and their count, 0 when no batch starts at
+ * offset, -ENOENT when the open did not read it, after plog_forget_open_listing, or once the
+ * log has changed (an append or a truncation since). A restart's opener thread reads them while
+ * it has the files open, so the replicas' restore, one after another on the reactor, need not
+ * open each file again. */
+ssize_t plog_open_head(const struct plog *log, int64_t offset, void *buf, size_t cap);
 /* The partition directory's descriptor, for files of the layers above kept beside the log
  * (Raft's hard state, producer snapshots): opened again if the cache closed it, or -errno. Do
  * not keep it: it stays valid only until a file of another partition is opened. */
