@@ -116,6 +116,13 @@ struct read_hint {
     bool exact;          /* that batch starts exactly at offset */
 };
 
+/* A batch header an open read (plog_open_head). */
+struct open_head {
+    int64_t offset;
+    bool found; /* a batch starts there (else none does) */
+    uint8_t hdr[KBATCH_HEADER_SIZE];
+};
+
 struct plog {
     char *dir;               /* also the owner of this log's entries in the file cache */
     struct fdcache *files;   /* the broker's open-file cache, or NULL: files stay open */
@@ -152,12 +159,9 @@ struct plog {
     bool names_kept;              /* until plog_forget_open_listing */
     /* the first batch header of each of the last PLOG_OPEN_HEADS leader epochs, read by the
      * open (read_open_heads) for the first replica's restore, while names_kept and the log is
-     * as the open left it (heads_gen, heads_leo) */
-    struct open_head {
-        int64_t offset;
-        bool found; /* a batch starts there (else none does) */
-        uint8_t hdr[KBATCH_HEADER_SIZE];
-    } heads[PLOG_OPEN_HEADS];
+     * as the open left it (heads_gen, heads_leo); owned, freed with the open's listing (a
+     * restart holds them for one moment, every partition for its whole life otherwise) */
+    struct open_head *heads;
     size_t n_heads;
     uint64_t heads_gen;
     int64_t heads_leo;
@@ -1343,12 +1347,18 @@ static int read_head(struct plog *log, int64_t off, struct open_head *h)
  * the heads before it, and the reader reads the rest itself. */
 static void read_open_heads(struct plog *log)
 {
+    mem_free(log->heads);
     log->n_heads = 0;
+    log->heads = mem_alloc(PLOG_OPEN_HEADS * sizeof(*log->heads));
     for (size_t i = log->epochs.n; i-- > 0 && log->n_heads < PLOG_OPEN_HEADS;) {
         int64_t start = log->epochs.e[i].start;
         if (start < log->log_start || read_head(log, start, &log->heads[log->n_heads]) != 0)
             break;
         log->n_heads++;
+    }
+    if (log->n_heads == 0) {
+        mem_free(log->heads);
+        log->heads = NULL;
     }
     log->heads_gen = log->gen;
     log->heads_leo = leo(log);
@@ -1573,6 +1583,7 @@ static void free_log(struct plog *log)
     epoch_cache_free(&log->epochs);
     fdcache_forget(&log->dir_fe);
     io_dir_list_free(&log->names);
+    mem_free(log->heads);
     mem_free(log->dir);
     mem_free(log);
 }
@@ -1778,6 +1789,8 @@ void plog_forget_open_listing(struct plog *log)
 {
     io_dir_list_free(&log->names);
     log->names_kept = false;
+    mem_free(log->heads);
+    log->heads = NULL;
     log->n_heads = 0;
 }
 
