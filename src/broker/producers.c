@@ -173,6 +173,8 @@ static int drop_snapshots_above(struct partition_producers *pp, int64_t leo)
     return dropped ? io_fsync_dir(pp->dirfd) : 0;
 }
 
+#define SNAPSHOT_SMALL_READ 4096
+
 static int load_snapshot(struct partition_producers *pp, int64_t offset, int64_t now_ms)
 {
     char name[SNAPSHOT_NAME_MAX];
@@ -180,31 +182,36 @@ static int load_snapshot(struct partition_producers *pp, int64_t offset, int64_t
     int fd = openat(pp->dirfd, name, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    struct stat st;
-    int rc = fstat(fd, &st) != 0 ? -errno : 0;
-    size_t max = PSTATE_HEADER_BYTES + (size_t)PSTATE_SNAPSHOT_MAX_ENTRIES * PSTATE_ENTRY_BYTES + 4;
-    if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > max))
-        rc = -ERR_CORRUPT;
-    if (rc != 0) {
-        close(fd);
-        return rc;
+    /* most snapshots are small: one read into the stack, without asking the size first */
+    uint8_t small[SNAPSHOT_SMALL_READ];
+    uint8_t *buf = small;
+    ssize_t got = io_pread_full(fd, small, sizeof(small), 0);
+    size_t len = got < 0 ? 0 : (size_t)got;
+    int rc = got < 0 ? (int)got : 0;
+    if (rc == 0 && len == sizeof(small)) {
+        struct stat st;
+        size_t max =
+            PSTATE_HEADER_BYTES + (size_t)PSTATE_SNAPSHOT_MAX_ENTRIES * PSTATE_ENTRY_BYTES + 4;
+        rc = fstat(fd, &st) != 0 ? -errno : 0;
+        if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > max))
+            rc = -ERR_CORRUPT;
+        if (rc == 0) {
+            len = (size_t)st.st_size;
+            buf = mem_alloc(len);
+            got = io_pread_full(fd, buf, len, 0);
+            rc = got < 0 ? (int)got : (size_t)got != len ? -ERR_CORRUPT : 0;
+        }
     }
-    size_t len = (size_t)st.st_size;
-    uint8_t *buf = mem_alloc(len ? len : 1);
-    ssize_t got = io_pread_full(fd, buf, len, 0);
     close(fd);
     int64_t snap_offset = -1;
-    if (got < 0)
-        rc = (int)got;
-    else if ((size_t)got != len)
-        rc = -ERR_CORRUPT;
-    else
+    if (rc == 0)
         rc = pstate_decode(pp->table, buf, len, now_ms, &snap_offset);
     if (rc == 0 && snap_offset != offset) {
         pstate_clear(pp->table);
         rc = -ERR_CORRUPT; /* a file renamed by hand, or not ours */
     }
-    mem_free(buf);
+    if (buf != small)
+        mem_free(buf);
     return rc;
 }
 
@@ -275,7 +282,16 @@ static int rebuild(struct partition_producers *pp)
     const struct io_dir_list *names = plog_open_names(log);
     if (names)
         snapshots_from(pp, names);
-    if (!names || pp->n_snaps > 0)
+    /* with the open's listing, the open has the directory: its descriptor serves the snapshot
+     * files below (plog_dirfd: valid until the log's files are used again, by the scan) */
+    bool borrowed = false;
+    if (names && pp->n_snaps > 0) {
+        pp->dirfd = plog_dirfd(log);
+        borrowed = pp->dirfd >= 0;
+        if (!borrowed)
+            pp->dirfd = -1;
+    }
+    if (!borrowed && (!names || pp->n_snaps > 0))
         rc = dir_open(pp);
     if (rc == 0 && !names)
         rc = list_snapshots(pp);
@@ -295,12 +311,15 @@ static int rebuild(struct partition_producers *pp)
         remove_snapshot_at(pp, pp->n_snaps - 1);
         invalid++;
     }
+    if (borrowed)
+        pp->dirfd = -1;
+    else
+        dir_close(pp);
     int64_t snap = from;
     from = MAX(from, plog_start_offset(log));
     struct replay r = {pp->table, now, 0};
     if (rc == 0)
         rc = plog_scan_headers(log, from, replay_header, &r);
-    dir_close(pp);
     if (rc != 0) {
         pstate_clear(pp->table);
         log_error("producer_state_rebuild_failed",

@@ -105,6 +105,7 @@ static int partition_open(struct broker *b, struct topic *t, int32_t index,
     list_init(&p->acks_waiters);
     list_init(&p->fetch_watchers);
     partition_producers_open(b, p);
+    plog_drop_open_window(log); /* the producer state's rebuild was its last reader */
     *out = p;
     return 0;
 }

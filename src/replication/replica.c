@@ -1052,17 +1052,7 @@ static int raft_entry_at(struct replica *rp, int64_t off, bool *out)
 {
     *out = false;
     uint8_t hdr[KBATCH_HEADER_SIZE];
-    ssize_t n = plog_open_head(rp->log, off, hdr, sizeof(hdr)); /* a restart's open read it */
-    if (n == -ENOENT) {
-        struct plog_read_result res;
-        int rc = plog_read(rp->log, off, off + 1, 1, &res);
-        if (rc != 0 || res.len == 0)
-            return rc;
-        n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
-                ? io_pread_full(res.file->fd, hdr, sizeof(hdr), res.pos)
-                : 0;
-        fileref_put(res.file);
-    }
+    ssize_t n = plog_read_head(rp->log, off, hdr, sizeof(hdr)); /* mostly what the open read */
     if (n < 0)
         return (int)n;
     if (n == (ssize_t)sizeof(hdr)) {

@@ -1238,6 +1238,7 @@ static bool open_wants_sync(const struct plog *log)
 static int finish_open(struct plog *log, bool synced)
 {
     CHECK(log->opening);
+    plog_drop_open_window(log);
     int rc = 0;
     if (synced) {
         for (size_t i = 0; i < log->n_segs; i++)
@@ -1319,26 +1320,24 @@ int plog_open_finish_many(struct plog **logs, size_t n)
     return first;
 }
 
-static int read_range(struct plog *log, int64_t offset, int64_t max_offset, size_t max_bytes,
-                      bool records_only, struct plog_read_result *out);
+static int locate(struct plog *log, struct segment *seg, int64_t offset, struct batch_info *b,
+                  int *hint_slot);
 
-/* The batch header at offset off (h->found false when no batch starts there). */
-static int read_head(struct plog *log, int64_t off, struct open_head *h)
+/* The first min(cap, KBATCH_HEADER_SIZE) bytes of the batch starting at offset off into buf:
+ * their count, 0 when no batch starts there, or -errno / -ERR_CORRUPT. */
+static ssize_t read_head(struct plog *log, int64_t off, void *buf, size_t cap)
 {
-    h->offset = off;
-    h->found = false;
-    struct plog_read_result res;
-    int rc = read_range(log, off, leo(log), 1, false, &res);
-    if (rc != 0 || res.len == 0)
-        return rc;
-    ssize_t n = res.first_offset == off && res.len >= KBATCH_HEADER_SIZE
-                    ? io_pread_full(res.file->fd, h->hdr, sizeof(h->hdr), res.pos)
-                    : 0;
-    fileref_put(res.file);
-    if (n < 0)
-        return (int)n;
-    h->found = n == (ssize_t)sizeof(h->hdr);
-    return 0;
+    if (off < log->log_start || off >= leo(log))
+        return 0;
+    struct segment *seg = log->segs[find_segment(log, off)];
+    if (off < seg->base || off >= seg->end)
+        return 0;
+    struct batch_info b;
+    int slot;
+    int rc = locate(log, seg, off, &b, &slot);
+    if (rc <= 0 || b.base != off)
+        return rc < 0 ? rc : 0;
+    return segment_read_at(seg, b.pos, buf, MIN(cap, (size_t)KBATCH_HEADER_SIZE));
 }
 
 /* Reads the first batch of each of the last PLOG_OPEN_HEADS epochs while the open has the files
@@ -1352,8 +1351,12 @@ static void read_open_heads(struct plog *log)
     log->heads = mem_alloc(PLOG_OPEN_HEADS * sizeof(*log->heads));
     for (size_t i = log->epochs.n; i-- > 0 && log->n_heads < PLOG_OPEN_HEADS;) {
         int64_t start = log->epochs.e[i].start;
-        if (start < log->log_start || read_head(log, start, &log->heads[log->n_heads]) != 0)
+        struct open_head *h = &log->heads[log->n_heads];
+        ssize_t n = start < log->log_start ? -1 : read_head(log, start, h->hdr, sizeof(h->hdr));
+        if (n < 0 || (n > 0 && n != (ssize_t)sizeof(h->hdr)))
             break;
+        h->offset = start;
+        h->found = n > 0;
         log->n_heads++;
     }
     if (log->n_heads == 0) {
@@ -1792,6 +1795,7 @@ void plog_forget_open_listing(struct plog *log)
     mem_free(log->heads);
     log->heads = NULL;
     log->n_heads = 0;
+    plog_drop_open_window(log);
 }
 
 ssize_t plog_open_head(const struct plog *log, int64_t offset, void *buf, size_t cap)
@@ -1809,6 +1813,18 @@ ssize_t plog_open_head(const struct plog *log, int64_t offset, void *buf, size_t
         return (ssize_t)n;
     }
     return -ENOENT;
+}
+
+ssize_t plog_read_head(struct plog *log, int64_t offset, void *buf, size_t cap)
+{
+    ssize_t n = plog_open_head(log, offset, buf, cap);
+    return n != -ENOENT ? n : read_head(log, offset, buf, cap);
+}
+
+void plog_drop_open_window(struct plog *log)
+{
+    if (log->n_segs > 0)
+        segment_window_drop(active(log));
 }
 
 int plog_dirfd(struct plog *log)
@@ -2075,7 +2091,7 @@ static int skip_empty(struct segment *seg, int64_t max_offset, struct batch_info
     int fd = seg_fd(seg);
     if (fd < 0)
         return fd;
-    scanner_init(&s, fd, b->pos + b->size, seg->size, buf, sizeof(buf));
+    scanner_init_seg(&s, fd, seg, b->pos + b->size, buf, sizeof(buf));
     for (;;) {
         struct batch_info nb;
         const char *why;
@@ -2585,7 +2601,7 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
             break;
         }
         struct batch_scanner s;
-        scanner_init(&s, fd, pos, seg->size, buf, SEGMENT_SCAN_BUF);
+        scanner_init_seg(&s, fd, seg, pos, buf, SEGMENT_SCAN_BUF);
         for (;;) {
             struct batch_info b;
             const char *why;
@@ -2593,7 +2609,7 @@ int plog_scan_headers(struct plog *log, int64_t from, plog_header_fn fn, void *d
             if (rc <= 0)
                 break;
             /* the header just read is still in the scanner's buffer */
-            rc = fn(s.buf + (b.pos - s.buf_pos), b.size, data);
+            rc = fn(s.data + (b.pos - s.buf_pos), b.size, data);
             if (rc != 0)
                 break;
         }

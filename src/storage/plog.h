@@ -181,6 +181,14 @@ void plog_forget_open_listing(struct plog *log);
  * it has the files open, so the replicas' restore, one after another on the reactor, need not
  * open each file again. */
 ssize_t plog_open_head(const struct plog *log, int64_t offset, void *buf, size_t cap);
+/* The header of the batch at offset as plog_open_head gives it, or read from the log when the
+ * open did not read it: its count, 0 when no batch starts at offset, or -errno. */
+ssize_t plog_read_head(struct plog *log, int64_t offset, void *buf, size_t cap);
+/* Ends the open's window (storage/segment.h, segment_window_drop): the bytes an open's scan of
+ * the active segment read, which the reads right after the open (its batch heads, the producer
+ * state's rebuild) take instead of reading the file again. The opener calls this once those are
+ * done; plog_forget_open_listing and the end of the open (plog_open_finish_many) do too. */
+void plog_drop_open_window(struct plog *log);
 /* The partition directory's descriptor, for files of the layers above kept beside the log
  * (Raft's hard state, producer snapshots): opened again if the cache closed it, or -errno. Do
  * not keep it: it stays valid only until a file of another partition is opened. */

@@ -32,8 +32,20 @@
 void scanner_init(struct batch_scanner *s, int fd, int64_t pos, int64_t limit, uint8_t *buf,
                   size_t cap)
 {
-    *s = (struct batch_scanner){
-        .fd = fd, .pos = pos, .limit = limit, .fill_end = limit, .buf = buf, .cap = cap};
+    *s = (struct batch_scanner){.fd = fd,
+                                .pos = pos,
+                                .limit = limit,
+                                .fill_end = limit,
+                                .buf = buf,
+                                .cap = cap,
+                                .data = buf};
+}
+
+void scanner_init_seg(struct batch_scanner *s, int fd, const struct segment *seg, int64_t pos,
+                      uint8_t *buf, size_t cap)
+{
+    scanner_init(s, fd, pos, seg->size, buf, cap);
+    s->win = seg->win;
 }
 
 /* Makes at least n bytes from pos available in the buffer (n <= cap, pos + n <= limit). */
@@ -41,6 +53,13 @@ static int scanner_fill(struct batch_scanner *s, int64_t pos, size_t n)
 {
     if (pos >= s->buf_pos && pos + (int64_t)n <= s->buf_pos + (int64_t)s->buf_len)
         return 0;
+    const struct segment_window *w = s->win;
+    if (w && pos >= w->pos && pos + (int64_t)n <= w->pos + (int64_t)w->len) {
+        s->data = w->bytes;
+        s->buf_pos = w->pos;
+        s->buf_len = w->len;
+        return 0;
+    }
     int64_t want = MAX((int64_t)n, s->fill_end - pos);
     want = MIN(want, (int64_t)s->cap);
     want = MIN(want, s->limit - pos);
@@ -49,6 +68,7 @@ static int scanner_fill(struct batch_scanner *s, int64_t pos, size_t n)
     ssize_t got = io_pread_full(s->fd, s->buf, (size_t)want, pos);
     if (got < 0)
         return (int)got;
+    s->data = s->buf;
     s->buf_pos = pos;
     s->buf_len = (size_t)got;
     return (size_t)got < n ? -ERR_SHORT : 0;
@@ -68,7 +88,7 @@ int scanner_next(struct batch_scanner *s, struct batch_info *b, const char **why
         *why = rc == -ERR_SHORT ? "file_shorter_than_expected" : "read_error";
         return rc;
     }
-    const uint8_t *p = s->buf + (s->pos - s->buf_pos);
+    const uint8_t *p = s->data + (s->pos - s->buf_pos);
     int32_t blen = (int32_t)be_get32(p + KBATCH_OFF_LENGTH);
     if (blen < KBATCH_HEADER_SIZE - KBATCH_LOG_OVERHEAD) {
         *why = "batch_length_too_small";
@@ -107,7 +127,7 @@ bool scanner_crc_ok(struct batch_scanner *s, const struct batch_info *b, int *er
     *err = scanner_fill(s, b->pos, KBATCH_HEADER_SIZE);
     if (*err != 0)
         return false;
-    uint32_t want = be_get32(s->buf + (b->pos - s->buf_pos) + KBATCH_OFF_CRC);
+    uint32_t want = be_get32(s->data + (b->pos - s->buf_pos) + KBATCH_OFF_CRC);
     uint32_t crc = 0;
     int64_t q = b->pos + KBATCH_OFF_ATTRIBUTES, end = b->pos + b->size;
     while (q < end) {
@@ -115,7 +135,7 @@ bool scanner_crc_ok(struct batch_scanner *s, const struct batch_info *b, int *er
         if (*err != 0)
             return false;
         int64_t avail = MIN(end - q, s->buf_pos + (int64_t)s->buf_len - q);
-        crc = crc32c(crc, s->buf + (q - s->buf_pos), (size_t)avail);
+        crc = crc32c(crc, s->data + (q - s->buf_pos), (size_t)avail);
         q += avail;
     }
     return crc == want;
@@ -238,11 +258,49 @@ static bool offset_follows(const struct segment *seg, int64_t expect, int64_t ba
     return base == expect || (base > expect && base <= seg->gaps_below);
 }
 
+void segment_window_drop(struct segment *seg)
+{
+    mem_free(seg->win);
+    seg->win = NULL;
+}
+
+/* Keeps what scanner s last read of seg's file (below its size) as seg's window. */
+static void keep_window(struct segment *seg, const struct batch_scanner *s)
+{
+    segment_window_drop(seg);
+    int64_t end = MIN(s->buf_pos + (int64_t)s->buf_len, seg->size);
+    if (s->data != s->buf || end <= s->buf_pos)
+        return;
+    size_t len = (size_t)(end - s->buf_pos);
+    seg->win = mem_alloc(sizeof(*seg->win) + len);
+    seg->win->pos = s->buf_pos;
+    seg->win->len = len;
+    memcpy(seg->win->bytes, s->buf, len);
+}
+
+ssize_t segment_read_at(const struct segment *seg, int64_t pos, void *buf, size_t n)
+{
+    const struct segment_window *w = seg->win;
+    if (w && pos >= w->pos && (uint64_t)(pos - w->pos) <= w->len &&
+        n <= w->len - (size_t)(pos - w->pos)) {
+        memcpy(buf, w->bytes + (pos - w->pos), n);
+        return (ssize_t)n;
+    }
+    struct fileref *f;
+    int rc = segment_file(seg, &f);
+    if (rc != 0)
+        return rc;
+    ssize_t got = io_pread_full(f->fd, buf, n, pos);
+    fileref_put(f);
+    return got;
+}
+
 void segment_free(struct segment *seg)
 {
     if (!seg)
         return;
     fdcache_forget(&seg->fe);
+    segment_window_drop(seg);
     oindex_free(&seg->oidx);
     tindex_free(&seg->tidx);
     mem_free(seg);
@@ -346,6 +404,7 @@ static int write_index_file(int dirfd, int64_t base, const char *ext, const uint
 int segment_seal(struct segment *seg, int dirfd, struct fileref **files, int *n_files)
 {
     CHECK(seg->index_loaded);
+    segment_window_drop(seg);
     *n_files = 0;
     if (seg->max_ts >= 0)
         tindex_maybe_append(&seg->tidx, seg->max_ts, rel_of(seg, seg->max_ts_offset));
@@ -509,6 +568,7 @@ void segment_unload_index(struct segment *seg)
 
 static int load_tail_at(int fd, struct segment *seg, int dirfd, int32_t interval)
 {
+    segment_window_drop(seg);
     int rc = load_index_files(seg, dirfd, (uint64_t)SEGMENT_REL_MAX + 1);
     if (rc != 0)
         return -ERR_CORRUPT;
@@ -561,6 +621,7 @@ static int load_tail_at(int fd, struct segment *seg, int dirfd, int32_t interval
         seg->max_ts_offset = -1;
         return rc < 0 && rc != -ERR_SHORT && rc != -ERR_CORRUPT ? rc : -ERR_CORRUPT;
     }
+    keep_window(seg, &s);
     return 0;
 }
 
@@ -611,6 +672,7 @@ static int recover_at(int fd, struct segment *seg, int32_t interval, int32_t *ep
                     struct segment_recovery *rec)
 {
     *rec = (struct segment_recovery){.cut_offset = -1};
+    segment_window_drop(seg);
     int64_t size = seg->size;
     oindex_free(&seg->oidx);
     tindex_free(&seg->tidx);
@@ -663,6 +725,7 @@ static int recover_at(int fd, struct segment *seg, int32_t interval, int32_t *ep
         expect = b.last + 1;
     }
     rec->valid_bytes = seg->size;
+    keep_window(seg, &s); /* below the cut: those bytes stay */
     if (cut_pos < 0)
         return 0;
     int rc = io_ftruncate(fd, (off_t)cut_pos);
@@ -694,7 +757,7 @@ static int find_at(int fd, const struct segment *seg, int64_t from_pos, int64_t 
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, fd, from_pos, seg->size, buf, sizeof(buf));
+    scanner_init_seg(&s, fd, seg, from_pos, buf, sizeof(buf));
     /* starting at the wanted batch needs its header only */
     s.fill_end = from_pos + (from_offset == offset ? KBATCH_HEADER_SIZE : FIND_FILL_BYTES);
     int64_t prev_last = from_offset >= 0 ? from_offset - 1 : seg->base - 1;
@@ -764,7 +827,7 @@ static int extend_at(int fd, const struct segment *seg, const struct batch_info 
     }
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, fd, scan_from, seg->size, buf, sizeof(buf));
+    scanner_init_seg(&s, fd, seg, scan_from, buf, sizeof(buf));
     s.fill_end = budget_end + KBATCH_HEADER_SIZE;
     for (;;) {
         struct batch_info b;
@@ -808,7 +871,7 @@ static int find_timestamp_at(int fd, const struct segment *seg, int64_t from_pos
 {
     uint8_t buf[SEGMENT_SCAN_BUF];
     struct batch_scanner s;
-    scanner_init(&s, fd, from_pos, seg->size, buf, sizeof(buf));
+    scanner_init_seg(&s, fd, seg, from_pos, buf, sizeof(buf));
     for (;;) {
         const char *why;
         int rc = scanner_next(&s, b, &why);
@@ -857,6 +920,7 @@ static int truncate_at(int fd, struct segment *seg, const struct batch_info *b, 
                      int32_t interval)
 {
     CHECK(seg->index_loaded && b->pos <= seg->size && b->base >= seg->base);
+    segment_window_drop(seg);
     int rc = io_ftruncate(fd, (off_t)b->pos);
     if (rc != 0)
         return rc;

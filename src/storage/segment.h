@@ -50,6 +50,14 @@ struct batch_info {
                       * one the cleaner emptied but kept for a producer's sequence) */
 };
 
+/* Bytes [pos, pos + len) of a segment's file, kept in memory exactly as the file has them (see
+ * segment_window_drop for how long). */
+struct segment_window {
+    int64_t pos;
+    size_t len;
+    uint8_t bytes[];
+};
+
 /* Buffered, bounds-checked reader of consecutive batch headers. */
 struct batch_scanner {
     int fd;
@@ -58,12 +66,18 @@ struct batch_scanner {
     int64_t fill_end; /* buffer refills need not read past this (a hint) */
     uint8_t *buf;
     size_t cap;
-    int64_t buf_pos; /* file position of buf[0] */
-    size_t buf_len;  /* valid bytes in buf */
+    const struct segment_window *win; /* serves the fills it covers instead of a pread */
+    const uint8_t *data; /* the bytes at buf_pos: buf, or win's */
+    int64_t buf_pos;     /* file position of data[0] */
+    size_t buf_len;      /* valid bytes at data */
 };
 
 void scanner_init(struct batch_scanner *s, int fd, int64_t pos, int64_t limit, uint8_t *buf,
                   size_t cap);
+struct segment;
+/* scanner_init over seg's file (limit: its size), reading through seg's window if it has one. */
+void scanner_init_seg(struct batch_scanner *s, int fd, const struct segment *seg, int64_t pos,
+                      uint8_t *buf, size_t cap);
 /* Reads the header at s->pos into *b and advances past the batch. Returns 1, 0 at s->limit,
  * -ERR_SHORT if the batch (or its header) runs past limit, -ERR_CORRUPT for an impossible header
  * (*why says which check failed), or -errno. */
@@ -93,6 +107,8 @@ struct segment {
     bool dirty;              /* written/truncated since last handed to a sync */
     bool swapping;           /* a cleaner swap still renames/unlinks files by this base: the
                               * plog must not touch them by name (delete, rewrite indexes) */
+    struct segment_window *win; /* what the open's last scan read (segment_recover,
+                                 * segment_load_tail), or NULL */
 };
 
 /* `<base %020lld><ext>`: the name of a segment's file (and of the other offset-named files of a
@@ -120,6 +136,19 @@ void segment_attach(struct segment *seg, struct fdcache *fc, const char *dir);
  * closed it. Returns 0 or -errno. Every function below that reads or writes the file gets one
  * this way, so they all may fail with what open(2) fails with (EMFILE, ENOENT...). */
 int segment_file(const struct segment *seg, struct fileref **out);
+/* The open's window: segment_recover and segment_load_tail keep the bytes of their last read
+ * (up to SEGMENT_SCAN_BUF at the end of the file) on the segment, and until it is dropped the
+ * scans and reads below take from it what it covers instead of reading the file: at a restart
+ * the reads that follow an open (the first batches of the last leader epochs, the producer
+ * state's scan from its snapshot) mostly fall in the active segment's last bytes, which were
+ * read a moment ago. Truncations and seals drop it (so it never disagrees with the file: bytes
+ * past a truncation may be written again); the owner drops it once the open's reads are done,
+ * since it holds up to SEGMENT_SCAN_BUF bytes. */
+void segment_window_drop(struct segment *seg);
+/* Reads n bytes at file position pos, from the window when it covers them: the count read
+ * (short at the end of the file) or -errno. */
+ssize_t segment_read_at(const struct segment *seg, int64_t pos, void *buf, size_t n);
+
 /* Unlinks the segment's three files. */
 int segment_remove_files(int dirfd, int64_t base);
 
