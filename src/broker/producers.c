@@ -135,10 +135,11 @@ static const char *dir_of(const struct partition_producers *pp)
 static int dir_open(struct partition_producers *pp)
 {
     CHECK(pp->dirfd < 0);
-    pp->dirfd = open(dir_of(pp), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    pp->dirfd = io_open_noatime(AT_FDCWD, dir_of(pp), O_RDONLY | O_DIRECTORY);
     if (pp->dirfd >= 0)
         return 0;
-    int rc = -errno;
+    int rc = pp->dirfd;
+    pp->dirfd = -1;
     log_warn("producer_snapshot_dir_unavailable", "dir=%s error=\"%s\"", dir_of(pp), err_str(rc));
     return rc;
 }
@@ -179,13 +180,14 @@ static int load_snapshot(struct partition_producers *pp, int64_t offset, int64_t
 {
     char name[SNAPSHOT_NAME_MAX];
     snap_name(name, sizeof(name), offset);
-    int fd = openat(pp->dirfd, name, O_RDONLY | O_CLOEXEC);
+    int fd = io_open_noatime(pp->dirfd, name, O_RDONLY);
     if (fd < 0)
-        return -errno;
-    /* most snapshots are small: one read into the stack, without asking the size first */
+        return fd;
+    /* most snapshots are small: one read into the stack (short only at the file's end), without
+     * asking the size first */
     uint8_t small[SNAPSHOT_SMALL_READ];
     uint8_t *buf = small;
-    ssize_t got = io_pread_full(fd, small, sizeof(small), 0);
+    ssize_t got = io_pread_upto(fd, small, sizeof(small), 0);
     size_t len = got < 0 ? 0 : (size_t)got;
     int rc = got < 0 ? (int)got : 0;
     if (rc == 0 && len == sizeof(small)) {

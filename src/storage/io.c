@@ -189,11 +189,19 @@ ssize_t io_pread_upto(int fd, void *buf, size_t n, off_t off)
     return r < 0 ? -errno : r;
 }
 
+int io_open_noatime(int dirfd, const char *name, int flags)
+{
+    int fd = openat(dirfd, name, flags | O_CLOEXEC | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = openat(dirfd, name, flags | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap)
 {
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    int fd = io_open_noatime(dirfd, name, O_RDONLY);
     if (fd < 0)
-        return -errno;
+        return fd;
     char extra;
     struct iovec iov[2] = {{buf, cap}, {&extra, 1}};
     ssize_t n;

@@ -46,6 +46,11 @@ int io_fsync_dir(int dirfd);
 int io_syncfs(int fd);
 bool io_syncfs_reports_errors(void);
 int io_ftruncate(int fd, off_t len);
+/* openat(dirfd, name, flags | O_CLOEXEC | O_NOATIME): the fd or -errno. Without O_NOATIME where
+ * the kernel refuses it (EPERM: a file the process does not own): a restart reads every
+ * partition's files, and each first read would otherwise write its inode's access time, for
+ * the open's syncfs to write back. */
+int io_open_noatime(int dirfd, const char *name, int flags);
 /* Creates (O_CREAT) name in dirfd: returns the fd or -errno. */
 int io_create(int dirfd, const char *name, int flags, mode_t mode);
 int io_rename(int dirfd, const char *from, const char *to);

@@ -1375,8 +1375,8 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
     if (!rec)
         rec = &rec_local;
     *rec = (struct plog_recovery){.truncated_at = -1};
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 && errno == ENOENT) {
+    int dfd = io_open_noatime(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
+    if (dfd == -ENOENT) {
         /* a new directory: what the store holds under its name is an old incarnation's (a
          * deleted partition's), and must be gone for good before the new one writes any */
         const char *base = base_name(dir);
@@ -1390,10 +1390,10 @@ int plog_open_unsynced(const char *dir, const struct plog_config *cfg, struct fl
         }
         if (mkdir(dir, 0755) != 0 && errno != EEXIST)
             return -errno;
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        dfd = io_open_noatime(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
     }
     if (dfd < 0)
-        return -errno;
+        return dfd;
     struct plog *log = mem_calloc(1, sizeof(*log));
     log->dir = mem_strdup(dir);
     log->kv = cfg->kv;

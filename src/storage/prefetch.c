@@ -31,6 +31,7 @@
 
 #include "base/check.h"
 #include "base/mem.h"
+#include "storage/io.h"
 
 #define PREFETCH_WARM_STREAK 8
 #define PREFETCH_SAMPLE 64
@@ -64,7 +65,7 @@ static bool cached(int fd, off_t off)
  * Returns false when it had to be read (true: cached, empty, or not to be read at all). */
 static bool read_file_ahead(int dfd, const char *name, struct prefetch_stats *st)
 {
-    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = io_open_noatime(dfd, name, O_RDONLY | O_NOFOLLOW);
     if (fd < 0)
         return true;
     bool warm = true;
@@ -86,7 +87,7 @@ static bool read_file_ahead(int dfd, const char *name, struct prefetch_stats *st
 /* Returns whether every file of dir was cached already. */
 static bool read_dir_ahead(const char *dir, struct prefetch_stats *st)
 {
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = io_open_noatime(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
         return false;
     DIR *d = fdopendir(fd);

@@ -203,9 +203,9 @@ int segment_open(int dirfd, int64_t base, struct segment **out)
 {
     char name[SEGMENT_NAME_MAX];
     segment_file_name(name, sizeof(name), base, ".log");
-    int fd = openat(dirfd, name, O_RDWR | O_CLOEXEC);
+    int fd = io_open_noatime(dirfd, name, O_RDWR);
     if (fd < 0)
-        return -errno;
+        return fd;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = -errno;
@@ -429,9 +429,9 @@ static int read_index_file(int dirfd, int64_t base, const char *ext, size_t max_
 {
     char name[SEGMENT_NAME_MAX];
     segment_file_name(name, sizeof(name), base, ext);
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    int fd = io_open_noatime(dirfd, name, O_RDONLY);
     if (fd < 0)
-        return -errno;
+        return fd;
     struct stat st;
     int rc = 0;
     if (fstat(fd, &st) != 0) {
@@ -644,7 +644,7 @@ int segment_load_meta(struct segment *seg, int dirfd, int32_t interval)
     }
     char name[SEGMENT_NAME_MAX];
     segment_file_name(name, sizeof(name), seg->base, ".timeindex");
-    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    int fd = io_open_noatime(dirfd, name, O_RDONLY);
     bool ok = false;
     if (fd >= 0) {
         struct stat st;

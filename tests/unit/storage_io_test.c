@@ -1,5 +1,6 @@
 /* storage/io.h's reads: a directory listed at once (io_dir_list_*), a small file read with one
- * call (io_read_small_file), and io_pread_upto. */
+ * call (io_read_small_file), io_pread_upto, and opens that leave access times alone
+ * (io_open_noatime). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -107,5 +108,33 @@ TEST(storage_io_read_small_file_whole_or_too_large)
     ASSERT_EQ(io_pread_upto(fd, buf, sizeof(buf), 9), 0);
     close(fd);
     ASSERT_EQ(io_pread_upto(fd, buf, sizeof(buf), 0), -EBADF);
+    close(dfd);
+}
+
+/* io_open_noatime: reads through it leave the access time as it was (relatime would write it:
+ * the file was read last before its last change), and a missing file is -ENOENT. */
+TEST(storage_io_open_noatime_reads_leave_the_access_time)
+{
+    const char *dir = su_dir("noatime");
+    ASSERT_EQ(mkdir(dir, 0755), 0);
+    put_file(dir, "f", "some bytes");
+    char path[600];
+    snprintf(path, sizeof(path), "%s/f", dir);
+    struct stat st;
+    ASSERT_EQ(stat(path, &st), 0);
+    struct timespec ts[2] = {{st.st_mtim.tv_sec - 100, 0}, {0, UTIME_OMIT}};
+    ASSERT_EQ(utimensat(AT_FDCWD, path, ts, 0), 0);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT(dfd >= 0);
+    ASSERT_EQ(io_open_noatime(dfd, "none", O_RDONLY), -ENOENT);
+    int fd = io_open_noatime(dfd, "f", O_RDWR);
+    ASSERT(fd >= 0);
+    ASSERT(fcntl(fd, F_GETFL) & O_NOATIME);
+    ASSERT(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+    char buf[16];
+    ASSERT_EQ(io_pread_upto(fd, buf, sizeof(buf), 0), 10);
+    close(fd);
+    ASSERT_EQ(stat(path, &st), 0);
+    ASSERT_EQ((int64_t)st.st_atim.tv_sec, (int64_t)ts[0].tv_sec);
     close(dfd);
 }
