@@ -314,6 +314,15 @@ void ctl_rec_encode(struct kwriter *w, const struct ctl_rec *r)
     }
 }
 
+/* Reads a boolean stored as an i8: 0 or 1, anything else refuses the record. */
+static bool get_flag(struct kreader *r)
+{
+    int8_t f = kr_i8(r);
+    if (f != 0 && f != 1)
+        r->err = true;
+    return f == 1;
+}
+
 /* Reads a non-null string of at most max bytes without NUL into dst (max + 1 bytes). */
 static void get_str(struct kreader *r, char *dst, size_t max)
 {
@@ -384,10 +393,7 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         break;
     case CTL_REC_BROKER_LIVENESS: {
         out->liveness.node_id = kr_i32(r);
-        int8_t f = kr_i8(r);
-        if (f != 0 && f != 1)
-            r->err = true;
-        out->liveness.fenced = f == 1;
+        out->liveness.fenced = get_flag(r);
         break;
     }
     case CTL_REC_TOPIC:
@@ -412,10 +418,7 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
     case CTL_REC_USER_SCRAM: {
         get_str(r, out->user.name, CTL_USER_MAX);
         out->user.mechanism = kr_i8(r);
-        int8_t d = kr_i8(r);
-        if (d != 0 && d != 1)
-            r->err = true;
-        out->user.deleted = d == 1;
+        out->user.deleted = get_flag(r);
         out->user.iterations = kr_i32(r);
         uint8_t k1 = 0, k2 = 0;
         get_bytes(r, out->user.salt, CTL_SALT_MAX, &out->user.salt_len);
@@ -434,10 +437,7 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         get_str(r, out->acl.host, CTL_HOST_MAX);
         out->acl.operation = kr_i8(r);
         out->acl.permission = kr_i8(r);
-        int8_t d = kr_i8(r);
-        if (d != 0 && d != 1)
-            r->err = true;
-        out->acl.deleted = d == 1;
+        out->acl.deleted = get_flag(r);
         break;
     }
     case CTL_REC_QUOTA: {
@@ -447,18 +447,12 @@ static void decode_body(struct kreader *r, struct ctl_rec *out, int16_t version)
         get_str(r, out->quota.client, CTL_CLIENT_ID_MAX);
         get_str(r, out->quota.key, CTL_QUOTA_KEY_MAX);
         out->quota.value = kr_f64(r);
-        int8_t d = kr_i8(r);
-        if (d != 0 && d != 1)
-            r->err = true;
-        out->quota.deleted = d == 1;
+        out->quota.deleted = get_flag(r);
         break;
     }
     case CTL_REC_LEADERS: {
         out->leaders.node_id = kr_i32(r);
-        int8_t b = kr_i8(r);
-        if (b != 0 && b != 1)
-            r->err = true;
-        out->leaders.back = b == 1;
+        out->leaders.back = get_flag(r);
         break;
     }
     case CTL_REC_BROKER_ENDPOINT:
