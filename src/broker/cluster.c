@@ -114,9 +114,11 @@ struct cluster {
     bool move_in_flight;     /* a PARTITION_REPLICAS report awaits its answer */
     bool quorum_dirty;       /* the image's voters to be changed: rewrite quorum.state */
     char meta_dir[BROKER_PATH_MAX + 32];
-    /* replicas reopened at start that know no leader yet (cgroup.start_quiet), how many of
-     * those that have one lead here, and when the start began (time_mono_ms) */
+    /* replicas reopened at start that know no leader yet (cgroup.start_quiet), those that know
+     * one (at their open or since), how many of those lead here, and when the start began
+     * (time_mono_ms) */
     size_t start_pending;
+    size_t start_led;
     size_t start_leading;
     int64_t started_ms;
 };
@@ -364,7 +366,7 @@ static void start_reports_done(struct cluster *c)
 {
     log_info("cluster_replicas_led",
              "replicas_led=%zu leading=%zu without_leader=%zu ms=%" PRId64,
-             c->n_groups - c->start_pending, c->start_leading, c->start_pending,
+             c->start_led, c->start_leading, c->start_pending,
              time_mono_ms() - c->started_ms);
     for (size_t i = 0; i < c->n_groups; i++)
         c->groups[i].start_quiet = false;
@@ -400,6 +402,7 @@ static void on_leader(struct host_group *g, const struct host_leader_change *ch,
              index, ch->leader, ch->term, ch->leading ? 1 : 0);
     if (quiet && ch->leader != RAFT_NONE) {
         cg->start_quiet = false;
+        c->start_led++;
         c->start_leading += ch->leading;
         if (--c->start_pending == 0)
             start_reports_done(c);
@@ -557,6 +560,9 @@ static void reconcile(struct cluster *c)
             if (reopened && rst.leader == RAFT_NONE) {
                 c->groups[c->n_groups - 1].start_quiet = true;
                 c->start_pending++;
+            } else if (reopened) {
+                c->start_led++;
+                c->start_leading += rst.leader == c->b->cfg->node_id;
             }
             log_emit(reopened ? LOG_DEBUG : LOG_INFO, "cluster_replica_added",
                      "topic=%s partition=%" PRId32 " replicas=%" PRId32 " joining=%d term=%" PRId64
