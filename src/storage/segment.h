@@ -18,6 +18,8 @@
  *   2. index entries point at batch starts below size (loaded indexes are validated, and reads
  *      double-check the header an entry points at).
  *   3. max_ts is the largest maxTimestamp of the batches (-1 when unknown/empty).
+ *   4. win, when set, holds exactly the file's bytes [win->pos, win->pos + win->len), all below
+ *      size: set only by the open's scans, dropped by whatever may rewrite those bytes.
  *
  * Bytes read from the file are untrusted: scans report -ERR_CORRUPT / -ERR_SHORT, never CHECK. */
 #ifndef SP_STORAGE_SEGMENT_H
