@@ -569,7 +569,11 @@ void segment_unload_index(struct segment *seg)
 static int load_tail_at(int fd, struct segment *seg, int dirfd, int32_t interval)
 {
     segment_window_drop(seg);
-    int rc = load_index_files(seg, dirfd, (uint64_t)SEGMENT_REL_MAX + 1);
+    /* a segment one read holds is scanned whole, its indexes rebuilt on the way: the index
+     * files would cost two opens and reads more than the scan they spare */
+    int rc = seg->size <= SEGMENT_SCAN_BUF
+                 ? 0
+                 : load_index_files(seg, dirfd, (uint64_t)SEGMENT_REL_MAX + 1);
     if (rc != 0)
         return -ERR_CORRUPT;
     seg->index_loaded = true;

@@ -179,8 +179,10 @@ void segment_unload_index(struct segment *seg);
 int segment_rebuild_index(struct segment *seg, int32_t interval);
 
 /* Clean-open check of the last segment: loads its index files and scans the headers after the
- * last index entry; succeeds only if they chain exactly to the end of the file. Sets end,
- * max_ts and the index state. -ERR_CORRUPT when the caller must fall back to validation. */
+ * last index entry (a segment of at most SEGMENT_SCAN_BUF bytes: scans it whole and rebuilds the
+ * indexes, without their files); succeeds only if they chain exactly to the end of the file.
+ * Sets end, max_ts and the index state. -ERR_CORRUPT when the caller must fall back to
+ * validation. */
 int segment_load_tail(struct segment *seg, int dirfd, int32_t interval);
 
 /* Trusted sealed segment with known end: reads max_ts from the last time-index entry, falling

@@ -6,6 +6,7 @@
 #include "base/errors.h"
 #include "base/time.h"
 #include "storage/plog.h"
+#include "storage/segment.h"
 #include "storage_util.h"
 
 /* Reads [from, max_offset) with max_bytes per call; returns the concatenated bytes. */
@@ -259,6 +260,50 @@ TEST(storage_plog_reopen_clean_keeps_everything)
     log = su_open(dir, &cfg, true, &rec);
     ASSERT_EQ(rec.segments_validated, 0);
     ASSERT_EQ(plog_end_offset(log), leo + 3);
+    mem_free(before);
+    mem_free(after);
+    plog_close(log);
+}
+
+/* A clean open scans an active segment that one read holds whole and rebuilds its indexes, so it
+ * needs neither index file: gone, the open still trusts the segment (no validation), and reads
+ * and timestamp lookups find what they found before. */
+TEST(storage_plog_clean_open_of_a_small_active_segment_needs_no_index_files)
+{
+    struct plog_config cfg = su_config();
+    cfg.index_interval_bytes = 256;
+    const char *dir = su_dir("small-tail");
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    for (int i = 0; i < 40; i++)
+        su_append(log, 1, 100, i == 17 ? 9000 : 1000 + i, 2);
+    int64_t leo = plog_end_offset(log);
+    plog_set_high_watermark(log, leo);
+    size_t before_len;
+    uint8_t *before = read_range(log, 23, leo, SIZE_MAX, &before_len, NULL);
+    plog_close(log);
+    ASSERT_CMP(su_file_size(dir, su_seg(0, ".log")), <=, SEGMENT_SCAN_BUF);
+    ASSERT_CMP(su_file_size(dir, su_seg(0, ".index")), >, 0);
+    char path[1024];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, su_seg(0, i ? ".timeindex" : ".index"));
+        ASSERT_EQ(unlink(path), 0);
+    }
+    struct plog_recovery rec;
+    log = su_open(dir, &cfg, true, &rec);
+    ASSERT_EQ(rec.segments_validated, 0);
+    ASSERT_EQ(plog_end_offset(log), leo);
+    size_t after_len;
+    uint8_t *after = read_range(log, 23, leo, SIZE_MAX, &after_len, NULL);
+    ASSERT_EQ(after_len, before_len);
+    ASSERT_MEMEQ(after, before, before_len);
+    int64_t off, ts;
+    ASSERT_EQ(plog_offset_for_max_timestamp(log, &off, &ts), 0);
+    ASSERT_EQ(off, 17);
+    ASSERT_EQ(ts, 9000);
+    ASSERT_EQ(plog_offset_for_timestamp(log, 1030, &off, &ts), 0);
+    ASSERT_EQ(off, 17); /* 9000 is the first timestamp >= 1030 */
+    ASSERT_EQ(plog_offset_for_timestamp(log, 1018, &off, &ts), 0);
+    ASSERT_EQ(off, 17);
     mem_free(before);
     mem_free(after);
     plog_close(log);
