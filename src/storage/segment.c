@@ -48,16 +48,24 @@ void scanner_init_seg(struct batch_scanner *s, int fd, const struct segment *seg
     s->win = seg->win;
 }
 
+/* The bytes [pos, pos + n) of the file as window w holds them, or NULL when it lacks any. */
+static const uint8_t *window_at(const struct segment_window *w, int64_t pos, size_t n)
+{
+    if (!w || pos < w->pos || (uint64_t)(pos - w->pos) > w->len ||
+        n > w->len - (size_t)(pos - w->pos))
+        return NULL;
+    return w->bytes + (pos - w->pos);
+}
+
 /* Makes at least n bytes from pos available in the buffer (n <= cap, pos + n <= limit). */
 static int scanner_fill(struct batch_scanner *s, int64_t pos, size_t n)
 {
     if (pos >= s->buf_pos && pos + (int64_t)n <= s->buf_pos + (int64_t)s->buf_len)
         return 0;
-    const struct segment_window *w = s->win;
-    if (w && pos >= w->pos && pos + (int64_t)n <= w->pos + (int64_t)w->len) {
-        s->data = w->bytes;
-        s->buf_pos = w->pos;
-        s->buf_len = w->len;
+    if (window_at(s->win, pos, n)) {
+        s->data = s->win->bytes;
+        s->buf_pos = s->win->pos;
+        s->buf_len = s->win->len;
         return 0;
     }
     int64_t want = MAX((int64_t)n, s->fill_end - pos);
@@ -280,10 +288,9 @@ static void keep_window(struct segment *seg, const struct batch_scanner *s)
 
 ssize_t segment_read_at(const struct segment *seg, int64_t pos, void *buf, size_t n)
 {
-    const struct segment_window *w = seg->win;
-    if (w && pos >= w->pos && (uint64_t)(pos - w->pos) <= w->len &&
-        n <= w->len - (size_t)(pos - w->pos)) {
-        memcpy(buf, w->bytes + (pos - w->pos), n);
+    const uint8_t *p = window_at(seg->win, pos, n);
+    if (p) {
+        memcpy(buf, p, n);
         return (ssize_t)n;
     }
     struct fileref *f;
