@@ -176,35 +176,38 @@ static int drop_snapshots_above(struct partition_producers *pp, int64_t leo)
 
 #define SNAPSHOT_SMALL_READ 4096
 
+/* A snapshot too large for load_snapshot's first read, whole into a mem_alloc'd *buf. */
+static int read_big_snapshot(int dirfd, const char *name, uint8_t **buf, size_t *len)
+{
+    int fd = io_open_noatime(dirfd, name, O_RDONLY);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    size_t max = PSTATE_HEADER_BYTES + (size_t)PSTATE_SNAPSHOT_MAX_ENTRIES * PSTATE_ENTRY_BYTES + 4;
+    int rc = fstat(fd, &st) != 0 ? -errno : 0;
+    if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > max))
+        rc = -ERR_CORRUPT;
+    if (rc == 0) {
+        *len = (size_t)st.st_size;
+        *buf = mem_alloc(*len ? *len : 1);
+        ssize_t got = io_pread_full(fd, *buf, *len, 0);
+        rc = got < 0 ? (int)got : (size_t)got != *len ? -ERR_CORRUPT : 0;
+    }
+    close(fd);
+    return rc;
+}
+
 static int load_snapshot(struct partition_producers *pp, int64_t offset, int64_t now_ms)
 {
     char name[SNAPSHOT_NAME_MAX];
     snap_name(name, sizeof(name), offset);
-    int fd = io_open_noatime(pp->dirfd, name, O_RDONLY);
-    if (fd < 0)
-        return fd;
-    /* most snapshots are small: one read into the stack (short only at the file's end), without
-     * asking the size first */
+    /* most snapshots are small: one read into the stack, without asking the size first */
     uint8_t small[SNAPSHOT_SMALL_READ];
     uint8_t *buf = small;
-    ssize_t got = io_pread_upto(fd, small, sizeof(small), 0);
+    ssize_t got = io_read_small_file(pp->dirfd, name, small, sizeof(small));
     size_t len = got < 0 ? 0 : (size_t)got;
-    int rc = got < 0 ? (int)got : 0;
-    if (rc == 0 && len == sizeof(small)) {
-        struct stat st;
-        size_t max =
-            PSTATE_HEADER_BYTES + (size_t)PSTATE_SNAPSHOT_MAX_ENTRIES * PSTATE_ENTRY_BYTES + 4;
-        rc = fstat(fd, &st) != 0 ? -errno : 0;
-        if (rc == 0 && (st.st_size < 0 || (uint64_t)st.st_size > max))
-            rc = -ERR_CORRUPT;
-        if (rc == 0) {
-            len = (size_t)st.st_size;
-            buf = mem_alloc(len);
-            got = io_pread_full(fd, buf, len, 0);
-            rc = got < 0 ? (int)got : (size_t)got != len ? -ERR_CORRUPT : 0;
-        }
-    }
-    close(fd);
+    int rc = got == -ERR_TOO_LARGE ? read_big_snapshot(pp->dirfd, name, &buf, &len)
+                                   : got < 0 ? (int)got : 0;
     int64_t snap_offset = -1;
     if (rc == 0)
         rc = pstate_decode(pp->table, buf, len, now_ms, &snap_offset);

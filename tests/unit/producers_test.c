@@ -365,6 +365,39 @@ TEST(producers_a_clean_close_leaves_a_snapshot_at_the_log_end_and_nothing_to_sca
     ASSERT_EQ(s1.st_mtim.tv_nsec, s2.st_mtim.tv_nsec);
 }
 
+/* A snapshot larger than the open's first read of it (load_snapshot's stack buffer) is read
+ * whole too: every producer comes back from it, none from the log. */
+TEST(producers_a_big_snapshot_is_read_whole)
+{
+    struct fx f;
+    fx_init(&f, 1 << 20);
+    enum { MANY = 40 }; /* 40 entries of PSTATE_ENTRY_BYTES: more than 4 KiB */
+    for (int i = 0; i < MANY; i++)
+        produce_ok(&f, 7000 + i, 1, 0, 2);
+    int64_t leo = plog_end_offset(f.p.log);
+    fx_close(&f);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%020lld.snapshot", f.dir, (long long)leo);
+    struct stat sb;
+    ASSERT_EQ(stat(path, &sb), 0);
+    ASSERT_CMP(sb.st_size, >, 4096);
+    fx_open(&f, true);
+    struct producers_stats st;
+    partition_producers_stats(&f.p, &st);
+    ASSERT_EQ(st.snapshot_offset, leo);
+    ASSERT_EQ(st.batches_replayed, 0);
+    struct pstate *t = partition_producers_table(&f.p);
+    for (int i = 0; i < MANY; i++) {
+        int16_t epoch;
+        struct pstate_batch b[PSTATE_BATCHES];
+        int n;
+        ASSERT(pstate_get(t, 7000 + i, &epoch, b, &n, NULL));
+        ASSERT_EQ(epoch, 1);
+        ASSERT_EQ(n, 1);
+    }
+    fx_close(&f);
+}
+
 TEST(producers_state_outlives_retention_of_its_batches)
 {
     struct fx f;
