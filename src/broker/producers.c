@@ -15,6 +15,15 @@
  *      loaded for a log that was rewritten below it.
  *   3. snaps[] lists exactly the snapshot files this module knows of, ascending; at most
  *      SNAPSHOTS_KEPT stay after a write.
+ *   4. While pending (a restart's open left the table for its first use), the table is empty,
+ *      no snapshot file is above open_leo, and no batch at or above open_leo is tracked
+ *      (open_leo is the newest snapshot's offset, or the log start): the state is that
+ *      snapshot, or none, which the first use reads (a tracked batch to judge or appended, a
+ *      roll, a truncation, a reset, the accessors below). The open checks the headers after
+ *      the snapshot (the open's window holds them: no read) and loads at once if one is
+ *      tracked. A restart of many partitions reads no snapshot file then. While pending, the
+ *      broker's producer-id floor (broker_producers_start) does not see the table: the ids it
+ *      holds were granted by the controller (in the metadata log) or by the legacy block file.
  *
  * Snapshot writes at roll are not fsynced (the reactor must not wait on the disk for a
  * convenience file): after a power cut a snapshot may be missing or torn, which costs only a
@@ -63,6 +72,8 @@ struct partition_producers {
     size_t n_snaps;
     size_t cap_snaps;
     bool broken; /* the last rebuild failed: the table is empty and must not be trusted */
+    bool pending;     /* invariant 4: not loaded yet */
+    int64_t open_leo; /* while pending: the LEO the open found */
     struct producers_stats last; /* of the last rebuild */
 };
 
@@ -256,15 +267,26 @@ struct replay {
     struct pstate *table;
     int64_t now_ms;
     int64_t batches; /* tracked batches replayed */
+    int64_t until;   /* the scan stops at the first batch at or above this */
 };
+
+#define REPLAY_DONE 1 /* replay_header's "stop here", not an error */
+
+/* Whether the table records a batch with this header: batches written before the broker
+ * checked producers may carry anything. */
+static bool tracked(const struct kbatch_header *h)
+{
+    return pstate_tracks(h) && h->producer_epoch >= 0 && h->base_sequence >= 0;
+}
 
 static int replay_header(const uint8_t *hdr, int64_t size, void *data)
 {
     struct replay *r = data;
     struct kbatch_header h;
     kbatch_parse_header(hdr, &h);
-    /* batches written before the broker checked producers may carry anything */
-    if (!pstate_tracks(&h) || h.producer_epoch < 0 || h.base_sequence < 0)
+    if (h.base_offset >= r->until)
+        return REPLAY_DONE;
+    if (!tracked(&h))
         return 0;
     struct pstate_batch b;
     pstate_batch_of(&h, h.base_offset, &b);
@@ -273,14 +295,17 @@ static int replay_header(const uint8_t *hdr, int64_t size, void *data)
     return 0;
 }
 
-/* Invariant 1, from scratch: newest valid snapshot at or below LEO, then the log after it. */
+/* Invariant 1, from scratch: newest valid snapshot at or below LEO, then the log after it (up
+ * to open_leo while pending: invariant 4 says nothing at or above it is tracked). */
 static int rebuild(struct partition_producers *pp)
 {
     struct plog *log = pp->p->log;
     int64_t t0 = time_mono_ms(), now = time_wall_ms();
     int64_t leo = plog_end_offset(log);
+    int64_t until = pp->pending ? MIN(pp->open_leo, leo) : leo;
     int rc = 0;
     pstate_clear(pp->table);
+    pp->pending = false;
     pp->broken = true;
     /* at a restart the log's own listing tells which snapshots there are: a partition without
      * any (most) needs its directory for nothing */
@@ -322,9 +347,11 @@ static int rebuild(struct partition_producers *pp)
         dir_close(pp);
     int64_t snap = from;
     from = MAX(from, plog_start_offset(log));
-    struct replay r = {pp->table, now, 0};
-    if (rc == 0)
+    struct replay r = {pp->table, now, 0, until};
+    if (rc == 0 && from < until)
         rc = plog_scan_headers(log, from, replay_header, &r);
+    if (rc == REPLAY_DONE)
+        rc = 0;
     if (rc != 0) {
         pstate_clear(pp->table);
         log_error("producer_state_rebuild_failed",
@@ -335,13 +362,54 @@ static int rebuild(struct partition_producers *pp)
     pp->last = (struct producers_stats){snap, from, r.batches, invalid, 0, false};
     /* a line where there were producers' batches to replay or snapshots to drop: not for each
      * partition of a restart whose tail held none */
-    if (r.batches > 0 || invalid > 0 || from < leo)
+    if (r.batches > 0 || invalid > 0 || from < until)
         log_emit(r.batches > 0 || invalid > 0 ? LOG_INFO : LOG_DEBUG, "producer_state_loaded",
-                 "dir=%s snapshot_offset=%" PRId64 " scanned_from=%" PRId64 " log_end=%" PRId64
-                 " batches_replayed=%" PRId64 " producers=%zu invalid_snapshots=%d ms=%" PRId64,
-                 dir_of(pp), snap, from, leo, r.batches, pstate_count(pp->table), invalid,
+                 "dir=%s snapshot_offset=%" PRId64 " scanned_from=%" PRId64 " scanned_to=%" PRId64
+                 " log_end=%" PRId64 " batches_replayed=%" PRId64 " producers=%zu"
+                 " invalid_snapshots=%d ms=%" PRId64,
+                 dir_of(pp), snap, from, until, leo, r.batches, pstate_count(pp->table), invalid,
                  time_mono_ms() - t0);
     return 0;
+}
+
+/* Invariant 4: the table as the first use needs it. 0, or the rebuild's error (the state is
+ * then broken, as after any failed rebuild). */
+static int load(struct partition_producers *pp)
+{
+    return pp->pending ? rebuild(pp) : 0;
+}
+
+static int find_tracked(const uint8_t *hdr, int64_t size, void *data)
+{
+    (void)size;
+    (void)data;
+    struct kbatch_header h;
+    kbatch_parse_header(hdr, &h);
+    return tracked(&h) ? REPLAY_DONE : 0;
+}
+
+/* At a restart (the open's listing at hand) the load waits for the table's first use
+ * (invariant 4) unless a snapshot above LEO must go first (invariant 2: a power cut lost the
+ * log's tail below it) or a tracked batch follows the newest snapshot. */
+static void open_state(struct partition_producers *pp)
+{
+    struct plog *log = pp->p->log;
+    const struct io_dir_list *names = plog_open_names(log);
+    if (!names) {
+        (void)rebuild(pp);
+        return;
+    }
+    int64_t leo = plog_end_offset(log);
+    snapshots_from(pp, names);
+    int64_t snap = pp->n_snaps > 0 ? pp->snaps[pp->n_snaps - 1] : -1;
+    int64_t from = MAX(snap, plog_start_offset(log));
+    if (snap > leo || (from < leo && plog_scan_headers(log, from, find_tracked, NULL) != 0)) {
+        (void)rebuild(pp); /* a tracked batch (REPLAY_DONE), or an error rebuild meets too */
+        return;
+    }
+    pp->pending = true;
+    pp->open_leo = from;
+    pp->broken = false;
 }
 
 /* ---- plog hooks ---- */
@@ -349,6 +417,7 @@ static int rebuild(struct partition_producers *pp)
 static void on_rolled(struct plog *log, int64_t offset, void *data)
 {
     struct partition_producers *pp = data;
+    (void)load(pp); /* the snapshot must describe the log below offset */
     if (!pp->broken && dir_open(pp) == 0) {
         write_snapshot(pp, offset, false);
         dir_close(pp);
@@ -363,13 +432,23 @@ static void on_appended(struct plog *log, const uint8_t *batch, size_t len, void
     struct partition_producers *pp = data;
     (void)log;
     (void)len;
-    struct replay r = {pp->table, time_wall_ms(), 0};
+    if (pp->pending) {
+        struct kbatch_header h;
+        kbatch_parse_header(batch, &h);
+        if (tracked(&h))
+            (void)rebuild(pp); /* the snapshot; this batch after it */
+        if (pp->pending || pp->broken)
+            return; /* nothing to record yet (invariant 4), or nowhere to record it */
+    }
+    struct replay r = {pp->table, time_wall_ms(), 0, INT64_MAX};
     (void)replay_header(batch, 0, &r);
 }
 
 static void on_truncated(struct plog *log, int64_t leo, void *data)
 {
-    (void)rebuild(data);
+    struct partition_producers *pp = data;
+    pp->pending = false; /* the log changed below open_leo, maybe: all of it */
+    (void)rebuild(pp);
 }
 
 /* The log restarted empty (a Raft install): no snapshot describes it any more. */
@@ -386,6 +465,7 @@ static void on_reset(struct plog *log, int64_t offset, void *data)
         }
         dir_close(pp);
     }
+    pp->pending = false;
     (void)rebuild(pp);
 }
 
@@ -405,7 +485,7 @@ void partition_producers_open(struct broker *b, struct partition *p)
     pp->table = pstate_new(&lim);
     pp->dirfd = -1;
     p->producers = pp;
-    (void)rebuild(pp);
+    open_state(pp);
     plog_set_hooks(p->log, &(struct plog_hooks){.rolled = on_rolled,
                                                 .truncated = on_truncated,
                                                 .data = pp,
@@ -421,7 +501,9 @@ void partition_producers_close(struct partition *p, bool destroy, bool sync)
     plog_set_hooks(p->log, NULL);
     int64_t leo = plog_end_offset(p->log);
     bool current = pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] == leo;
-    if (!destroy && !pp->broken && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
+    /* a pending table writes nothing: its snapshot and the untracked batches after it are the
+     * state the next open finds (invariant 4), at most a segment of them (a roll loads) */
+    if (!destroy && !pp->broken && !pp->pending && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
         write_snapshot(pp, leo, sync);
         dir_close(pp);
     }
@@ -433,12 +515,19 @@ void partition_producers_close(struct partition *p, bool destroy, bool sync)
 
 struct pstate *partition_producers_table(struct partition *p)
 {
+    (void)load(p->producers);
     return p->producers->table;
+}
+
+bool partition_producers_pending(const struct partition *p)
+{
+    return p->producers->pending;
 }
 
 void partition_producers_stats(struct partition *p, struct producers_stats *out)
 {
-    const struct partition_producers *pp = p->producers;
+    struct partition_producers *pp = p->producers;
+    (void)load(pp);
     *out = pp->last;
     out->snapshots = (int)pp->n_snaps;
     out->broken = pp->broken;
@@ -455,7 +544,7 @@ int16_t producers_before_append(struct partition *p, const struct kbatch_header 
     if (h->producer_epoch < 0 || h->base_sequence < 0)
         return KERR_INVALID_RECORD; /* as Kafka's LogValidator: a producer id needs both */
     struct partition_producers *pp = p->producers;
-    if (pp->broken && rebuild(pp) != 0)
+    if ((pp->pending || pp->broken) && rebuild(pp) != 0)
         return KERR_KAFKA_STORAGE_ERROR;
     struct pstate_batch dup;
     int32_t last_seq = pstate_last_seq(h->base_sequence, h->last_offset_delta);

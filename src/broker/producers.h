@@ -3,7 +3,9 @@
  *
  * Partition state lifecycle (partition_producers_*):
  *   open: load the newest valid snapshot at or below LEO (snapshots above LEO are deleted:
- *     they describe batches that are gone), then replay the batch headers after it;
+ *     they describe batches that are gone), then replay the batch headers after it. At a
+ *     restart (the log's open listing at hand) the load waits for the state's first use: an
+ *     idempotent batch to judge or appended, a roll, a truncation, the accessors below;
  *   append: producers_before_append judges a client's batch; every batch the log takes (a
  *     client's, a Raft follower's copy, the broker's own) is recorded through the plog's
  *     appended hook, so every replica's table (and its snapshots) describe its whole log;
@@ -13,7 +15,8 @@
  *   reset (plog hook, a Raft install emptied the log): delete every snapshot, start empty;
  *   prefix truncation and retention: nothing (as in Kafka, a producer's state outlives its
  *     batches until it expires);
- *   close: a snapshot at LEO, so that a clean restart scans nothing.
+ *   close: a snapshot at LEO, so that a clean restart scans nothing (none for a state never
+ *     loaded: the one it would load from is still there, and no idempotent batch followed);
  * If a rebuild cannot read the log, idempotent appends are refused (KAFKA_STORAGE_ERROR,
  * retriable) until a rebuild succeeds (retried on the next idempotent append); other appends
  * go on.
@@ -60,10 +63,12 @@ void partition_producers_close(struct partition *p, bool destroy, bool sync);
 int16_t producers_before_append(struct partition *p, const struct kbatch_header *h, int64_t now_ms,
                                 struct produce_resp_partition *out, bool *duplicate);
 
-/* The partition's table (tests, metrics). */
+/* The partition's table (tests, metrics): loaded first if the restart left it for later. */
 struct pstate *partition_producers_table(struct partition *p);
+/* Whether the restart left the state for its first use (tests). */
+bool partition_producers_pending(const struct partition *p);
 
-/* What the last rebuild did, and the state now (tests, metrics). */
+/* What the last rebuild did, and the state now (tests, metrics); loads a pending state first. */
 struct producers_stats {
     int64_t snapshot_offset;  /* the snapshot the last rebuild loaded, -1 if none */
     int64_t scanned_from;     /* where its header scan began */

@@ -194,6 +194,7 @@ TEST(producers_recovery_uses_the_newest_snapshot_and_the_log_after_it)
     fx_crash(&f);
 
     fx_open(&f, false);
+    ASSERT(!partition_producers_pending(&f.p)); /* tracked batches follow the snapshot */
     struct producers_stats st;
     partition_producers_stats(&f.p, &st);
     ASSERT_EQ(st.snapshot_offset, offs[n - 1]);
@@ -461,5 +462,91 @@ TEST(producers_a_log_reset_drops_every_snapshot_and_the_state)
     fx_crash(&f);
     fx_open(&f, false);
     expect_saved(&f, &s);
+    fx_close(&f);
+}
+
+/* After a clean stop the open reads no snapshot: the first use does (here a file spoilt after
+ * the open is found spoilt then, and the log stands in for it). */
+TEST(producers_a_restart_reads_the_snapshot_at_the_first_use)
+{
+    struct fx f;
+    fx_init(&f, 1 << 20);
+    int32_t seq = fill(&f, 20, 0, 3);
+    struct saved before;
+    save(&f, &before);
+    int64_t leo = plog_end_offset(f.p.log);
+    fx_close(&f);
+    fx_open(&f, true);
+    ASSERT(partition_producers_pending(&f.p));
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%020lld.snapshot", f.dir, (long long)leo);
+    int fd = open(path, O_WRONLY);
+    ASSERT(fd >= 0);
+    ASSERT_EQ(ftruncate(fd, 30), 0);
+    close(fd);
+    /* a retry of a producer's last batch: judged on the state loaded now */
+    int64_t base;
+    bool dup;
+    ASSERT_EQ(produce(&f, pids[0], 3, seq - 2, 2, &base, &dup), KERR_NONE);
+    ASSERT(dup);
+    ASSERT_EQ(base, before.b[0][before.n[0] - 1].first_offset);
+    ASSERT(!partition_producers_pending(&f.p));
+    struct producers_stats st;
+    partition_producers_stats(&f.p, &st);
+    ASSERT_EQ(st.invalid_snapshots, 1);
+    ASSERT_EQ(st.snapshot_offset, -1);
+    expect_saved(&f, &before);
+    fx_close(&f);
+}
+
+/* Batches without a producer id leave the state pending; a roll loads it (its snapshot must
+ * hold the producers, not an empty table), and so does a tracked batch a follower copies. */
+TEST(producers_a_pending_state_is_loaded_by_a_roll_and_by_a_copied_batch)
+{
+    struct fx f;
+    fx_init(&f, 4096);
+    int32_t seq = fill(&f, 5, 0, 0);
+    struct saved before;
+    save(&f, &before);
+    fx_close(&f);
+    fx_open(&f, true);
+    ASSERT(partition_producers_pending(&f.p));
+    int segs = plog_segment_count(f.p.log);
+    int64_t roll_at = -1;
+    while (partition_producers_pending(&f.p)) {
+        ASSERT_CMP(plog_segment_count(f.p.log), ==, segs); /* pending until the roll */
+        roll_at = plog_end_offset(f.p.log);
+        int64_t base;
+        size_t len;
+        uint8_t *b = su_batch(2, 40, time_wall_ms(), 0, &len); /* no producer id */
+        ASSERT_EQ(plog_append(f.p.log, b, len, 0, time_wall_ms(), &base), 0);
+        mem_free(b);
+    }
+    ASSERT_CMP(plog_segment_count(f.p.log), >, segs);
+    int64_t offs[8];
+    int n = snapshot_files(f.dir, offs, 8);
+    ASSERT_CMP(n, >=, 1);
+    ASSERT_EQ(offs[n - 1], roll_at);
+    fx_crash(&f);
+    fx_open(&f, false); /* the roll's snapshot, and untracked batches after it */
+    ASSERT(partition_producers_pending(&f.p));
+    expect_saved(&f, &before);
+    fx_crash(&f);
+
+    fx_open(&f, false);
+    ASSERT(partition_producers_pending(&f.p));
+    size_t len;
+    uint8_t *b = pbatch(pids[1], 0, seq, 2, &len);
+    int64_t copied;
+    ASSERT_EQ(plog_append(f.p.log, b, len, 0, time_wall_ms(), &copied), 0); /* as Raft copies */
+    mem_free(b);
+    ASSERT(!partition_producers_pending(&f.p));
+    int64_t base;
+    bool dup;
+    ASSERT_EQ(produce(&f, pids[1], 0, seq, 2, &base, &dup), KERR_NONE);
+    ASSERT(dup);
+    ASSERT_EQ(base, copied);
+    ASSERT_EQ(produce(&f, pids[0], 0, seq - 2, 2, &base, &dup), KERR_NONE);
+    ASSERT(dup); /* the older producers came with it */
     fx_close(&f);
 }
