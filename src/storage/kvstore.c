@@ -151,6 +151,11 @@ static void mem_set_locked(struct kvstore *kv, const char *dir, size_t dlen, con
     const uint8_t *old;
     uint32_t old_len;
     int64_t off = item_find(d, name, nlen, &old, &old_len);
+    if (off >= 0 && old_len == vlen) { /* most puts replace a value of the same size */
+        if (vlen)
+            memcpy((uint8_t *)old, val, vlen);
+        return;
+    }
     if (off >= 0) {
         kv->live_bytes -= record_bytes(dlen, nlen, old_len);
         item_remove(d, (uint32_t)off);
@@ -551,26 +556,43 @@ void kv_get_stats(const struct kvstore *kv, struct kv_stats *out)
 
 /* ---- open and close ---- */
 
-/* Applies the records of a file's bytes; *valid is where the last good one ends. 0, or
- * -ERR_CORRUPT when the bytes do not start with a store's header. */
-static int replay_bytes(struct kvstore *kv, const uint8_t *data, size_t size, size_t *valid)
+static bool header_ok(const uint8_t *data, size_t size)
 {
-    if (size < KV_HEADER_BYTES || memcmp(data, KV_MAGIC, 4) != 0 ||
-        be_get32(data + 4) != KV_VERSION)
-        return -ERR_CORRUPT;
-    size_t pos = KV_HEADER_BYTES;
+    return size >= KV_HEADER_BYTES && memcmp(data, KV_MAGIC, 4) == 0 &&
+           be_get32(data + 4) == KV_VERSION;
+}
+
+/* Applies the whole records at the start of data: the bytes they take. */
+static size_t replay_records(struct kvstore *kv, const uint8_t *data, size_t size)
+{
+    size_t pos = 0;
     while (pos < size) {
         size_t n = replay_one(kv, data + pos, size - pos);
         if (n == 0)
             break;
         pos += n;
     }
-    *valid = pos;
+    return pos;
+}
+
+/* Applies the records of a file's bytes; *valid is where the last good one ends. 0, or
+ * -ERR_CORRUPT when the bytes do not start with a store's header. */
+static int replay_bytes(struct kvstore *kv, const uint8_t *data, size_t size, size_t *valid)
+{
+    if (!header_ok(data, size))
+        return -ERR_CORRUPT;
+    *valid = KV_HEADER_BYTES + replay_records(kv, data + KV_HEADER_BYTES, size - KV_HEADER_BYTES);
     return 0;
 }
 
-/* Reads the whole file and applies its records; *torn when something follows the last good
- * one. */
+/* replay's reads: more than the largest record, so that a record that does not check out in a
+ * full buffer is bad, not cut short; small enough to stay in the cache (a buffer for the whole
+ * file cost a restart a page fault for every 4 KiB of it). */
+#define KV_REPLAY_CHUNK (2u << 20)
+_Static_assert(KV_REPLAY_CHUNK > KV_REC_HEADER + KV_BODY_MAX, "a record fits a replay read");
+
+/* Reads the file a chunk at a time and applies its records; *torn when something follows the
+ * last good one. */
 static int replay(struct kvstore *kv, int fd, bool *torn)
 {
     struct stat st;
@@ -582,17 +604,43 @@ static int replay(struct kvstore *kv, int fd, bool *torn)
         return 0;
     }
     size_t size = (size_t)st.st_size;
-    uint8_t *data = mem_alloc(size);
-    ssize_t got = io_pread_full(fd, data, size, 0);
-    size_t pos = 0;
-    int rc = got < 0 ? (int)got : replay_bytes(kv, data, (size_t)got, &pos);
-    mem_free(data);
+    size_t cap = MIN(size, (size_t)KV_REPLAY_CHUNK);
+    uint8_t *buf = mem_alloc(cap);
+    size_t have = 0;      /* bytes in buf */
+    size_t buf_at = 0;    /* the file offset of buf[0] */
+    size_t valid = 0;     /* the file offset where the last good record ends */
+    int rc = 0;
+    for (bool eof = false; !eof;) {
+        ssize_t got = io_pread_full(fd, buf + have, cap - have, (off_t)(buf_at + have));
+        if (got < 0) {
+            rc = (int)got;
+            break;
+        }
+        eof = (size_t)got < cap - have || buf_at + have + (size_t)got >= size;
+        have += (size_t)got;
+        size_t pos = 0;
+        if (buf_at == 0) {
+            if (!header_ok(buf, have)) {
+                rc = -ERR_CORRUPT;
+                break;
+            }
+            pos = KV_HEADER_BYTES;
+        }
+        pos += replay_records(kv, buf + pos, have - pos);
+        valid = buf_at + pos;
+        if (pos < have && have - pos >= KV_REC_HEADER + KV_BODY_MAX)
+            break; /* a whole record's room, and it does not check out */
+        memmove(buf, buf + pos, have - pos);
+        buf_at += pos;
+        have -= pos;
+    }
+    mem_free(buf);
     if (rc != 0)
         return rc;
-    *torn = pos < size;
-    kv->file_end = (int64_t)pos;
+    *torn = valid < size;
+    kv->file_end = (int64_t)valid;
     if (*torn)
-        log_warn("kvstore_tail_dropped", "path=%s valid_bytes=%zu file_bytes=%zu", kv->path, pos,
+        log_warn("kvstore_tail_dropped", "path=%s valid_bytes=%zu file_bytes=%zu", kv->path, valid,
                  size);
     return 0;
 }

@@ -184,6 +184,70 @@ TEST(storage_kvstore_a_torn_tail_keeps_the_prefix)
     }
 }
 
+#define BIG_N 40
+#define BIG_VALUE_MAX 300000
+
+static size_t big_len(int i)
+{
+    return 1000 + (size_t)(i * 7919) % (BIG_VALUE_MAX - 1000);
+}
+
+/* Opens the big store and checks that exactly values 0..kept-1 are there, whole. */
+static void big_expect(const char *path, int kept)
+{
+    static uint8_t got[BIG_VALUE_MAX];
+    struct kvstore *kv = kv_must_open(path);
+    for (int i = 0; i < BIG_N; i++) {
+        char dir[16];
+        snprintf(dir, sizeof(dir), "d-%d", i);
+        ssize_t n = kv_get(kv, dir, "v", got, sizeof(got));
+        if (i >= kept) {
+            ASSERT_EQ(n, -ENOENT);
+            continue;
+        }
+        ASSERT_EQ(n, (ssize_t)big_len(i));
+        for (size_t k = 0; k < (size_t)n; k++)
+            ASSERT_EQ(got[k], (uint8_t)(i + 1));
+    }
+    ASSERT_EQ(kv_close(kv), 0);
+}
+
+/* A store several times bigger than replay's reads (2 MiB), records of many sizes across their
+ * edges: every value comes back; a bad byte in a record past the first read keeps exactly the
+ * records before it. */
+TEST(storage_kvstore_a_big_file_replays_across_its_reads)
+{
+    const char *path = kv_path("kv-big");
+    struct kvstore *kv = kv_must_open(path);
+    static uint8_t val[BIG_VALUE_MAX];
+    int64_t ends[BIG_N + 1];
+    ends[0] = file_size(path);
+    for (int i = 0; i < BIG_N; i++) {
+        memset(val, i + 1, big_len(i));
+        char dir[16];
+        snprintf(dir, sizeof(dir), "d-%d", i);
+        ASSERT_EQ(kv_put(kv, dir, "v", val, big_len(i)), 0);
+        ASSERT_EQ(kv_flush(kv), 0);
+        ends[i + 1] = file_size(path);
+    }
+    ASSERT_EQ(kv_close(kv), 0);
+    ASSERT_CMP(ends[BIG_N], >, 4 << 20);
+    big_expect(path, BIG_N);
+
+    int bad = 0; /* the record holding the file's byte at 3 MiB: inside the second read */
+    while (ends[bad + 1] <= 3 << 20)
+        bad++;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    ASSERT(fd >= 0);
+    uint8_t byte;
+    ASSERT_EQ(pread(fd, &byte, 1, ends[bad] + 20), 1);
+    byte ^= 0x01;
+    ASSERT_EQ(pwrite(fd, &byte, 1, ends[bad] + 20), 1);
+    close(fd);
+    big_expect(path, bad);
+    ASSERT_EQ(file_size(path), ends[bad]); /* the rest was dropped at the first open */
+}
+
 TEST(storage_kvstore_refuses_a_file_that_is_not_a_store)
 {
     const char *path = kv_path("kv5");
