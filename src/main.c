@@ -4,6 +4,7 @@
 
 #include "cli/cli.h"
 #include "server/crash.h"
+#include "server/huge_pages.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -26,6 +27,8 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "serve"))
+        huge_pages_exec(argv);
     crash_handler_install();
     if (argc < 2) {
         usage(stderr);
