@@ -503,7 +503,8 @@ void partition_producers_close(struct partition *p, bool destroy, bool sync)
     bool current = pp->n_snaps > 0 && pp->snaps[pp->n_snaps - 1] == leo;
     /* a pending table writes nothing: its snapshot and the untracked batches after it are the
      * state the next open finds (invariant 4), at most a segment of them (a roll loads) */
-    if (!destroy && !pp->broken && !pp->pending && !current && !plog_fenced(p->log) && dir_open(pp) == 0) {
+    if (!destroy && !pp->broken && !pp->pending && !current && !plog_fenced(p->log) &&
+        dir_open(pp) == 0) {
         write_snapshot(pp, leo, sync);
         dir_close(pp);
     }

@@ -606,9 +606,9 @@ static int replay(struct kvstore *kv, int fd, bool *torn)
     size_t size = (size_t)st.st_size;
     size_t cap = MIN(size, (size_t)KV_REPLAY_CHUNK);
     uint8_t *buf = mem_alloc(cap);
-    size_t have = 0;      /* bytes in buf */
-    size_t buf_at = 0;    /* the file offset of buf[0] */
-    size_t valid = 0;     /* the file offset where the last good record ends */
+    size_t have = 0;   /* bytes in buf */
+    size_t buf_at = 0; /* the file offset of buf[0] */
+    size_t valid = 0;  /* the file offset where the last good record ends */
     int rc = 0;
     for (bool eof = false; !eof;) {
         ssize_t got = io_pread_full(fd, buf + have, cap - have, (off_t)(buf_at + have));
