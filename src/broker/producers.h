@@ -37,8 +37,8 @@ struct pstate;
 #define SNAPSHOTS_KEPT 2
 
 /* Broker level: the producer-id allocator (local block source in log.dirs, with a floor one
- * past the highest producer id found in the partitions' state: call after the topics are
- * loaded) and the periodic expiry sweep. Returns 0 or a negative code with err set. */
+ * past the highest producer id found in the partitions' loaded state, a restart's pending ones
+ * not read for it: call after the topics are loaded) and the periodic expiry sweep. Returns 0 or a negative code with err set. */
 int broker_producers_start(struct broker *b, char *err, size_t errcap);
 /* Asks for a producer-id block now if none is at hand (pid_allocator_prefetch): called once the
  * broker is registered with the controller. */
