@@ -296,7 +296,8 @@ static int replay_header(const uint8_t *hdr, int64_t size, void *data)
 }
 
 /* Invariant 1, from scratch: newest valid snapshot at or below LEO, then the log after it (up
- * to open_leo while pending: invariant 4 says nothing at or above it is tracked). */
+ * to open_leo while pending: invariant 4 says nothing at or above it is tracked, and a
+ * truncation since, which rebuilds at once, leaves that so). */
 static int rebuild(struct partition_producers *pp)
 {
     struct plog *log = pp->p->log;
@@ -446,9 +447,7 @@ static void on_appended(struct plog *log, const uint8_t *batch, size_t len, void
 
 static void on_truncated(struct plog *log, int64_t leo, void *data)
 {
-    struct partition_producers *pp = data;
-    pp->pending = false; /* the log changed below open_leo, maybe: all of it */
-    (void)rebuild(pp);
+    (void)rebuild(data);
 }
 
 /* The log restarted empty (a Raft install): no snapshot describes it any more. */
@@ -465,7 +464,6 @@ static void on_reset(struct plog *log, int64_t offset, void *data)
         }
         dir_close(pp);
     }
-    pp->pending = false;
     (void)rebuild(pp);
 }
 

@@ -168,6 +168,17 @@ static int snapshot_files(const char *dir, int64_t *offs, int cap)
     return n;
 }
 
+/* Cuts the snapshot at offset to 30 bytes: a torn file its CRC rejects. */
+static void tear_snapshot(const char *dir, int64_t offset)
+{
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%020lld.snapshot", dir, (long long)offset);
+    int fd = open(path, O_WRONLY);
+    ASSERT(fd >= 0);
+    ASSERT_EQ(ftruncate(fd, 30), 0);
+    close(fd);
+}
+
 /* Three producers, rounds batches each, interleaved; returns the next sequence (all equal). */
 static int32_t fill(struct fx *f, int rounds, int32_t seq, int16_t epoch)
 {
@@ -230,13 +241,7 @@ TEST(producers_a_corrupt_snapshot_falls_back_to_an_older_one_or_the_log)
     int64_t offs[8];
     int n = snapshot_files(f.dir, offs, 8);
     ASSERT_EQ(n, 2);
-    /* tear the newest one */
-    char path[600];
-    snprintf(path, sizeof(path), "%s/%020lld.snapshot", f.dir, (long long)offs[1]);
-    int fd = open(path, O_WRONLY);
-    ASSERT(fd >= 0);
-    ASSERT_EQ(ftruncate(fd, 30), 0);
-    close(fd);
+    tear_snapshot(f.dir, offs[1]); /* the newest one */
     fx_open(&f, false);
     struct producers_stats st;
     partition_producers_stats(&f.p, &st);
@@ -248,8 +253,9 @@ TEST(producers_a_corrupt_snapshot_falls_back_to_an_older_one_or_the_log)
     fx_crash(&f);
 
     /* flip a byte of the remaining one: no snapshot left, the whole log is scanned */
+    char path[600];
     snprintf(path, sizeof(path), "%s/%020lld.snapshot", f.dir, (long long)offs[0]);
-    fd = open(path, O_RDWR);
+    int fd = open(path, O_RDWR);
     ASSERT(fd >= 0);
     uint8_t byte;
     ASSERT_EQ(pread(fd, &byte, 1, 40), 1);
@@ -478,12 +484,7 @@ TEST(producers_a_restart_reads_the_snapshot_at_the_first_use)
     fx_close(&f);
     fx_open(&f, true);
     ASSERT(partition_producers_pending(&f.p));
-    char path[600];
-    snprintf(path, sizeof(path), "%s/%020lld.snapshot", f.dir, (long long)leo);
-    int fd = open(path, O_WRONLY);
-    ASSERT(fd >= 0);
-    ASSERT_EQ(ftruncate(fd, 30), 0);
-    close(fd);
+    tear_snapshot(f.dir, leo);
     /* a retry of a producer's last batch: judged on the state loaded now */
     int64_t base;
     bool dup;
@@ -548,5 +549,39 @@ TEST(producers_a_pending_state_is_loaded_by_a_roll_and_by_a_copied_batch)
     ASSERT_EQ(base, copied);
     ASSERT_EQ(produce(&f, pids[0], 0, seq - 2, 2, &base, &dup), KERR_NONE);
     ASSERT(dup); /* the older producers came with it */
+    fx_close(&f);
+}
+
+/* A suffix truncation of a pending state's log (a follower's, after a leader change) cuts only
+ * batches without a producer id: the state it loads is the snapshot's, whole. */
+TEST(producers_a_pending_state_survives_a_truncation_of_untracked_batches)
+{
+    struct fx f;
+    fx_init(&f, 1 << 20);
+    int32_t seq = fill(&f, 5, 0, 0);
+    struct saved before;
+    save(&f, &before);
+    fx_close(&f);
+    fx_open(&f, true);
+    ASSERT(partition_producers_pending(&f.p));
+    int64_t cut = -1;
+    for (int i = 0; i < 4; i++) {
+        size_t len;
+        uint8_t *b = su_batch(2, 40, time_wall_ms(), 0, &len); /* no producer id */
+        int64_t base;
+        ASSERT_EQ(plog_append(f.p.log, b, len, 0, time_wall_ms(), &base), 0);
+        mem_free(b);
+        if (i == 1)
+            cut = base;
+    }
+    ASSERT(partition_producers_pending(&f.p));
+    ASSERT_EQ(plog_truncate_suffix(f.p.log, cut), 0);
+    ASSERT(!partition_producers_pending(&f.p));
+    expect_saved(&f, &before);
+    int64_t base;
+    bool dup;
+    ASSERT_EQ(produce(&f, pids[2], 0, seq - 2, 2, &base, &dup), KERR_NONE);
+    ASSERT(dup);
+    ASSERT_EQ(plog_end_offset(f.p.log), cut);
     fx_close(&f);
 }
