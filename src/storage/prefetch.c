@@ -53,7 +53,10 @@ struct prefetch {
     int n_threads;
 };
 
-/* Whether the byte at off of fd is in the page cache already (a read that would not wait). */
+/* Whether the byte at off of fd is in the page cache already (a read that would not wait).
+ * Not a pure question: on a miss the kernel starts reading that byte's page before it answers
+ * EAGAIN, and if the thread was preempted meanwhile (a busy machine) the read has finished and
+ * the probe answers yes. So a yes vouches for that one page only. */
 static bool cached(int fd, off_t off)
 {
     char b;
@@ -73,9 +76,13 @@ static bool read_file_ahead(int dfd, const char *name, struct prefetch_stats *st
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
         off_t off = sb.st_size > PREFETCH_FILE_MAX ? sb.st_size - PREFETCH_FILE_MAX : 0;
         size_t len = (size_t)(sb.st_size - off);
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
         warm = cached(fd, off);
         st->cached += warm;
-        if (!warm && readahead(fd, off, len) == 0) {
+        /* the probe vouches for its own page only: a window past it is read ahead regardless
+         * (on pages cached already readahead(2) only looks them up) */
+        bool past_probe = (size_t)off % page + len > page;
+        if ((!warm || past_probe) && readahead(fd, off, len) == 0 && !warm) {
             st->files++;
             st->bytes += len;
         }

@@ -13,8 +13,9 @@
  * wrong. It stays at most `window` directories ahead of the position the caller last reported
  * (prefetch_reached), so a cache it warms is used before memory pressure could take it back.
  * Each file is read whole up to PREFETCH_FILE_MAX bytes; of a bigger one (a segment), its last
- * PREFETCH_FILE_MAX bytes, where recovery's tail check reads; a file whose first such byte is
- * cached already is left alone, and once directory after directory is found cached (a restart
+ * PREFETCH_FILE_MAX bytes, where recovery's tail check reads; a file of one page whose page is
+ * cached already is left alone (a bigger one is read ahead regardless: readahead(2) passes over
+ * what is cached), and once directory after directory is found cached (a restart
  * soon after a stop) only a sample of the rest is looked at. Its threads hold at most two
  * descriptors each at any time.
  *

@@ -170,6 +170,38 @@ TEST(storage_prefetch_nothing_to_do_and_a_stop_midway)
     ASSERT_EQ(resident_pages(dirs[5], "raft-hard-state", 0, 64), 0);
 }
 
+TEST(storage_prefetch_reads_a_big_tail_whose_first_page_alone_is_cached)
+{
+    /* the state the prefetcher's one-byte probe leaves on a busy machine when it reads its own
+     * page (prefetch.c, cached()): that page cached, the rest of the tail not; the tail must
+     * still be read ahead */
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/probe", test_tmpdir());
+    ASSERT_EQ(mkdir(dir, 0755), 0);
+    const char *name = "00000000000000000000.log";
+    write_file(dir, name, BIG_BYTES);
+    evict_file(dir, name, BIG_BYTES);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY);
+    ASSERT_CMP(fd, >=, 0);
+    ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0); /* this read: its page only */
+    char b;
+    ASSERT_EQ(pread(fd, &b, 1, BIG_BYTES - PREFETCH_FILE_MAX), 1);
+    close(fd);
+    ASSERT_EQ(resident_pages(dir, name, BIG_BYTES - PREFETCH_FILE_MAX, PREFETCH_FILE_MAX), 1);
+
+    const char *ptrs[1] = {dir};
+    struct prefetch *pf = prefetch_start(ptrs, 1, 1, 1);
+    ASSERT(pf != NULL);
+    prefetch_wait_idle(pf);
+    struct prefetch_stats st;
+    prefetch_stop(pf, &st);
+    ASSERT_EQ(st.cached, 1); /* the probe found its page */
+    wait_resident(dir, name, BIG_BYTES - PREFETCH_FILE_MAX, PREFETCH_FILE_MAX);
+    ASSERT_EQ(resident_pages(dir, name, 0, PREFETCH_FILE_MAX), 0);
+}
+
 TEST(storage_prefetch_only_samples_a_warm_cache)
 {
     /* 300 directories whose files were just written (cached): after a streak of them found
