@@ -57,8 +57,9 @@
  * raises the recovery point (invariant 7).
  *
  * Read hints: reads by sequential consumers start where the previous read ended; the end of
- * each read (offset -> position) is remembered in a few slots, plus the start of the last
- * append, so a sequential read starts with no search and, when it takes the rest of the
+ * each read (offset -> position) is remembered in a few slots (allocated at the first read: a
+ * log nobody reads, as most are for a while after a restart, carries none), plus the start of
+ * the last append, so a sequential read starts with no search and, when it takes the rest of the
  * segment, without reading a single header. Otherwise the sparse index narrows the search
  * to about one index interval, read with one pread. A hint says "the first batch at or after
  * this offset starts here": below clean_gaps_below the batch may start later (a compaction
@@ -149,7 +150,8 @@ struct plog {
     size_t n_extra;
     size_t cap_extra;
     uint64_t gen; /* bumped by suffix truncation: older sync targets are stale */
-    struct read_hint hints[PLOG_READ_HINTS];
+    struct read_hint *hints;      /* PLOG_READ_HINTS of them, or NULL until the first read
+                                     remembered (most of a restart's logs are not read soon) */
     unsigned hint_next;           /* round-robin victim */
     struct read_hint append_hint; /* start of the last appended batch */
     uint64_t tick;                /* LRU clock for loaded sealed indexes */
@@ -281,7 +283,7 @@ static void fence(struct plog *log, const char *op, int rc)
 
 static void hints_clear(struct plog *log)
 {
-    for (size_t i = 0; i < PLOG_READ_HINTS; i++)
+    for (size_t i = 0; log->hints && i < PLOG_READ_HINTS; i++)
         log->hints[i].offset = -1;
     log->append_hint.offset = -1;
 }
@@ -1587,6 +1589,7 @@ static void free_log(struct plog *log)
     fdcache_forget(&log->dir_fe);
     io_dir_list_free(&log->names);
     mem_free(log->heads);
+    mem_free(log->hints);
     mem_free(log->dir);
     mem_free(log);
 }
@@ -2021,7 +2024,7 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
     bool exact = true;
     const struct read_hint *best = NULL;
     *hint_slot = -1;
-    for (int i = 0; i < PLOG_READ_HINTS; i++) {
+    for (int i = 0; log->hints && i < PLOG_READ_HINTS; i++) {
         const struct read_hint *h = &log->hints[i];
         if (h->offset >= 0 && h->seg_base == seg->base && h->offset <= offset &&
             h->offset > from_off) {
@@ -2072,6 +2075,11 @@ static int locate(struct plog *log, struct segment *seg, int64_t offset, struct 
 static void remember_read(struct plog *log, int slot, int64_t offset, int64_t pos, int64_t seg_base,
                           const struct batch_info *b)
 {
+    if (!log->hints) {
+        log->hints = mem_alloc(PLOG_READ_HINTS * sizeof(*log->hints));
+        for (size_t i = 0; i < PLOG_READ_HINTS; i++)
+            log->hints[i].offset = -1;
+    }
     if (slot < 0)
         slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
     struct read_hint *h = &log->hints[slot];

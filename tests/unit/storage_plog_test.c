@@ -365,6 +365,42 @@ TEST(storage_plog_truncate_suffix_across_segments_then_append)
     plog_close(log);
 }
 
+TEST(storage_plog_reads_after_a_truncation_follow_the_new_batches)
+{
+    /* reads remember where they ended (read hints, allocated at the first read); a truncation
+     * must forget them: the batches written after it lie elsewhere in the file */
+    struct plog_config cfg = su_config();
+    const char *dir = su_dir("h");
+    struct plog *log = su_open(dir, &cfg, false, NULL);
+    struct plog_read_result r;
+    ASSERT_EQ(plog_read(log, 0, 0, 1000, &r), 0); /* nothing yet: no hint either */
+    ASSERT_EQ(r.len, 0);
+    for (int i = 0; i < 30; i++)
+        su_append(log, 10, 100, 1000 + i, 1);
+    plog_set_high_watermark(log, 100); /* a truncation stays above it */
+    size_t len;
+    int calls;
+    uint8_t *all = read_range(log, 0, 300, 1500, &len, &calls); /* a hint at each call's end */
+    ASSERT_CMP(calls, >, 8);
+    mem_free(all);
+    ASSERT_EQ(plog_truncate_suffix(log, 100), 0);
+    for (int i = 0; i < 40; i++)
+        su_append(log, 5, 300, 5000 + i, 2); /* other sizes: other positions */
+    plog_set_high_watermark(log, plog_end_offset(log));
+    ASSERT_EQ(plog_end_offset(log), 300);
+    for (int64_t off = 100; off < 300; off += 35) {
+        ASSERT_EQ(plog_read(log, off, 300, 1, &r), 0);
+        uint8_t *b = su_read_bytes(&r);
+        int64_t first = -1, next = -1;
+        ASSERT_EQ(su_count_batches(b, r.len, &first, &next), 1);
+        ASSERT_EQ(first, off - (off - 100) % 5); /* the new batch of 5 holding off */
+        ASSERT_EQ(next, first + 5);
+        mem_free(b);
+        fileref_put(r.file);
+    }
+    plog_close(log);
+}
+
 TEST(storage_plog_truncate_suffix_on_segment_boundary_reactivates_previous)
 {
     struct plog_config cfg = su_config();
