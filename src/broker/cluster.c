@@ -318,9 +318,8 @@ int16_t partition_read_check(struct broker *b, struct partition *p)
     return partition_leader_check(b, p);
 }
 
-bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition)
+bool group_serves_failed(struct broker *b, const struct host_group *g)
 {
-    struct host_group *g = cluster_group(b->cluster, topic, partition);
     return g && failed_sole_replica(g, b->cfg->node_id);
 }
 

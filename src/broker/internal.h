@@ -370,9 +370,9 @@ int16_t partition_leader_check(struct broker *b, struct partition *p);
  * failed on a disk error and is its group's only voter still serves what it committed
  * (KERR_NONE): nobody else holds that data (as a single node always did). */
 int16_t partition_read_check(struct broker *b, struct partition *p);
-/* Whether this broker's replica of topic-partition is such a failed sole replica (Metadata then
- * names this broker leader, with KAFKA_STORAGE_ERROR). */
-bool partition_serves_failed(struct broker *b, const char *topic, int32_t partition);
+/* Whether g, this broker's replica of a partition (cluster_group; NULL: none here), is such a
+ * failed sole replica (Metadata then names this broker leader, with KAFKA_STORAGE_ERROR). */
+bool group_serves_failed(struct broker *b, const struct host_group *g);
 /* Moves p's log start up to new_start (DeleteRecords; new_start <= HW), through p's Raft replica
  * (replica_compact: clamped to what Raft allows, rounded down to a batch start), so the Raft log
  * start moves with the plog's; -ERR_NOT_LEADER without a local Raft group. Returns 0 (read

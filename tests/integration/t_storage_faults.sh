@@ -29,6 +29,11 @@ grep -q '^ok' "$TMP/after.txt" && fail "a fenced partition accepted a write: $(c
 kcat -C -b "$BROKER" -t fsync-eio -e -q >"$TMP/fenced-read.txt"
 grep -q '^before-19|' "$TMP/fenced-read.txt" || fail "fetch from the fenced partition"
 grep -q '^during-\|^after-' "$TMP/fenced-read.txt" && fail "a consumer saw a write whose fsync failed"
+# Metadata names this broker the fenced partition's leader (its only replica still serves what
+# it committed), with KAFKA_STORAGE_ERROR
+kcat -L -b "$BROKER" -t fsync-eio >"$TMP/fenced-md.txt"
+grep -q 'partition 0, leader 1, .*Disk error' "$TMP/fenced-md.txt" ||
+    fail "Metadata of the fenced partition: $(cat "$TMP/fenced-md.txt")"
 # other partitions are not affected
 echo other | kcat -P -b "$BROKER" -t unaffected -X acks=all
 [ "$(kcat -C -b "$BROKER" -t unaffected -e -q)" = other ] || fail "another topic was affected"
