@@ -65,9 +65,14 @@ void *mem_dup(const void *p, size_t n)
 
 void mem_grow(void **arr, size_t *cap, size_t need, size_t elem_size)
 {
+    mem_grow_from(arr, cap, need, elem_size, 8);
+}
+
+void mem_grow_from(void **arr, size_t *cap, size_t need, size_t elem_size, size_t first)
+{
     if (need <= *cap)
         return;
-    size_t ncap = *cap ? *cap : 8;
+    size_t ncap = *cap ? *cap : first ? first : 1;
     while (ncap < need)
         ncap *= 2;
     if (elem_size && ncap > SIZE_MAX / elem_size)

@@ -89,7 +89,7 @@ void termlog_append(struct termlog *t, int64_t first, int64_t last, int64_t term
     CHECK(first == t->last + 1 && last >= first && last <= TERMLOG_INDEX_MAX);
     CHECK(term >= 1 && term >= termlog_last_term(t));
     if (t->n == 0 || t->ranges[t->n - 1].term != term) {
-        MEM_GROW(t->ranges, t->cap, t->n + 1);
+        MEM_GROW_FROM(t->ranges, t->cap, t->n + 1, 2); /* most logs span a few terms */
         t->ranges[t->n++] = (struct termlog_range){.term = term, .first = first};
     }
     t->last = last;

@@ -101,7 +101,8 @@ struct replica {
     struct replica *hs_wait_next;
     struct list_node hs_batch;      /* hs_syncing without a slot: on a barrier batch (inv. 6) */
     struct raft_hard_state hs_next; /* term and vote of the newest ready, commit its commit */
-    struct raft_log_start ls;       /* `raft-log-start` as last written (or loaded) */
+    struct raft_log_start *ls;      /* `raft-log-start` as last written (or loaded), or NULL
+                                     * while there is no such file (most logs: 232 bytes each) */
     int failed;                     /* 0, or the error that failed the replica */
     bool busy;                      /* inside process() */
     bool ready_taken;               /* between raft_ready and raft_advance */
@@ -142,6 +143,12 @@ void replica_options_default(struct replica_options *o, int32_t id, uint64_t see
 
 /* ---- the log's terms ---- */
 
+/* The point of `raft-log-start` at index, or NULL. */
+static const struct raft_log_point *log_start_point(const struct replica *rp, int64_t index)
+{
+    return rp->ls ? raft_log_start_find(rp->ls, index) : NULL;
+}
+
 /* Term of the entry before the log start: recorded in `raft-log-start` when this replica moved
  * the log start; for a log start moved otherwise (an older version's retention), taken from the
  * first term range (exact unless that range began exactly at the log start). */
@@ -151,7 +158,7 @@ static int64_t prev_term_of(const struct replica *rp)
     int64_t start = plog_start_offset(log);
     if (start == 0)
         return 0;
-    const struct raft_log_point *pt = raft_log_start_find(&rp->ls, start - 1);
+    const struct raft_log_point *pt = log_start_point(rp, start - 1);
     if (pt)
         return pt->term;
     if (plog_epoch_count(log) == 0)
@@ -733,7 +740,7 @@ static int record_log_start(struct replica *rp, int64_t index, int64_t term,
     struct raft_log_start ls = {0};
     int64_t start = plog_start_offset(rp->log);
     if (start > 0 && start - 1 != index) {
-        const struct raft_log_point *cur = raft_log_start_find(&rp->ls, start - 1);
+        const struct raft_log_point *cur = log_start_point(rp, start - 1);
         ls.p[ls.n++] =
             cur ? *cur : (struct raft_log_point){.index = start - 1, .term = prev_term_of(rp)};
         if (ls.p[0].term < 1)
@@ -743,8 +750,11 @@ static int record_log_start(struct replica *rp, int64_t index, int64_t term,
     if (conf)
         ls.p[ls.n - 1].conf = *conf;
     int rc = raft_log_start_store(plog_dirfd(rp->log), &ls);
-    if (rc == 0)
-        rp->ls = ls;
+    if (rc == 0) {
+        if (!rp->ls)
+            rp->ls = mem_alloc(sizeof(*rp->ls));
+        *rp->ls = ls;
+    }
     return rc;
 }
 
@@ -1142,7 +1152,7 @@ static int restore(struct replica *rp, int64_t now_ms)
     }
     /* an install records the configuration at its point; the side file has it too, unless a
      * crash came between the two */
-    const struct raft_log_point *pt = start > 0 ? raft_log_start_find(&rp->ls, start - 1) : NULL;
+    const struct raft_log_point *pt = start > 0 ? log_start_point(rp, start - 1) : NULL;
     if (pt && pt->has_conf && pt->index >= confs[0].index)
         confs[0] = (struct raft_conf_at){.index = pt->index, .conf = pt->conf};
     int64_t commit = MAX(MIN(rp->hs.commit, last), start - 1);
@@ -1230,7 +1240,14 @@ int replica_open(struct plog *log, const struct replica_options *opt, int64_t no
         log_error("raft_hard_state_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
     }
-    rc = has_ls == 0 ? (memset(&rp->ls, 0, sizeof(rp->ls)), 0) : raft_log_start_load(dfd, &rp->ls);
+    if (has_ls != 0) {
+        rp->ls = mem_alloc(sizeof(*rp->ls));
+        rc = raft_log_start_load(dfd, rp->ls);
+        if (rc == 0 && rp->ls->n == 0) { /* no file after all */
+            mem_free(rp->ls);
+            rp->ls = NULL;
+        }
+    }
     if (rc != 0) {
         log_error("raft_log_start_unreadable", "dir=%s error=\"%s\"", plog_dir(log), err_str(rc));
         goto out_free;
@@ -1252,6 +1269,7 @@ out_free_conflog:
     conflog_free(&rp->cl);
 out_free:
     plog_forget_open_listing(log);
+    mem_free(rp->ls);
     mem_free(rp);
     return rc;
 }
@@ -1289,6 +1307,7 @@ void replica_close(struct replica *rp)
     mem_free(rp->msgbuf);
     mem_free(rp->confbuf);
     mem_free(rp->ents);
+    mem_free(rp->ls);
     mem_free(rp);
     if (freed)
         wake_waiters();

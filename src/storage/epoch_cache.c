@@ -36,7 +36,7 @@ bool epoch_cache_assign(struct epoch_cache *c, int32_t epoch, int64_t start)
         return false;
     if (c->n && start < c->e[c->n - 1].start)
         start = c->e[c->n - 1].start;
-    MEM_GROW(c->e, c->cap, c->n + 1);
+    MEM_GROW_FROM(c->e, c->cap, c->n + 1, 2); /* most logs have seen a few epochs */
     c->e[c->n++] = (struct epoch_entry){epoch, start};
     return true;
 }

@@ -199,3 +199,28 @@ TEST(errors_have_text)
     char buf[32];
     ASSERT_STREQ(log_quote(buf, sizeof(buf), "a \"b\"\n", 6), "\"a \\\"b\\\"\\x0a\"");
 }
+
+TEST(mem_grow_starts_where_asked_then_doubles)
+{
+    int64_t *a = NULL;
+    size_t cap = 0;
+    MEM_GROW_FROM(a, cap, 1, 2);
+    ASSERT_EQ(cap, 2);
+    a[0] = 7;
+    a[1] = 8;
+    MEM_GROW_FROM(a, cap, 2, 2); /* room already: unchanged */
+    ASSERT_EQ(cap, 2);
+    MEM_GROW_FROM(a, cap, 3, 2);
+    ASSERT_EQ(cap, 4);
+    ASSERT_EQ(a[0] + a[1], 15); /* kept across the growth */
+    MEM_GROW_FROM(a, cap, 9, 2);
+    ASSERT_EQ(cap, 16);
+    mem_free(a);
+    a = NULL;
+    cap = 0;
+    MEM_GROW(a, cap, 1); /* the default start */
+    ASSERT_EQ(cap, 8);
+    MEM_GROW(a, cap, 20);
+    ASSERT_EQ(cap, 32);
+    mem_free(a);
+}
