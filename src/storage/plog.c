@@ -281,10 +281,15 @@ static void fence(struct plog *log, const char *op, int rc)
     log_error("partition_fenced", "dir=%s op=%s error=\"%s\"", log->dir, op, err_str(rc));
 }
 
-static void hints_clear(struct plog *log)
+static void read_hints_clear(struct plog *log)
 {
     for (size_t i = 0; log->hints && i < PLOG_READ_HINTS; i++)
         log->hints[i].offset = -1;
+}
+
+static void hints_clear(struct plog *log)
+{
+    read_hints_clear(log);
     log->append_hint.offset = -1;
 }
 
@@ -2077,8 +2082,7 @@ static void remember_read(struct plog *log, int slot, int64_t offset, int64_t po
 {
     if (!log->hints) {
         log->hints = mem_alloc(PLOG_READ_HINTS * sizeof(*log->hints));
-        for (size_t i = 0; i < PLOG_READ_HINTS; i++)
-            log->hints[i].offset = -1;
+        read_hints_clear(log); /* not the append hint */
     }
     if (slot < 0)
         slot = (int)(log->hint_next++ % PLOG_READ_HINTS);
