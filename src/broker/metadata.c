@@ -332,6 +332,21 @@ static int32_t listed_brokers(const struct broker *b, struct arena *a, const cha
     return n;
 }
 
+/* The controller id Metadata and DescribeCluster report. Clients send their controller
+ * requests (CreateTopics, AlterConfigs...) there, and every broker forwards those to the
+ * metadata quorum's leader, waiting out a change of leader (controller/runtime.h), so, as
+ * Kafka's KRaft brokers report a live broker rather than the quorum leader (KIP-590), this
+ * names the broker answering while it is live: one the client reaches, not a leader that may
+ * have died since (librdkafka waits for "its" controller until its request times out). A
+ * broker that is not live names the leader it knows (-1: none). */
+static int32_t advertised_controller(const struct broker *b)
+{
+    if (cluster_live(b->cluster))
+        return b->cfg->node_id;
+    int32_t ctl = cluster_controller_leader(b->cluster);
+    return ctl == RAFT_NONE ? -1 : ctl;
+}
+
 /* Builds the Metadata answer for mr from the image now (strings in a) and sends it to slot.
  * may_create: a name the image lacks is being created (LEADER_NOT_AVAILABLE, retriable), not
  * unknown. denied (NULL: nothing is) says what the principal may not see: for a request of
@@ -349,8 +364,7 @@ static void metadata_answer(struct broker *b, const struct kreq_header *hdr,
 
     resp.n_brokers = listed_brokers(b, a, listener, self_host, self_port, &resp.brokers);
     resp.cluster_id = kstr_c(cluster_id(c));
-    int32_t ctl = cluster_controller_leader(c);
-    resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
+    resp.controller_id = advertised_controller(b);
     resp.cluster_authorized_operations = AUTHORIZED_OPERATIONS_UNKNOWN;
 
     bool all = mr->n_topics < 0 || (v == 0 && mr->n_topics == 0);
@@ -584,8 +598,7 @@ int handle_describe_cluster(struct request *req)
                                                                list[i].port, list[i].rack};
         resp.n_brokers = n;
         resp.cluster_id = kstr_c(cluster_id(b->cluster));
-        int32_t ctl = cluster_controller_leader(b->cluster);
-        resp.controller_id = ctl == RAFT_NONE ? -1 : ctl;
+        resp.controller_id = advertised_controller(b);
     }
     struct response r;
     response_begin(&r, &req->hdr);

@@ -2,7 +2,8 @@
  *
  * Owns: the metadata plog and the replica bound to it, the committed image, the leader's
  * working image and broker sessions, and the pending commands (struct pending: a local
- * proposal waiting for its fate, or a request forwarded to the leader waiting for its answer).
+ * proposal waiting for its fate, or a request forwarded to the leader waiting for its answer,
+ * or waiting for a leader to send it to: target RAFT_NONE, sent by redirect()).
  *
  * Invariants:
  *   1. applied <= the replica's commit index, equal outside on_commit unless a log read failed
@@ -15,13 +16,18 @@
  *   3. leading  <=>  the core was leader at the last sync_role, in term lead_term; sessions
  *      are those heard since this node became leader in lead_term.
  *   4. Every pending entry is answered exactly once: it is removed from the array before its
- *      done callback runs (which may submit and so append to the array).
+ *      done callback runs (which may submit and so append to the array). A forward taken over
+ *      as a local proposal (redirect) leaves the array unanswered and its done goes with the
+ *      proposal.
+ *   5. A forward holds its encoded request (body); target == RAFT_NONE <=> req_id == 0 (waiting
+ *      for a leader); an answer is accepted only from target under req_id.
  *
  * Roles (sync_role, after every input): FOLLOWER/CANDIDATE --elected--> LEADER (working image
  * invalid, sessions reset) --deposed or new term--> FOLLOWER (working image dropped). Pending
  * proposals outlive a role change: their fate is read from the log, or they time out.
  *
- * Deciding: settle() runs after every commit advance and every tick; expire() on ticks.
+ * Deciding: settle() runs after every commit advance and every tick; expire() and redirect()
+ * on ticks (redirect also when a target answers NOT_CONTROLLER).
  *
  * Observer mode (observer = true, runtime.h "Observers"): rp and log are NULL, leading is
  * never set; the image is built by observe_apply from fetched batches (the same apply_batch as
@@ -89,8 +95,12 @@ struct pending {
     bool forwarded;
     int64_t last; /* proposal: the entry (last, term) */
     int64_t term;
-    int32_t target;  /* forward: the leader it went to... */
-    uint64_t req_id; /* ...under this id */
+    int32_t target;  /* forward: the leader it went to (RAFT_NONE: waiting for one)... */
+    uint64_t req_id; /* ...under this id (0 while waiting) */
+    uint8_t *body;   /* forward: the encoded request, sent again to the next leader */
+    size_t body_len;
+    int32_t tried;      /* forward: the node it last went to (RAFT_NONE: none yet)... */
+    int64_t tried_term; /* ...while this node knew that term */
     int64_t deadline_ms;
     struct ctl_answer answer; /* proposal: the outcome once committed */
     bool quorum_wait;  /* VOTERS: answered once the quorum's voters are the image's target... */
@@ -310,7 +320,7 @@ __attribute__((unused)) static void runtime_check(const struct ctl_runtime *rt)
     for (size_t i = 0; i < rt->n_pend; i++) {
         const struct pending *p = rt->pend[i];
         CHECK(p->done != NULL);
-        CHECK(p->forwarded ? p->target >= 0 && p->req_id > 0
+        CHECK(p->forwarded ? p->body != NULL && (p->target == RAFT_NONE) == (p->req_id == 0)
                        : p->committed || (p->last >= 0 && p->term > 0));
     }
     ctl_image_check(&rt->committed);
@@ -326,26 +336,35 @@ static void answer_now(struct ctl_runtime *rt, ctl_done_fn done, void *data, int
     done(rt, &a, data);
 }
 
-static struct pending *pend_add(struct ctl_runtime *rt, ctl_done_fn done, void *data)
+static struct pending *pend_add(struct ctl_runtime *rt, ctl_done_fn done, void *data,
+                                int64_t deadline_ms)
 {
     struct pending *p = mem_calloc(1, sizeof(*p));
     p->done = done;
     p->data = data;
-    p->deadline_ms = rt->now + rt->opt.request_timeout_ms;
+    p->deadline_ms = deadline_ms;
     MEM_GROW(rt->pend, rt->cap_pend, rt->n_pend + 1);
     rt->pend[rt->n_pend++] = p;
+    return p;
+}
+
+/* Removes entry i and returns it, unanswered. */
+static struct pending *pend_take(struct ctl_runtime *rt, size_t i)
+{
+    struct pending *p = rt->pend[i];
+    memmove(&rt->pend[i], &rt->pend[i + 1], (rt->n_pend - i - 1) * sizeof(rt->pend[0]));
+    rt->n_pend--;
     return p;
 }
 
 /* Removes entry i and answers it (invariant 4). */
 static void pend_finish(struct ctl_runtime *rt, size_t i, const struct ctl_answer *a)
 {
-    struct pending *p = rt->pend[i];
-    memmove(&rt->pend[i], &rt->pend[i + 1], (rt->n_pend - i - 1) * sizeof(rt->pend[0]));
-    rt->n_pend--;
+    struct pending *p = pend_take(rt, i);
     struct ctl_answer copy = *a;
     ctl_done_fn done = p->done;
     void *data = p->data;
+    mem_free(p->body);
     mem_free(p);
     done(rt, &copy, data);
 }
@@ -402,18 +421,22 @@ static void settle(struct ctl_runtime *rt)
     }
 }
 
-/* Times out what waited too long; fails forwards whose target is no longer the leader. */
+/* Times out what waited too long; a forward whose target is no longer the leader will not be
+ * answered by it: it waits for the next leader (redirect). */
 static void expire(struct ctl_runtime *rt)
 {
     int32_t leader = ctl_runtime_leader(rt);
     for (size_t i = 0; i < rt->n_pend;) {
         struct pending *p = rt->pend[i];
-        if (rt->now >= p->deadline_ms)
+        if (rt->now >= p->deadline_ms) {
             pend_fail(rt, i, KERR_REQUEST_TIMED_OUT);
-        else if (p->forwarded && leader != p->target)
-            pend_fail(rt, i, KERR_NOT_CONTROLLER);
-        else
-            i++;
+            continue;
+        }
+        if (p->forwarded && p->target != RAFT_NONE && leader != p->target) {
+            p->target = RAFT_NONE; /* a late answer from it is dropped (deliver_response) */
+            p->req_id = 0;
+        }
+        i++;
     }
 }
 
@@ -560,7 +583,7 @@ static int16_t run_command(struct ctl_runtime *rt, const struct ctl_request *req
 }
 
 static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
-                         void *data)
+                         void *data, int64_t deadline_ms)
 {
     if (ensure_work(rt) != 0)
         return answer_now(rt, done, data, KERR_UNKNOWN_SERVER_ERROR);
@@ -571,7 +594,7 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     bool quorum_wait = req->type == CTL_REQ_VOTERS;
     if (a.error == KERR_NONE && recs.n == 0 && quorum_wait) { /* repeated: wait for the end */
         ctl_recs_free(&recs);
-        struct pending *p = pend_add(rt, done, data);
+        struct pending *p = pend_add(rt, done, data, deadline_ms);
         p->quorum_wait = p->committed = true;
         p->answer = a;
         settle(rt);
@@ -590,7 +613,7 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     if (rc != 0) /* not leader (any more), a transfer under way, or a failed log */
         return answer_now(rt, done, data,
                           rc == -ERR_INVALID ? KERR_UNKNOWN_SERVER_ERROR : KERR_NOT_CONTROLLER);
-    struct pending *p = pend_add(rt, done, data);
+    struct pending *p = pend_add(rt, done, data, deadline_ms);
     p->last = last;
     p->term = term;
     p->answer = a;
@@ -598,12 +621,28 @@ static void submit_local(struct ctl_runtime *rt, const struct ctl_request *req, 
     settle(rt); /* a group of one commits at once */
 }
 
+/* Sends forward p to the leader this node knows, unless there is none (or it is this node,
+ * not leading yet) or p already went to it in the term known now; a frame that cannot be sent
+ * is tried again at the next tick. */
+static void send_forward(struct ctl_runtime *rt, struct pending *p)
+{
+    int32_t leader = ctl_runtime_leader(rt);
+    int64_t term = ctl_runtime_term(rt);
+    if (leader == RAFT_NONE || leader == rt->node || (leader == p->tried && term == p->tried_term))
+        return;
+    uint64_t id = ++rt->next_req_id;
+    if (rt->opt.send_frame(rt, leader, RPC_CONTROLLER_REQUEST, id, p->body, p->body_len,
+                           rt->opt.data) != 0)
+        return;
+    p->target = leader;
+    p->req_id = id;
+    p->tried = leader;
+    p->tried_term = term;
+}
+
 static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
                     void *data)
 {
-    int32_t leader = ctl_runtime_leader(rt);
-    if (leader == RAFT_NONE || leader == rt->node)
-        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
     struct iobuf body;
     iobuf_init(&body);
     ctl_request_encode(req, &body);
@@ -614,15 +653,41 @@ static void forward(struct ctl_runtime *rt, const struct ctl_request *req, ctl_d
         mem_free(b);
         return answer_now(rt, done, data, KERR_INVALID_REQUEST); /* retrying would not help */
     }
-    uint64_t id = ++rt->next_req_id;
-    int rc = rt->opt.send_frame(rt, leader, RPC_CONTROLLER_REQUEST, id, b, len, rt->opt.data);
-    mem_free(b);
-    if (rc != 0)
-        return answer_now(rt, done, data, KERR_NOT_CONTROLLER);
-    struct pending *p = pend_add(rt, done, data);
+    struct pending *p = pend_add(rt, done, data, rt->now + rt->opt.request_timeout_ms);
     p->forwarded = true;
-    p->target = leader;
-    p->req_id = id;
+    p->target = RAFT_NONE;
+    p->tried = RAFT_NONE;
+    p->body = b;
+    p->body_len = len;
+    send_forward(rt, p);
+}
+
+/* Forwards waiting for a leader (target RAFT_NONE): sent as soon as one is known, or taken
+ * over as proposals of this node's own once it leads (with the deadline they had). */
+static void redirect(struct ctl_runtime *rt)
+{
+    for (size_t i = 0; i < rt->n_pend;) {
+        struct pending *p = rt->pend[i];
+        if (!p->forwarded || p->target != RAFT_NONE) {
+            i++;
+            continue;
+        }
+        if (!rt->leading) {
+            send_forward(rt, p);
+            i++;
+            continue;
+        }
+        pend_take(rt, i); /* the entries after it move down: i is the next one */
+        struct ctl_request req;
+        if (ctl_request_decode(p->body, p->body_len, &req) != 0) /* our own encoding */
+            answer_now(rt, p->done, p->data, KERR_UNKNOWN_SERVER_ERROR);
+        else {
+            submit_local(rt, &req, p->done, p->data, p->deadline_ms);
+            ctl_request_free(&req);
+        }
+        mem_free(p->body);
+        mem_free(p);
+    }
 }
 
 void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, ctl_done_fn done,
@@ -635,7 +700,7 @@ void ctl_runtime_submit(struct ctl_runtime *rt, const struct ctl_request *req, c
     DCHECK((runtime_check(rt), true));
     sync_role(rt);
     if (rt->leading)
-        submit_local(rt, req, done, data);
+        submit_local(rt, req, done, data, rt->now + rt->opt.request_timeout_ms);
     else
         forward(rt, req, done, data);
     sync_role(rt);
@@ -669,7 +734,7 @@ static void deliver_request(struct ctl_runtime *rt, int32_t from, uint64_t id, c
     if (!rt->leading || rt->closing)
         answer_now(rt, remote_done, r, KERR_NOT_CONTROLLER); /* never forwarded twice */
     else
-        submit_local(rt, &req, remote_done, r);
+        submit_local(rt, &req, remote_done, r, rt->now + rt->opt.request_timeout_ms);
     ctl_request_free(&req);
 }
 
@@ -683,6 +748,12 @@ static void deliver_response(struct ctl_runtime *rt, int32_t from, uint64_t id, 
         struct ctl_answer a;
         if (ctl_answer_decode(body, len, &a) != 0)
             a = (struct ctl_answer){.error = KERR_NOT_CONTROLLER};
+        if (a.error == KERR_NOT_CONTROLLER) { /* it did not carry it out: the next leader will */
+            p->target = RAFT_NONE;
+            p->req_id = 0;
+            redirect(rt);
+            return;
+        }
         pend_finish(rt, i, &a);
         return;
     }
@@ -728,6 +799,7 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
         if (maybe_become_voter(rt) != 1) {
             observe_poll(rt);
             expire(rt);
+            redirect(rt);
             DCHECK((runtime_check(rt), true));
             return;
         }
@@ -740,6 +812,7 @@ void ctl_runtime_tick(struct ctl_runtime *rt, int64_t now_ms)
     settle(rt);
     expire(rt);
     sync_role(rt);
+    redirect(rt);
     answer_parked(rt);
     maybe_become_observer(rt);
     DCHECK((runtime_check(rt), true));

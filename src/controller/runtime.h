@@ -21,11 +21,15 @@
  * LOST -> KERR_NOT_CONTROLLER (retriable). A command with no records (a repeated registration)
  * is answered at once. At a follower: forwarded to the known leader in a CONTROLLER_REQUEST
  * frame (replication/rpc.h, body controller/request.h) and answered by its CONTROLLER_RESPONSE.
- * Never left hanging: with no known leader, a frame that cannot be sent, or the target no
- * longer the leader the answer is KERR_NOT_CONTROLLER at once (or at the next tick); after
- * request_timeout_ms (proposal or forward) KERR_REQUEST_TIMED_OUT; at close,
- * KERR_NOT_CONTROLLER. Both errors are retriable: the caller retries (a retried create may then
- * find TOPIC_ALREADY_EXISTS, as in Kafka).
+ * A forward rides out a change of controller, as Kafka's brokers forward to theirs: while no
+ * leader is known, when the frame cannot be sent, when its target stops being the leader
+ * before answering, or when the target answers KERR_NOT_CONTROLLER, it waits and is sent
+ * again to the next leader this node learns of (taken over as its own proposal if that is
+ * this node). Never left hanging: after request_timeout_ms from the submit (proposal or
+ * forward, however often sent) the answer is KERR_REQUEST_TIMED_OUT; at close,
+ * KERR_NOT_CONTROLLER. Both are retriable. A command sent again after its first target died
+ * may have been carried out by it: a create then finds TOPIC_ALREADY_EXISTS, as in Kafka; the
+ * other commands set a state, and a second run sets the same one.
  *
  * Broker sessions. The leader keeps struct ctl_sessions (soft state, reset when leadership is
  * gained) and on every tick proposes ctl_cmd_fence_expired's records (session_timeout_ms) for

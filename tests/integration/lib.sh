@@ -179,6 +179,14 @@ start_cluster() {
     done
 }
 
+# ctl_leader: the node that logged the latest ctl_leader_elected (the metadata quorum's leader
+# as the nodes' logs tell it; Metadata's controller id names the broker answering, as Kafka's
+# KRaft brokers name a live broker, not the quorum leader). "" if none was elected yet.
+ctl_leader() {
+    grep -h 'event=ctl_leader_elected' "$TMP"/node*.log 2>/dev/null | sort | tail -1 |
+        sed -n 's/.* node=\([0-9]*\) .*/\1/p'
+}
+
 # stop_node I: SIGTERM, and the node must exit 0.
 stop_node() {
     local i=$1 rc=0

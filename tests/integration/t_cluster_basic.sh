@@ -9,7 +9,7 @@
 source "$(dirname "$0")/lib.sh"
 
 start_cluster 3
-ctl=$(grep -h 'event=ctl_leader_elected' "$TMP"/node*.log | tail -1 | sed -n 's/.* node=\([0-9]*\) .*/\1/p')
+ctl=$(ctl_leader)
 [ -n "$ctl" ] || fail "no controller leader elected"
 note "controller leader: node $ctl; every node registered"
 

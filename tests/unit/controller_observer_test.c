@@ -103,6 +103,8 @@ static struct {
     size_t fetches;     /* fetches node 1 received */
     uint64_t fetch_id;  /* the last one's request id */
     int64_t fetch_from; /* ... and offset */
+    size_t requests;    /* controller requests node 1 received (forwarded commands)... */
+    uint64_t req_id;    /* ...the last one's id */
     int changes;        /* the observer's on_image_change calls */
 } F;
 
@@ -115,6 +117,11 @@ static void fake_ctl(int32_t from, uint8_t type, uint64_t id, const uint8_t *bod
 {
     struct ctl_mfetch_req req;
     ASSERT_EQ(from, 4);
+    if (type == RPC_CONTROLLER_REQUEST) {
+        F.requests++;
+        F.req_id = id;
+        return;
+    }
     ASSERT_EQ(type, RPC_METADATA_FETCH);
     ASSERT_EQ(ctl_mfetch_req_decode(body, len, &req), 0);
     ASSERT_EQ(req.port, F.port[4]);
@@ -330,18 +337,47 @@ TEST(controller_observer_hostile_answers_refused)
     ASSERT_EQ(ctl_runtime_leader(F.obs), RAFT_NONE);
     mem_free(p);
 
-    /* a command with no leader known: answered at once, retriable */
+    /* a command with no leader known waits for one (a broker forwards through a change of
+     * controller), is sent to the leader the next answer names, and answered by it */
     struct ctl_request hb = {.type = CTL_REQ_HEARTBEAT};
     hb.reg.node_id = 4;
     int16_t err = -1;
     ctl_runtime_submit(F.obs, &hb, done_cb, &err);
-    ASSERT_EQ(err, KERR_NOT_CONTROLLER);
-    ASSERT_EQ(ctl_runtime_pending(F.obs), 0);
+    ASSERT_EQ(err, -1);
+    ASSERT_EQ(ctl_runtime_pending(F.obs), 1);
+    for (int i = 0; i < 5; i++)
+        pump();
+    ASSERT_EQ(F.requests, 0);
+    answer_batches(2, NULL, 0, 0); /* leader 1, term 3 */
+    ASSERT_EQ(ctl_runtime_leader(F.obs), 1);
+    FPUMP_UNTIL(F.requests == 1, 3000);
+    uint8_t ans[CTL_ANSWER_BYTES];
+    /* it answers NOT_CONTROLLER: not sent to it again in the same term, still waiting */
+    ctl_answer_encode(&(struct ctl_answer){.error = KERR_NOT_CONTROLLER}, ans);
+    ASSERT_EQ(transport_send_controller(F.t1, 4, RPC_CONTROLLER_RESPONSE, F.req_id, ans,
+                                        sizeof(ans)),
+              0);
+    FPUMP_UNTIL(F.requests == 1 && err == -1 && ctl_runtime_pending(F.obs) == 1, 3000);
+    for (int i = 0; i < 20; i++)
+        pump();
+    ASSERT_EQ(F.requests, 1);
+    ASSERT_EQ(err, -1);
+    /* a second command goes to the leader and its answer is the command's */
+    int16_t err2 = -1;
+    ctl_runtime_submit(F.obs, &hb, done_cb, &err2);
+    FPUMP_UNTIL(F.requests == 2, 3000);
+    ctl_answer_encode(&(struct ctl_answer){.error = KERR_NONE}, ans);
+    ASSERT_EQ(transport_send_controller(F.t1, 4, RPC_CONTROLLER_RESPONSE, F.req_id, ans,
+                                        sizeof(ans)),
+              0);
+    FPUMP_UNTIL(err2 == KERR_NONE, 3000);
+    ASSERT_EQ(ctl_runtime_pending(F.obs), 1);
     mem_free(b2);
     mem_free(both);
     mem_free(b0);
     mem_free(b1);
-    ctl_runtime_close(F.obs);
+    ctl_runtime_close(F.obs); /* answers the one still waiting */
+    ASSERT_EQ(err, KERR_NOT_CONTROLLER);
     transport_free(F.t4);
     transport_free(F.t1);
     reactor_free(F.r);
