@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # kill -9 during cleaning never loses a latest value. Each round adds a dirty chunk to a
-# compacted topic (60,000 gzip updates of 100 keys with incompressible values, ~4 MB; keys
+# compacted topic (30,000 gzip updates of 100 keys with incompressible values, ~2 MB; keys
 # deleted and rewritten; cleaner off, clean shutdown), restarts the broker with the cleaner
-# throttled to 1 MB/s (a pass then takes about 8 s) and kills it with -9 at a moment of that
-# pass (round r: r-1 s plus a fraction fixed for that round): while it maps keys, rewrites a
-# group, swaps, or after. The broker then restarts (recovery finishes or drops the interrupted
+# throttled to 1 MB/s (a pass then takes about 4 s) and kills it with -9 at a moment of that
+# pass (round r: (r-1)/2 s plus a fraction fixed for that round): while it maps keys, rewrites
+# a group, swaps, or after. The broker then restarts (recovery finishes or drops the interrupted
 # swap), sometimes read while the cleaner works, and after each round every key's latest value
 # is there, no key shows an older value after a newer one, and the unthrottled cleaner ends
 # with exactly one record per key.
@@ -15,10 +15,11 @@ fast=(--set log.cleaner.backoff.ms=100 --set log.retention.check.interval.ms=200
 slow=("${fast[@]}" --set log.cleaner.io.max.bytes.per.second=1000000)
 for round in $(seq 1 8); do
     start_broker --set log.cleaner.enable=false
-    $PY "$CHECK" produce "$BROKER" big "$TMP/state.json" 60000
+    $PY "$CHECK" produce "$BROKER" big "$TMP/state.json" 30000
     stop_broker
     start_broker "${slow[@]}"
-    sleep "$((round - 1)).$((round * 7 % 10))" # spread over the ~8 s pass: map, then rewrite
+    ms=$(( (round - 1) * 500 + round * 7 % 10 * 50 )) # spread over the ~4 s pass: map, then rewrite
+    sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
     kill9_broker
     start_broker "${slow[@]}"
     if [ $((round % 2)) -eq 0 ]; then
