@@ -21,11 +21,11 @@ TC=("$ROOT/tests/integration/tls_clients.py")
 SSL=(-X security.protocol=ssl -X "ssl.ca.location=$P/ca.pem")
 
 # kcat_fails WHAT PATTERN kcat-args...: kcat -L must fail and its output match PATTERN (a
-# refused handshake on loopback takes milliseconds: kcat gives up on Metadata after 2 s)
+# refused handshake on loopback takes milliseconds: kcat gives up on Metadata after 1 s)
 kcat_fails() {
     local what=$1 pat=$2 out
     shift 2
-    if out=$(kcat -L -m 2 "$@" 2>&1); then fail "kcat: $what succeeded"; fi
+    if out=$(kcat -L -m 1 "$@" 2>&1); then fail "kcat: $what succeeded"; fi
     grep -qiE "$pat" <<<"$out" || { echo "$out" | tail -5; fail "kcat: $what: no '$pat' in its error"; }
     note "kcat: $what: refused ($(grep -oiE "$pat" <<<"$out" | head -1))"
 }

@@ -121,8 +121,8 @@ def run_kafka_python():
         try:
             # api_version given: kafka-python 2.0.2's version probe trips over a connection the
             # broker closes (ValueError in check_version) instead of reporting it
-            p = kafka.KafkaProducer(request_timeout_ms=3000, api_version=(2, 5, 0),
-                                    max_block_ms=3000, **kp_conf())
+            p = kafka.KafkaProducer(request_timeout_ms=1500, api_version=(2, 5, 0),
+                                    max_block_ms=1500, **kp_conf())
             p.send(args.topic, b"x").get(timeout=5)
         except (NoBrokersAvailable, KafkaError, ssl.SSLError, ConnectionError) as e:
             # kafka-python lets a failed certificate check through as ssl.SSLCertVerificationError

@@ -40,6 +40,7 @@ async function main() {
   const kafka = new Kafka({ clientId: "kjs-group", brokers: [broker], logLevel: logLevel.WARN });
   const consumer = kafka.consumer({
     groupId: group, sessionTimeout: 6000, heartbeatInterval: 500, rebalanceTimeout: 10000,
+    maxWaitTimeInMs: 500, // a long poll held at stop or at a rebalance delays both by this much
     partitionAssigners: [assignor === "range" ? RangeAssigner : PartitionAssigners.roundRobin],
   });
   const out = fs.openSync(outPath, "a");
