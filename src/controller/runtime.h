@@ -28,8 +28,10 @@
  * this node). Never left hanging: after request_timeout_ms from the submit (proposal or
  * forward, however often sent) the answer is KERR_REQUEST_TIMED_OUT; at close,
  * KERR_NOT_CONTROLLER. Both are retriable. A command sent again after its first target died
- * may have been carried out by it: a create then finds TOPIC_ALREADY_EXISTS, as in Kafka; the
- * other commands set a state, and a second run sets the same one.
+ * may have been carried out by it, as with Kafka's brokers, which resend too: a create then
+ * finds TOPIC_ALREADY_EXISTS, a delete UNKNOWN_TOPIC_OR_PARTITION, a partition increase
+ * INVALID_PARTITIONS, a producer-id block is allocated twice (one goes unused); the other
+ * commands set a state, and a second run sets the same one.
  *
  * Broker sessions. The leader keeps struct ctl_sessions (soft state, reset when leadership is
  * gained) and on every tick proposes ctl_cmd_fence_expired's records (session_timeout_ms) for
