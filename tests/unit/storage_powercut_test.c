@@ -158,7 +158,7 @@ static int sim_fdatasync(int fd)
 }
 
 /* Directories: their operations take effect at once in the model (above), so a real fsync
- * would only wait for the disk (it was most of this test's time). */
+ * would only wait for the disk. */
 static int sim_fsync(int fd)
 {
     (void)fd;
@@ -199,8 +199,7 @@ static const struct storage_io sim_io = {
 };
 
 /* After the cut: the real calls, but no sync waits for the disk. Nothing here is crashed
- * again, so what recovery syncs need not reach it (the real fdatasyncs were a third of this
- * test's time). */
+ * again, so what recovery syncs need not reach it. */
 static int no_sync(int fd)
 {
     (void)fd;
@@ -320,9 +319,6 @@ static void on_flush(struct plog *log, int64_t durable, int rc, void *data)
         acked_end = durable;
 }
 
-/* One run: workload until the cut, then recovery checks. With kv, the log keeps its recovery
- * point and leader-epoch checkpoint in a kvstore (storage/kvstore.h) whose file is in the
- * partition's directory, so the cut tears it as it tears the log's files. */
 /* Where the cut points' logs go: a directory of its own on /dev/shm when there is one. The
  * disk is simulated (the seam above), so the filesystem only holds the files, and ext4's
  * creation and deletion of a thousand logs' files was two thirds of this test's time. */
@@ -348,6 +344,9 @@ static void remove_tree(const char *path)
     CHECK(nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0);
 }
 
+/* One run: workload until the cut, then recovery checks. With kv, the log keeps its recovery
+ * point and leader-epoch checkpoint in a kvstore (storage/kvstore.h) whose file is in the
+ * partition's directory, so the cut tears it as it tears the log's files. */
 static void run_point(uint64_t seed, long cut_after, bool kv)
 {
     char dir[512], kvpath[600];
