@@ -64,7 +64,8 @@ CLI_OBJS   := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 UNIT_OBJS  := $(UNIT_SRCS:%.c=$(BUILD)/%.o)
 SIM_OBJS   := $(SIM_SRCS:%.c=$(BUILD)/%.o)
 LIBSP      := $(BUILD)/libstreampulse.a
-ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%) $(BUILD)/itest/slow_open.so
+ITEST_BINS := $(ITEST_SRCS:tests/integration/%.c=$(BUILD)/itest/%) \
+              $(patsubst tests/integration/preload/%.c,$(BUILD)/itest/%.so,$(wildcard tests/integration/preload/*.c))
 
 .PHONY: all run test layers unit sim integration fuzz-smoke fuzz bench bench-cluster bench-scale deps clean format docs
 

@@ -33,6 +33,7 @@
 #include "broker/cluster_configs.h"
 #include "broker/authz.h"
 #include "broker/internal.h"
+#include "broker/topic_ready.h"
 #include "controller/request.h"
 #include "kafka/errors.h"
 #include "storage/plog.h"
@@ -76,6 +77,8 @@ struct admin_op;
 struct admin_item {
     struct admin_op *op;
     int32_t index;
+    int32_t first_new; /* CreatePartitions: the topic's partition count when asked */
+    int32_t count;     /* ... and the count asked for */
 };
 
 struct admin_op {
@@ -84,6 +87,7 @@ struct admin_op {
     struct kreq_header hdr;
     struct arena arena;
     int pending;
+    int32_t timeout_ms; /* CreateTopics, CreatePartitions: longest wait for leaders */
     struct admin_item *items;
     union {
         struct create_topics_resp create;
@@ -103,7 +107,7 @@ static struct admin_op *op_new(struct request *req, int32_t n)
     arena_init(&op->arena, 4096);
     op->items = arena_calloc(&op->arena, (size_t)(n > 0 ? n : 1), sizeof(*op->items));
     for (int32_t i = 0; i < n; i++)
-        op->items[i] = (struct admin_item){op, i};
+        op->items[i] = (struct admin_item){.op = op, .index = i};
     op->pending = 1;
     return op;
 }
@@ -162,6 +166,12 @@ static const char *controller_error_text(int16_t ec)
     }
 }
 
+static void item_ready(void *data)
+{
+    struct admin_item *it = data;
+    op_release(it->op);
+}
+
 static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *data)
 {
     struct admin_item *it = data;
@@ -179,6 +189,10 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
             o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
             o->num_partitions = -1;
             o->replication_factor = -1;
+        } else { /* answered once its partitions are served here (topic_ready.h) */
+            topic_ready_wait(op->b, o->name.p, 0, o->num_partitions, op->timeout_ms, item_ready,
+                             it);
+            return;
         }
         break;
     }
@@ -198,8 +212,13 @@ static void on_done(struct ctl_runtime *rt, const struct ctl_answer *a, void *da
     default: {
         struct create_partitions_resp_result *o = &op->resp.grow.results[it->index];
         o->error_code = a->error;
-        if (a->error != KERR_NONE)
+        if (a->error != KERR_NONE) {
             o->error_message = copy_msg(&op->arena, why ? why : kafka_error_name(a->error));
+        } else { /* as a created topic: once the new partitions are served here */
+            topic_ready_wait(op->b, o->name.p, it->first_new, it->count, op->timeout_ms, item_ready,
+                             it);
+            return;
+        }
         break;
     }
     }
@@ -300,6 +319,7 @@ int handle_create_topics(struct request *req)
     int64_t partitions = image_partitions(cluster_image(b->cluster));
     int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
     struct admin_op *op = op_new(req, n);
+    op->timeout_ms = cr->timeout_ms;
     struct create_topics_resp *resp = &op->resp.create;
     /* CREATE on the cluster allows every topic; else each topic's own */
     bool may_create = authz_allows_quiet(req, ACL_OP_CREATE, ACL_RESOURCE_CLUSTER,
@@ -443,6 +463,7 @@ int handle_create_partitions(struct request *req)
     int64_t partitions = image_partitions(cluster_image(b->cluster));
     int32_t n = cr->n_topics > 0 ? cr->n_topics : 0;
     struct admin_op *op = op_new(req, n);
+    op->timeout_ms = cr->timeout_ms;
     struct create_partitions_resp *resp = &op->resp.grow;
     resp->n_results = n;
     resp->results = arena_calloc(&op->arena, (size_t)(n ? n : 1), sizeof(*resp->results));
@@ -469,6 +490,8 @@ int handle_create_partitions(struct request *req)
         partitions += added;
         if (cr->validate_only)
             continue;
+        op->items[i].first_new = t->count - added;
+        op->items[i].count = t->count;
         struct ctl_request cmd = {.type = CTL_REQ_CREATE_PARTITIONS,
                                   .name = arena_strndup(req->arena, t->name.p, (size_t)t->name.len),
                                   .n_partitions = t->count};

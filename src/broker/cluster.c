@@ -43,6 +43,7 @@
 #include "broker/authz.h"
 #include "broker/cluster_configs.h"
 #include "broker/elect.h"
+#include "broker/topic_ready.h"
 #include "broker/internal.h"
 #include "broker/schemas.h"
 #include "broker/producer_ids.h"
@@ -1214,6 +1215,7 @@ void cluster_stop(struct broker *b)
     if (!c)
         return;
     elect_stop(b); /* ElectLeaders in flight answered, while the transport still runs */
+    topic_ready_stop(b); /* created topics waiting for leaders: answered now */
     c->closing = true;
     memset(&c->secret, 0, sizeof(c->secret)); /* the transport holds its own copy */
     reactor_timer_stop(b->r, &c->timer);

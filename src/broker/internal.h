@@ -107,6 +107,8 @@ struct broker {
     struct list_node held;      /* responses held for a quota (response_send_after) */
     struct elect *elect;        /* ElectLeaders in flight (elect.h); NULL until the first */
     struct schemas *schemas;    /* the schema registry (schemas.h); NULL until first used */
+    struct topic_ready *topic_ready; /* CreateTopics/CreatePartitions answers waiting for
+                                      * leaders (topic_ready.h); NULL until the first */
 };
 
 /* Per-connection state. */
