@@ -358,14 +358,19 @@ static struct pending *pend_take(struct ctl_runtime *rt, size_t i)
 }
 
 /* Removes entry i and answers it (invariant 4). */
+static void pend_free(struct pending *p)
+{
+    mem_free(p->body);
+    mem_free(p);
+}
+
 static void pend_finish(struct ctl_runtime *rt, size_t i, const struct ctl_answer *a)
 {
     struct pending *p = pend_take(rt, i);
     struct ctl_answer copy = *a;
     ctl_done_fn done = p->done;
     void *data = p->data;
-    mem_free(p->body);
-    mem_free(p);
+    pend_free(p);
     done(rt, &copy, data);
 }
 
@@ -685,8 +690,7 @@ static void redirect(struct ctl_runtime *rt)
             submit_local(rt, &req, p->done, p->data, p->deadline_ms);
             ctl_request_free(&req);
         }
-        mem_free(p->body);
-        mem_free(p);
+        pend_free(p);
     }
 }
 
