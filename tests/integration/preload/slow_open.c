@@ -7,10 +7,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/types.h>
-#include <time.h>
+
+#include "shim.h"
 
 typedef int (*openat_fn)(int, const char *, int, ...);
 
@@ -18,18 +17,7 @@ static void slow_down(const char *path, int flags)
 {
     if ((flags & O_ACCMODE) != O_RDONLY)
         return;
-    const char *name = getenv("SLOW_OPEN_NAME");
-    const char *ms = getenv("SLOW_OPEN_MS");
-    if (!name || !ms || !path)
-        return;
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strcmp(base, name) != 0)
-        return;
-    long v = strtol(ms, NULL, 10);
-    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    shim_delay_if_named(path, "SLOW_OPEN_NAME", "SLOW_OPEN_MS");
 }
 
 static int forward(int dirfd, const char *path, int flags, mode_t mode)

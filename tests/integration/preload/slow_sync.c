@@ -8,17 +8,15 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "shim.h"
 
 typedef int (*sync_fn)(int);
 
 static void slow_down(int fd)
 {
-    const char *name = getenv("SLOW_SYNC_NAME");
-    const char *ms = getenv("SLOW_SYNC_MS");
-    if (!name || !ms)
+    if (!getenv("SLOW_SYNC_NAME") || !getenv("SLOW_SYNC_MS"))
         return;
     char link[64], path[4096];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
@@ -26,14 +24,7 @@ static void slow_down(int fd)
     if (n <= 0)
         return;
     path[n] = '\0';
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    if (strcmp(base, name) != 0)
-        return;
-    long v = strtol(ms, NULL, 10);
-    struct timespec ts = {v / 1000, (v % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    shim_delay_if_named(path, "SLOW_SYNC_NAME", "SLOW_SYNC_MS");
 }
 
 static int forward(const char *name, int fd)
