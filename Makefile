@@ -17,6 +17,9 @@
 # tests link exactly what ships.
 
 SANITIZE ?= 0
+# Compiles at once in the builds the targets below start (make test's tiers, run, the
+# benchmarks): one per CPU.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 # V=1 echoes every compile and link command; by default only a line per linked program shows,
 # so the test log holds what matters (compiler warnings and errors always show).
 V ?= 0
@@ -113,11 +116,11 @@ deps:
 	@scripts/deps.sh build
 
 run: deps
-	@$(MAKE) --no-print-directory $(BUILD)/streampulse
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/streampulse
 	$(BUILD)/streampulse serve $(ARGS)
 
 unit:
-	@$(MAKE) --no-print-directory SANITIZE=1 build-san/unit_tests
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=1 build-san/unit_tests
 	build-san/unit_tests $(FILTER)
 
 # 200 seeds (60 simulated seconds each) per fault profile (net, crash, membership, grow) on the -O2
@@ -126,12 +129,13 @@ unit:
 SIM_SEEDS ?= 200
 SIM_JOBS  ?= 2
 sim:
-	@$(MAKE) --no-print-directory SANITIZE=0 BUILD=build build/sim
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=0 BUILD=build build/sim
 	build/sim --profile all --seeds $(SIM_SEEDS) --jobs $(SIM_JOBS)
-	@$(MAKE) --no-print-directory SANITIZE=1 BUILD=build-san build-san/sim
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=1 BUILD=build-san build-san/sim
 	build-san/sim --profile all --seeds 20 --first 100000 --jobs $(SIM_JOBS)
 
-integration: all
+integration:
+	@$(MAKE) --no-print-directory -j$(JOBS) all
 	tests/integration/run $(FILTER)
 
 # The deterministic fuzz tier of make test: seeds and committed corpus, then FUZZ_RUNS mutations
@@ -163,19 +167,19 @@ test:
 
 bench:
 	@scripts/deps.sh test
-	@$(MAKE) --no-print-directory $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 	bench/run
 
 # The cluster benchmark (bench/cluster): single node vs three nodes, and leader failover times.
 bench-cluster:
-	@$(MAKE) --no-print-directory $(BUILD)/streampulse
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/streampulse
 	bench/cluster
 
 # The scale benchmark (bench/scale/run): partitions by the tens of thousands on one node
 # (creation rate, RSS, descriptors, restarts, one record per partition) and idle connections.
 bench-scale:
 	@scripts/deps.sh build
-	@$(MAKE) --no-print-directory $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+	@$(MAKE) --no-print-directory -j$(JOBS) $(BUILD)/streampulse $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 	bench/scale/run
 
 format:
