@@ -32,6 +32,7 @@
 #include "storage/catalog.h"
 #include "storage/cleaner.h"
 #include "storage/fdcache.h"
+#include "storage/io.h"
 #include "storage/plog.h"
 #include "storage/prefetch.h"
 
@@ -230,7 +231,10 @@ static int load_run(size_t i, size_t *fds, void *data)
     struct load *l = data;
     struct load_job *j = &l->jobs[i];
     prefetch_reached(l->pf, i);
+    long in0 = io_thread_blocks_read();
     int rc = partition_open(l->b, j->t, j->index, &j->rec, NULL, &j->part);
+    if (in0 >= 0 && io_thread_blocks_read() != in0)
+        prefetch_missed(l->pf); /* the read-ahead is not keeping up with a cold cache */
     /* the cache would close the files of all but the last partitions as it takes them in: they
      * are closed here instead, off the reactor's thread */
     if (rc == 0 && i < l->keep_from)
@@ -353,9 +357,10 @@ int topics_load(struct broker *b, struct broker_startup *info)
     prefetch_stop(l.pf, &ps);
     if (l.pf)
         log_info("partitions_prefetched",
-                 "partitions=%zu dirs_looked_at=%" PRIu64 " files_read_ahead=%" PRIu64
-                 " files_cached=%" PRIu64 " bytes=%" PRIu64,
-                 n_jobs, ps.dirs, ps.files, ps.cached, ps.bytes);
+                 "partitions=%zu dirs_looked_at=%" PRIu64 " dirs_read=%" PRIu64
+                 " files_read_ahead=%" PRIu64 " files_cached=%" PRIu64 " bytes=%" PRIu64
+                 " opener_reads=%" PRIu64,
+                 n_jobs, ps.dirs, ps.dirs_cold, ps.files, ps.cached, ps.bytes, ps.missed);
     log_info("partitions_opened", "partitions=%zu threads=%d ms=%" PRId64 " finish_ms=%" PRId64,
              n_jobs, threads, time_mono_ms() - t0, l.finish_ms);
     catalog_topics_free(cts, n);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -195,6 +196,12 @@ int io_open_noatime(int dirfd, const char *name, int flags)
     if (fd < 0 && errno == EPERM)
         fd = openat(dirfd, name, flags | O_CLOEXEC);
     return fd < 0 ? -errno : fd;
+}
+
+long io_thread_blocks_read(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_inblock : -1;
 }
 
 ssize_t io_read_small_file(int dirfd, const char *name, void *buf, size_t cap)

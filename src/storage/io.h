@@ -74,6 +74,11 @@ ssize_t io_pread_full(int fd, void *buf, size_t n, off_t off);
  * bytes read or -errno. Saves io_pread_full's second read where the file may end before n. */
 ssize_t io_pread_upto(int fd, void *buf, size_t n, off_t off);
 
+/* Blocks the calling thread has asked the disk to read so far (its reads that missed the page
+ * cache, getrusage's ru_inblock for the thread), or -1 if unknown. Two readings around a call
+ * tell whether it waited for the disk. */
+long io_thread_blocks_read(void);
+
 /* The names in a directory, read at once (getdents64 on the caller's descriptor, which must be
  * at the start of the directory: fresh, or rewound). "." and ".." are left out. A snapshot:
  * it does not follow later changes, so a caller that creates or removes files lists again. */

@@ -4,8 +4,8 @@
  * Owns: a copy of the directory names, the threads, and a cursor shared by them.
  *
  * Invariants (under mu):
- *   1. next <= n: dirs[0..next) have been taken by a thread or passed over (invariant 5);
- *      none is taken twice.
+ *   1. next <= n: dirs[0..next) have been taken by a thread or passed over (invariants 5 and
+ *      6); none is taken twice.
  *   2. A thread takes dirs[next] only while next < limit, and limit only grows (to the last
  *      position reported plus window, at most n): the threads never read more than window
  *      directories ahead of the opener (a sampling step may pass limit; what it passes over
@@ -14,16 +14,19 @@
  *      zero, so prefetch_wait_idle returns once nothing the window allows is left.
  *   4. The threads only read: nothing here writes to a file, a directory or a shared structure
  *      outside this file.
- *   5. After PREFETCH_WARM_STREAK directories in a row whose files were all cached already (a
- *      restart soon after a stop), only one directory in PREFETCH_SAMPLE is looked at, until
- *      one is not cached: with a warm cache the threads' opens would only take CPU from the
- *      opener. */
+ *   5. After PREFETCH_WARM_STREAK directories in a row found cached already, listing and files
+ *      (a restart soon after a stop), only one directory in PREFETCH_SAMPLE is looked at, until
+ *      one is not cached or the opener reports a read of its own (prefetch_missed): with a warm
+ *      cache the threads' opens would only take CPU from the opener.
+ *   6. A thread never takes a directory the opener has reached (passed <= next when one is
+ *      taken): read behind the opener, it would only cost CPU. */
 #include "storage/prefetch.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -45,6 +48,7 @@ struct prefetch {
     pthread_cond_t idle_cv; /* prefetch_wait_idle waits for busy == 0 */
     size_t next;
     size_t limit;
+    size_t passed; /* dirs[0..passed) the opener has reached */
     int busy;
     unsigned warm_streak; /* directories in a row found cached already */
     bool stop;
@@ -91,9 +95,14 @@ static bool read_file_ahead(int dfd, const char *name, struct prefetch_stats *st
     return warm;
 }
 
-/* Returns whether every file of dir was cached already. */
+/* Returns whether dir and every file of it were cached already. The directory's own blocks
+ * count: after a kill -9 the segments' tails were just written (cached) while the directories,
+ * last listed at the previous start, may have been reclaimed since, and each opener's listing
+ * would then wait for the disk on its own. Whether its listing read from the disk is what this
+ * thread's block-input count says (a listing has no probe like the files' RWF_NOWAIT). */
 static bool read_dir_ahead(const char *dir, struct prefetch_stats *st)
 {
+    long in0 = io_thread_blocks_read();
     int fd = io_open_noatime(AT_FDCWD, dir, O_RDONLY | O_DIRECTORY);
     if (fd < 0)
         return false;
@@ -103,13 +112,27 @@ static bool read_dir_ahead(const char *dir, struct prefetch_stats *st)
         return false;
     }
     st->dirs++;
-    bool warm = true;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN))
+    struct dirent *e = readdir(d); /* the first reads the directory's blocks */
+    bool warm = in0 >= 0 && io_thread_blocks_read() == in0;
+    st->dirs_cold += !warm;
+    /* of the segments, the last (recovery reads its tail); no index or producer snapshot (read
+     * when first used, not by an open) */
+    char last_log[sizeof(e->d_name)] = "";
+    for (; e != NULL; e = readdir(d)) {
+        const char *name = e->d_name;
+        if (name[0] == '.' || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN) ||
+            io_has_suffix(name, ".index") || io_has_suffix(name, ".timeindex") ||
+            io_has_suffix(name, ".snapshot"))
             continue;
-        warm &= read_file_ahead(dirfd(d), e->d_name, st);
+        if (io_has_suffix(name, ".log")) {
+            if (strcmp(name, last_log) > 0)
+                snprintf(last_log, sizeof(last_log), "%s", name);
+            continue;
+        }
+        warm &= read_file_ahead(dirfd(d), name, st);
     }
+    if (last_log[0])
+        warm &= read_file_ahead(dirfd(d), last_log, st);
     closedir(d);
     return warm;
 }
@@ -119,8 +142,13 @@ static void *prefetch_main(void *arg)
     struct prefetch *pf = arg;
     CHECK(pthread_mutex_lock(&pf->mu) == 0);
     for (;;) {
-        while (!pf->stop && pf->next >= pf->limit)
+        for (;;) {
+            if (pf->next < pf->passed)
+                pf->next = pf->passed; /* invariant 6 */
+            if (pf->stop || pf->next < pf->limit)
+                break;
             CHECK(pthread_cond_wait(&pf->work_cv, &pf->mu) == 0);
+        }
         if (pf->stop)
             break;
         size_t i = pf->next;
@@ -134,6 +162,7 @@ static void *prefetch_main(void *arg)
         CHECK(pthread_mutex_lock(&pf->mu) == 0);
         pf->warm_streak = warm ? pf->warm_streak + 1 : 0;
         pf->stats.dirs += st.dirs;
+        pf->stats.dirs_cold += st.dirs_cold;
         pf->stats.files += st.files;
         pf->stats.cached += st.cached;
         pf->stats.bytes += st.bytes;
@@ -188,6 +217,7 @@ void prefetch_reached(struct prefetch *pf, size_t i)
         return;
     size_t limit = i < pf->n && pf->n - i > pf->window ? i + pf->window : pf->n;
     CHECK(pthread_mutex_lock(&pf->mu) == 0);
+    pf->passed = MAX(pf->passed, MIN(i + 1, pf->n));
     if (limit > pf->limit) {
         /* wake the threads only if this made work for them (not when a sampling step passed
          * the new limit too: a wake-up per partition opened cost the opener its CPU) */
@@ -196,6 +226,16 @@ void prefetch_reached(struct prefetch *pf, size_t i)
         if (starved && pf->next < limit)
             CHECK(pthread_cond_broadcast(&pf->work_cv) == 0);
     }
+    CHECK(pthread_mutex_unlock(&pf->mu) == 0);
+}
+
+void prefetch_missed(struct prefetch *pf)
+{
+    if (!pf)
+        return;
+    CHECK(pthread_mutex_lock(&pf->mu) == 0);
+    pf->warm_streak = 0;
+    pf->stats.missed++;
     CHECK(pthread_mutex_unlock(&pf->mu) == 0);
 }
 
