@@ -143,9 +143,10 @@ TEST(storage_prefetch_reads_what_an_open_reads_once_and_stays_within_its_window)
     /* of the last segment, its tail only; no older segment, index or producer snapshot */
     assert_read_ahead(dirs[2]);
 
-    prefetch_reached(pf, 3);                    /* an older position never pulls the window back */
-    for (size_t at = 4; at < N_DIRS; at += 4) { /* then, the missing 7th included, all */
+    /* then, the missing 7th included, all */
+    for (size_t at = 4; at < N_DIRS; at += 4) {
         prefetch_reached(pf, at);
+        prefetch_reached(pf, at - 2); /* an older position never pulls the window back */
         prefetch_wait_idle(pf);
         if (at + 6 < N_DIRS)
             ASSERT_EQ(resident_pages(dirs[at + 6], "raft-hard-state", 0, 64), 0);
